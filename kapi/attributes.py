@@ -1,0 +1,83 @@
+"""Request data resolved once at the gateway and carried in proto fields.
+
+:class:`UserInfo` follows k8s.io/apiserver ``user.Info``; :class:`Attributes`
+follows ``authorizer.Attributes`` (verb, resource, subresource, namespace,
+name, API group and version, path, resource vs non-resource). Services never
+re-parse URLs: they read these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kapi_proto.kapi.common.v1 import common_pb2
+
+# Well-known names (k8s.io/apiserver pkg/authentication/user).
+ANONYMOUS = "system:anonymous"
+ALL_AUTHENTICATED = "system:authenticated"
+ALL_UNAUTHENTICATED = "system:unauthenticated"
+SYSTEM_PRIVILEGED_GROUP = "system:masters"
+
+MUTATING_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+
+
+@dataclass(frozen=True)
+class UserInfo:
+    """An authenticated user: name, uid, groups and extra (key -> values)."""
+
+    username: str
+    uid: str = ""
+    groups: tuple[str, ...] = ()
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def to_proto(self) -> common_pb2.UserInfo:
+        """Encode as ``kapi.common.v1.UserInfo``."""
+        msg = common_pb2.UserInfo(username=self.username, uid=self.uid, groups=list(self.groups))
+        for key, values in self.extra:
+            msg.extra[key].values.extend(values)
+        return msg
+
+    @classmethod
+    def from_proto(cls, msg: common_pb2.UserInfo) -> UserInfo:
+        """Decode from ``kapi.common.v1.UserInfo``."""
+        extra = tuple(sorted((k, tuple(v.values)) for k, v in msg.extra.items()))
+        return cls(msg.username, msg.uid, tuple(msg.groups), extra)
+
+
+@dataclass(frozen=True)
+class Attributes:
+    """Authorization attributes of one request (authorizer.AttributesRecord)."""
+
+    user: UserInfo
+    verb: str
+    resource_request: bool
+    path: str = ""
+    api_group: str = ""
+    api_version: str = ""
+    resource: str = ""
+    subresource: str = ""
+    namespace: str = ""
+    name: str = ""
+    extra_fields: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def mutating(self) -> bool:
+        """True for verbs that change state (create, update, patch, delete, deletecollection)."""
+        return self.verb in MUTATING_VERBS
+
+    def to_proto(self) -> common_pb2.RequestAttributes:
+        """Encode as ``kapi.common.v1.RequestAttributes``."""
+        return common_pb2.RequestAttributes(
+            user=self.user.to_proto(), verb=self.verb, resource_request=self.resource_request,
+            api_group=self.api_group, api_version=self.api_version, resource=self.resource,
+            subresource=self.subresource, namespace=self.namespace, name=self.name, path=self.path,
+        )
+
+    @classmethod
+    def from_proto(cls, msg: common_pb2.RequestAttributes) -> Attributes:
+        """Decode from ``kapi.common.v1.RequestAttributes``."""
+        return cls(
+            user=UserInfo.from_proto(msg.user), verb=msg.verb, resource_request=msg.resource_request,
+            path=msg.path, api_group=msg.api_group, api_version=msg.api_version, resource=msg.resource,
+            subresource=msg.subresource, namespace=msg.namespace, name=msg.name,
+        )

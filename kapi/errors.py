@@ -1,0 +1,278 @@
+"""Kubernetes ``Status`` errors and the single table that maps them to gRPC and HTTP.
+
+Every refusal in kapi is a :class:`StatusError` carrying a ``meta/v1 Status``
+object (API conventions, "Response Status Kind"). Services raise it; the gRPC
+layer turns it into a status code plus the Status JSON in the trailing
+metadata key ``kapi-status-bin``; the gateway turns it back and renders the
+Status unchanged with its ``code`` as the HTTP status.
+
+The constructors mirror k8s.io/apimachinery/pkg/api/errors (NewNotFound,
+NewAlreadyExists, NewConflict, NewInvalid, NewForbidden, ...), including
+their message formats, because clients (kubectl) print those messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from kapi import jsonutil
+
+STATUS_METADATA_KEY = "kapi-status-bin"
+
+# reason -> (HTTP code, gRPC code). The one mapping table (DESIGN.md section 3).
+_REASONS: dict[str, tuple[int, grpc.StatusCode]] = {
+    "BadRequest": (400, grpc.StatusCode.INVALID_ARGUMENT),
+    "Unauthorized": (401, grpc.StatusCode.UNAUTHENTICATED),
+    "Forbidden": (403, grpc.StatusCode.PERMISSION_DENIED),
+    "NotFound": (404, grpc.StatusCode.NOT_FOUND),
+    "MethodNotAllowed": (405, grpc.StatusCode.UNIMPLEMENTED),
+    "NotAcceptable": (406, grpc.StatusCode.INVALID_ARGUMENT),
+    "AlreadyExists": (409, grpc.StatusCode.ALREADY_EXISTS),
+    "Conflict": (409, grpc.StatusCode.ABORTED),
+    "Gone": (410, grpc.StatusCode.OUT_OF_RANGE),
+    "Expired": (410, grpc.StatusCode.OUT_OF_RANGE),
+    "RequestEntityTooLarge": (413, grpc.StatusCode.INVALID_ARGUMENT),
+    "UnsupportedMediaType": (415, grpc.StatusCode.INVALID_ARGUMENT),
+    "Invalid": (422, grpc.StatusCode.INVALID_ARGUMENT),
+    "TooManyRequests": (429, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    "InternalError": (500, grpc.StatusCode.INTERNAL),
+    "ServiceUnavailable": (503, grpc.StatusCode.UNAVAILABLE),
+    "Timeout": (504, grpc.StatusCode.DEADLINE_EXCEEDED),
+}
+
+# gRPC code -> reason, for RPC failures that carry no Status (transport errors).
+_GRPC_FALLBACK: dict[grpc.StatusCode, str] = {
+    grpc.StatusCode.UNAVAILABLE: "ServiceUnavailable",
+    grpc.StatusCode.DEADLINE_EXCEEDED: "Timeout",
+    grpc.StatusCode.CANCELLED: "ServiceUnavailable",
+    grpc.StatusCode.UNAUTHENTICATED: "Unauthorized",
+    grpc.StatusCode.PERMISSION_DENIED: "Forbidden",
+    grpc.StatusCode.NOT_FOUND: "NotFound",
+    grpc.StatusCode.ALREADY_EXISTS: "AlreadyExists",
+    grpc.StatusCode.ABORTED: "Conflict",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "TooManyRequests",
+    grpc.StatusCode.OUT_OF_RANGE: "Expired",
+}
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One ``StatusCause``: ``type`` (e.g. FieldValueRequired), ``message``, ``field`` (JSON path)."""
+
+    type: str
+    message: str
+    field: str = ""
+
+
+class StatusError(Exception):
+    """An error that is a Kubernetes ``Status`` (kind Status, apiVersion v1).
+
+    ``code`` is the HTTP status, ``reason`` a StatusReason such as NotFound,
+    ``details`` the optional ``StatusDetails`` (name, group, kind, causes,
+    retryAfterSeconds).
+    """
+
+    def __init__(self, code: int, reason: str, message: str, details: Mapping[str, Any] | None = None):
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details: dict[str, Any] = dict(details or {})
+
+    def status(self) -> dict[str, Any]:
+        """The Status object as a JSON-ready dict."""
+        body: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if self.details:
+            body["details"] = self.details
+        return body
+
+    @property
+    def grpc_code(self) -> grpc.StatusCode:
+        """The gRPC status code for this error's reason (one table)."""
+        if self.reason in _REASONS:
+            return _REASONS[self.reason][1]
+        return grpc.StatusCode.INTERNAL if self.code >= 500 else grpc.StatusCode.INVALID_ARGUMENT
+
+    @property
+    def retry_after(self) -> int | None:
+        """Seconds for a Retry-After header, or None."""
+        value = self.details.get("retryAfterSeconds")
+        return int(value) if value else None
+
+    @classmethod
+    def from_status(cls, status: Mapping[str, Any]) -> StatusError:
+        """Rebuild an error from a Status dict (as found in gRPC trailing metadata)."""
+        reason = str(status.get("reason") or "InternalError")
+        code = int(status.get("code") or _REASONS.get(reason, (500,))[0])
+        return cls(code, reason, str(status.get("message", "")), status.get("details"))
+
+    def __repr__(self) -> str:
+        return f"StatusError({self.code}, {self.reason!r}, {self.message!r})"
+
+
+def _details(name: str, group: str, kind: str) -> dict[str, Any]:
+    details: dict[str, Any] = {}
+    if name:
+        details["name"] = name
+    if group:
+        details["group"] = group
+    if kind:
+        details["kind"] = kind
+    return details
+
+
+def qualified(resource: str, group: str) -> str:
+    """``resource.group`` as Kubernetes prints a GroupResource ("pods", "deployments.apps")."""
+    return f"{resource}.{group}" if group else resource
+
+
+def not_found(resource: str, name: str, group: str = "") -> StatusError:
+    """404 NotFound: ``configmaps "app" not found`` (apierrors.NewNotFound)."""
+    return StatusError(404, "NotFound", f'{qualified(resource, group)} "{name}" not found',
+                       _details(name, group, resource))
+
+
+def already_exists(resource: str, name: str, group: str = "") -> StatusError:
+    """409 AlreadyExists: ``configmaps "app" already exists`` (apierrors.NewAlreadyExists)."""
+    return StatusError(409, "AlreadyExists", f'{qualified(resource, group)} "{name}" already exists',
+                       _details(name, group, resource))
+
+
+def conflict(resource: str, name: str, reason_text: str, group: str = "") -> StatusError:
+    """409 Conflict: ``Operation cannot be fulfilled on configmaps "app": <reason>`` (apierrors.NewConflict)."""
+    return StatusError(409, "Conflict",
+                       f'Operation cannot be fulfilled on {qualified(resource, group)} "{name}": {reason_text}',
+                       _details(name, group, resource))
+
+
+def invalid(kind: str, name: str, causes: Iterable[Cause], group: str = "") -> StatusError:
+    """422 Invalid with field causes (apierrors.NewInvalid): ``ConfigMap "x" is invalid: [a: Required value, ...]``."""
+    causes = list(causes)
+    parts = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+    summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    details = _details(name, group, kind)
+    details["causes"] = [{"reason": c.type, "message": c.message, "field": c.field} for c in causes]
+    return StatusError(422, "Invalid", f'{kind}{"." + group if group else ""} "{name}" is invalid: {summary}', details)
+
+
+def bad_request(message: str) -> StatusError:
+    """400 BadRequest with ``message`` (apierrors.NewBadRequest)."""
+    return StatusError(400, "BadRequest", message)
+
+
+def forbidden(resource: str, name: str, reason_text: str, group: str = "") -> StatusError:
+    """403 Forbidden (apierrors.NewForbidden): ``pods "x" is forbidden: <reason>``; no name -> ``pods is forbidden: ...``."""
+    target = qualified(resource, group)
+    prefix = f'{target} "{name}"' if name else target
+    return StatusError(403, "Forbidden", f"{prefix} is forbidden: {reason_text}", _details(name, group, resource))
+
+
+def forbidden_message(message: str) -> StatusError:
+    """403 Forbidden with a message that is already complete (non-resource URLs)."""
+    return StatusError(403, "Forbidden", message)
+
+
+def unauthorized(message: str = "Unauthorized") -> StatusError:
+    """401 Unauthorized (apierrors.NewUnauthorized)."""
+    return StatusError(401, "Unauthorized", message)
+
+
+def too_many_requests(message: str, retry_after_seconds: int = 1) -> StatusError:
+    """429 TooManyRequests with ``details.retryAfterSeconds`` (sent as Retry-After by the gateway)."""
+    return StatusError(429, "TooManyRequests", message, {"retryAfterSeconds": retry_after_seconds})
+
+
+def expired(message: str) -> StatusError:
+    """410 Expired, e.g. ``too old resource version: 5 (10)`` (storage compaction)."""
+    return StatusError(410, "Expired", message)
+
+
+def gone(message: str) -> StatusError:
+    """410 Gone (apierrors.NewGone)."""
+    return StatusError(410, "Gone", message)
+
+
+def method_not_allowed(resource: str, verb: str, group: str = "") -> StatusError:
+    """405 MethodNotAllowed (apierrors.NewMethodNotSupported)."""
+    return StatusError(405, "MethodNotAllowed", f"{verb} is not supported on resources of kind {qualified(resource, group)}",
+                       _details("", group, resource))
+
+
+def not_acceptable(message: str) -> StatusError:
+    """406 NotAcceptable for an Accept header no serializer matches."""
+    return StatusError(406, "NotAcceptable", message)
+
+
+def unsupported_media_type(content_type: str) -> StatusError:
+    """415 UnsupportedMediaType for a request body content type with no decoder."""
+    return StatusError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf; got {content_type}")  # noqa: E501
+
+
+def too_large(message: str = "Request entity too large") -> StatusError:
+    """413 RequestEntityTooLarge."""
+    return StatusError(413, "RequestEntityTooLarge", message)
+
+
+def internal(message: str) -> StatusError:
+    """500 InternalError: ``Internal error occurred: <message>``."""
+    return StatusError(500, "InternalError", f"Internal error occurred: {message}")
+
+
+def unavailable(message: str, retry_after_seconds: int = 1) -> StatusError:
+    """503 ServiceUnavailable with Retry-After."""
+    return StatusError(503, "ServiceUnavailable", message, {"retryAfterSeconds": retry_after_seconds})
+
+
+def timeout(message: str, retry_after_seconds: int = 1) -> StatusError:
+    """504 Timeout (apierrors.NewTimeoutError)."""
+    return StatusError(504, "Timeout", message, {"retryAfterSeconds": retry_after_seconds})
+
+
+# ---------------------------------------------------------------- gRPC glue
+
+
+def trailing_metadata(err: StatusError) -> tuple[tuple[str, bytes], ...]:
+    """The trailing metadata that carries ``err``'s Status to the caller."""
+    return ((STATUS_METADATA_KEY, jsonutil.dumps(err.status())),)
+
+
+async def abort(context: grpc.aio.ServicerContext, err: StatusError) -> None:
+    """Fail the current RPC with ``err`` (gRPC code from the table, Status in trailers). Never returns."""
+    context.set_trailing_metadata(trailing_metadata(err))
+    await context.abort(err.grpc_code, err.message)
+
+
+def from_rpc_error(exc: grpc.RpcError, service: str) -> StatusError:
+    """Turn a failed RPC into a StatusError.
+
+    If the server attached a Status (``kapi-status-bin``), it is returned as
+    is. Otherwise the failure is the transport's: UNAVAILABLE -> 503,
+    DEADLINE_EXCEEDED -> 504, anything else -> 500, naming ``service``.
+    """
+    metadata = exc.trailing_metadata() if hasattr(exc, "trailing_metadata") else None
+    for key, value in metadata or ():
+        if key == STATUS_METADATA_KEY:
+            return StatusError.from_status(jsonutil.loads(value))
+    code = exc.code() if hasattr(exc, "code") else None
+    details = exc.details() if hasattr(exc, "details") else str(exc)
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return timeout(f"The {service} service did not answer in time")
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+        return unavailable(f"The {service} service is unavailable: {details}")
+    reason = _GRPC_FALLBACK.get(code) if code is not None else None
+    if reason is not None:
+        http, _ = _REASONS[reason]
+        return StatusError(http, reason, details or reason)
+    return internal(f"{service}: {details}")

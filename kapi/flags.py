@@ -1,0 +1,155 @@
+"""Command-line flags of every kapi process, declared once.
+
+Each :class:`Flag` names the services that accept it. A service's parser is
+built from its flags (:func:`parser_for`); ``kapi up`` offers every flag
+marked ``passthrough`` and hands each service the ones it accepts
+(:func:`forward`). Names follow kube-apiserver's flags where the meaning is
+the same ("kube-apiserver" command-line reference).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+GATEWAY, STORAGE, AUTHN, AUTHZ, FLOWCONTROL, ADMISSION = (
+    "gateway", "storage", "authn", "authz", "flowcontrol", "admission")
+SERVICES = (STORAGE, AUTHN, AUTHZ, FLOWCONTROL, ADMISSION, GATEWAY)
+_ALL = frozenset(SERVICES)
+_BACKENDS = frozenset({STORAGE, AUTHN, AUTHZ, FLOWCONTROL, ADMISSION})
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One flag: ``--name``, the services that take it, default, help, value type, and whether ``kapi up`` forwards it."""
+
+    name: str
+    services: frozenset[str]
+    default: Any
+    help: str
+    type: type = str
+    passthrough: bool = False
+
+    @property
+    def dest(self) -> str:
+        """The argparse attribute name."""
+        return self.name.replace("-", "_")
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+FLAGS: tuple[Flag, ...] = (
+    # Internal gRPC identity (mutual TLS, DESIGN.md section 4).
+    Flag("grpc-cert-file", _ALL, "", "PEM certificate of this service's gRPC identity (CN kapi-<service>)."),
+    Flag("grpc-key-file", _ALL, "", "PEM private key for --grpc-cert-file."),
+    Flag("grpc-ca-file", _ALL, "", "PEM CA bundle that signs every service's gRPC certificate."),
+    Flag("log-level", _ALL, "INFO", "Log level: DEBUG, INFO, WARNING, ERROR."),
+    Flag("listen-address", _BACKENDS, "127.0.0.1:0", "host:port the gRPC server listens on."),
+    # Peers.
+    Flag("storage-address", frozenset({GATEWAY, AUTHN, AUTHZ, ADMISSION, FLOWCONTROL}), "",
+         "Comma-separated host:port list of storage replicas."),
+    Flag("authn-address", frozenset({GATEWAY}), "", "Comma-separated host:port list of authn replicas."),
+    Flag("authz-address", frozenset({GATEWAY}), "", "Comma-separated host:port list of authz replicas."),
+    Flag("flowcontrol-address", frozenset({GATEWAY}), "", "Comma-separated host:port list of flowcontrol replicas."),
+    Flag("admission-address", frozenset({GATEWAY}), "", "Comma-separated host:port list of admission replicas."),
+    # storage
+    Flag("etcd-servers", frozenset({STORAGE}), "http://127.0.0.1:2379",
+         "Comma-separated etcd client URLs (kube-apiserver --etcd-servers)."),
+    Flag("etcd-prefix", frozenset({STORAGE}), "/registry", "Key prefix of every object in etcd."),
+    Flag("watch-cache-sizes", frozenset({STORAGE}), "",
+         "resource[.group]#size list of watch cache sizes (kube-apiserver --watch-cache-sizes).", passthrough=True),
+    Flag("storage-allowed-clients", frozenset({STORAGE}), "kapi-gateway,kapi-authn,kapi-authz,kapi-flowcontrol,kapi-admission",
+         "Comma-separated gRPC certificate CNs allowed to call storage."),
+    # authn
+    Flag("client-ca-file", frozenset({AUTHN, GATEWAY}), "",
+         "PEM CA bundle for client certificates (kube-apiserver --client-ca-file)."),
+    Flag("token-auth-file", frozenset({AUTHN}), "",
+         "Static token CSV: token,user,uid,\"group1,group2\" (kube-apiserver --token-auth-file).", passthrough=True),
+    Flag("anonymous-auth", frozenset({AUTHN}), True,
+         "Treat requests with no credential as system:anonymous (kube-apiserver --anonymous-auth).",
+         type=_bool, passthrough=True),
+    Flag("service-account-key-file", frozenset({AUTHN}), "",
+         "PEM public key(s) that verify service-account tokens.", passthrough=True),
+    # authz
+    Flag("authorization-mode", frozenset({AUTHZ}), "RBAC",
+         "Ordered comma-separated authorizers: RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver --authorization-mode).",
+         passthrough=True),
+    # flowcontrol (and the gateway's local fallback)
+    Flag("max-requests-inflight", frozenset({FLOWCONTROL, GATEWAY}), 400,
+         "Maximum non-mutating requests in flight (kube-apiserver --max-requests-inflight).", type=int,
+         passthrough=True),
+    Flag("max-mutating-requests-inflight", frozenset({FLOWCONTROL, GATEWAY}), 200,
+         "Maximum mutating requests in flight (kube-apiserver --max-mutating-requests-inflight).", type=int,
+         passthrough=True),
+    # admission
+    Flag("enable-admission-plugins", frozenset({ADMISSION}), "",
+         "Admission plugins to enable in addition to the defaults (kube-apiserver --enable-admission-plugins).",
+         passthrough=True),
+    Flag("disable-admission-plugins", frozenset({ADMISSION}), "",
+         "Admission plugins to disable (kube-apiserver --disable-admission-plugins).", passthrough=True),
+    # gateway
+    Flag("bind-address", frozenset({GATEWAY}), "127.0.0.1", "Address the HTTPS server listens on."),
+    Flag("secure-port", frozenset({GATEWAY}), 0, "HTTPS port (0 = any free port).", type=int),
+    Flag("tls-cert-file", frozenset({GATEWAY}), "", "PEM serving certificate of the gateway."),
+    Flag("tls-private-key-file", frozenset({GATEWAY}), "", "PEM key for --tls-cert-file."),
+    Flag("requestheader-allowed-names", frozenset({GATEWAY}), "front-proxy-client",
+         "Client-certificate CNs of the front proxy (Envoy) whose x-forwarded-client-cert header is trusted."),
+    Flag("request-timeout", frozenset({GATEWAY}), 60.0,
+         "Default request timeout in seconds (kube-apiserver --request-timeout).", type=float, passthrough=True),
+    Flag("shutdown-delay-duration", frozenset({GATEWAY}), 0.0,
+         "Seconds /readyz fails before the gateway stops accepting (kube-apiserver --shutdown-delay-duration).",
+         type=float),
+    Flag("port-file", frozenset(SERVICES), "", "Write the bound port to this file once serving (for launchers)."),
+)
+
+
+def _add(parser: argparse.ArgumentParser, flag: Flag, default: Any) -> None:
+    if flag.type is bool or flag.type is _bool:
+        parser.add_argument(f"--{flag.name}", dest=flag.dest, type=_bool, default=default, help=flag.help,
+                            nargs="?", const=True, metavar="true|false")
+    else:
+        parser.add_argument(f"--{flag.name}", dest=flag.dest, type=flag.type, default=default, help=flag.help)
+
+
+def parser_for(service: str, prog: str | None = None) -> argparse.ArgumentParser:
+    """An argparse parser with every flag ``service`` accepts."""
+    parser = argparse.ArgumentParser(prog=prog or f"kapi {service}")
+    for flag in FLAGS:
+        if service in flag.services:
+            _add(parser, flag, flag.default)
+    return parser
+
+
+def add_passthrough(parser: argparse.ArgumentParser) -> None:
+    """Add every ``passthrough`` flag to ``parser`` with default None (meaning: not given)."""
+    group = parser.add_argument_group("service flags (forwarded to the services that accept them)")
+    for flag in FLAGS:
+        if flag.passthrough:
+            _add(group, flag, None)  # type: ignore[arg-type]
+
+
+def forward(args: argparse.Namespace, service: str) -> list[str]:
+    """The ``--flag value`` arguments for ``service`` from passthrough flags the user gave."""
+    out: list[str] = []
+    for flag in FLAGS:
+        if not flag.passthrough or service not in flag.services:
+            continue
+        value = getattr(args, flag.dest, None)
+        if value is None:
+            continue
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        out.append(f"--{flag.name}={text}")
+    return out
+
+
+def parse(service: str, argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse ``argv`` with :func:`parser_for`."""
+    return parser_for(service).parse_args(argv)

@@ -1,0 +1,164 @@
+"""gRPC plumbing shared by every service: mutual TLS, health, channels, serving.
+
+Internal gRPC is mutual TLS with a certificate per service issued by the
+cluster CA (DESIGN.md section 4). A server built by :func:`make_server`
+requires a client certificate from that CA; :func:`peer_identity` reads the
+caller's common name (``kapi-gateway``, ``kapi-authz`` ...) so a service can
+refuse callers it does not serve. Every server implements the standard gRPC
+health protocol (grpc.health.v1). Without TLS files (unit tests only), plain
+connections are used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from kapi import errors
+
+log = logging.getLogger(__name__)
+
+# Large objects (Secrets, ConfigMaps up to 1 MiB of data) plus list pages.
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+_OPTIONS = [
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
+
+
+@dataclass(frozen=True)
+class TLSFiles:
+    """PEM files of one service's gRPC identity: its certificate, key, and the cluster CA (paths)."""
+
+    cert_file: str
+    key_file: str
+    ca_file: str
+
+    def read(self) -> tuple[bytes, bytes, bytes]:
+        """(certificate, key, CA) bytes; raises OSError if a file is missing."""
+        return Path(self.cert_file).read_bytes(), Path(self.key_file).read_bytes(), Path(self.ca_file).read_bytes()
+
+
+def tls_from_args(args: object) -> TLSFiles | None:
+    """TLS files from parsed ``--grpc-cert-file/--grpc-key-file/--grpc-ca-file`` flags, or None if unset."""
+    cert = getattr(args, "grpc_cert_file", "")
+    key = getattr(args, "grpc_key_file", "")
+    ca = getattr(args, "grpc_ca_file", "")
+    if cert and key and ca:
+        return TLSFiles(cert, key, ca)
+    return None
+
+
+def make_server(address: str, tls: TLSFiles | None) -> tuple[grpc.aio.Server, health.HealthServicer, int]:
+    """An aio server listening on ``address`` (host:port; port 0 = any) with health registered.
+
+    Returns (server, health servicer, bound port). The caller adds its
+    servicers, sets health to SERVING, and starts the server.
+    """
+    server = grpc.aio.server(options=_OPTIONS)
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    if tls is not None:
+        cert, key, ca = tls.read()
+        creds = grpc.ssl_server_credentials([(key, cert)], root_certificates=ca, require_client_auth=True)
+        port = server.add_secure_port(address, creds)
+    else:
+        port = server.add_insecure_port(address)
+    return server, health_servicer, port
+
+
+def set_serving(health_servicer: health.HealthServicer, names: Iterable[str]) -> None:
+    """Mark the overall server ("") and each named service SERVING."""
+    for name in ("", *names):
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+
+def peer_identity(context: grpc.aio.ServicerContext) -> str:
+    """The caller's certificate common name, or "" on an insecure connection."""
+    auth = context.auth_context()
+    names = auth.get("x509_common_name") or []
+    return names[0].decode() if names else ""
+
+
+async def require_peer(context: grpc.aio.ServicerContext, allowed: frozenset[str] | None) -> None:
+    """Abort with 403 unless the caller's certificate CN is in ``allowed`` (None = anyone).
+
+    Insecure servers (tests without TLS) have no identities and accept all.
+    """
+    if allowed is None:
+        return
+    auth = context.auth_context()
+    if not auth.get("x509_common_name") and not auth.get("transport_security_type"):
+        return
+    name = peer_identity(context)
+    if name not in allowed:
+        await errors.abort(context, errors.forbidden_message(f"service identity {name!r} may not call this service"))
+
+
+def channel(addresses: str, tls: TLSFiles | None) -> grpc.aio.Channel:
+    """A persistent channel to ``addresses`` (comma-separated host:port list), round robin over them.
+
+    Several addresses use the ``ipv4:`` target form with the round_robin
+    load-balancing policy, so calls spread over every replica.
+    """
+    hosts = [a.strip() for a in addresses.split(",") if a.strip()]
+    if not hosts:
+        raise ValueError("no address given")
+    target = hosts[0] if len(hosts) == 1 else "ipv4:" + ",".join(hosts)
+    options = [*_OPTIONS, ("grpc.lb_policy_name", "round_robin")]
+    if tls is None:
+        return grpc.aio.insecure_channel(target, options=options)
+    cert, key, ca = tls.read()
+    creds = grpc.ssl_channel_credentials(root_certificates=ca, private_key=key, certificate_chain=cert)
+    # Service certificates carry SANs localhost/127.0.0.1 and the service name.
+    options.append(("grpc.ssl_target_name_override", "localhost"))
+    return grpc.aio.secure_channel(target, creds, options=options)
+
+
+async def call(service: str, rpc: Callable[..., Awaitable[object]], request: object, *, timeout: float,
+               metadata: tuple[tuple[str, str], ...] | None = None) -> object:
+    """Invoke one unary RPC, turning any gRPC failure into a :class:`errors.StatusError`.
+
+    ``timeout`` is in seconds (the RPC deadline). ``service`` names the peer in
+    transport-failure messages (503/504).
+    """
+    try:
+        return await rpc(request, timeout=timeout, metadata=metadata)
+    except grpc.RpcError as exc:
+        raise errors.from_rpc_error(exc, service) from None
+
+
+def configure_logging(level: str = "INFO") -> None:
+    """One log format for every kapi process (time, level, logger, message) on stderr."""
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def run(main: Callable[[asyncio.Event], Awaitable[None]]) -> None:
+    """Run ``main(stop)`` on uvloop; SIGTERM or SIGINT sets ``stop`` for a graceful shutdown."""
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:  # pragma: no cover - uvloop is a dependency; keep running without it
+        pass
+
+    async def _wrapper() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await main(stop)
+
+    asyncio.run(_wrapper())

@@ -1,0 +1,1 @@
+"""Generated gRPC code for protos/ (scripts/genproto.py). Do not edit."""

@@ -1,0 +1,43 @@
+from kapi_proto.kapi.common.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class AdmitRequest(_message.Message):
+    __slots__ = ("operation", "attributes", "kind", "object", "old_object", "dry_run", "field_validation")
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    OBJECT_FIELD_NUMBER: _ClassVar[int]
+    OLD_OBJECT_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    FIELD_VALIDATION_FIELD_NUMBER: _ClassVar[int]
+    operation: str
+    attributes: _common_pb2.RequestAttributes
+    kind: str
+    object: bytes
+    old_object: bytes
+    dry_run: bool
+    field_validation: str
+    def __init__(self, operation: _Optional[str] = ..., attributes: _Optional[_Union[_common_pb2.RequestAttributes, _Mapping]] = ..., kind: _Optional[str] = ..., object: _Optional[bytes] = ..., old_object: _Optional[bytes] = ..., dry_run: _Optional[bool] = ..., field_validation: _Optional[str] = ...) -> None: ...
+
+class AdmitResponse(_message.Message):
+    __slots__ = ("object", "warnings", "audit_annotations")
+    class AuditAnnotationsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    OBJECT_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    AUDIT_ANNOTATIONS_FIELD_NUMBER: _ClassVar[int]
+    object: bytes
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    audit_annotations: _containers.ScalarMap[str, str]
+    def __init__(self, object: _Optional[bytes] = ..., warnings: _Optional[_Iterable[str]] = ..., audit_annotations: _Optional[_Mapping[str, str]] = ...) -> None: ...
