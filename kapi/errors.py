@@ -173,7 +173,10 @@ def bad_request(message: str) -> StatusError:
 
 
 def forbidden(resource: str, name: str, reason_text: str, group: str = "") -> StatusError:
-    """403 Forbidden (apierrors.NewForbidden): ``pods "x" is forbidden: <reason>``; no name -> ``pods is forbidden: ...``."""
+    """403 Forbidden (apierrors.NewForbidden): ``pods "x" is forbidden: <reason>``.
+
+    Without a name: ``pods is forbidden: <reason>``.
+    """
     target = qualified(resource, group)
     prefix = f'{target} "{name}"' if name else target
     return StatusError(403, "Forbidden", f"{prefix} is forbidden: {reason_text}", _details(name, group, resource))
@@ -206,8 +209,8 @@ def gone(message: str) -> StatusError:
 
 def method_not_allowed(resource: str, verb: str, group: str = "") -> StatusError:
     """405 MethodNotAllowed (apierrors.NewMethodNotSupported)."""
-    return StatusError(405, "MethodNotAllowed", f"{verb} is not supported on resources of kind {qualified(resource, group)}",
-                       _details("", group, resource))
+    message = f"{verb} is not supported on resources of kind {qualified(resource, group)}"
+    return StatusError(405, "MethodNotAllowed", message, _details("", group, resource))
 
 
 def not_acceptable(message: str) -> StatusError:

@@ -23,7 +23,7 @@ _BACKENDS = frozenset({STORAGE, AUTHN, AUTHZ, FLOWCONTROL, ADMISSION})
 
 @dataclass(frozen=True)
 class Flag:
-    """One flag: ``--name``, the services that take it, default, help, value type, and whether ``kapi up`` forwards it."""
+    """One flag: ``--name``, the services taking it, default, help, value type, and whether ``kapi up`` forwards it."""
 
     name: str
     services: frozenset[str]
@@ -66,7 +66,8 @@ FLAGS: tuple[Flag, ...] = (
     Flag("etcd-prefix", frozenset({STORAGE}), "/registry", "Key prefix of every object in etcd."),
     Flag("watch-cache-sizes", frozenset({STORAGE}), "",
          "resource[.group]#size list of watch cache sizes (kube-apiserver --watch-cache-sizes).", passthrough=True),
-    Flag("storage-allowed-clients", frozenset({STORAGE}), "kapi-gateway,kapi-authn,kapi-authz,kapi-flowcontrol,kapi-admission",
+    Flag("storage-allowed-clients", frozenset({STORAGE}),
+         "kapi-gateway,kapi-authn,kapi-authz,kapi-flowcontrol,kapi-admission",
          "Comma-separated gRPC certificate CNs allowed to call storage."),
     # authn
     Flag("client-ca-file", frozenset({AUTHN, GATEWAY}), "",

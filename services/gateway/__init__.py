@@ -1,0 +1,1 @@
+"""The HTTP gateway: kube-apiserver's REST surface in front of the kapi gRPC services."""

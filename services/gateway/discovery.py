@@ -1,0 +1,120 @@
+"""Discovery documents and the version/health endpoints, built from the resource table.
+
+Legacy discovery: ``/api`` (APIVersions), ``/api/v1`` and
+``/apis/<group>/<version>`` (APIResourceList), ``/apis`` (APIGroupList),
+``/apis/<group>`` (APIGroup). Aggregated discovery (KEP-3352), which current
+kubectl asks for first: ``/api`` and ``/apis`` with
+``Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList``.
+Source: "The Kubernetes API: Discovery API" reference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from kapi.resources import REGISTRY, Registry, Resource
+from services.gateway import negotiation
+
+AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+AGGREGATED_V2BETA1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+
+VERSION_INFO = {
+    "major": "1", "minor": "37", "emulationMajor": "1", "emulationMinor": "37",
+    "minCompatibilityMajor": "1", "minCompatibilityMinor": "36",
+    "gitVersion": "v1.37.0-kapi.0.1.0", "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean", "buildDate": "2026-11-29T00:00:00Z", "goVersion": "python3.11",
+    "compiler": "cpython", "platform": "linux/amd64",
+}
+
+
+def wants_aggregated(accept: str) -> str:
+    """The aggregated-discovery version ("v2", "v2beta1") the Accept header asks for first, or ""."""
+    for media in negotiation.parse_accept(accept):
+        if media.param("as") == "APIGroupDiscoveryList" and media.param("g") == "apidiscovery.k8s.io":
+            if media.param("v") in ("v2", "v2beta1"):
+                return media.param("v")
+        elif media.mime in (negotiation.JSON, "*/*", "application/*"):
+            return ""
+    return ""
+
+
+def _storage_version_hash(r: Resource) -> str:
+    digest = hashlib.sha256(f"{r.group}/{r.version}/{r.kind}".encode()).digest()
+    import base64
+
+    return base64.b64encode(digest[:8]).decode()
+
+
+def api_resource(r: Resource) -> dict[str, Any]:
+    """One APIResource entry of an APIResourceList."""
+    out: dict[str, Any] = {"name": r.resource, "singularName": r.singular, "namespaced": r.namespaced,
+                           "kind": r.kind, "verbs": list(r.verbs), "storageVersionHash": _storage_version_hash(r)}
+    if r.short_names:
+        out["shortNames"] = list(r.short_names)
+    if r.categories:
+        out["categories"] = list(r.categories)
+    return out
+
+
+def api_versions() -> dict[str, Any]:
+    """/api: the core group's versions."""
+    return {"kind": "APIVersions", "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}
+
+
+def resource_list(group: str, version: str, registry: Registry = REGISTRY) -> dict[str, Any] | None:
+    """/api/v1 or /apis/<group>/<version>: APIResourceList, or None if not served."""
+    rows = registry.in_group_version(group, version)
+    if not rows:
+        return None
+    gv = f"{group}/{version}" if group else version
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
+            "resources": [api_resource(r) for r in rows]}
+
+
+def _group(name: str, versions: list[str]) -> dict[str, Any]:
+    entries = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+    return {"name": name, "versions": entries, "preferredVersion": entries[0]}
+
+
+def group_list(registry: Registry = REGISTRY) -> dict[str, Any]:
+    """/apis: APIGroupList of every named group."""
+    return {"kind": "APIGroupList", "apiVersion": "v1",
+            "groups": [_group(g, vs) for g, vs in registry.groups().items()]}
+
+
+def group(name: str, registry: Registry = REGISTRY) -> dict[str, Any] | None:
+    """/apis/<group>: APIGroup, or None if not served."""
+    versions = registry.groups().get(name)
+    if not versions:
+        return None
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group(name, versions)}
+
+
+def _aggregated_resource(r: Resource) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "resource": r.resource, "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+        "scope": "Namespaced" if r.namespaced else "Cluster", "singularResource": r.singular,
+        "verbs": list(r.verbs),
+    }
+    if r.short_names:
+        out["shortNames"] = list(r.short_names)
+    if r.categories:
+        out["categories"] = list(r.categories)
+    return out
+
+
+def aggregated(legacy_core: bool, version: str, registry: Registry = REGISTRY) -> dict[str, Any]:
+    """APIGroupDiscoveryList for /api (``legacy_core``) or /apis."""
+    groups: dict[str, list[str]] = {"": ["v1"]} if legacy_core else registry.groups()
+    items = []
+    for name, versions in groups.items():
+        items.append({
+            "metadata": {"name": name, "creationTimestamp": None},
+            "versions": [{"version": v, "freshness": "Current",
+                          "resources": [_aggregated_resource(r) for r in registry.in_group_version(name, v)]}
+                         for v in versions],
+        })
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": f"apidiscovery.k8s.io/{version}",
+            "metadata": {}, "items": items}

@@ -1,0 +1,159 @@
+"""The gateway's side of API Priority and Fairness: one long-lived stream to the flowcontrol service.
+
+Every request sends a ``Start`` and waits for its Decision; when it
+completes the gateway sends a ``Finish``. One bidirectional stream per
+gateway process carries all of them (DESIGN.md section 6: no unary call per
+request). If the flowcontrol service is unreachable, the gateway falls back
+to local max-in-flight limits (``--max-requests-inflight``,
+``--max-mutating-requests-inflight``; DESIGN.md section 4) and keeps trying
+to reconnect. Source: KEP-1040 and k8s.io/apiserver pkg/server/filters/maxinflight.go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import AsyncIterator
+
+import grpc
+
+from kapi import errors
+from kapi.attributes import Attributes
+from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+TOO_MANY = "Too many requests, please try again later."
+
+
+class LocalLimiter:
+    """max-in-flight fallback: separate limits for mutating and read-only requests (0 = unlimited)."""
+
+    def __init__(self, max_readonly: int, max_mutating: int):
+        self.limits = {False: max_readonly, True: max_mutating}
+        self.in_flight = {False: 0, True: 0}
+
+    def try_acquire(self, mutating: bool) -> bool:
+        """Take a seat if one is free; returns False when the limit is reached."""
+        limit = self.limits[mutating]
+        if limit and self.in_flight[mutating] >= limit:
+            return False
+        self.in_flight[mutating] += 1
+        return True
+
+    def release(self, mutating: bool) -> None:
+        """Give a seat back."""
+        self.in_flight[mutating] = max(0, self.in_flight[mutating] - 1)
+
+
+class FlowControlClient:
+    """Multiplexes request admission over one Dispatch stream, with a local fallback."""
+
+    def __init__(self, channel: grpc.aio.Channel | None, fallback: LocalLimiter):
+        self._stub = flowcontrol_pb2_grpc.FlowControlStub(channel) if channel is not None else None
+        self._fallback = fallback
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[flowcontrol_pb2.DispatchResponse]] = {}
+        self._outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequest | None] | None = None
+        self._connected = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Begin (re)connecting in the background."""
+        if self._stub is not None and self._task is None:
+            self._task = asyncio.create_task(self._run())
+
+    async def close(self) -> None:
+        """Stop the stream task."""
+        if self._task:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _requests(self, outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequest | None]
+                        ) -> AsyncIterator[flowcontrol_pb2.DispatchRequest]:
+        while True:
+            item = await outbox.get()
+            if item is None:
+                return
+            yield item
+
+    async def _run(self) -> None:
+        assert self._stub is not None
+        backoff = 0.1
+        while True:
+            outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequest | None] = asyncio.Queue()
+            self._outbox = outbox
+            try:
+                call = self._stub.Dispatch(self._requests(outbox), wait_for_ready=True)
+                self._connected.set()
+                async for reply in call:
+                    backoff = 0.1
+                    fut = self._pending.pop(reply.request_id, None)
+                    if fut is not None and not fut.done():
+                        fut.set_result(reply)
+            except asyncio.CancelledError:
+                raise
+            except grpc.RpcError as exc:
+                log.warning("flowcontrol stream broke: %s", exc.code() if hasattr(exc, "code") else exc)
+            finally:
+                self._connected.clear()
+                self._outbox = None
+                outbox.put_nowait(None)
+                for fut in self._pending.values():
+                    if not fut.done():
+                        fut.set_exception(ConnectionError("flowcontrol stream closed"))
+                self._pending.clear()
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 2.0)
+
+    @contextlib.asynccontextmanager
+    async def seat(self, attrs: Attributes, long_running: bool, timeout: float) -> AsyncIterator[None]:
+        """Hold a seat for the body of the ``async with``.
+
+        Raises 429 TooManyRequests (with Retry-After) when rejected. ``timeout``
+        (seconds) bounds the wait for a decision; past it the request is
+        rejected with 429 as queued requests are in kube-apiserver.
+        """
+        outbox = self._outbox
+        if outbox is None or not self._connected.is_set():
+            async with self._local(attrs.mutating, long_running):
+                yield
+            return
+        request_id = next(self._ids)
+        fut: asyncio.Future[flowcontrol_pb2.DispatchResponse] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = fut
+        outbox.put_nowait(flowcontrol_pb2.DispatchRequest(start=flowcontrol_pb2.Start(
+            request_id=request_id, attributes=attrs.to_proto(), mutating=attrs.mutating, long_running=long_running)))
+        try:
+            reply = await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            self._pending.pop(request_id, None)
+            outbox.put_nowait(flowcontrol_pb2.DispatchRequest(finish=flowcontrol_pb2.Finish(request_id=request_id)))
+            raise errors.too_many_requests(TOO_MANY, 1) from None
+        except ConnectionError:
+            async with self._local(attrs.mutating, long_running):
+                yield
+            return
+        if not reply.execute:
+            raise errors.too_many_requests(reply.reason or TOO_MANY, reply.retry_after_seconds or 1)
+        try:
+            yield
+        finally:
+            current = self._outbox
+            if current is outbox:
+                outbox.put_nowait(flowcontrol_pb2.DispatchRequest(finish=flowcontrol_pb2.Finish(request_id=request_id)))
+
+    @contextlib.asynccontextmanager
+    async def _local(self, mutating: bool, long_running: bool) -> AsyncIterator[None]:
+        if long_running:
+            yield
+            return
+        if not self._fallback.try_acquire(mutating):
+            raise errors.too_many_requests(TOO_MANY, 1)
+        try:
+            yield
+        finally:
+            self._fallback.release(mutating)

@@ -1,0 +1,39 @@
+"""POST: create an object (k8s.io/apiserver pkg/endpoints/handlers/create.go)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from kapi import errors, grpcutil, jsonutil
+from kapi_proto.kapi.storage.v1 import storage_pb2
+from services.gateway import negotiation
+from services.gateway.scope import RequestScope, decode_object
+
+
+async def create(scope: RequestScope) -> web.Response:
+    """Decode, admit (mutate, default, validate), and store a new object; 201 with the stored object.
+
+    Errors: 400 for a malformed or mismatched body, 409 AlreadyExists, 404
+    for a missing namespace, 422 Invalid, 403 from admission.
+    """
+    body = await scope.request.read()
+    obj = decode_object(negotiation.decode_body(body, scope.request.content_type), scope, name_from_url=False)
+    dry_run = scope.dry_run()
+    admitted, warnings = await scope.backends.admission.admit(
+        "CREATE", scope.attrs, scope.resource.kind, jsonutil.dumps(obj), b"", dry_run, scope.field_validation(),
+        timeout=scope.timeout)
+    scope.warnings.extend(warnings)
+    final: dict[str, Any] = jsonutil.loads(admitted)
+    name = (final.get("metadata") or {}).get("name") or ""
+    if not name:
+        raise errors.invalid(scope.resource.kind, "", [errors.Cause(
+            "FieldValueRequired", "Required value: name or generateName is required", "metadata.name")],
+            scope.resource.group)
+    if dry_run:
+        return scope.respond(final, 201)
+    reply = await grpcutil.call("storage", scope.backends.storage.Create,
+                                storage_pb2.CreateRequest(key=scope.key(name=name), object=admitted),
+                                timeout=scope.timeout)
+    return scope.respond(reply.object, 201)  # type: ignore[attr-defined]

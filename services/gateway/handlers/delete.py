@@ -1,0 +1,72 @@
+"""DELETE of one object or a collection (k8s.io/apiserver pkg/endpoints/handlers/delete.go)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from kapi import errors, grpcutil, jsonutil
+from kapi_proto.kapi.storage.v1 import storage_pb2
+from services.gateway import negotiation
+from services.gateway.scope import RequestScope, parse_resource_version, success_status
+
+
+async def _options(scope: RequestScope) -> dict[str, Any]:
+    body = await scope.request.read()
+    if not body.strip():
+        return {}
+    options = negotiation.decode_body(body, scope.request.content_type)
+    if not isinstance(options, dict):
+        raise errors.bad_request("the body of a delete request must be a DeleteOptions object")
+    if options.get("dryRun"):
+        if options["dryRun"] != ["All"]:
+            raise errors.bad_request(f"Invalid dry run value: {options['dryRun']}")
+    return options
+
+
+async def _delete_one(scope: RequestScope, name: str, options: dict[str, Any]) -> dict[str, Any]:
+    current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
+                                       storage_pb2.GetRequest(key=scope.key(name=name)), timeout=scope.timeout)
+    dry_run = scope.dry_run() or bool(options.get("dryRun"))
+    _, warnings = await scope.backends.admission.admit(
+        "DELETE", scope.attrs, scope.resource.kind, b"", current.object, dry_run, "", timeout=scope.timeout)
+    scope.warnings.extend(warnings)
+    if dry_run:
+        return dict(jsonutil.loads(current.object))
+    pre = options.get("preconditions") or {}
+    expected_rv = parse_resource_version(str(pre.get("resourceVersion") or ""))
+    reply: Any = await grpcutil.call("storage", scope.backends.storage.Delete, storage_pb2.DeleteRequest(
+        key=scope.key(name=name), expected_resource_version=expected_rv, expected_uid=str(pre.get("uid") or "")),
+        timeout=scope.timeout)
+    return dict(jsonutil.loads(reply.object))
+
+
+async def delete(scope: RequestScope) -> web.Response:
+    """Delete the object named by the URL; answers ``Status`` Success (kube's generic registry).
+
+    DeleteOptions ``preconditions`` (uid, resourceVersion) make it
+    conditional (409 Conflict); 404 if absent.
+    """
+    options = await _options(scope)
+    deleted = await _delete_one(scope, scope.info.name, options)
+    return scope.respond(success_status(scope, deleted))
+
+
+async def delete_collection(scope: RequestScope) -> web.Response:
+    """Delete every object the label/field selectors match; answers the list of deleted objects."""
+    options = await _options(scope)
+    request = storage_pb2.ListRequest(key=scope.key(name=""), label_selector=scope.param("labelSelector"),
+                                      field_selector=scope.param("fieldSelector"))
+    listed: Any = await grpcutil.call("storage", scope.backends.storage.List, request, timeout=scope.timeout)
+    items = []
+    for raw in listed.items:
+        obj = jsonutil.loads(raw)
+        meta = obj.get("metadata") or {}
+        try:
+            items.append(await _delete_one(scope, meta.get("name", ""), options))
+        except errors.StatusError as err:
+            if err.reason != "NotFound":
+                raise
+    return scope.respond({"kind": scope.resource.list_kind, "apiVersion": scope.resource.group_version,
+                          "metadata": {"resourceVersion": str(listed.resource_version)}, "items": items})

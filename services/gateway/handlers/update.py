@@ -1,0 +1,53 @@
+"""PUT: replace an object (k8s.io/apiserver pkg/endpoints/handlers/update.go)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from kapi import errors, grpcutil, jsonutil
+from kapi_proto.kapi.storage.v1 import storage_pb2
+from services.gateway import negotiation
+from services.gateway.scope import RequestScope, decode_object, parse_resource_version
+
+UNCONDITIONAL_RETRIES = 5
+
+
+async def store_update(scope: RequestScope, obj: dict[str, Any], current: Any, expected_rv: int) -> web.Response:
+    """Admit ``obj`` as an UPDATE of ``current`` (a storage ObjectResponse) and write it if unchanged since.
+
+    ``expected_rv`` is the revision the write is conditioned on; storage
+    answers 409 Conflict when the object moved on. Shared by update and patch.
+    """
+    dry_run = scope.dry_run()
+    admitted, warnings = await scope.backends.admission.admit(
+        "UPDATE", scope.attrs, scope.resource.kind, jsonutil.dumps(obj), current.object, dry_run,
+        scope.field_validation(), timeout=scope.timeout)
+    scope.warnings.extend(warnings)
+    if dry_run:
+        return scope.respond(admitted)
+    reply = await grpcutil.call("storage", scope.backends.storage.Update, storage_pb2.UpdateRequest(
+        key=scope.key(), object=admitted, expected_resource_version=expected_rv), timeout=scope.timeout)
+    return scope.respond(reply.object)  # type: ignore[attr-defined]
+
+
+async def update(scope: RequestScope) -> web.Response:
+    """Replace the object named by the URL.
+
+    With ``metadata.resourceVersion`` in the body the write is conditional
+    (409 Conflict if stale); without it the update is unconditional and
+    retried on races. 404 if the object does not exist.
+    """
+    body = await scope.request.read()
+    obj = decode_object(negotiation.decode_body(body, scope.request.content_type), scope, name_from_url=True)
+    wanted = parse_resource_version(str(obj["metadata"].get("resourceVersion") or ""))
+    for attempt in range(UNCONDITIONAL_RETRIES):
+        current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
+                                           storage_pb2.GetRequest(key=scope.key()), timeout=scope.timeout)
+        try:
+            return await store_update(scope, dict(obj), current, wanted or current.resource_version)
+        except errors.StatusError as err:
+            if err.reason != "Conflict" or wanted or attempt == UNCONDITIONAL_RETRIES - 1:
+                raise
+    raise AssertionError("unreachable")

@@ -1,0 +1,118 @@
+"""Content negotiation: decode request bodies and choose the response form.
+
+Requests may be JSON or YAML (``Content-Type``); responses are JSON, YAML,
+or a server-side ``Table`` (``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``,
+as kubectl asks for). Source: "API concepts: Receiving resources as Tables"
+and k8s.io/apiserver pkg/endpoints/handlers/negotiation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from kapi import errors, jsonutil
+
+JSON = "application/json"
+YAML = "application/yaml"
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+PATCH_TYPES = (MERGE_PATCH, JSON_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
+
+# kube-apiserver refuses request bodies over 3 MiB (maxRequestBodyBytes).
+MAX_BODY_BYTES = 3 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class MediaType:
+    """One Accept entry: type/subtype plus parameters (``as``, ``v``, ``g``)."""
+
+    mime: str
+    params: tuple[tuple[str, str], ...] = ()
+
+    def param(self, name: str) -> str:
+        """A parameter's value, or ""."""
+        return dict(self.params).get(name, "")
+
+
+@dataclass(frozen=True)
+class Output:
+    """The negotiated response: ``mime`` (JSON or YAML) and ``table`` (serve a meta.k8s.io Table)."""
+
+    mime: str = JSON
+    table: bool = False
+    table_version: str = "v1"
+    partial_metadata: bool = False  # as=PartialObjectMetadata(List)
+
+
+def parse_accept(header: str) -> list[MediaType]:
+    """Split an Accept header into media types in the order given (kube ignores q weights for these)."""
+    out: list[MediaType] = []
+    for entry in header.split(","):
+        pieces = [p.strip() for p in entry.split(";") if p.strip()]
+        if not pieces:
+            continue
+        params = []
+        for p in pieces[1:]:
+            key, _, value = p.partition("=")
+            params.append((key.strip().lower(), value.strip().strip('"')))
+        out.append(MediaType(pieces[0].lower(), tuple(params)))
+    return out
+
+
+def negotiate(accept: str, allow_table: bool = True) -> Output:
+    """Choose the response form for a resource request.
+
+    Raises 406 NotAcceptable if no entry is servable. An empty Accept or
+    ``*/*`` gives JSON.
+    """
+    if not accept.strip():
+        return Output()
+    for media in parse_accept(accept):
+        as_ = media.param("as")
+        if media.mime in (JSON, "application/*", "*/*"):
+            if as_ == "Table" and media.param("g") == "meta.k8s.io" and media.param("v") in ("v1", "v1beta1"):
+                if allow_table:
+                    return Output(JSON, table=True, table_version=media.param("v"))
+                continue
+            if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList") and media.param("g") == "meta.k8s.io":
+                return Output(JSON, partial_metadata=True)
+            if as_:
+                continue
+            return Output(JSON)
+        if media.mime in (YAML, "application/x-yaml", "text/yaml") and not as_:
+            return Output(YAML)
+    raise errors.not_acceptable("only the following media types are accepted: application/json, application/yaml, "
+                                "application/vnd.kubernetes.protobuf")
+
+
+def decode_body(body: bytes, content_type: str) -> Any:
+    """Decode a JSON or YAML request body into Python data.
+
+    Raises 415 for other content types and 400 BadRequest for malformed data.
+    """
+    mime = content_type.split(";")[0].strip().lower() or JSON
+    if len(body) > MAX_BODY_BYTES:
+        raise errors.too_large()
+    if mime in (JSON, MERGE_PATCH, JSON_PATCH, STRATEGIC_MERGE_PATCH):
+        try:
+            return jsonutil.loads(body)
+        except ValueError as exc:
+            raise errors.bad_request(f"error decoding JSON: {exc}") from None
+    if mime in (YAML, "application/x-yaml", "text/yaml", APPLY_PATCH):
+        try:
+            return yaml.safe_load(body)
+        except yaml.YAMLError as exc:
+            raise errors.bad_request(f"error converting YAML to JSON: {exc}") from None
+    raise errors.unsupported_media_type(mime)
+
+
+def encode(obj: Any, output: Output) -> tuple[bytes, str]:
+    """Encode ``obj`` in the negotiated form; returns (body bytes, Content-Type)."""
+    if output.mime == YAML:
+        return yaml.safe_dump(obj, sort_keys=False, allow_unicode=True).encode(), YAML
+    return jsonutil.dumps(obj), JSON

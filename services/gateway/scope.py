@@ -1,0 +1,158 @@
+"""Per-request state handed to the verb handlers, and helpers they share.
+
+A :class:`RequestScope` is built once by the handler chain (chain.py) after
+authentication, flow control and authorization; handlers never re-parse the
+URL (STYLE.md habit 4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+from multidict import MultiMapping
+
+from kapi import errors, jsonutil
+from kapi.attributes import Attributes
+from kapi.resources import Resource
+from kapi_proto.kapi.storage.v1 import storage_pb2
+from services.gateway import negotiation, table
+from services.gateway.requestinfo import RequestInfo
+
+if TYPE_CHECKING:
+    from services.gateway.server import Backends
+
+
+@dataclass
+class RequestScope:
+    """One resource request: what it addresses, who sent it, how to answer, and the backends to use."""
+
+    request: web.Request
+    info: RequestInfo
+    attrs: Attributes
+    resource: Resource
+    query: MultiMapping[str]
+    output: negotiation.Output
+    backends: Backends
+    timeout: float  # seconds this request may still take (non-long-running requests)
+    warnings: list[str] = field(default_factory=list)
+
+    def key(self, name: str | None = None, namespace: str | None = None) -> storage_pb2.ResourceKey:
+        """The storage ResourceKey of this request's collection or object."""
+        ns = self.info.namespace if namespace is None else namespace
+        return storage_pb2.ResourceKey(group=self.resource.group, resource=self.resource.resource,
+                                       namespace=ns if self.resource.namespaced else "",
+                                       name=self.info.name if name is None else name)
+
+    def param(self, name: str, default: str = "") -> str:
+        """The first value of query parameter ``name``."""
+        return self.query.get(name, default)
+
+    def dry_run(self) -> bool:
+        """``dryRun=All`` -> True; absent -> False; anything else -> 400 (kube's message)."""
+        values = self.query.getall("dryRun", [])
+        for value in values:
+            if value != "All":
+                raise errors.bad_request(f"Invalid dry run value: [{value}]")
+        return bool(values)
+
+    def field_validation(self) -> str:
+        """``fieldValidation``: "", Ignore, Warn or Strict; anything else -> 400."""
+        value = self.param("fieldValidation")
+        if value not in ("", "Ignore", "Warn", "Strict"):
+            raise errors.bad_request(
+                f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got {value!r}')  # noqa: B907
+        return value
+
+    def respond(self, body: Any, status: int = 200) -> web.Response:
+        """Encode ``body`` (a dict, or JSON bytes of one object) in the negotiated form."""
+        if isinstance(body, (bytes, bytearray)):
+            if self.output.mime == negotiation.JSON and not self.output.table and not self.output.partial_metadata:
+                return self._response(bytes(body), negotiation.JSON, status)
+            body = jsonutil.loads(body)
+        if self.output.table and body.get("kind") not in ("Status",):
+            body = table.table(self.resource, [body], {"resourceVersion": (body.get("metadata") or {}).get(
+                "resourceVersion", "")}, self.param("includeObject", "Metadata"), self.output.table_version)
+        elif self.output.partial_metadata and body.get("kind") != "Status":
+            body = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                    "metadata": body.get("metadata") or {}}
+        data, content_type = negotiation.encode(body, self.output)
+        return self._response(data, content_type, status)
+
+    def _response(self, data: bytes, content_type: str, status: int) -> web.Response:
+        response = web.Response(body=data, status=status, content_type=content_type)
+        add_warnings(response, self.warnings)
+        return response
+
+
+def add_warnings(response: web.StreamResponse, warnings: list[str]) -> None:
+    """Add ``Warning: 299 - "<text>"`` headers (RFC 7234 warn-code 299, as kube-apiserver sends)."""
+    for text in warnings:
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+        response.headers.add("Warning", f'299 - "{escaped}"')
+
+
+def decode_object(data: Any, scope: RequestScope, name_from_url: bool) -> dict[str, Any]:
+    """Check a decoded request body is an object of this resource and fill apiVersion/kind/namespace.
+
+    Raises 400 BadRequest when the body is not an object, its apiVersion or
+    kind do not match the URL, or its namespace or name disagree with the URL
+    (kube-apiserver's messages).
+    """
+    resource = scope.resource
+    if not isinstance(data, dict):
+        raise errors.bad_request("the body of the request must be a JSON or YAML object")
+    api_version = data.get("apiVersion")
+    if api_version and api_version != resource.group_version:
+        raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API "
+                                 f"version ({resource.group_version})")
+    kind = data.get("kind")
+    if kind and kind != resource.kind:
+        raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind "
+                                 f"({resource.kind})")
+    data["apiVersion"] = resource.group_version
+    data["kind"] = resource.kind
+    meta = data.get("metadata")
+    if meta is None:
+        meta = data["metadata"] = {}
+    if not isinstance(meta, dict):
+        raise errors.bad_request("metadata must be an object")
+    if resource.namespaced:
+        body_ns = meta.get("namespace") or ""
+        if body_ns and body_ns != scope.info.namespace:
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
+                                     "the request")
+        meta["namespace"] = scope.info.namespace
+    else:
+        meta.pop("namespace", None)
+    if name_from_url:
+        body_name = meta.get("name") or ""
+        if body_name != scope.info.name:
+            raise errors.bad_request(f"the name of the object ({body_name}) does not match the name on the URL "
+                                     f"({scope.info.name})")
+    return data
+
+
+def parse_resource_version(text: str) -> int:
+    """A resourceVersion string as a revision; "" -> 0; garbage -> 400 (kube: invalid resource version)."""
+    if not text:
+        return 0
+    try:
+        value = int(text)
+    except ValueError:
+        raise errors.bad_request(f'invalid resource version "{text}"') from None  # noqa: B907
+    if value < 0:
+        raise errors.bad_request(f'invalid resource version "{text}"')  # noqa: B907
+    return value
+
+
+def success_status(scope: RequestScope, obj: dict[str, Any]) -> dict[str, Any]:
+    """The ``Status`` Success body kube returns for a delete."""
+    meta = obj.get("metadata") or {}
+    details: dict[str, Any] = {"name": meta.get("name", ""), "kind": scope.resource.resource}
+    if scope.resource.group:
+        details["group"] = scope.resource.group
+    if meta.get("uid"):
+        details["uid"] = meta["uid"]
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
