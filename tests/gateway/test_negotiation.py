@@ -1,0 +1,54 @@
+"""Content negotiation and Table rendering."""
+
+import pytest
+
+from kapi import errors
+from kapi.resources import REGISTRY
+from services.gateway import negotiation, table
+
+KUBECTL_GET = ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,"
+               "application/json")
+
+
+def test_table_negotiated_for_kubectl():
+    out = negotiation.negotiate(KUBECTL_GET)
+    assert out.table and out.mime == negotiation.JSON
+
+
+@pytest.mark.parametrize("accept,mime", [("", "application/json"), ("*/*", "application/json"),
+                                         ("application/yaml", "application/yaml")])
+def test_plain(accept, mime):
+    out = negotiation.negotiate(accept)
+    assert out.mime == mime and not out.table
+
+
+def test_not_acceptable():
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.negotiate("text/html")
+    assert info.value.code == 406
+
+
+def test_decode_errors():
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.decode_body(b"{not json", "application/json")
+    assert info.value.code == 400
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.decode_body(b"x", "text/plain")
+    assert info.value.code == 415
+    assert negotiation.decode_body(b"a: 1\n", "application/yaml") == {"a": 1}
+
+
+@pytest.mark.parametrize("seconds,text", [(5, "5s"), (119, "119s"), (200, "3m20s"), (600, "10m"),
+                                          (3 * 3600 + 120, "3h2m"), (30 * 3600, "30h"), (3 * 86400, "3d"),
+                                          (400 * 86400, "400d"), (-5, "<invalid>")])
+def test_human_duration(seconds, text):
+    assert table.human_duration(seconds) == text
+
+
+def test_configmap_table_row():
+    cm = REGISTRY.get("", "v1", "configmaps")
+    out = table.table(cm, [{"metadata": {"name": "app"}, "data": {"k": "v", "x": "y"}}], {"resourceVersion": "5"},
+                      "Metadata")
+    assert [c["name"] for c in out["columnDefinitions"]] == ["Name", "Data", "Age"]
+    assert out["rows"][0]["cells"][:2] == ["app", 2]
+    assert out["rows"][0]["object"]["kind"] == "PartialObjectMetadata"

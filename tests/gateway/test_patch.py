@@ -1,0 +1,52 @@
+"""Merge, JSON and strategic merge patches."""
+
+import pytest
+
+from kapi import errors
+from services.gateway.patch import json_patch, merge_patch, schema_for, strategic_merge_patch
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "1", "b": "2"}},
+       "spec": {"containers": [{"name": "c1", "image": "nginx:1"}, {"name": "c2", "image": "redis"}]}}
+
+
+def test_merge_patch_rfc7386():
+    assert merge_patch({"a": "b", "c": {"d": "e", "f": "g"}}, {"a": "z", "c": {"f": None}}) == {"a": "z", "c": {"d": "e"}}
+    assert merge_patch({"l": [1, 2]}, {"l": [3]}) == {"l": [3]}
+
+
+def test_json_patch_and_failed_test_is_422():
+    assert json_patch({"a": 1}, [{"op": "replace", "path": "/a", "value": 2}]) == {"a": 2}
+    with pytest.raises(errors.StatusError) as info:
+        json_patch({"a": 1}, [{"op": "test", "path": "/a", "value": 5}])
+    assert info.value.code == 422
+
+
+def test_strategic_merge_containers_by_name():
+    schema = schema_for("", "v1", "Pod")
+    out = strategic_merge_patch(POD, {"spec": {"containers": [{"name": "c1", "image": "nginx:2"},
+                                                              {"name": "c3", "image": "busybox"}]}}, schema)
+    assert [(c["name"], c["image"]) for c in out["spec"]["containers"]] == [
+        ("c1", "nginx:2"), ("c2", "redis"), ("c3", "busybox")]
+    assert POD["spec"]["containers"][0]["image"] == "nginx:1"  # input untouched
+
+
+def test_strategic_merge_delete_directive_and_null():
+    schema = schema_for("", "v1", "Pod")
+    out = strategic_merge_patch(POD, {"metadata": {"labels": {"a": None}},
+                                      "spec": {"containers": [{"name": "c2", "$patch": "delete"}],
+                                               "$setElementOrder/containers": [{"name": "c1"}]}}, schema)
+    assert out["metadata"]["labels"] == {"b": "2"}
+    assert [c["name"] for c in out["spec"]["containers"]] == ["c1"]
+
+
+def test_strategic_merge_list_without_merge_key_replaces():
+    schema = schema_for("", "v1", "Pod")
+    pod = {"spec": {"containers": [{"name": "c", "args": ["a", "b"]}]}}
+    out = strategic_merge_patch(pod, {"spec": {"containers": [{"name": "c", "args": ["z"]}]}}, schema)
+    assert out["spec"]["containers"][0]["args"] == ["z"]
+
+
+def test_strategic_merge_missing_merge_key_is_400():
+    with pytest.raises(errors.StatusError) as info:
+        strategic_merge_patch(POD, {"spec": {"containers": [{"image": "x"}]}}, schema_for("", "v1", "Pod"))
+    assert info.value.code == 400
