@@ -10,7 +10,8 @@ POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"
 
 
 def test_merge_patch_rfc7386():
-    assert merge_patch({"a": "b", "c": {"d": "e", "f": "g"}}, {"a": "z", "c": {"f": None}}) == {"a": "z", "c": {"d": "e"}}
+    out = merge_patch({"a": "b", "c": {"d": "e", "f": "g"}}, {"a": "z", "c": {"f": None}})
+    assert out == {"a": "z", "c": {"d": "e"}}
     assert merge_patch({"l": [1, 2]}, {"l": [3]}) == {"l": [3]}
 
 
