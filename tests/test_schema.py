@@ -1,0 +1,120 @@
+"""kapi.schema: strict schema validation, unknown fields and fieldValidation."""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import pytest
+
+from kapi import errors, schema
+from kapi.errors import Cause
+
+POD = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "web", "namespace": "demo", "labels": {"app": "web"}},
+    "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27", "ports": [{"containerPort": 80}],
+                             "resources": {"limits": {"cpu": "500m", "memory": 128974848}},
+                             "env": [{"name": "A", "value": "b"}]}],
+             "restartPolicy": "Always"},
+}
+CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "demo"},
+             "data": {"key": "value"}, "binaryData": {"bin": "AAEC"}, "immutable": False}
+
+
+def test_valid_pod() -> None:
+    obj = copy.deepcopy(POD)
+    assert schema.validate(obj, "", "v1", "Pod") == schema.Result()
+    assert obj == POD
+
+
+def test_valid_configmap() -> None:
+    obj = copy.deepcopy(CONFIGMAP)
+    assert schema.validate(obj, "", "v1", "ConfigMap") == schema.Result()
+
+
+def test_pod_wrong_types_and_missing_required() -> None:
+    obj = copy.deepcopy(POD)
+    obj["spec"]["containers"][0]["image"] = 123
+    obj["spec"]["containers"][0]["ports"][0]["containerPort"] = "eighty"
+    obj["spec"]["containers"][0]["resources"]["limits"]["cpu"] = True
+    del obj["spec"]["containers"][0]["name"]
+    result = schema.validate(obj, "", "v1", "Pod")
+    assert result.unknown == []
+    assert result.causes == [
+        Cause("FieldValueTypeInvalid",
+              'Invalid value: "integer": spec.containers[0].image in body must be of type string: "integer"',
+              "spec.containers[0].image"),
+        Cause("FieldValueTypeInvalid", 'Invalid value: "string": spec.containers[0].ports[0].containerPort in body '
+              'must be of type integer: "string"', "spec.containers[0].ports[0].containerPort"),
+        Cause("FieldValueTypeInvalid", 'Invalid value: "boolean": spec.containers[0].resources.limits[cpu] in body '
+              'must be of type string or number: "boolean"', "spec.containers[0].resources.limits[cpu]"),
+        Cause("FieldValueRequired", "Required value", "spec.containers[0].name"),
+    ]
+
+
+def test_configmap_bad_values_and_enum() -> None:
+    result = schema.validate({"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"labels": {"a": 1}},
+                              "data": {"k": 1}}, "", "v1", "ConfigMap")
+    assert [(c.type, c.field) for c in result.causes] == [
+        ("FieldValueNotSupported", "apiVersion"),
+        ("FieldValueTypeInvalid", "data[k]"),
+        ("FieldValueTypeInvalid", "metadata.labels[a]"),
+    ]
+    assert result.causes[0].message == 'Unsupported value: "v2": supported values: "v1"'
+
+
+def test_unknown_fields_are_reported_and_dropped() -> None:
+    obj = copy.deepcopy(POD)
+    obj["spec"]["foo"] = 1
+    obj["spec"]["containers"][0]["bar"] = {"x": 1}
+    obj["metadata"]["extra"] = "y"
+    obj["top"] = True
+    result = schema.validate(obj, "", "v1", "Pod")
+    assert result.causes == []
+    assert result.unknown == ["metadata.extra", "spec.containers[0].bar", "spec.foo", "top"]
+    assert obj == POD
+
+
+def test_rbac_and_unknown_kind() -> None:
+    result = schema.validate({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                              "metadata": {"name": "b"}}, "rbac.authorization.k8s.io", "v1", "RoleBinding")
+    assert result.causes == [Cause("FieldValueRequired", "Required value", "roleRef")]
+    assert schema.validate({"anything": 1}, "example.com", "v1", "Widget") == schema.Result()
+    assert schema.has_schema("", "v1", "Event") and schema.has_schema("events.k8s.io", "v1", "Event")
+    assert not schema.has_schema("example.com", "v1", "Widget")
+
+
+@pytest.mark.parametrize(("directive", "warnings", "error"), [
+    ("", ['unknown field "spec.foo"', 'unknown field "spec.containers[0].bar"'], None),
+    ("Warn", ['unknown field "spec.foo"', 'unknown field "spec.containers[0].bar"'], None),
+    ("Ignore", [], None),
+    ("Strict", None, (400, "BadRequest",
+                      'strict decoding error: unknown field "spec.foo", unknown field "spec.containers[0].bar"')),
+    ("Loud", None, (422, "Invalid", 'CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: '
+                    '"Loud": supported values: "Ignore", "Strict", "Warn"')),
+])
+def test_field_validation(directive: str, warnings: list[str] | None, error: tuple | None) -> None:
+    unknown = ["spec.foo", "spec.containers[0].bar"]
+    if error is None:
+        assert schema.apply_field_validation(unknown, directive) == warnings
+    else:
+        with pytest.raises(errors.StatusError) as exc:
+            schema.apply_field_validation(unknown, directive)
+        assert (exc.value.code, exc.value.reason, exc.value.message) == error
+
+
+def test_single_unknown_field_strict() -> None:
+    with pytest.raises(errors.StatusError) as exc:
+        schema.apply_field_validation(["spec.foo"], "Strict")
+    assert exc.value.message == 'strict decoding error: unknown field "spec.foo"'
+    assert schema.apply_field_validation([], "Strict") == []
+
+
+def test_validation_is_fast() -> None:
+    schema.validate(copy.deepcopy(POD), "", "v1", "Pod")  # compile once
+    start = time.perf_counter()
+    for _ in range(100):
+        schema.validate(copy.deepcopy(POD), "", "v1", "Pod")
+    per_pod = (time.perf_counter() - start) / 100
+    assert per_pod < 0.005, f"{per_pod * 1e3:.2f} ms per Pod"
