@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from kapi import errors, jsonutil
 from kapi.attributes import Attributes, UserInfo
 from kapi.resources import REGISTRY
-from services.gateway import discovery, negotiation
+from services.gateway import discovery, negotiation, openapi
 from services.gateway.backends import Credentials
 from services.gateway.handlers.create import create
 from services.gateway.handlers.delete import delete, delete_collection
@@ -182,6 +182,8 @@ def non_resource(request: web.Request, info: RequestInfo) -> web.Response:
     parts = [p for p in path.split("/") if p]
     body: dict[str, Any] | None = None
     content_type = negotiation.JSON
+    if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
+        return openapi_response(parts[2:])
     if path == "/version":
         body = discovery.VERSION_INFO
     elif path in ("/api", "/apis"):
@@ -201,6 +203,23 @@ def non_resource(request: web.Request, info: RequestInfo) -> web.Response:
         raise not_found_path()
     response = web.Response(body=jsonutil.dumps(body), status=200)
     response.headers["Content-Type"] = content_type
+    return response
+
+
+def openapi_response(api_parts: list[str]) -> web.Response:
+    """/openapi/v3 (index) or /openapi/v3/api/v1, /openapi/v3/apis/<group>/<version>."""
+    if not api_parts:
+        data: bytes | None = openapi.index()
+    elif api_parts[0] == "api" and len(api_parts) == 2:
+        data = openapi.group_version_document("", api_parts[1])
+    elif api_parts[0] == "apis" and len(api_parts) == 3:
+        data = openapi.group_version_document(api_parts[1], api_parts[2])
+    else:
+        data = None
+    if data is None:
+        raise not_found_path()
+    response = web.Response(body=data, status=200, content_type=negotiation.JSON)
+    response.headers["Cache-Control"] = "public, immutable" if api_parts else "no-cache, private"
     return response
 
 
