@@ -1,0 +1,84 @@
+"""The authorizer union and ``--authorization-mode`` (k8s.io/apiserver pkg/authorization/union).
+
+The first authorizer that answers Allow or Deny decides; when all answer
+NoOpinion the union answers NoOpinion with the reasons joined by newlines,
+and the gateway renders 403 Forbidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from kapi.attributes import Attributes
+from services.authz.authorizer import AlwaysAllow, AlwaysDeny, Authorizer, Decision, PrivilegedGroups, Result
+
+RBAC, ALWAYS_ALLOW, ALWAYS_DENY = "RBAC", "AlwaysAllow", "AlwaysDeny"
+SUPPORTED_MODES = (RBAC, ALWAYS_ALLOW, ALWAYS_DENY)
+# kube-apiserver modes kapi does not implement yet.
+UNSUPPORTED_MODES = ("Node", "ABAC", "Webhook")
+
+
+class ModeError(ValueError):
+    """``--authorization-mode`` is invalid; the service refuses to start."""
+
+
+class Union:
+    """Ask ``authorizers`` in order; stop at the first Allow or Deny (union.New)."""
+
+    def __init__(self, authorizers: Sequence[Authorizer]):
+        self._authorizers = tuple(authorizers)
+
+    async def authorize(self, attributes: Attributes) -> Result:
+        """The first Allow/Deny, or NoOpinion with every reason (newline-joined) and error ("; "-joined)."""
+        reasons: list[str] = []
+        errors: list[str] = []
+        for authorizer in self._authorizers:
+            result = await authorizer.authorize(attributes)
+            if result.decision != Decision.NO_OPINION:
+                return result
+            if result.reason:
+                reasons.append(result.reason)
+            if result.error:
+                errors.append(result.error)
+        return Result(Decision.NO_OPINION, "\n".join(reasons), "; ".join(errors))
+
+
+def parse_modes(text: str) -> list[str]:
+    """Split ``--authorization-mode`` (comma-separated, ordered) and validate it.
+
+    Raises :class:`ModeError` for an empty list, an unknown or unsupported
+    mode, or a mode given twice (kube-apiserver's authorization options
+    validation).
+    """
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    if not modes:
+        raise ModeError("at least one authorization-mode must be passed")
+    seen: set[str] = set()
+    for mode in modes:
+        if mode in UNSUPPORTED_MODES:
+            raise ModeError(f"authorization-mode {mode!r} is not supported by kapi; supported modes: "
+                            + ", ".join(SUPPORTED_MODES))
+        if mode not in SUPPORTED_MODES:
+            raise ModeError(f"authorization-mode {mode!r} is not a valid mode; supported modes: "
+                            + ", ".join(SUPPORTED_MODES))
+        if mode in seen:
+            raise ModeError(f"authorization-mode {mode!r} has mode specified more than once")
+        seen.add(mode)
+    return modes
+
+
+def build(modes: Sequence[str], factories: Mapping[str, Callable[[], Authorizer]] | None = None) -> Union:
+    """The union kube-apiserver builds: ``system:masters`` first, then one authorizer per mode in order.
+
+    ``factories`` supplies authorizers that need wiring (RBAC needs the
+    policy index); AlwaysAllow and AlwaysDeny are built here. Raises
+    :class:`ModeError` for a mode without a factory.
+    """
+    known: dict[str, Callable[[], Authorizer]] = {ALWAYS_ALLOW: AlwaysAllow, ALWAYS_DENY: AlwaysDeny}
+    known.update(factories or {})
+    authorizers: list[Authorizer] = [PrivilegedGroups()]
+    for mode in modes:
+        if mode not in known:
+            raise ModeError(f"authorization-mode {mode!r} is not configured")
+        authorizers.append(known[mode]())
+    return Union(authorizers)
