@@ -1,0 +1,391 @@
+"""The cluster's certificates and keys, generated once per state directory.
+
+``kapi certs --state-dir DIR`` (and ``kapi up``) create, under ``DIR/pki/``,
+what kubeadm creates for a control plane ("PKI certificates and requirements",
+kubernetes.io/docs/setup/best-practices/certificates/):
+
+- ``ca.crt/.key``: the cluster CA (10 years); it signs every other certificate
+  and is the client CA of Envoy, the gateways and authn.
+- ``apiserver.crt/.key``: Envoy's serving certificate (the API endpoint).
+- ``front-proxy-client.crt/.key``: Envoy's client identity towards the
+  gateways (CN ``front-proxy-client``, kube-apiserver's
+  ``--requestheader-allowed-names`` convention).
+- ``gateway.crt/.key``: the gateways' serving certificate.
+- ``kapi-<service>.crt/.key``: one internal gRPC identity per service (mutual TLS).
+- ``admin.crt/.key``: CN ``kubernetes-admin``, O ``system:masters``.
+- ``sa.key/sa.pub``: the RSA service-account token signing key pair.
+
+and ``DIR/admin.kubeconfig`` with every credential embedded. Existing files are
+kept, so a restart keeps the same CA; a leaf certificate is re-issued only when
+it is missing, expires within 30 days, was not signed by the current CA, or
+(``apiserver.crt``) lacks a requested subject alternative name. Keys are mode
+0600. Certificates use ECDSA P-256 keys (fast to generate, accepted by
+kubectl, client-go, Envoy and gRPC); the service-account key is RSA 2048 for
+RS256 tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import datetime
+import ipaddress
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from kapi.flags import SERVICES
+
+CA_DAYS = 3650
+LEAF_DAYS = 365
+RENEW_BEFORE = datetime.timedelta(days=30)
+
+# Names every serving certificate answers to locally.
+LOCAL_NAMES = ("localhost", "127.0.0.1")
+APISERVER_NAMES = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+                   "kubernetes.default.svc.cluster.local", "127.0.0.1")
+# Gateway serving names: localhost for the local launcher, compose service names in containers.
+GATEWAY_NAMES = (*LOCAL_NAMES, "gateway", "gateway-1", "gateway-2")
+FRONT_PROXY_CN = "front-proxy-client"
+ADMIN_CN, ADMIN_ORG = "kubernetes-admin", "system:masters"
+
+
+def service_names(service: str) -> tuple[str, ...]:
+    """Subject alternative names of ``kapi-<service>``: localhost, 127.0.0.1 and its compose service names."""
+    return (*LOCAL_NAMES, service, f"{service}-1", f"{service}-2")
+
+
+@dataclass(frozen=True)
+class Pki:
+    """Paths of one state directory's PKI (every field an absolute path)."""
+
+    state_dir: Path
+
+    @property
+    def dir(self) -> Path:
+        """``<state_dir>/pki``."""
+        return self.state_dir / "pki"
+
+    def cert(self, name: str) -> Path:
+        """``<pki>/<name>.crt``."""
+        return self.dir / f"{name}.crt"
+
+    def key(self, name: str) -> Path:
+        """``<pki>/<name>.key``."""
+        return self.dir / f"{name}.key"
+
+    @property
+    def ca_cert(self) -> Path:
+        return self.cert("ca")
+
+    @property
+    def ca_key(self) -> Path:
+        return self.key("ca")
+
+    @property
+    def apiserver_cert(self) -> Path:
+        return self.cert("apiserver")
+
+    @property
+    def apiserver_key(self) -> Path:
+        return self.key("apiserver")
+
+    @property
+    def front_proxy_cert(self) -> Path:
+        return self.cert(FRONT_PROXY_CN)
+
+    @property
+    def front_proxy_key(self) -> Path:
+        return self.key(FRONT_PROXY_CN)
+
+    @property
+    def gateway_cert(self) -> Path:
+        return self.cert("gateway")
+
+    @property
+    def gateway_key(self) -> Path:
+        return self.key("gateway")
+
+    @property
+    def admin_cert(self) -> Path:
+        return self.cert("admin")
+
+    @property
+    def admin_key(self) -> Path:
+        return self.key("admin")
+
+    @property
+    def sa_key(self) -> Path:
+        return self.dir / "sa.key"
+
+    @property
+    def sa_pub(self) -> Path:
+        return self.dir / "sa.pub"
+
+    @property
+    def kubeconfig(self) -> Path:
+        """``<state_dir>/admin.kubeconfig``."""
+        return self.state_dir / "admin.kubeconfig"
+
+    def service_cert(self, service: str) -> tuple[Path, Path]:
+        """(certificate, key) of the gRPC identity ``kapi-<service>``."""
+        return self.cert(f"kapi-{service}"), self.key(f"kapi-{service}")
+
+
+# ---------------------------------------------------------------------------
+# Low-level helpers
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+def _write(path: Path, data: bytes, mode: int) -> None:
+    """Write atomically (temp file + rename) with ``mode``."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def _key_pem(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+
+
+def _load_key(path: Path) -> ec.EllipticCurvePrivateKey:
+    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    if not isinstance(key, ec.EllipticCurvePrivateKey):
+        raise ValueError(f"{path}: expected an EC private key")
+    return key
+
+
+def _sans(names: Iterable[str]) -> list[x509.GeneralName]:
+    out: list[x509.GeneralName] = []
+    for name in dict.fromkeys(names):
+        try:
+            out.append(x509.IPAddress(ipaddress.ip_address(name)))
+        except ValueError:
+            out.append(x509.DNSName(name))
+    return out
+
+
+def _name(cn: str, orgs: Sequence[str] = ()) -> x509.Name:
+    attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in orgs]
+    attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, cn))
+    return x509.Name(attrs)
+
+
+def _create_ca(pki: Pki) -> None:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = _name("kapi-ca")
+    now = _now()
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=CA_DAYS))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                     data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                                     crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    _write(pki.ca_key, _key_pem(key), 0o600)
+    _write(pki.ca_cert, cert.public_bytes(serialization.Encoding.PEM), 0o644)
+
+
+def _load_ca(pki: Pki) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    return x509.load_pem_x509_certificate(pki.ca_cert.read_bytes()), _load_key(pki.ca_key)
+
+
+@dataclass(frozen=True)
+class _Leaf:
+    """One leaf certificate: file stem under pki/, subject, SANs, extended key usages."""
+
+    stem: str
+    cn: str
+    orgs: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    server: bool = False
+    client: bool = False
+
+
+def _issue(pki: Pki, leaf: _Leaf, cert_path: Path, key_path: Path) -> None:
+    """Issue one leaf certificate signed by the cluster CA and write it with a fresh key."""
+    ca_cert, ca_key = _load_ca(pki)
+    key = ec.generate_private_key(ec.SECP256R1())
+    usages = ([ExtendedKeyUsageOID.SERVER_AUTH] if leaf.server else []) + (
+        [ExtendedKeyUsageOID.CLIENT_AUTH] if leaf.client else [])
+    now = _now()
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(_name(leaf.cn, leaf.orgs)).issuer_name(ca_cert.subject).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(min(now + datetime.timedelta(days=LEAF_DAYS), ca_cert.not_valid_after_utc))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                     data_encipherment=False, key_agreement=False, key_cert_sign=False,
+                                     crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+    )
+    if leaf.names:
+        builder = builder.add_extension(x509.SubjectAlternativeName(_sans(leaf.names)), critical=False)
+    cert = builder.sign(ca_key, hashes.SHA256())
+    _write(key_path, _key_pem(key), 0o600)
+    _write(cert_path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
+
+
+def _needs_issue(pki: Pki, cert_path: Path, key_path: Path, names: Sequence[str]) -> bool:
+    """True if the leaf is missing, expiring, not from the current CA, or lacks one of ``names``."""
+    if not cert_path.exists() or not key_path.exists():
+        return True
+    try:
+        cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+        ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
+        cert.verify_directly_issued_by(ca_cert)
+    except (ValueError, TypeError, InvalidSignature):
+        return True
+    if cert.not_valid_after_utc - _now() < RENEW_BEFORE:
+        return True
+    if names:
+        have = set(subject_alt_names(cert))
+        if not set(_normalise(names)) <= have:
+            return True
+    return False
+
+
+def _normalise(names: Iterable[str]) -> list[str]:
+    out = []
+    for name in names:
+        try:
+            out.append(str(ipaddress.ip_address(name)))
+        except ValueError:
+            out.append(name)
+    return out
+
+
+def subject_alt_names(cert: x509.Certificate) -> list[str]:
+    """DNS names and IP addresses (as text) of ``cert``'s subjectAltName extension, [] if none."""
+    try:
+        ext = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return []
+    return [*ext.get_values_for_type(x509.DNSName), *(str(ip) for ip in ext.get_values_for_type(x509.IPAddress))]
+
+
+def _leaves(advertise: Sequence[str]) -> list[_Leaf]:
+    leaves = [
+        _Leaf("apiserver", "kube-apiserver", names=(*APISERVER_NAMES, *advertise), server=True),
+        _Leaf(FRONT_PROXY_CN, FRONT_PROXY_CN, client=True),
+        _Leaf("gateway", "kapi-gateway-serving", names=GATEWAY_NAMES, server=True),
+        _Leaf("admin", ADMIN_CN, orgs=(ADMIN_ORG,), client=True),
+    ]
+    leaves += [_Leaf(f"kapi-{s}", f"kapi-{s}", names=service_names(s), server=True, client=True) for s in SERVICES]
+    return leaves
+
+
+# ---------------------------------------------------------------------------
+# Public API
+
+
+def ensure_pki(state_dir: str | os.PathLike[str], advertise: Sequence[str] = (), port: int | None = 6443,
+               server: str | None = None) -> Pki:
+    """Create whatever is missing of the PKI under ``state_dir/pki`` and return its paths.
+
+    ``advertise`` adds subject alternative names to ``apiserver.crt`` (IP
+    addresses become IP SANs, anything else DNS SANs). Unless ``port`` is None,
+    ``state_dir/admin.kubeconfig`` is (re)written for ``server`` (default
+    ``https://127.0.0.1:<port>``). Idempotent: existing valid files are kept.
+    Raises OSError if the directory cannot be written.
+    """
+    pki = Pki(Path(state_dir).absolute())
+    pki.dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(pki.dir, 0o700)
+    if not pki.ca_cert.exists() or not pki.ca_key.exists():
+        _create_ca(pki)
+    for leaf in _leaves(advertise):
+        cert, key = pki.cert(leaf.stem), pki.key(leaf.stem)
+        if _needs_issue(pki, cert, key, leaf.names):
+            _issue(pki, leaf, cert, key)
+    if not pki.sa_key.exists() or not pki.sa_pub.exists():
+        sa = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        _write(pki.sa_key, _key_pem(sa), 0o600)
+        _write(pki.sa_pub, sa.public_key().public_bytes(serialization.Encoding.PEM,
+                                                        serialization.PublicFormat.SubjectPublicKeyInfo), 0o644)
+    if port is not None or server is not None:
+        write_kubeconfig(pki.kubeconfig, server or f"https://127.0.0.1:{port}", pki.ca_cert, pki.admin_cert,
+                         pki.admin_key)
+    return pki
+
+
+def issue_client_cert(pki: Pki, cn: str, orgs: Sequence[str] = (),
+                      path_prefix: str | os.PathLike[str] | None = None) -> tuple[Path, Path]:
+    """Issue a client certificate (CN ``cn``, O ``orgs``) signed by the cluster CA.
+
+    Written to ``<path_prefix>.crt`` and ``<path_prefix>.key`` (default
+    ``<pki>/client-<cn>``); always a new key. Returns (certificate, key) paths.
+    kube-apiserver maps CN to the user name and each O to a group
+    (kubernetes.io/docs/reference/access-authn-authz/authentication/#x509-client-certificates).
+    """
+    prefix = Path(path_prefix) if path_prefix is not None else pki.dir / f"client-{cn.replace(':', '_')}"
+    cert, key = prefix.with_name(prefix.name + ".crt"), prefix.with_name(prefix.name + ".key")
+    cert.parent.mkdir(parents=True, exist_ok=True)
+    _issue(pki, _Leaf(prefix.name, cn, orgs=tuple(orgs), client=True), cert, key)
+    return cert, key
+
+
+def kubeconfig(server: str, ca: Path, cert: Path, key: Path, user: str = "admin") -> dict[str, object]:
+    """A kubeconfig (v1 Config) with cluster "kapi" at ``server`` and ``user`` credentials embedded (base64 PEM)."""
+
+    def b64(path: Path) -> str:
+        return base64.b64encode(path.read_bytes()).decode()
+
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "kapi", "cluster": {"server": server, "certificate-authority-data": b64(ca)}}],
+        "users": [{"name": user, "user": {"client-certificate-data": b64(cert), "client-key-data": b64(key)}}],
+        "contexts": [{"name": "kapi", "context": {"cluster": "kapi", "user": user}}],
+        "current-context": "kapi",
+        "preferences": {},
+    }
+
+
+def write_kubeconfig(path: str | os.PathLike[str], server: str, ca: Path, cert: Path, key: Path,
+                     user: str = "admin") -> Path:
+    """Write :func:`kubeconfig` to ``path`` (mode 0600, only if the content changed); returns the path."""
+    target = Path(path)
+    data = yaml.safe_dump(kubeconfig(server, ca, cert, key, user), sort_keys=False).encode()
+    if not target.exists() or target.read_bytes() != data:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _write(target, data, 0o600)
+    return target
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``kapi certs``: generate the PKI and admin kubeconfig under ``--state-dir``; returns 0."""
+    parser = argparse.ArgumentParser(prog="kapi certs", description="Generate the cluster PKI and admin kubeconfig.")
+    parser.add_argument("--state-dir", default=".kapi", help="Directory for pki/ and admin.kubeconfig.")
+    parser.add_argument("--advertise-address", action="append", default=[], metavar="ADDRESS",
+                        help="Extra IP address or DNS name of the API endpoint (repeatable, or comma-separated).")
+    parser.add_argument("--port", type=int, default=6443, help="Port of the API endpoint in the kubeconfig.")
+    args = parser.parse_args(argv)
+    advertise = [a.strip() for item in args.advertise_address for a in item.split(",") if a.strip()]
+    pki = ensure_pki(args.state_dir, advertise=advertise, port=args.port)
+    print(f"PKI in {pki.dir}; kubeconfig {pki.kubeconfig}")
+    return 0
