@@ -1,0 +1,292 @@
+"""Envoy's bootstrap configuration, rendered from one function for the launcher and for compose.
+
+Envoy is the API endpoint (DESIGN.md sections 1 and 6): it terminates TLS
+with ``apiserver.crt``, requests (does not require) a client certificate
+validated against the cluster CA, forwards the verified certificate to the
+gateways in ``x-forwarded-client-cert`` (``SANITIZE_SET``: a client's own
+header is dropped), and balances round robin over the gateways, which it
+reaches over HTTP/1.1 + TLS with the ``front-proxy-client`` identity.
+
+Watches are long requests: the route timeout, route idle timeout and the
+stream idle timeout are disabled (a gateway sends a bookmark or event well
+within a minute, and a client ends a watch with its own ``timeoutSeconds``),
+and the circuit-breaker limits are raised so thousands of concurrent watches
+fit. Active health checks on ``/readyz`` every second (also without traffic)
+plus outlier detection take a dead gateway out of rotation within about a
+second; connection failures are retried on another gateway (safe for every
+method: nothing reached a gateway), and resets are retried for GET only.
+
+``python -m kapi.envoy [--check]`` regenerates (or checks) ``deploy/envoy.yaml``,
+the compose rendering of :func:`render`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HCM = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
+ROUTER = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"
+DOWNSTREAM_TLS = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext"
+UPSTREAM_TLS = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"
+HTTP_OPTIONS = "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
+MAX_CONNECTIONS_MONITOR = ("type.googleapis.com/envoy.extensions.resource_monitors."
+                           "downstream_connections.v3.DownstreamConnectionsConfig")
+
+CLUSTER = "gateways"
+# Circuit-breaker limits: every open watch is one active request (and, over HTTP/1.1, one upstream connection).
+LIMIT = 100_000
+GATEWAY_SAN = "gateway"  # only gateway.crt carries this DNS name among the serving certificates
+
+REPO = Path(__file__).resolve().parent.parent
+DEPLOY_CONFIG = REPO / "deploy" / "envoy.yaml"
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """Paths Envoy reads: the cluster CA, its serving pair, and its client pair towards the gateways."""
+
+    ca: str
+    serving_cert: str
+    serving_key: str
+    client_cert: str
+    client_key: str
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _split(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"expected host:port, got {address!r}")
+    return host.strip("[]"), int(port)
+
+
+def _socket(host: str, port: int) -> dict[str, Any]:
+    return {"socket_address": {"address": host, "port_value": port}}
+
+
+def _route(retry_on: str) -> dict[str, Any]:
+    return {
+        "cluster": CLUSTER,
+        "timeout": "0s",  # no route timeout: watches stream for as long as the client asks
+        "idle_timeout": "0s",
+        "retry_policy": {
+            "retry_on": retry_on,
+            "num_retries": 2,
+            "retry_host_predicate": [{"name": "envoy.retry_host_predicates.previous_hosts",
+                                      "typed_config": {"@type": "type.googleapis.com/envoy.extensions."
+                                                                "retry.host.previous_hosts.v3.PreviousHostsPredicate"}}],
+            "host_selection_retry_max_attempts": 3,
+        },
+    }
+
+
+def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0.0.1", port: int = 6443,
+           admin_address: str = "127.0.0.1", admin_port: int = 0, sni: str = "localhost") -> dict[str, Any]:
+    """Envoy's bootstrap config (a dict to dump as YAML).
+
+    ``gateways`` are host:port addresses of the gateways' HTTPS ports (IP
+    addresses give a STATIC cluster, names a STRICT_DNS one). ``port`` 0 lets
+    Envoy pick the listener port (read it back from the admin API). The admin
+    interface listens on ``admin_address:admin_port`` (0 = any free port).
+    Raises ValueError on a malformed address.
+    """
+    endpoints = [_split(a) for a in gateways]
+    if not endpoints:
+        raise ValueError("at least one gateway address is required")
+    static = all(_is_ip(host) for host, _ in endpoints)
+    hcm = {
+        "@type": HCM,
+        "stat_prefix": "kapi",
+        "codec_type": "AUTO",
+        "use_remote_address": True,
+        "stream_idle_timeout": "0s",  # disabled: far above the gateways' 60 s watch bookmark interval
+        "request_timeout": "0s",
+        "common_http_protocol_options": {"idle_timeout": "3600s", "headers_with_underscores_action": "ALLOW"},
+        "http2_protocol_options": {"max_concurrent_streams": 1000,
+                                   "initial_stream_window_size": 1048576,
+                                   "initial_connection_window_size": 16777216},
+        "forward_client_cert_details": "SANITIZE_SET",
+        "set_current_client_cert_details": {"subject": True, "cert": True, "dns": True, "uri": True},
+        "route_config": {
+            "name": "kapi",
+            "virtual_hosts": [{
+                "name": "kapi",
+                "domains": ["*"],
+                "routes": [
+                    # GETs (reads and watches) are idempotent: retry resets on another gateway too.
+                    {"match": {"prefix": "/", "headers": [{"name": ":method", "string_match": {"exact": "GET"}}]},
+                     "route": _route("connect-failure,reset")},
+                    # Anything else only when the request never reached a gateway.
+                    {"match": {"prefix": "/"}, "route": _route("connect-failure")},
+                ],
+            }],
+        },
+        "http_filters": [{"name": "envoy.filters.http.router", "typed_config": {"@type": ROUTER}}],
+    }
+    listener = {
+        "name": "https",
+        "address": _socket(bind_address, port),
+        "per_connection_buffer_limit_bytes": 4 * 1024 * 1024,
+        "filter_chains": [{
+            "filters": [{"name": "envoy.filters.network.http_connection_manager", "typed_config": hcm}],
+            "transport_socket": {
+                "name": "envoy.transport_sockets.tls",
+                "typed_config": {
+                    "@type": DOWNSTREAM_TLS,
+                    "require_client_certificate": False,
+                    "common_tls_context": {
+                        "alpn_protocols": ["h2", "http/1.1"],
+                        "tls_certificates": [{"certificate_chain": {"filename": tls.serving_cert},
+                                              "private_key": {"filename": tls.serving_key}}],
+                        "validation_context": {"trusted_ca": {"filename": tls.ca}},
+                    },
+                },
+            },
+        }],
+    }
+    cluster = {
+        "name": CLUSTER,
+        "type": "STATIC" if static else "STRICT_DNS",
+        "connect_timeout": "1s",
+        "lb_policy": "ROUND_ROBIN",
+        "load_assignment": {
+            "cluster_name": CLUSTER,
+            "endpoints": [{"lb_endpoints": [{"endpoint": {"address": _socket(h, p)}} for h, p in endpoints]}],
+        },
+        "typed_extension_protocol_options": {
+            "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                "@type": HTTP_OPTIONS,
+                "common_http_protocol_options": {"idle_timeout": "300s"},
+                "explicit_http_config": {"http_protocol_options": {}},
+            },
+        },
+        "transport_socket": {
+            "name": "envoy.transport_sockets.tls",
+            "typed_config": {
+                "@type": UPSTREAM_TLS,
+                "sni": sni,
+                "common_tls_context": {
+                    "tls_certificates": [{"certificate_chain": {"filename": tls.client_cert},
+                                          "private_key": {"filename": tls.client_key}}],
+                    "validation_context": {
+                        "trusted_ca": {"filename": tls.ca},
+                        "match_typed_subject_alt_names": [{"san_type": "DNS", "matcher": {"exact": GATEWAY_SAN}}],
+                    },
+                },
+            },
+        },
+        "health_checks": [{
+            "timeout": "1s",
+            "interval": "1s",
+            "no_traffic_interval": "1s",
+            "unhealthy_threshold": 1,
+            "healthy_threshold": 1,
+            "http_health_check": {"path": "/readyz"},
+        }],
+        "outlier_detection": {
+            "consecutive_5xx": 5,
+            "consecutive_gateway_failure": 2,
+            "consecutive_local_origin_failure": 1,
+            "split_external_local_origin_errors": True,
+            "interval": "1s",
+            "base_ejection_time": "2s",
+            "max_ejection_percent": 100,
+        },
+        "circuit_breakers": {"thresholds": [{
+            "priority": "DEFAULT", "max_connections": LIMIT, "max_pending_requests": LIMIT,
+            "max_requests": LIMIT, "max_retries": 1000,
+        }]},
+    }
+    if not static:
+        cluster["dns_lookup_family"] = "V4_ONLY"
+        cluster["dns_refresh_rate"] = "2s"
+    return {
+        "admin": {"address": _socket(admin_address, admin_port)},
+        "static_resources": {"listeners": [listener], "clusters": [cluster]},
+        "overload_manager": {"resource_monitors": [{
+            "name": "envoy.resource_monitors.global_downstream_max_connections",
+            "typed_config": {"@type": MAX_CONNECTIONS_MONITOR, "max_active_downstream_connections": LIMIT},
+        }]},
+    }
+
+
+def dump(config: dict[str, Any]) -> str:
+    """The YAML text of a rendered config (stable key order, as rendered)."""
+    return yaml.safe_dump(config, sort_keys=False, default_flow_style=False)
+
+
+def args(config_path: str, *, log_level: str = "info", admin_address_path: str | None = None) -> list[str]:
+    """Envoy's arguments (without the binary) for ``config_path``.
+
+    ``--disable-hot-restart`` keeps Envoy off shared memory so several stacks
+    (tests, benchmarks, a dev stack) run on one machine. ``admin_address_path``
+    makes Envoy write its admin address there (for admin port 0).
+    """
+    out = ["-c", config_path, "--disable-hot-restart", "--log-level", log_level]
+    if admin_address_path:
+        out += ["--admin-address-path", admin_address_path]
+    return out
+
+
+# Compose: container hostnames and the paths of the shared state volume.
+COMPOSE_STATE = "/state"
+COMPOSE_GATEWAYS = ("gateway-1:6443", "gateway-2:6443")
+COMPOSE_CONFIG_PATH = "/etc/envoy/envoy.yaml"
+
+
+def compose_tls(state: str = COMPOSE_STATE) -> TlsFiles:
+    """Envoy's PKI paths inside a container that mounts the state volume at ``state``."""
+    pki = f"{state}/pki"
+    return TlsFiles(ca=f"{pki}/ca.crt", serving_cert=f"{pki}/apiserver.crt", serving_key=f"{pki}/apiserver.key",
+                    client_cert=f"{pki}/front-proxy-client.crt", client_key=f"{pki}/front-proxy-client.key")
+
+
+def render_compose() -> dict[str, Any]:
+    """The config compose.yaml's Envoy runs (``deploy/envoy.yaml``): port 6443 on all interfaces."""
+    return render(gateways=COMPOSE_GATEWAYS, tls=compose_tls(), bind_address="0.0.0.0", port=6443,
+                  admin_address="127.0.0.1", admin_port=9901)
+
+
+HEADER = "# Generated by `python -m kapi.envoy` from kapi/envoy.py (render_compose); do not edit.\n"
+
+
+def compose_text() -> str:
+    """The exact content of ``deploy/envoy.yaml``."""
+    return HEADER + dump(render_compose())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write ``deploy/envoy.yaml``, or with ``--check`` exit 1 if it differs from a fresh render."""
+    parser = argparse.ArgumentParser(prog="python -m kapi.envoy", description=main.__doc__)
+    parser.add_argument("--check", action="store_true", help="Only check that deploy/envoy.yaml is up to date.")
+    parser.add_argument("--output", default=str(DEPLOY_CONFIG), help="Where to write the compose config.")
+    opts = parser.parse_args(argv)
+    text = compose_text()
+    out = Path(opts.output)
+    if opts.check:
+        if not out.exists() or out.read_text() != text:
+            print(f"{out} is out of date: run python -m kapi.envoy", file=sys.stderr)
+            return 1
+        return 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

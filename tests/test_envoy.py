@@ -1,0 +1,143 @@
+"""kapi.envoy: the one Envoy configuration used locally and in compose (DESIGN.md section 6)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kapi import binaries, envoy
+from kapi.pki import ensure_pki
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> envoy.TlsFiles:
+    pki = ensure_pki(tmp_path_factory.mktemp("state"), port=None)
+    return envoy.TlsFiles(ca=str(pki.ca_cert), serving_cert=str(pki.apiserver_cert),
+                          serving_key=str(pki.apiserver_key), client_cert=str(pki.front_proxy_cert),
+                          client_key=str(pki.front_proxy_key))
+
+
+@pytest.fixture(scope="module")
+def config(tls: envoy.TlsFiles) -> dict[str, Any]:
+    return envoy.render(gateways=["127.0.0.1:10001", "127.0.0.1:10002"], tls=tls, port=7443)
+
+
+def hcm(config: dict[str, Any]) -> dict[str, Any]:
+    listener = config["static_resources"]["listeners"][0]
+    return listener["filter_chains"][0]["filters"][0]["typed_config"]
+
+
+def cluster(config: dict[str, Any]) -> dict[str, Any]:
+    return config["static_resources"]["clusters"][0]
+
+
+def sockets(c: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e["endpoint"]["address"]["socket_address"] for e in c["load_assignment"]["endpoints"][0]["lb_endpoints"]]
+
+
+def test_listener_tls_requests_but_does_not_require_client_certificates(config: dict[str, Any],
+                                                                         tls: envoy.TlsFiles) -> None:
+    listener = config["static_resources"]["listeners"][0]
+    assert listener["address"]["socket_address"] == {"address": "127.0.0.1", "port_value": 7443}
+    context = listener["filter_chains"][0]["transport_socket"]["typed_config"]
+    assert context["require_client_certificate"] is False
+    common = context["common_tls_context"]
+    assert common["alpn_protocols"] == ["h2", "http/1.1"]
+    assert common["validation_context"]["trusted_ca"]["filename"] == tls.ca
+    assert common["tls_certificates"][0]["certificate_chain"]["filename"] == tls.serving_cert
+
+
+def test_client_certificate_forwarding_and_timeouts(config: dict[str, Any]) -> None:
+    h = hcm(config)
+    assert h["codec_type"] == "AUTO"
+    assert h["forward_client_cert_details"] == "SANITIZE_SET"
+    assert h["set_current_client_cert_details"] == {"subject": True, "cert": True, "dns": True, "uri": True}
+    assert h["stream_idle_timeout"] == "0s"  # disabled: watches idle between 60 s bookmarks
+
+
+def test_routes_never_cut_watches_and_retry_safely(config: dict[str, Any]) -> None:
+    routes = hcm(config)["route_config"]["virtual_hosts"][0]["routes"]
+    get, rest = routes
+    assert get["match"] == {"prefix": "/", "headers": [{"name": ":method", "string_match": {"exact": "GET"}}]}
+    assert rest["match"] == {"prefix": "/"}
+    for r in routes:
+        assert r["route"]["cluster"] == "gateways"
+        assert r["route"]["timeout"] == "0s"
+        assert r["route"]["idle_timeout"] == "0s"
+        assert r["route"]["retry_policy"]["num_retries"] == 2
+    assert get["route"]["retry_policy"]["retry_on"] == "connect-failure,reset"
+    # A reset may come after a non-idempotent request reached a gateway: only GETs retry on it.
+    assert rest["route"]["retry_policy"]["retry_on"] == "connect-failure"
+
+
+def test_upstream_cluster(config: dict[str, Any], tls: envoy.TlsFiles) -> None:
+    c = cluster(config)
+    assert c["type"] == "STATIC" and c["lb_policy"] == "ROUND_ROBIN"
+    assert sockets(c) == [{"address": "127.0.0.1", "port_value": 10001}, {"address": "127.0.0.1", "port_value": 10002}]
+    upstream = c["transport_socket"]["typed_config"]
+    assert upstream["sni"] == "localhost"
+    assert upstream["common_tls_context"]["tls_certificates"][0]["certificate_chain"]["filename"] == tls.client_cert
+    assert upstream["common_tls_context"]["validation_context"]["trusted_ca"]["filename"] == tls.ca
+    options = c["typed_extension_protocol_options"]["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]
+    assert options["explicit_http_config"] == {"http_protocol_options": {}}  # HTTP/1.1 to the gateways
+    check = c["health_checks"][0]
+    assert check["http_health_check"]["path"] == "/readyz"
+    assert check["interval"] == "1s" and check["no_traffic_interval"] == "1s"
+    assert check["unhealthy_threshold"] in (1, 2) and check["healthy_threshold"] == 1
+    assert c["outlier_detection"]["consecutive_5xx"] > 0
+    limits = c["circuit_breakers"]["thresholds"][0]
+    assert min(limits["max_connections"], limits["max_pending_requests"], limits["max_requests"]) >= 100_000
+
+
+def test_admin_is_loopback_only(config: dict[str, Any]) -> None:
+    assert config["admin"]["address"]["socket_address"]["address"] == "127.0.0.1"
+    assert envoy.render_compose()["admin"]["address"]["socket_address"]["address"] == "127.0.0.1"
+
+
+def test_compose_rendering_uses_dns_names() -> None:
+    c = cluster(envoy.render_compose())
+    assert c["type"] == "STRICT_DNS"
+    assert sockets(c) == [{"address": "gateway-1", "port_value": 6443}, {"address": "gateway-2", "port_value": 6443}]
+
+
+@pytest.mark.parametrize("bad", [[], ["nohost"], ["host:port"]])
+def test_bad_gateway_addresses(tls: envoy.TlsFiles, bad: list[str]) -> None:
+    with pytest.raises(ValueError):
+        envoy.render(gateways=bad, tls=tls)
+
+
+def test_deploy_config_is_up_to_date() -> None:
+    assert envoy.DEPLOY_CONFIG.read_text() == envoy.compose_text(), "run: python -m kapi.envoy"
+    assert envoy.main(["--check"]) == 0
+
+
+def test_args_disable_hot_restart() -> None:
+    assert "--disable-hot-restart" in envoy.args("/x.yaml")
+
+
+def validate(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(binaries.envoy()), "--mode", "validate", "-c", str(path), "--disable-hot-restart",
+                           "--log-level", "warning"], capture_output=True, text=True, timeout=60)
+
+
+def test_real_envoy_accepts_the_config(config: dict[str, Any], tmp_path: Path) -> None:
+    path = tmp_path / "envoy.yaml"
+    path.write_text(envoy.dump(config))
+    result = validate(path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "OK" in result.stdout + result.stderr
+
+
+def test_real_envoy_accepts_the_compose_config(tls: envoy.TlsFiles, tmp_path: Path) -> None:
+    # Same file with the container paths pointed at real files (Envoy loads certificates while validating).
+    text = envoy.DEPLOY_CONFIG.read_text()
+    state = str(Path(tls.ca).parent.parent)
+    path = tmp_path / "envoy.yaml"
+    path.write_text(text.replace(envoy.COMPOSE_STATE + "/", state + "/"))
+    assert yaml.safe_load(path.read_text())["static_resources"]["clusters"][0]["type"] == "STRICT_DNS"
+    result = validate(path)
+    assert result.returncode == 0, result.stdout + result.stderr
