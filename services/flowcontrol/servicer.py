@@ -1,0 +1,134 @@
+"""The ``kapi.flowcontrol.v1.FlowControl`` servicer: one Dispatch stream per gateway.
+
+Each Start is answered by exactly one DispatchResponse with its request_id.
+Starts are decided concurrently (a queueing dispatcher may hold one while
+others pass), replies go out in the order decisions are taken. A Finish
+releases the request's seat; a Finish for a request still waiting cancels
+the wait (the gateway gave up; it is answered with a rejection). When the
+stream ends or breaks, every seat it holds is released (DESIGN.md section 6).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+import grpc
+
+from kapi.attributes import Attributes
+from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc
+from services.flowcontrol.dispatcher import Decision, Dispatcher, StartRequest
+
+log = logging.getLogger(__name__)
+
+
+def _response(request_id: int, decision: Decision) -> flowcontrol_pb2.DispatchResponse:
+    return flowcontrol_pb2.DispatchResponse(
+        request_id=request_id, execute=decision.execute, retry_after_seconds=decision.retry_after_seconds,
+        flow_schema=decision.flow_schema, priority_level=decision.priority_level, reason=decision.reason)
+
+
+def _refusal(request_id: int, reason: str) -> flowcontrol_pb2.DispatchResponse:
+    return flowcontrol_pb2.DispatchResponse(request_id=request_id, execute=False, retry_after_seconds=1,
+                                            reason=reason)
+
+
+class _Stream:
+    """The state of one Dispatch stream: requests waiting for a decision and seats held."""
+
+    def __init__(self, dispatcher: Dispatcher):
+        self.dispatcher = dispatcher
+        self.outbox: asyncio.Queue[flowcontrol_pb2.DispatchResponse | None] = asyncio.Queue()
+        self.waiting: dict[int, asyncio.Task[None]] = {}
+        self.held: dict[int, Decision] = {}
+        self.closed = False
+
+    async def read(self, requests: AsyncIterator[flowcontrol_pb2.DispatchRequest]) -> None:
+        """Consume the request stream; when it ends, answer what is waiting and close the outbox."""
+        try:
+            async for message in requests:
+                kind = message.WhichOneof("message")
+                if kind == "start":
+                    self.start(message.start)
+                elif kind == "finish":
+                    self.finish(message.finish.request_id)
+        finally:  # ended, broke or cancelled: the Dispatch handler releases what is held
+
+            if self.waiting:
+                await asyncio.gather(*self.waiting.values(), return_exceptions=True)
+            self.outbox.put_nowait(None)
+
+    def start(self, start: flowcontrol_pb2.Start) -> None:
+        """Begin deciding one request (answered later through the outbox)."""
+        request_id = start.request_id
+        if request_id in self.waiting or request_id in self.held:
+            log.warning("duplicate request_id %d on a Dispatch stream", request_id)
+            self.outbox.put_nowait(_refusal(request_id, f"duplicate request_id {request_id}"))
+            return
+        request = StartRequest(Attributes.from_proto(start.attributes), start.mutating, start.long_running)
+        self.waiting[request_id] = asyncio.create_task(self._decide(request_id, request))
+
+    async def _decide(self, request_id: int, request: StartRequest) -> None:
+        try:
+            decision = await self.dispatcher.dispatch(request)
+        except asyncio.CancelledError:
+            if self.waiting.pop(request_id, None) is not None and not self.closed:
+                self.outbox.put_nowait(_refusal(request_id, "request cancelled"))
+            return
+        except Exception:  # a dispatcher bug must not take the stream down
+            log.exception("dispatch failed")
+            decision = Decision(False, "", "", 1, "Internal error in flow control")
+        self.waiting.pop(request_id, None)
+        if self.closed:
+            decision.release()
+            return
+        if decision.execute:
+            self.held[request_id] = decision
+        self.outbox.put_nowait(_response(request_id, decision))
+
+    def finish(self, request_id: int) -> None:
+        """Release a finished request's seat, or withdraw a request still waiting for its decision."""
+        decision = self.held.pop(request_id, None)
+        if decision is not None:
+            decision.release()
+            return
+        task = self.waiting.get(request_id)
+        if task is not None:
+            task.cancel()
+
+    def close(self) -> None:
+        """Release every seat and cancel every wait (the stream ended or broke)."""
+        self.closed = True
+        for task in self.waiting.values():
+            task.cancel()
+        self.waiting.clear()
+        held, self.held = self.held, {}
+        for decision in held.values():
+            decision.release()
+
+
+class FlowControlServicer(flowcontrol_pb2_grpc.FlowControlServicer):
+    """Serves Dispatch streams against one shared :class:`Dispatcher`."""
+
+    def __init__(self, dispatcher: Dispatcher):
+        self._dispatcher = dispatcher
+
+    async def Dispatch(self, request_iterator: AsyncIterator[flowcontrol_pb2.DispatchRequest],  # noqa: N802
+                       context: grpc.aio.ServicerContext) -> AsyncIterator[flowcontrol_pb2.DispatchResponse]:
+        """Answer each Start with one DispatchResponse (same request_id); release seats on Finish and on stream end."""
+        stream = _Stream(self._dispatcher)
+        reader = asyncio.create_task(stream.read(request_iterator))
+        try:
+            while True:
+                response = await stream.outbox.get()
+                if response is None:
+                    break
+                yield response
+        finally:
+            stream.close()
+            if not reader.done():
+                reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, grpc.RpcError, Exception):
+                await reader
