@@ -21,6 +21,7 @@ USAGE = """usage: kapi COMMAND [flags]
 commands:
   up           start etcd, every service, two gateways and Envoy (see kapi up --help)
   certs        generate the CA, serving and client certificates and kubeconfigs
+  health       exit 0 if a kapi gRPC service or an HTTPS /readyz is ready (container healthchecks)
   storage      the storage service (the only etcd client)
   authn        the authentication service
   authz        the authorization service
@@ -45,6 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from kapi.pki import main as certs_main
 
         return certs_main(rest)
+    if command == "health":
+        from kapi.launcher import health_main
+
+        return health_main(rest)
     if command in SERVICES:
         module = importlib.import_module(f"services.{command}.server")
         return int(module.main(rest) or 0)

