@@ -10,9 +10,15 @@ import grpc
 from kapi import errors
 from kapi.attributes import Attributes
 from kapi_proto.kapi.authz.v1 import authz_pb2, authz_pb2_grpc
-from services.authz.authorizer import Authorizer
+from services.authz.authorizer import Authorizer, Decision
 
 log = logging.getLogger(__name__)
+
+_DECISIONS = {
+    Decision.ALLOW: authz_pb2.DECISION_ALLOW,
+    Decision.DENY: authz_pb2.DECISION_DENY,
+    Decision.NO_OPINION: authz_pb2.DECISION_NO_OPINION,
+}
 
 
 class AuthorizationServicer(authz_pb2_grpc.AuthorizationServicer):
@@ -46,5 +52,5 @@ class AuthorizationServicer(authz_pb2_grpc.AuthorizationServicer):
             raise AssertionError("unreachable") from None
         if result.error:
             log.warning("authorization evaluation error for %s: %s", attributes.user.username, result.error)
-        return authz_pb2.AuthorizeResponse(decision=int(result.decision), reason=result.reason,
+        return authz_pb2.AuthorizeResponse(decision=_DECISIONS[result.decision], reason=result.reason,
                                            evaluation_error=result.error, policy_revision=revision)
