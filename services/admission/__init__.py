@@ -1,0 +1,1 @@
+"""The admission service: mutating plugins, the strategy, schema and meta validation, validating plugins."""

@@ -1,0 +1,175 @@
+"""services.admission.pipeline: plugin order, strategy, validation and fieldValidation in one Admit."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from kapi import errors, jsonutil
+from kapi.attributes import Attributes, UserInfo
+from services.admission.chain import AdmissionRequest, Chain, MutationInterface, ValidationInterface
+from services.admission.pipeline import Admitter
+
+NOW = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
+USER = UserInfo("alice")
+
+
+class AddLabel:
+    """A mutator that labels every created object and records what it saw."""
+
+    name = "AddLabel"
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, Any]] = []
+
+    def handles(self, operation: str) -> bool:
+        return operation == "CREATE"
+
+    async def admit(self, request: AdmissionRequest) -> None:
+        assert request.object is not None
+        self.seen.append(dict(request.object.get("metadata") or {}))
+        request.object.setdefault("metadata", {}).setdefault("labels", {})["added"] = "yes"
+        request.warnings.append("labelled")
+
+
+class Record:
+    """A validator that records the final object and can refuse."""
+
+    name = "Record"
+
+    def __init__(self, refuse: bool = False) -> None:
+        self.seen: list[AdmissionRequest] = []
+        self.refuse = refuse
+
+    def handles(self, operation: str) -> bool:
+        return True
+
+    async def validate(self, request: AdmissionRequest) -> None:
+        self.seen.append(request)
+        if self.refuse:
+            raise errors.forbidden(request.resource.resource, request.name, "no")
+
+
+def _attrs(verb: str, resource: str = "configmaps", namespace: str = "demo", name: str = "") -> Attributes:
+    return Attributes(USER, verb, True, api_version="v1", resource=resource, namespace=namespace, name=name)
+
+
+def _cm(name: str = "app", **extra: Any) -> bytes:
+    return jsonutil.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+                           "data": {"k": "v"}, **extra})
+
+
+@pytest.fixture
+def plugins() -> tuple[AddLabel, Record]:
+    return AddLabel(), Record()
+
+
+@pytest.fixture
+def admitter(plugins: tuple[AddLabel, Record]) -> Admitter:
+    return Admitter(Chain(list(plugins)), now=lambda: NOW, rng=random.Random(3))
+
+
+def test_chain_sorts_capabilities(plugins: tuple[AddLabel, Record]) -> None:
+    chain = Chain(list(plugins))
+    assert isinstance(plugins[0], MutationInterface) and not isinstance(plugins[0], ValidationInterface)
+    assert chain.mutators == [plugins[0]] and chain.validators == [plugins[1]]
+    assert chain.names == ["AddLabel", "Record"]
+
+
+async def test_create_order(admitter: Admitter, plugins: tuple[AddLabel, Record]) -> None:
+    result = await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm())
+    obj = jsonutil.loads(result.object)
+    meta = obj["metadata"]
+    assert meta["namespace"] == "demo" and meta["creationTimestamp"] == "2024-01-02T03:04:05Z" and meta["uid"]
+    assert meta["labels"] == {"added": "yes"}
+    assert "uid" not in plugins[0].seen[0]  # mutators run before the strategy ...
+    assert plugins[1].seen[0].object == obj  # ... validators after it, on the final object
+    assert result.warnings == ["labelled"]
+
+
+async def test_dry_run_same_result(admitter: Admitter) -> None:
+    result = await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm(), dry_run=True)
+    assert jsonutil.loads(result.object)["metadata"]["labels"] == {"added": "yes"}
+
+
+async def test_invalid_name_is_422_before_validators(admitter: Admitter, plugins: tuple[AddLabel, Record]) -> None:
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm("Bad_Name", data={"k": 1}))
+    assert exc.value.code == 422 and exc.value.reason == "Invalid"
+    assert exc.value.message.startswith('ConfigMap "Bad_Name" is invalid: [metadata.name: Invalid value: "Bad_Name"')
+    assert [c["field"] for c in exc.value.details["causes"]] == ["metadata.name", "data[k]"]
+    assert plugins[1].seen == []
+
+
+@pytest.mark.parametrize(("directive", "warnings", "code"), [
+    ("", ["labelled", 'unknown field "spec"'], None),
+    ("Warn", ["labelled", 'unknown field "spec"'], None),
+    ("Ignore", ["labelled"], None),
+    ("Strict", None, 400),
+])
+async def test_field_validation(admitter: Admitter, directive: str, warnings: list[str] | None,
+                                code: int | None) -> None:
+    body = _cm(spec={"x": 1})
+    if code is None:
+        result = await admitter.admit("CREATE", _attrs("create"), "ConfigMap", body, field_validation=directive)
+        assert result.warnings == warnings
+        assert "spec" not in jsonutil.loads(result.object)  # dropped in every mode
+    else:
+        with pytest.raises(errors.StatusError) as exc:
+            await admitter.admit("CREATE", _attrs("create"), "ConfigMap", body, field_validation=directive)
+        assert (exc.value.code, exc.value.message) == (code, 'strict decoding error: unknown field "spec"')
+
+
+async def test_update_keeps_system_fields(admitter: Admitter) -> None:
+    created = await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm())
+    old = jsonutil.loads(created.object)
+    old["metadata"]["resourceVersion"] = "7"
+    new = {"metadata": {"name": "app", "namespace": "demo"}, "data": {"k": "w"}}
+    result = await admitter.admit("UPDATE", _attrs("update", name="app"), "ConfigMap", jsonutil.dumps(new),
+                                  jsonutil.dumps(old))
+    obj = jsonutil.loads(result.object)
+    assert obj["metadata"]["uid"] == old["metadata"]["uid"]
+    assert obj["metadata"]["creationTimestamp"] == old["metadata"]["creationTimestamp"]
+    assert obj["data"] == {"k": "w"} and obj["kind"] == "ConfigMap"
+    new["metadata"]["uid"] = "other"
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("UPDATE", _attrs("update", name="app"), "ConfigMap", jsonutil.dumps(new),
+                             jsonutil.dumps(old))
+    assert exc.value.message == 'ConfigMap "app" is invalid: metadata.uid: Invalid value: "other": field is immutable'
+
+
+async def test_delete_runs_validators_only(admitter: Admitter, plugins: tuple[AddLabel, Record]) -> None:
+    result = await admitter.admit("DELETE", _attrs("delete", name="app"), "ConfigMap", b"", _cm())
+    assert result.object == b""
+    assert plugins[0].seen == [] and plugins[1].seen[0].name == "app"
+
+
+async def test_validator_refusal(plugins: tuple[AddLabel, Record]) -> None:
+    admitter = Admitter(Chain([plugins[0], Record(refuse=True)]), now=lambda: NOW)
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm())
+    assert exc.value.code == 403 and exc.value.message == 'configmaps "app" is forbidden: no'
+
+
+@pytest.mark.parametrize(("operation", "body", "old", "message"), [
+    ("PATCH", _cm(), b"", "unknown admission operation 'PATCH'"),
+    ("CREATE", b"{not json", b"", None),
+    ("CREATE", b"[1]", b"", "the object must be a JSON object"),
+    ("UPDATE", _cm(), b"", "an UPDATE needs the stored object (old_object)"),
+])
+async def test_bad_requests(admitter: Admitter, operation: str, body: bytes, old: bytes, message: str | None) -> None:
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit(operation, _attrs("create"), "ConfigMap", body, old)
+    assert exc.value.code == 400
+    if message:
+        assert exc.value.message == message
+
+
+async def test_subresource_of_another_kind_skips_strategy(admitter: Admitter) -> None:
+    attrs = Attributes(USER, "create", True, api_version="v1", resource="pods", subresource="eviction",
+                       namespace="demo", name="web")
+    result = await admitter.admit("CREATE", attrs, "Eviction", jsonutil.dumps({"metadata": {"name": "web"}}))
+    assert jsonutil.loads(result.object)["metadata"] == {"name": "web", "labels": {"added": "yes"}}
