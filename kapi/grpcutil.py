@@ -99,8 +99,9 @@ async def require_peer(context: grpc.aio.ServicerContext, allowed: frozenset[str
     if allowed is None:
         return
     auth = context.auth_context()
-    if not auth.get("x509_common_name") and not auth.get("transport_security_type"):
-        return
+    security = auth.get("transport_security_type") or []
+    if not auth.get("x509_common_name") and security in ([], [b"insecure"]):
+        return  # an insecure server (its auth context says transport_security_type "insecure")
     name = peer_identity(context)
     if name not in allowed:
         await errors.abort(context, errors.forbidden_message(f"service identity {name!r} may not call this service"))
