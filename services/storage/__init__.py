@@ -1,0 +1,1 @@
+"""The storage service: the only etcd client (DESIGN.md section 5)."""

@@ -1,0 +1,285 @@
+"""A thin async etcd v3 client over the generated stubs (``kapi_proto.etcd``), grpc.aio only.
+
+Only what the store needs: ranges (optionally at a revision, paginated),
+create-if-absent, put-if-mod-revision, delete-if-mod-revision, compaction,
+status, and watches (multiplexed over one shared stream, see
+:mod:`services.storage.etcd_watch`). Every unary call has a deadline
+(``timeout`` seconds, default 10). Failures become :class:`kapi.errors.StatusError`:
+etcd unreachable -> 503 ServiceUnavailable (after retrying the other
+endpoints and a short backoff), deadline -> 504 Timeout; a compacted or
+future revision raises :class:`CompactedError` / :class:`FutureRevisionError`
+so the store can word the 410/504 the way kube-apiserver does.
+
+Several endpoints (``--etcd-servers``) get one channel each. Calls go to the
+current endpoint; on UNAVAILABLE a read moves to the next one and retries,
+a write retries only if the request never left (connection failure), as
+etcd's clientv3 retry policy does for non-repeatable RPCs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import grpc
+
+from kapi import errors
+from kapi_proto.etcd import rpc_pb2, rpc_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 10.0  # seconds, per unary etcd call (including retries)
+_RETRY_BACKOFF = (0.05, 0.2, 0.5)  # seconds between rounds over every endpoint
+_MAX_MESSAGE = 256 * 1024 * 1024
+_CHANNEL_OPTIONS = [
+    ("grpc.max_send_message_length", _MAX_MESSAGE),
+    ("grpc.max_receive_message_length", _MAX_MESSAGE),
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+]
+# Fragments of transport errors meaning the request was never sent (safe to retry a write).
+_NOT_SENT = ("failed to connect", "connection refused", "connections to all backends failing",
+             "dns resolution failed", "no address", "name resolution")
+
+
+class CompactedError(Exception):
+    """etcd answered "required revision has been compacted" for a read at ``revision``."""
+
+    def __init__(self, revision: int, compact_revision: int = 0):
+        super().__init__(f"revision {revision} has been compacted")
+        self.revision = revision
+        self.compact_revision = compact_revision
+
+
+class FutureRevisionError(Exception):
+    """etcd answered "required revision is a future revision" for a read at ``revision``."""
+
+    def __init__(self, revision: int):
+        super().__init__(f"revision {revision} is a future revision")
+        self.revision = revision
+
+
+def parse_endpoints(servers: str) -> list[str]:
+    """``--etcd-servers`` (comma-separated ``http://host:port`` URLs) -> ``host:port`` targets.
+
+    Raises ValueError for an empty list or an ``https`` URL (client TLS to etcd is not configurable yet).
+    """
+    targets: list[str] = []
+    for raw in servers.split(","):
+        raw = raw.strip()
+        if not raw:
+            continue
+        if "://" not in raw:
+            targets.append(raw)
+            continue
+        url = urlsplit(raw)
+        if url.scheme != "http":
+            raise ValueError(f"unsupported etcd server URL {raw!r}: only http:// endpoints are supported")
+        if not url.hostname or not url.port:
+            raise ValueError(f"etcd server URL {raw!r} needs a host and a port")
+        targets.append(url.netloc)
+    if not targets:
+        raise ValueError("no etcd servers given")
+    return targets
+
+
+def prefix_end(prefix: bytes) -> bytes:
+    """The etcd ``range_end`` that covers every key starting with ``prefix`` (clientv3.GetPrefixRangeEnd)."""
+    end = bytearray(prefix)
+    for i in range(len(end) - 1, -1, -1):
+        if end[i] < 0xFF:
+            end[i] += 1
+            return bytes(end[: i + 1])
+    return b"\x00"
+
+
+@dataclass
+class _Endpoint:
+    target: str
+    channel: grpc.aio.Channel
+    kv: rpc_pb2_grpc.KVStub
+    watch: rpc_pb2_grpc.WatchStub
+    maintenance: rpc_pb2_grpc.MaintenanceStub
+
+
+class EtcdClient:
+    """Async etcd v3 client. ``endpoints`` are ``host:port`` targets (see :func:`parse_endpoints`).
+
+    ``timeout`` is the deadline in seconds of each unary operation including retries.
+    """
+
+    def __init__(self, endpoints: Sequence[str], timeout: float = DEFAULT_TIMEOUT):
+        if not endpoints:
+            raise ValueError("no etcd endpoints")
+        self.timeout = timeout
+        self._endpoints: list[_Endpoint] = []
+        for target in endpoints:
+            channel = grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS)
+            self._endpoints.append(_Endpoint(target, channel, rpc_pb2_grpc.KVStub(channel),
+                                             rpc_pb2_grpc.WatchStub(channel),
+                                             rpc_pb2_grpc.MaintenanceStub(channel)))
+        self._current = 0
+
+    @property
+    def targets(self) -> list[str]:
+        """The ``host:port`` of every endpoint."""
+        return [e.target for e in self._endpoints]
+
+    def endpoint(self) -> _Endpoint:
+        """The endpoint calls currently go to."""
+        return self._endpoints[self._current]
+
+    def rotate(self) -> None:
+        """Move to the next endpoint (after a failure)."""
+        self._current = (self._current + 1) % len(self._endpoints)
+
+    async def close(self) -> None:
+        """Close every channel."""
+        for e in self._endpoints:
+            await e.channel.close()
+
+    # ------------------------------------------------------------ calls
+
+    async def _call(self, service: str, method: str, request: Any, *, repeatable: bool,
+                    revision: int = 0) -> Any:
+        deadline = time.monotonic() + self.timeout
+        attempts = 0
+        rounds = 0
+        while True:
+            ep = self.endpoint()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise errors.timeout(f"etcd did not answer within {self.timeout:g}s")
+            try:
+                return await getattr(getattr(ep, service), method)(request, timeout=remaining)
+            except grpc.aio.AioRpcError as exc:
+                code, details = exc.code(), exc.details() or ""
+                if code == grpc.StatusCode.UNAVAILABLE and (repeatable or _not_sent(details)):
+                    attempts += 1
+                    self.rotate()
+                    if attempts % len(self._endpoints) == 0:
+                        if rounds >= len(_RETRY_BACKOFF):
+                            raise errors.unavailable(f"etcd is unavailable ({ep.target}): {details}") from None
+                        await asyncio.sleep(min(_RETRY_BACKOFF[rounds], max(0.0, deadline - time.monotonic())))
+                        rounds += 1
+                    continue
+                raise _translate(exc, ep.target, revision, self.timeout) from None
+
+    async def range(self, key: bytes, range_end: bytes = b"", *, revision: int = 0, limit: int = 0,
+                    serializable: bool = False, count_only: bool = False, keys_only: bool = False,
+                    ) -> rpc_pb2.RangeResponse:
+        """Keys in ``[key, range_end)`` (or just ``key``) sorted by key, at ``revision`` (0 = latest).
+
+        ``limit`` 0 = all; ``response.more`` tells whether keys remain and
+        ``response.count`` counts every key in the range. ``serializable``
+        allows a member-local (possibly stale) read. Raises CompactedError,
+        FutureRevisionError, or StatusError (503/504/500).
+        """
+        request = rpc_pb2.RangeRequest(key=key, range_end=range_end, revision=revision, limit=limit,
+                                       serializable=serializable, count_only=count_only, keys_only=keys_only)
+        return await self._call("kv", "Range", request, repeatable=True, revision=revision)
+
+    async def create(self, key: bytes, value: bytes) -> rpc_pb2.TxnResponse:
+        """Put ``value`` at ``key`` if the key is absent (create_revision == 0).
+
+        ``succeeded`` False means the key exists; ``header.revision`` is the new object's revision on success.
+        """
+        request = rpc_pb2.TxnRequest(
+            compare=[rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.CREATE, result=rpc_pb2.Compare.EQUAL,
+                                     create_revision=0)],
+            success=[rpc_pb2.RequestOp(request_put=rpc_pb2.PutRequest(key=key, value=value))],
+        )
+        return await self._call("kv", "Txn", request, repeatable=False)
+
+    async def update(self, key: bytes, value: bytes, mod_revision: int) -> rpc_pb2.TxnResponse:
+        """Put ``value`` at an existing ``key`` whose mod revision is ``mod_revision`` (0 = any), unless unchanged.
+
+        Success (``succeeded``) holds one nested TxnResponse: its ``succeeded``
+        True means the stored value already equals ``value`` and nothing was
+        written (kube's no-op update; the nested range holds the current
+        pair), False means ``value`` was written at ``header.revision``.
+        Failure holds a RangeResponse of the key (empty = absent -> 404,
+        else the revision differs -> 409).
+        """
+        if mod_revision:
+            compare = rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.MOD, result=rpc_pb2.Compare.EQUAL,
+                                      mod_revision=mod_revision)
+        else:
+            compare = rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.CREATE, result=rpc_pb2.Compare.GREATER,
+                                      create_revision=0)
+        unchanged = rpc_pb2.TxnRequest(
+            compare=[rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.VALUE, result=rpc_pb2.Compare.EQUAL,
+                                     value=value)],
+            success=[rpc_pb2.RequestOp(request_range=rpc_pb2.RangeRequest(key=key))],
+            failure=[rpc_pb2.RequestOp(request_put=rpc_pb2.PutRequest(key=key, value=value))],
+        )
+        request = rpc_pb2.TxnRequest(
+            compare=[compare],
+            success=[rpc_pb2.RequestOp(request_txn=unchanged)],
+            failure=[rpc_pb2.RequestOp(request_range=rpc_pb2.RangeRequest(key=key))],
+        )
+        return await self._call("kv", "Txn", request, repeatable=False)
+
+    async def delete(self, key: bytes, mod_revision: int = 0) -> rpc_pb2.TxnResponse:
+        """Delete ``key`` if its mod revision is ``mod_revision`` (0 = if it exists), returning its last pair.
+
+        Success holds a DeleteRangeResponse with ``prev_kvs`` (deleted at
+        ``header.revision``); failure holds a RangeResponse of the key (empty
+        = absent).
+        """
+        if mod_revision:
+            compare = rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.MOD, result=rpc_pb2.Compare.EQUAL,
+                                      mod_revision=mod_revision)
+        else:
+            compare = rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.CREATE, result=rpc_pb2.Compare.GREATER,
+                                      create_revision=0)
+        request = rpc_pb2.TxnRequest(
+            compare=[compare],
+            success=[rpc_pb2.RequestOp(request_delete_range=rpc_pb2.DeleteRangeRequest(key=key, prev_kv=True))],
+            failure=[rpc_pb2.RequestOp(request_range=rpc_pb2.RangeRequest(key=key))],
+        )
+        return await self._call("kv", "Txn", request, repeatable=False)
+
+    async def compact(self, revision: int, physical: bool = True) -> rpc_pb2.CompactionResponse:
+        """Compact history up to ``revision`` (tests and a future compactor)."""
+        request = rpc_pb2.CompactionRequest(revision=revision, physical=physical)
+        return await self._call("kv", "Compact", request, repeatable=False, revision=revision)
+
+    async def status(self, timeout: float | None = None) -> rpc_pb2.StatusResponse:
+        """Maintenance Status of the current endpoint (health checks); ``timeout`` in seconds."""
+        ep = self.endpoint()
+        try:
+            return await ep.maintenance.Status(rpc_pb2.StatusRequest(), timeout=timeout or self.timeout)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                self.rotate()
+            raise _translate(exc, ep.target, 0, timeout or self.timeout) from None
+
+
+def _not_sent(details: str) -> bool:
+    lowered = details.lower()
+    return any(fragment in lowered for fragment in _NOT_SENT)
+
+
+def _translate(exc: grpc.aio.AioRpcError, target: str, revision: int, timeout: float) -> Exception:
+    """Map an etcd RPC failure to CompactedError / FutureRevisionError / StatusError."""
+    code, details = exc.code(), exc.details() or ""
+    if "required revision has been compacted" in details:
+        return CompactedError(revision)
+    if "required revision is a future revision" in details:
+        return FutureRevisionError(revision)
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return errors.unavailable(f"etcd is unavailable ({target}): {details}")
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return errors.timeout(f"etcd did not answer within {timeout:g}s")
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED or "request is too large" in details:
+        return errors.too_large(f"etcd refused the request: {details}")
+    log.warning("etcd %s failed: %s %s", target, code, details)
+    return errors.internal(f"etcd: {details}")

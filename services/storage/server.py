@@ -1,0 +1,122 @@
+"""Wiring of the storage service: flags -> etcd client -> store -> gRPC server.
+
+    kapi storage --listen-address 127.0.0.1:0 --etcd-servers http://127.0.0.1:2379 \\
+                 --etcd-prefix /registry --port-file /tmp/storage.port
+
+The health status of the Storage service follows etcd: NOT_SERVING while
+etcd's Maintenance Status fails (checked every HEALTH_INTERVAL seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health, health_pb2
+
+from kapi import errors, flags, grpcutil
+from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
+from services.storage.etcd import EtcdClient, parse_endpoints
+from services.storage.etcd_watch import WatchMux
+from services.storage.servicer import StorageServicer
+from services.storage.store import Store
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME = storage_pb2.DESCRIPTOR.services_by_name["Storage"].full_name
+GRACE_SECONDS = 2.0
+HEALTH_INTERVAL = 5.0  # seconds between etcd health checks
+BOOKMARK_INTERVAL = 30.0  # seconds between etcd progress requests (bookmarks at least every 60 s)
+
+
+def allowed_clients(text: str) -> frozenset[str] | None:
+    """``--storage-allowed-clients`` -> the set of permitted certificate CNs (None if the flag is empty)."""
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    return names or None
+
+
+@dataclass
+class StorageService:
+    """A running storage server and what it owns."""
+
+    server: grpc.aio.Server
+    port: int
+    etcd: EtcdClient
+    watches: WatchMux
+    store: Store
+    health: health.HealthServicer
+    _health_task: asyncio.Task[None] | None = None
+
+    async def stop(self, grace: float = GRACE_SECONDS) -> None:
+        """Stop serving (``grace`` seconds for in-flight RPCs), then close the etcd watch stream and channels."""
+        if self._health_task is not None:
+            self._health_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._health_task
+        await self.watches.close()
+        await self.server.stop(grace)
+        await self.etcd.close()
+
+
+async def _watch_health(service: StorageService) -> None:
+    serving = True
+    while True:
+        try:
+            await service.etcd.status(timeout=2.0)
+            ok = True
+        except errors.StatusError as err:
+            ok = False
+            if serving:
+                log.warning("etcd is unhealthy: %s", err.message)
+        if ok != serving:
+            serving = ok
+            state = health_pb2.HealthCheckResponse.SERVING if ok else health_pb2.HealthCheckResponse.NOT_SERVING
+            for name in ("", SERVICE_NAME):
+                service.health.set(name, state)
+            if ok:
+                log.info("etcd is healthy again")
+        await asyncio.sleep(HEALTH_INTERVAL)
+
+
+async def start(args: argparse.Namespace, *, bookmark_interval: float = BOOKMARK_INTERVAL) -> StorageService:
+    """Build and start the storage server from parsed flags; raises ValueError for bad ``--etcd-servers``."""
+    etcd = EtcdClient(parse_endpoints(args.etcd_servers))
+    watches = WatchMux(etcd, progress_interval=bookmark_interval)
+    store = Store(etcd, watches, args.etcd_prefix)
+    server, health_servicer, port = grpcutil.make_server(args.listen_address, grpcutil.tls_from_args(args))
+    storage_pb2_grpc.add_StorageServicer_to_server(
+        StorageServicer(store, allowed_clients(args.storage_allowed_clients)), server)
+    grpcutil.set_serving(health_servicer, [SERVICE_NAME])
+    await server.start()
+    service = StorageService(server, port, etcd, watches, store, health_servicer)
+    service._health_task = asyncio.get_running_loop().create_task(_watch_health(service))
+    if args.port_file:
+        Path(args.port_file).write_text(str(port))
+    log.info("storage serving on port %d (etcd %s, prefix %s)", port, ",".join(etcd.targets), args.etcd_prefix)
+    return service
+
+
+async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
+    """Serve until ``stop`` is set, then stop gracefully."""
+    service = await start(args)
+    await stop.wait()
+    await service.stop()
+
+
+def main(argv: Sequence[str]) -> int:
+    """Entry point of ``kapi storage``; returns the exit code (1 on a configuration error)."""
+    args = flags.parse(flags.STORAGE, argv)
+    grpcutil.configure_logging(args.log_level)
+    try:
+        parse_endpoints(args.etcd_servers)
+    except ValueError as exc:
+        log.error("invalid --etcd-servers: %s", exc)
+        return 1
+    grpcutil.run(lambda stop: serve(args, stop))
+    return 0

@@ -1,0 +1,128 @@
+"""The ``kapi.storage.v1.Storage`` gRPC servicer: proto <-> :class:`services.storage.store.Store`.
+
+Each RPC checks the caller's service identity (``--storage-allowed-clients``),
+decodes the request, calls the store and encodes the answer. Failures end the
+RPC with the Kubernetes Status in trailing metadata (:func:`kapi.errors.abort`);
+a body that is not a JSON object is 400 BadRequest; anything unexpected is
+logged and returned as 500 InternalError.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+
+from kapi import errors, grpcutil, jsonutil
+from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
+from services.storage.keys import ObjectKey
+from services.storage.store import ListOptions, Store, StoredObject, WatchOptions
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def _key(key: storage_pb2.ResourceKey) -> ObjectKey:
+    return ObjectKey(key.group, key.resource, key.namespace, key.name)
+
+
+def _body(data: bytes) -> dict[str, Any]:
+    try:
+        obj = jsonutil.loads(data)
+    except ValueError as exc:
+        raise errors.bad_request(f"the object is not valid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise errors.bad_request("the object must be a JSON object")
+    return obj
+
+
+def _object_response(stored: StoredObject) -> storage_pb2.ObjectResponse:
+    return storage_pb2.ObjectResponse(object=jsonutil.dumps(stored.object), resource_version=stored.resource_version)
+
+
+class StorageServicer(storage_pb2_grpc.StorageServicer):
+    """Serves the Storage RPCs from ``store``; ``allowed_clients`` are the permitted certificate CNs (None = any)."""
+
+    def __init__(self, store: Store, allowed_clients: frozenset[str] | None = None):
+        self._store = store
+        self._allowed = allowed_clients
+
+    async def _unary(self, context: grpc.aio.ServicerContext, work: Callable[[], Awaitable[T]]) -> T:
+        await grpcutil.require_peer(context, self._allowed)
+        try:
+            return await work()
+        except errors.StatusError as err:
+            await errors.abort(context, err)
+        except Exception as exc:  # never a crash: log it, answer 500
+            log.exception("storage RPC failed")
+            await errors.abort(context, errors.internal(f"{type(exc).__name__}: {exc}"))
+        raise AssertionError("unreachable: abort raises")
+
+    async def Create(self, request: storage_pb2.CreateRequest,  # noqa: N802 - gRPC method name
+                     context: grpc.aio.ServicerContext) -> storage_pb2.ObjectResponse:
+        """Create an absent object; 409 AlreadyExists if present. The answer carries its resourceVersion."""
+        async def work() -> storage_pb2.ObjectResponse:
+            return _object_response(await self._store.create(_key(request.key), _body(request.object)))
+        return await self._unary(context, work)
+
+    async def Get(self, request: storage_pb2.GetRequest,  # noqa: N802
+                  context: grpc.aio.ServicerContext) -> storage_pb2.ObjectResponse:
+        """Read one object; 404 NotFound if absent."""
+        async def work() -> storage_pb2.ObjectResponse:
+            return _object_response(await self._store.get(_key(request.key), request.resource_version))
+        return await self._unary(context, work)
+
+    async def List(self, request: storage_pb2.ListRequest,  # noqa: N802
+                   context: grpc.aio.ServicerContext) -> storage_pb2.ListResponse:
+        """List a collection (selectors, limit/continue, resourceVersion semantics of :meth:`Store.list`)."""
+        async def work() -> storage_pb2.ListResponse:
+            result = await self._store.list(_key(request.key), ListOptions(
+                label_selector=request.label_selector, field_selector=request.field_selector,
+                limit=request.limit, continue_=getattr(request, "continue"),
+                resource_version=request.resource_version,
+                resource_version_match=request.resource_version_match))
+            response = storage_pb2.ListResponse(items=[jsonutil.dumps(item) for item in result.items],
+                                                resource_version=result.resource_version)
+            setattr(response, "continue", result.continue_)  # noqa: B010 - "continue" is a Python keyword
+            if result.remaining_item_count is not None:
+                response.remaining_item_count = result.remaining_item_count
+                response.has_remaining_item_count = True
+            return response
+        return await self._unary(context, work)
+
+    async def Update(self, request: storage_pb2.UpdateRequest,  # noqa: N802
+                     context: grpc.aio.ServicerContext) -> storage_pb2.ObjectResponse:
+        """Replace an object; 409 Conflict on a stale expected_resource_version, 404 if absent."""
+        async def work() -> storage_pb2.ObjectResponse:
+            return _object_response(await self._store.update(_key(request.key), _body(request.object),
+                                                             request.expected_resource_version))
+        return await self._unary(context, work)
+
+    async def Delete(self, request: storage_pb2.DeleteRequest,  # noqa: N802
+                     context: grpc.aio.ServicerContext) -> storage_pb2.ObjectResponse:
+        """Delete an object (optional resourceVersion / UID preconditions); answers its last state."""
+        async def work() -> storage_pb2.ObjectResponse:
+            return _object_response(await self._store.delete(_key(request.key), request.expected_resource_version,
+                                                             request.expected_uid))
+        return await self._unary(context, work)
+
+    async def Watch(self, request: storage_pb2.WatchRequest,  # noqa: N802
+                    context: grpc.aio.ServicerContext) -> AsyncIterator[storage_pb2.WatchResponse]:
+        """Stream event batches (see :meth:`Store.watch`); errors end the stream with a Status in trailers."""
+        await grpcutil.require_peer(context, self._allowed)
+        options = WatchOptions(resource_version=request.resource_version, label_selector=request.label_selector,
+                               field_selector=request.field_selector, allow_bookmarks=request.allow_bookmarks,
+                               send_initial_events=request.send_initial_events)
+        try:
+            async for events in self._store.watch(_key(request.key), options):
+                yield storage_pb2.WatchResponse(events=[
+                    storage_pb2.WatchEvent(type=e.type, object=jsonutil.dumps(e.object),
+                                           resource_version=e.resource_version) for e in events])
+        except errors.StatusError as err:
+            await errors.abort(context, err)
+        except Exception as exc:
+            log.exception("storage watch failed")
+            await errors.abort(context, errors.internal(f"{type(exc).__name__}: {exc}"))

@@ -1,0 +1,509 @@
+"""The generic store: objects in etcd with kube-apiserver's semantics.
+
+Mirrors k8s.io/apiserver ``pkg/storage/etcd3/store.go`` (+ the cacher's
+messages where the watch cache would answer): objects are JSON dicts stored
+without ``metadata.resourceVersion``; every object handed back has it set to
+its etcd mod revision (a decimal string). Create is a txn on "key absent",
+update and delete are txns on "mod revision unchanged" (409 Conflict
+otherwise). Lists are read at one revision, paged with kube's continue tokens
+and filtered by label and field selectors; watches stream etcd events
+converted to ADDED / MODIFIED / DELETED / BOOKMARK ("API concepts":
+"Resource versions", "Efficient detection of changes", "Retrieving large
+results sets in chunks").
+
+All reads of current state go through :meth:`Store._range` so a watch cache can
+later serve them instead of etcd.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kapi import errors, jsonutil
+from kapi.selectors import FieldSelector, LabelSelector, SelectorError, parse_field_selector, parse_label_selector
+from kapi_proto.etcd import rpc_pb2
+from services.storage import fields
+from services.storage.etcd import CompactedError, EtcdClient, FutureRevisionError, prefix_end
+from services.storage.etcd_watch import WatchMux, WatchOverflow
+from services.storage.keys import KeySpace, ObjectKey, decode_continue, encode_continue
+
+log = logging.getLogger(__name__)
+
+ADDED, MODIFIED, DELETED, BOOKMARK = "ADDED", "MODIFIED", "DELETED", "BOOKMARK"
+INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
+MODIFIED_MESSAGE = "the object has been modified; please apply your changes to the latest version and try again"
+INCONSISTENT_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+    "without the continue parameter, or use the continue value from the response to retrieve the remainder of the "
+    "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
+    "modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+MAX_PAGE = 10_000  # keys per etcd range when a selector filters a limited list (kube's maxLimit)
+INITIAL_PAGE = 1_000  # keys per etcd range when reading a watch's initial state
+EVENTS_PER_MESSAGE = 500  # synthetic ADDED events per batch
+_DELETE_RETRIES = 16
+
+Object = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    """An object as stored, ``metadata.resourceVersion`` set; ``resource_version`` is its etcd mod revision."""
+
+    object: Object
+    resource_version: int
+
+
+@dataclass(frozen=True)
+class ListOptions:
+    """List parameters (meta/v1 ListOptions): selectors, ``limit`` (0 = all), continue token, resourceVersion[Match]."""
+
+    label_selector: str = ""
+    field_selector: str = ""
+    limit: int = 0
+    continue_: str = ""
+    resource_version: str = ""
+    resource_version_match: str = ""
+
+
+@dataclass(frozen=True)
+class ListResult:
+    """One page: ``items`` in key order, the revision it was read at, the next continue token ("" = done),
+    and ``remaining_item_count`` (None unless more remain and no selector was given)."""
+
+    items: list[Object]
+    resource_version: int
+    continue_: str = ""
+    remaining_item_count: int | None = None
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    """Watch parameters: start resourceVersion ("" / "0" = send current state first), selectors, bookmarks,
+    sendInitialEvents."""
+
+    resource_version: str = ""
+    label_selector: str = ""
+    field_selector: str = ""
+    allow_bookmarks: bool = False
+    send_initial_events: bool = False
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One watch event: ``type`` (ADDED/MODIFIED/DELETED/BOOKMARK), the object, and its resourceVersion."""
+
+    type: str
+    object: Object
+    resource_version: int
+
+
+def parse_resource_version(text: str) -> int:
+    """A resourceVersion string -> revision (>= 0); raises 400 BadRequest for anything else."""
+    if text.isdigit() and text.isascii():
+        return int(text)
+    raise errors.bad_request(f'resourceVersion: Invalid value: "{text}": invalid resource version')
+
+
+def too_large_resource_version(wanted: int, current: int) -> errors.StatusError:
+    """504 Timeout ``Too large resource version`` with the ResourceVersionTooLarge cause client-go looks for."""
+    err = errors.timeout(f"Timeout: Too large resource version: {wanted}, current: {current}")
+    err.details["causes"] = [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]
+    return err
+
+
+def _list_options_invalid(field: str, reason: str, message: str) -> errors.StatusError:
+    return errors.invalid("ListOptions", "", [errors.Cause(reason, message, field)], group="meta.k8s.io")
+
+
+def _without_resource_version(obj: Object) -> Object:
+    if not isinstance(obj, dict):
+        raise errors.bad_request("the object must be a JSON object")
+    meta = obj.get("metadata")
+    if meta is None:
+        return obj
+    if not isinstance(meta, dict):
+        raise errors.bad_request("metadata must be a JSON object")
+    if "resourceVersion" not in meta:
+        return obj
+    meta = dict(meta)
+    del meta["resourceVersion"]
+    return {**obj, "metadata": meta}
+
+
+def _stamped(obj: Object, revision: int) -> Object:
+    meta = obj.get("metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    meta["resourceVersion"] = str(revision)
+    return {**obj, "metadata": meta}
+
+
+def _decode(value: bytes, revision: int, key: bytes) -> Object:
+    try:
+        obj = jsonutil.loads(value)
+    except ValueError:
+        raise errors.internal(f"the object stored at {key.decode(errors='replace')} is not JSON") from None
+    if not isinstance(obj, dict):
+        raise errors.internal(f"the object stored at {key.decode(errors='replace')} is not a JSON object")
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = obj["metadata"] = {}
+    meta["resourceVersion"] = str(revision)
+    return obj
+
+
+def _bookmark(revision: int, initial_events_end: bool = False) -> WatchEvent:
+    meta: Object = {"resourceVersion": str(revision)}
+    if initial_events_end:
+        meta["annotations"] = {INITIAL_EVENTS_END_ANNOTATION: "true"}
+    return WatchEvent(BOOKMARK, {"metadata": meta}, revision)
+
+
+class Store:
+    """Generic store over etcd. ``prefix`` is ``--etcd-prefix``; ``watches`` the process's shared watch stream."""
+
+    def __init__(self, client: EtcdClient, watches: WatchMux, prefix: str = "/registry"):
+        self._etcd = client
+        self._watches = watches
+        self.keys = KeySpace(prefix)
+
+    # ------------------------------------------------------------ writes
+
+    async def create(self, key: ObjectKey, obj: Object) -> StoredObject:
+        """Store a new object at ``key``. Raises 409 AlreadyExists if the key exists, 400 for a non-object."""
+        etcd_key = self.keys.object(key)
+        stored = _without_resource_version(obj)
+        response = await self._etcd.create(etcd_key, jsonutil.dumps(stored))
+        if not response.succeeded:
+            raise errors.already_exists(key.resource, key.name, key.group)
+        revision = response.header.revision
+        return StoredObject(_stamped(stored, revision), revision)
+
+    async def update(self, key: ObjectKey, obj: Object, expected_resource_version: int = 0) -> StoredObject:
+        """Replace the object at ``key`` (its resourceVersion field is ignored).
+
+        ``expected_resource_version`` 0 = unconditional, else the mod revision
+        the caller read (409 Conflict if it moved). 404 NotFound if absent. An
+        update that changes nothing writes nothing and returns the stored
+        object with its unchanged resourceVersion (as kube's GuaranteedUpdate).
+        """
+        etcd_key = self.keys.object(key)
+        stored = _without_resource_version(obj)
+        response = await self._etcd.update(etcd_key, jsonutil.dumps(stored), expected_resource_version)
+        if not response.succeeded:
+            if not response.responses[0].response_range.kvs:
+                raise errors.not_found(key.resource, key.name, key.group)
+            raise errors.conflict(key.resource, key.name, MODIFIED_MESSAGE, key.group)
+        inner = response.responses[0].response_txn
+        if inner.succeeded:  # unchanged: nothing written
+            kv = inner.responses[0].response_range.kvs[0]
+            return StoredObject(_stamped(stored, kv.mod_revision), kv.mod_revision)
+        revision = response.header.revision
+        return StoredObject(_stamped(stored, revision), revision)
+
+    async def delete(self, key: ObjectKey, expected_resource_version: int = 0, expected_uid: str = "") -> StoredObject:
+        """Delete the object at ``key`` and return it as it was, resourceVersion = the deletion revision.
+
+        Preconditions (meta/v1 Preconditions): ``expected_uid`` ("" = none) and
+        ``expected_resource_version`` (0 = none) must match the stored object,
+        else 409 Conflict with kube's ``Precondition failed: ...`` message.
+        404 NotFound if absent.
+        """
+        etcd_key = self.keys.object(key)
+        if not expected_uid:
+            response = await self._etcd.delete(etcd_key, expected_resource_version)
+            if response.succeeded:
+                return self._deleted(response, etcd_key)
+            current = response.responses[0].response_range.kvs
+            if not current:
+                raise errors.not_found(key.resource, key.name, key.group)
+            raise self._precondition_failed(key, etcd_key, "ResourceVersion", expected_resource_version,
+                                            current[0].mod_revision)
+        for _ in range(_DELETE_RETRIES):
+            current = (await self._etcd.range(etcd_key)).kvs
+            if not current:
+                raise errors.not_found(key.resource, key.name, key.group)
+            kv = current[0]
+            uid = str((_decode(kv.value, kv.mod_revision, kv.key).get("metadata") or {}).get("uid") or "")
+            if uid != expected_uid:
+                raise self._precondition_failed(key, etcd_key, "UID", expected_uid, uid)
+            if expected_resource_version and kv.mod_revision != expected_resource_version:
+                raise self._precondition_failed(key, etcd_key, "ResourceVersion", expected_resource_version,
+                                                kv.mod_revision)
+            response = await self._etcd.delete(etcd_key, kv.mod_revision)
+            if response.succeeded:
+                return self._deleted(response, etcd_key)
+        raise errors.conflict(key.resource, key.name, MODIFIED_MESSAGE, key.group)
+
+    @staticmethod
+    def _deleted(response: rpc_pb2.TxnResponse, etcd_key: bytes) -> StoredObject:
+        revision = response.header.revision
+        prev = response.responses[0].response_delete_range.prev_kvs[0]
+        return StoredObject(_decode(prev.value, revision, etcd_key), revision)
+
+    @staticmethod
+    def _precondition_failed(key: ObjectKey, etcd_key: bytes, what: str, wanted: object,
+                             actual: object) -> errors.StatusError:
+        # storage.NewInvalidObjError wrapped by apierrors.NewConflict, word for word.
+        detail = f"Precondition failed: {what} in precondition: {wanted}, {what} in object meta: {actual}"
+        text = (f"StorageError: invalid object, Code: 4, Key: {etcd_key.decode(errors='replace')}, "
+                f"ResourceVersion: 0, AdditionalErrorMsg: {detail}")
+        return errors.conflict(key.resource, key.name, text, key.group)
+
+    # ------------------------------------------------------------ reads
+
+    async def _range(self, start: bytes, end: bytes = b"", *, revision: int = 0, limit: int = 0,
+                     serializable: bool = False) -> rpc_pb2.RangeResponse:
+        """The one read path for current state (a watch cache slots in here)."""
+        return await self._etcd.range(start, end, revision=revision, limit=limit, serializable=serializable)
+
+    async def get(self, key: ObjectKey, resource_version: str = "") -> StoredObject:
+        """Read one object. ``resource_version`` "" = linearizable read, "0" = any (serializable),
+        else not older than that revision (504 Timeout if etcd is behind). 404 NotFound if absent."""
+        etcd_key = self.keys.object(key)
+        minimum = parse_resource_version(resource_version) if resource_version else 0
+        response = await self._range(etcd_key, serializable=resource_version == "0")
+        if minimum and response.header.revision < minimum:
+            raise too_large_resource_version(minimum, response.header.revision)
+        if not response.kvs:
+            raise errors.not_found(key.resource, key.name, key.group)
+        kv = response.kvs[0]
+        return StoredObject(_decode(kv.value, kv.mod_revision, kv.key), kv.mod_revision)
+
+    def _matcher(self, key: ObjectKey, label_selector: str, field_selector: str,
+                 ) -> Callable[[Object], bool] | None:
+        """A predicate for the selectors, or None when they select everything. Raises 400 for a bad selector."""
+        try:
+            labels: LabelSelector = parse_label_selector(label_selector)
+            selected: FieldSelector = parse_field_selector(field_selector,
+                                                           fields.supported_fields(key.group, key.resource))
+        except SelectorError as exc:
+            raise errors.bad_request(str(exc)) from None
+        if labels.empty and selected.empty:
+            return None
+
+        def matches(obj: Object) -> bool:
+            meta = obj.get("metadata") or {}
+            obj_labels = meta.get("labels")
+            if not labels.matches(obj_labels if isinstance(obj_labels, Mapping) else None):
+                return False
+            return selected.empty or selected.matches(fields.object_fields(key.group, key.resource, obj))
+
+        return matches
+
+    async def list(self, key: ObjectKey, options: ListOptions) -> ListResult:
+        """List the collection of ``key`` (all namespaces if ``key.namespace`` is "") per "API concepts".
+
+        resourceVersion semantics (the table in "Resource versions"): ""
+        = most recent (linearizable); "0" = any; N with match NotOlderThan
+        (or unset without limit) = most recent if >= N, else 504; N with match
+        Exact (or unset with a limit) = exactly revision N (410 Expired if
+        compacted). ``continue`` resumes at the token's revision (410 Expired
+        if compacted). Raises 400 for bad selectors, tokens or versions, 422
+        for invalid resourceVersionMatch combinations.
+        """
+        matches = self._matcher(key, options.label_selector, options.field_selector)
+        prefix = self.keys.collection(ObjectKey(key.group, key.resource, key.namespace))
+        end = prefix_end(prefix)
+        start = prefix
+        revision, minimum, serializable = self._list_revision(options)
+        if options.continue_:
+            start, token_revision = decode_continue(options.continue_, prefix)
+            revision = max(token_revision, 0)  # -1: inconsistent continuation at the latest revision
+        limit = max(options.limit, 0)
+        page = limit
+        items: list[Object] = []
+        more, last_key, remaining = False, b"", None
+        while True:
+            try:
+                response = await self._range(start, end, revision=revision, limit=page, serializable=serializable)
+            except CompactedError:
+                if options.continue_:
+                    raise errors.expired(INCONSISTENT_CONTINUE) from None
+                raise errors.expired(f"too old resource version: {revision} "
+                                     f"({await self._compact_revision(prefix, revision)})") from None
+            except FutureRevisionError:
+                raise too_large_resource_version(revision, await self._current_revision(prefix)) from None
+            revision = revision or response.header.revision
+            kvs = response.kvs
+            full = False
+            for index, kv in enumerate(kvs):
+                obj = _decode(kv.value, kv.mod_revision, kv.key)
+                last_key = kv.key
+                if matches is None or matches(obj):
+                    items.append(obj)
+                if limit and len(items) >= limit:
+                    full = True
+                    more = index < len(kvs) - 1 or response.more
+                    break
+            if not full:
+                more = response.more
+            if full or not more:
+                if more and matches is None:
+                    remaining = response.count - len(kvs)
+                break
+            start = last_key + b"\x00"
+            if matches is not None:
+                page = min(page * 2, MAX_PAGE)
+        if minimum and revision < minimum:
+            raise too_large_resource_version(minimum, revision)
+        token = encode_continue(last_key + b"\x00", prefix, revision) if more else ""
+        return ListResult(items, revision, token, remaining)
+
+    @staticmethod
+    def _list_revision(options: ListOptions) -> tuple[int, int, bool]:
+        """(revision to read at (0 = latest), minimum acceptable revision, serializable) for a list."""
+        rv, match = options.resource_version, options.resource_version_match
+        if match not in ("", "Exact", "NotOlderThan"):
+            raise _list_options_invalid("resourceVersionMatch", "FieldValueNotSupported",
+                                        f'Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"')
+        if match and not rv:
+            raise _list_options_invalid("resourceVersionMatch", "FieldValueForbidden",
+                                        "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is "
+                                        "provided")
+        if match and options.continue_:
+            raise _list_options_invalid("resourceVersionMatch", "FieldValueForbidden",
+                                        "Forbidden: resourceVersionMatch is forbidden when continue is provided")
+        if match == "Exact" and rv == "0":
+            raise _list_options_invalid("resourceVersionMatch", "FieldValueForbidden",
+                                        'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+        if options.continue_:
+            if rv not in ("", "0"):
+                raise errors.bad_request("specifying resource version is not allowed when using continue")
+            return 0, 0, False
+        if rv == "":
+            return 0, 0, False
+        if rv == "0":
+            return 0, 0, True
+        wanted = parse_resource_version(rv)
+        if match == "Exact" or (not match and options.limit > 0):
+            return wanted, 0, False
+        return 0, wanted, False
+
+    async def _current_revision(self, prefix: bytes) -> int:
+        return (await self._etcd.range(prefix, limit=1)).header.revision
+
+    async def _compact_revision(self, key: bytes, revision: int) -> int | str:
+        """The compacted revision etcd reports for a watch from ``revision`` (error messages only)."""
+        try:
+            sub = await self._watches.subscribe(key, b"", revision)
+        except errors.StatusError:
+            return "unknown"
+        try:
+            await asyncio.wait_for(sub.next(), 2.0)
+        except CompactedError as exc:
+            return exc.compact_revision
+        except (TimeoutError, errors.StatusError, WatchOverflow):
+            pass
+        finally:
+            sub.close()
+        return "unknown"
+
+    # ------------------------------------------------------------ watch
+
+    async def watch(self, key: ObjectKey, options: WatchOptions) -> AsyncIterator[list[WatchEvent]]:
+        """Stream batches of events for ``key`` (one object if ``key.name`` is set, else the collection).
+
+        ``resource_version`` "" or "0" (or ``send_initial_events``): first a
+        synthetic ADDED for every selected object at the read revision R, then
+        changes after R; with ``send_initial_events`` and ``allow_bookmarks``,
+        a BOOKMARK annotated ``k8s.io/initial-events-end: "true"`` at R follows
+        the initial events. A revision N: exactly the changes after N.
+        Selectors filter with kube's semantics (an object leaving the selection
+        is DELETED, one entering it ADDED). With ``allow_bookmarks``, BOOKMARK
+        events (object ``{"metadata": {"resourceVersion": ...}}``, no kind)
+        follow etcd progress notifications. Raises 410 Expired if N is
+        compacted, 503 if the etcd watch stream breaks, 400 for bad input.
+        """
+        matches = self._matcher(key, options.label_selector, options.field_selector)
+        if key.name:
+            start_key, end_key = self.keys.object(key), b""
+        else:
+            start_key = self.keys.collection(key)
+            end_key = prefix_end(start_key)
+        text = options.resource_version
+        wanted = parse_resource_version(text) if text not in ("", "0") else 0
+        if options.send_initial_events or not wanted:
+            revision = 0
+            async for response in self._scan(start_key, end_key, serializable=text == "0"):
+                revision = revision or response.header.revision
+                events = []
+                for kv in response.kvs:
+                    obj = _decode(kv.value, kv.mod_revision, kv.key)
+                    if matches is None or matches(obj):
+                        events.append(WatchEvent(ADDED, obj, kv.mod_revision))
+                for i in range(0, len(events), EVENTS_PER_MESSAGE):
+                    yield events[i:i + EVENTS_PER_MESSAGE]
+            if wanted and revision < wanted:
+                raise too_large_resource_version(wanted, revision)
+            if options.send_initial_events and options.allow_bookmarks:
+                yield [_bookmark(revision, initial_events_end=True)]
+            start = revision
+        else:
+            start = wanted
+        subscription = await self._watches.subscribe(start_key, end_key, start + 1,
+                                                      wants_progress=options.allow_bookmarks)
+        last = start
+        try:
+            while True:
+                try:
+                    batch = await subscription.next()
+                except CompactedError as exc:
+                    raise errors.expired(f"too old resource version: {start} ({exc.compact_revision})") from None
+                except WatchOverflow:
+                    return  # too slow: end the watch; the client resumes from its last resourceVersion
+                if batch.progress:
+                    if options.allow_bookmarks and batch.revision >= last:
+                        last = batch.revision
+                        yield [_bookmark(batch.revision)]
+                    continue
+                out = [e for e in (self._convert(ev, matches) for ev in batch.events) if e is not None]
+                last = max(last, batch.events[-1].kv.mod_revision)
+                if out:
+                    yield out
+        finally:
+            subscription.close()
+
+    async def _scan(self, start: bytes, end: bytes, *, serializable: bool) -> AsyncIterator[rpc_pb2.RangeResponse]:
+        """Every key in [start, end) in pages of INITIAL_PAGE, all read at the first page's revision."""
+        revision = 0
+        while True:
+            response = await self._range(start, end, revision=revision, limit=INITIAL_PAGE if end else 0,
+                                         serializable=serializable and not revision)
+            revision = revision or response.header.revision
+            yield response
+            if not response.more or not response.kvs:
+                return
+            start = response.kvs[-1].key + b"\x00"
+
+    @staticmethod
+    def _convert(event: rpc_pb2.Event, matches: Callable[[Object], bool] | None) -> WatchEvent | None:
+        """One etcd event -> a watch event, or None if the selectors hide it (etcd3 watcher's transform)."""
+        kv = event.kv
+        revision = kv.mod_revision
+        has_prev = event.HasField("prev_kv")
+        if event.type == rpc_pb2.Event.DELETE:
+            if has_prev:
+                old = _decode(event.prev_kv.value, revision, kv.key)
+            else:  # prev_kv unavailable: name the object at least
+                old = {"metadata": {"name": kv.key.rsplit(b"/", 1)[-1].decode(errors="replace"),
+                                    "resourceVersion": str(revision)}}
+            if matches is not None and not matches(old):
+                return None
+            return WatchEvent(DELETED, old, revision)
+        current = _decode(kv.value, revision, kv.key)
+        if matches is None:
+            return WatchEvent(ADDED if kv.create_revision == revision else MODIFIED, current, revision)
+        old_matched = False
+        old: Object | None = None
+        if has_prev and kv.create_revision != revision:
+            old = _decode(event.prev_kv.value, revision, kv.key)
+            old_matched = matches(old)
+        if matches(current):
+            return WatchEvent(MODIFIED if old_matched else ADDED, current, revision)
+        if old_matched and old is not None:
+            return WatchEvent(DELETED, old, revision)
+        return None
