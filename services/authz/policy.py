@@ -253,8 +253,10 @@ class PolicySync:
                     log.info("watch of %s expired (%s); re-listing", resource, exc.message)
                     continue
                 log.warning("syncing %s from storage failed: %s; retrying in %.1fs", resource, exc.message, backoff)
-                await self._sleep(backoff)
-                backoff = min(backoff * 2, self._max_backoff)
+            except Exception:  # a bug must not end the sync for good: log it and start over
+                log.exception("syncing %s from storage failed; retrying in %.1fs", resource, backoff)
+            await self._sleep(backoff)
+            backoff = min(backoff * 2, self._max_backoff)
 
     async def _list(self, resource: str) -> int:
         try:
