@@ -1,0 +1,47 @@
+# Developer commands. Every target first installs the project into .venv
+# (created if missing; reinstalled when pyproject.toml changes).
+#   make up      start the whole stack (kapi up; pass flags with ARGS="--port 7443 ...")
+#   make test    the whole test suite (pass pytest flags with PYTEST_ARGS="-x tests/launcher")
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.kapi-installed
+
+.PHONY: install up test proto check-proto envoy-config check-envoy lint ruff mypy
+
+install: $(STAMP)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -e '.[test]'
+	touch $@
+
+up: $(STAMP)
+	exec $(BIN)/kapi up $(ARGS)
+
+test: $(STAMP)
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+proto: $(STAMP)
+	$(BIN)/python scripts/genproto.py
+
+check-proto: $(STAMP)
+	$(BIN)/python scripts/genproto.py --check
+
+# deploy/envoy.yaml is generated from kapi/envoy.py.
+envoy-config: $(STAMP)
+	$(BIN)/python -m kapi.envoy
+
+check-envoy: $(STAMP)
+	$(BIN)/python -m kapi.envoy --check
+
+lint: ruff mypy
+
+ruff: $(STAMP)
+	$(BIN)/ruff check kapi services tests scripts
+
+mypy: $(STAMP)
+	$(BIN)/mypy kapi services
