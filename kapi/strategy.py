@@ -545,7 +545,7 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
             out.pop("status", None)
         if subresource == "" and resource.kind == "Namespace":
             spec = dict(out["spec"]) if isinstance(out.get("spec"), dict) else {}
-            old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+            old_spec = old["spec"] if isinstance(old.get("spec"), dict) else {}
             if "finalizers" in old_spec:
                 spec["finalizers"] = old_spec["finalizers"]
             else:
@@ -555,7 +555,8 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
         _namespace_label(out, meta)
 
     if tracks_generation(resource):
-        generation = old_meta.get("generation") if isinstance(old_meta.get("generation"), int) else 0
+        old_generation = old_meta.get("generation")
+        generation = old_generation if isinstance(old_generation, int) else 0
         if subresource == "" and out.get("spec") != old.get("spec"):
             generation += 1
         meta["generation"] = generation

@@ -65,9 +65,9 @@ class NamespaceCache:
         return self._resource_version
 
     def start(self) -> None:
-        """Start the list/watch loop (idempotent)."""
+        """Start the list/watch loop (idempotent); after :meth:`list` it begins by watching from that list."""
         if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="namespace-cache")
+            self._task = asyncio.create_task(self._run(need_list=not self.synced), name="namespace-cache")
 
     async def stop(self) -> None:
         """Stop the list/watch loop."""
@@ -123,12 +123,11 @@ class NamespaceCache:
 
     # ------------------------------------------------------------ list + watch
 
-    async def _run(self) -> None:
-        need_list = True
+    async def _run(self, need_list: bool) -> None:
         while True:
             try:
                 if need_list:
-                    await self._list()
+                    await self.list()
                     need_list = False
                 started = self._clock()
                 await self._watch()
@@ -148,7 +147,8 @@ class NamespaceCache:
                 log.exception("namespace list/watch failed")
                 await asyncio.sleep(self._retry_delay)
 
-    async def _list(self) -> None:
+    async def list(self) -> None:
+        """Replace the cache with a fresh storage List; raises StatusError if storage cannot answer."""
         reply: Any = await grpcutil.call("storage", self._storage.List, storage_pb2.ListRequest(key=_KEY),
                                          timeout=LIST_TIMEOUT)
         items: dict[str, dict[str, Any]] = {}

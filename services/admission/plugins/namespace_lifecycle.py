@@ -69,8 +69,8 @@ class NamespaceLifecycle:
             raise errors.not_found("namespaces", request.namespace)
         if request.operation != CREATE:
             return
-        status = namespace.get("status") if isinstance(namespace.get("status"), dict) else {}
-        if status.get("phase") != "Terminating":
+        status = namespace.get("status")
+        if not isinstance(status, dict) or status.get("phase") != "Terminating":
             return
         err = errors.forbidden(resource.resource, request.name or "Unknown",
                                f"unable to create new content in namespace {request.namespace} because it is "
