@@ -196,8 +196,9 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
-    """True if ``host:port`` can be bound now."""
+    """True if ``host:port`` can be bound now by a server (SO_REUSEADDR, as etcd and Envoy bind: TIME_WAIT is fine)."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError:
