@@ -118,3 +118,19 @@ def test_validation_is_fast() -> None:
         schema.validate(copy.deepcopy(POD), "", "v1", "Pod")
     per_pod = (time.perf_counter() - start) / 100
     assert per_pod < 0.005, f"{per_pod * 1e3:.2f} ms per Pod"
+
+
+def test_preload_and_lean_schemas_keep_property_names() -> None:
+    assert schema.preload([("", "v1", "Pod"), ("", "v1", "ConfigMap"), ("example.com", "v1", "Widget")]) == 2
+    # Event has a property named "note"/"reason" and CRD-like kinds have "description"/"format" properties:
+    # leaning the schema must drop the keywords, never a property of that name.
+    props = schema.top_level_fields("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+    assert {"spec", "status", "metadata"} <= props
+    result = schema.validate({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                              "metadata": {"name": "w.example.com"},
+                              "spec": {"group": "example.com", "names": {"plural": "w", "kind": "W"}, "scope": "x",
+                                       "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                                           "openAPIV3Schema": {"type": "object", "description": "d",
+                                                               "format": "f", "bogus": 1}}}]}},
+                             "apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+    assert result.unknown == ["spec.versions[0].schema.openAPIV3Schema.bogus"]

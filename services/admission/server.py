@@ -15,7 +15,8 @@ from pathlib import Path
 
 import grpc
 
-from kapi import flags, grpcutil
+from kapi import flags, grpcutil, schema
+from kapi.resources import REGISTRY
 from kapi_proto.kapi.admission.v1 import admission_pb2, admission_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
 from services.admission import plugins
@@ -55,6 +56,7 @@ def plugin_names(args: argparse.Namespace) -> list[str]:
 
 async def start(args: argparse.Namespace, names: list[str]) -> Running:
     """Connect to storage, start the namespace cache, build the chain, start serving."""
+    schema.preload((r.group, r.version, r.kind) for r in REGISTRY.rows)
     tls = grpcutil.tls_from_args(args)
     storage_channel = grpcutil.channel(args.storage_address, tls)
     namespaces = NamespaceCache(storage_pb2_grpc.StorageStub(storage_channel))
