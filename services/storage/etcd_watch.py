@@ -67,6 +67,7 @@ class Subscription:
 
     mux: WatchMux
     watch_id: int
+    key: bytes
     start_revision: int
     wants_progress: bool
     created: asyncio.Future[int] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
@@ -132,7 +133,7 @@ class WatchMux:
         """
         self._ensure_stream()
         assert self._outbox is not None
-        sub = Subscription(self, next(self._ids), start_revision, wants_progress)
+        sub = Subscription(self, next(self._ids), key, start_revision, wants_progress)
         self._subs[sub.watch_id] = sub
         self._outbox.put_nowait(rpc_pb2.WatchRequest(create_request=rpc_pb2.WatchCreateRequest(
             key=key, range_end=range_end, start_revision=start_revision, prev_kv=True, progress_notify=True,
