@@ -267,14 +267,17 @@ def validate(obj: dict[str, Any], group: str, version: str, kind: str) -> Result
     return result
 
 
-def apply_field_validation(unknown: Sequence[str], directive: str, options_kind: str = "CreateOptions") -> list[str]:
+def apply_field_validation(unknown: Sequence[str], directive: str, options_kind: str = "CreateOptions", *,
+                           kind: str = "", version: str = "") -> list[str]:
     """Apply the ``fieldValidation`` directive to the unknown fields :func:`validate` found.
 
     ``directive``: "" (means Warn, kube's default), "Ignore", "Warn" or
     "Strict". Returns the warnings to send (Warn: one ``unknown field
     "<path>"`` per field). Raises :class:`kapi.errors.StatusError`: 400
     BadRequest ``strict decoding error: unknown field "a", unknown field "b"``
-    under Strict; 422 Invalid for any other directive, as kube validates
+    under Strict, prefixed ``<Kind> in version "<version>" cannot be handled
+    as a <Kind>: `` when ``kind`` is given (kube's transformDecodeError for a
+    create or update body); 422 Invalid for any other directive, as kube validates
     ``CreateOptions``/``UpdateOptions``/``PatchOptions`` (``options_kind``).
     """
     directive = directive or WARN
@@ -287,5 +290,6 @@ def apply_field_validation(unknown: Sequence[str], directive: str, options_kind:
         return []
     messages = [f'unknown field "{path}"' for path in unknown]
     if directive == STRICT:
-        raise errors.bad_request("strict decoding error: " + ", ".join(messages))
+        prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: ' if kind else ""
+        raise errors.bad_request(prefix + "strict decoding error: " + ", ".join(messages))
     return messages

@@ -108,6 +108,10 @@ def test_single_unknown_field_strict() -> None:
     with pytest.raises(errors.StatusError) as exc:
         schema.apply_field_validation(["spec.foo"], "Strict")
     assert exc.value.message == 'strict decoding error: unknown field "spec.foo"'
+    with pytest.raises(errors.StatusError) as exc:
+        schema.apply_field_validation(["spec.foo"], "Strict", kind="Role", version="v1")
+    assert exc.value.message == 'Role in version "v1" cannot be handled as a Role: strict decoding error: unknown ' \
+        'field "spec.foo"'
     assert schema.apply_field_validation([], "Strict") == []
 
 

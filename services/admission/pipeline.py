@@ -114,8 +114,13 @@ class Admitter:
             request.object = strategy.prepare_for_update(request.object, request.old_object, resource,
                                                          subresource=request.subresource)
         result = schema.validate(request.object, resource.group, resource.version, resource.kind)
+        options_kind = _options_kind(request.attributes, request.operation)
+        # A create or update body is decoded by kube-apiserver, which names the kind in a strict decoding
+        # error; a patch's errors come from applying the patch and carry no prefix.
+        decoded = options_kind != "PatchOptions"
         request.warnings.extend(schema.apply_field_validation(
-            result.unknown, field_validation, _options_kind(request.attributes, request.operation)))
+            result.unknown, field_validation, options_kind, kind=resource.kind if decoded else "",
+            version=resource.version))
         causes = strategy.validate_object_meta(request.object, resource, request.operation == CREATE,
                                                old=request.old_object)
         causes.extend(result.causes)

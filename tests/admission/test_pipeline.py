@@ -120,7 +120,16 @@ async def test_field_validation(admitter: Admitter, directive: str, warnings: li
     else:
         with pytest.raises(errors.StatusError) as exc:
             await admitter.admit("CREATE", _attrs("create"), "ConfigMap", body, field_validation=directive)
-        assert (exc.value.code, exc.value.message) == (code, 'strict decoding error: unknown field "spec"')
+        assert (exc.value.code, exc.value.message) == (code, 'ConfigMap in version "v1" cannot be handled as a '
+                                                       'ConfigMap: strict decoding error: unknown field "spec"')
+
+
+async def test_strict_patch_has_no_decode_prefix(admitter: Admitter) -> None:
+    created = jsonutil.loads((await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm())).object)
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("UPDATE", _attrs("patch", name="app"), "ConfigMap", _cm(spec={"x": 1}),
+                             jsonutil.dumps(created), field_validation="Strict")
+    assert exc.value.message == 'strict decoding error: unknown field "spec"'
 
 
 async def test_update_keeps_system_fields(admitter: Admitter) -> None:

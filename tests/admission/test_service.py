@@ -138,7 +138,8 @@ async def test_unknown_fields(stack: Stack) -> None:
     reply = await stack.admit("CREATE", "configmaps", "demo", _cm("extra", spec={"x": 1}))
     assert list(reply.warnings) == ['unknown field "spec"'] and "spec" not in jsonutil.loads(reply.object)
     err = await stack.refusal("CREATE", "configmaps", "demo", _cm("extra", spec={"x": 1}), field_validation="Strict")
-    assert (err.code, err.message) == (400, 'strict decoding error: unknown field "spec"')
+    assert (err.code, err.message) == (400, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict '
+                                            'decoding error: unknown field "spec"')
 
 
 async def test_new_namespace_is_admitted_at_once(stack: Stack) -> None:
