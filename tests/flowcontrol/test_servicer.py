@@ -131,3 +131,7 @@ async def test_exempt_and_duplicate_ids(flow: Flow) -> None:
         assert flow.limiter.in_flight(False) == 1
     finally:
         await client.close()
+
+
+def test_negative_limit_refuses_to_start() -> None:
+    assert flowcontrol_server.main(["--max-requests-inflight=-1"]) == 1
