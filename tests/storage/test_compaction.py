@@ -15,11 +15,11 @@ from typing import Any
 
 import grpc
 import pytest
-from conftest import Etcd  # the session fixture's etcd launcher (tests/conftest.py)
 
 from kapi import errors
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.storage.server import StorageService
+from tests.conftest import Etcd  # the session fixture's etcd launcher
 
 from .conftest import start_storage
 from .helpers import configmap, create, key, status_of, unique

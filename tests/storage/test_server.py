@@ -12,13 +12,13 @@ from typing import Any
 
 import grpc
 import pytest
-from conftest import free_port  # tests/conftest.py
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from kapi import flags, grpcutil, jsonutil, pki
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.storage import server
 from services.storage.etcd import EtcdClient, parse_endpoints
+from tests.conftest import free_port
 
 from .conftest import start_storage
 from .helpers import configmap, create, key, status_of, unique
