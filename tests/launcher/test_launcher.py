@@ -96,7 +96,8 @@ def test_up_help_lists_every_passthrough_flag(capsys: pytest.CaptureFixture[str]
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
     for flag in flags.FLAGS:
-        assert (f"--{flag.name}" in text) == flag.passthrough or not flag.passthrough, flag.name
+        if flag.passthrough:
+            assert f"--{flag.name}" in text, flag.name
     for name in ("--state-dir", "--port", "--bind-address", "--advertise-address", "--gateways", "--storage-replicas"):
         assert name in text
 
