@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from kapi import errors, jsonutil
 from kapi.selectors import FieldSelector, LabelSelector, SelectorError, parse_field_selector, parse_label_selector
@@ -29,12 +28,13 @@ from kapi_proto.etcd import rpc_pb2
 from services.storage import fields
 from services.storage.etcd import CompactedError, EtcdClient, FutureRevisionError, prefix_end
 from services.storage.etcd_watch import WatchMux, WatchOverflow
+from services.storage.events import ADDED, Matcher, WatchEvent, bookmark, convert
 from services.storage.keys import KeySpace, ObjectKey, decode_continue, encode_continue
+from services.storage.objects import Object, decode, stamped, without_resource_version
+from services.storage.versions import list_read_plan, parse_resource_version, too_large_resource_version
 
 log = logging.getLogger(__name__)
 
-ADDED, MODIFIED, DELETED, BOOKMARK = "ADDED", "MODIFIED", "DELETED", "BOOKMARK"
-INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
 MODIFIED_MESSAGE = "the object has been modified; please apply your changes to the latest version and try again"
 INCONSISTENT_CONTINUE = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
@@ -46,7 +46,7 @@ INITIAL_PAGE = 1_000  # keys per etcd range when reading a watch's initial state
 EVENTS_PER_MESSAGE = 500  # synthetic ADDED events per batch
 _DELETE_RETRIES = 16
 
-Object = dict[str, Any]
+Events = list[WatchEvent]  # one batch (the Store class has a method named "list")
 
 
 @dataclass(frozen=True)
@@ -92,76 +92,6 @@ class WatchOptions:
     send_initial_events: bool = False
 
 
-@dataclass(frozen=True)
-class WatchEvent:
-    """One watch event: ``type`` (ADDED/MODIFIED/DELETED/BOOKMARK), the object, and its resourceVersion."""
-
-    type: str
-    object: Object
-    resource_version: int
-
-
-def parse_resource_version(text: str) -> int:
-    """A resourceVersion string -> revision (>= 0); raises 400 BadRequest for anything else."""
-    if text.isdigit() and text.isascii():
-        return int(text)
-    raise errors.bad_request(f'resourceVersion: Invalid value: "{text}": invalid resource version')
-
-
-def too_large_resource_version(wanted: int, current: int) -> errors.StatusError:
-    """504 Timeout ``Too large resource version`` with the ResourceVersionTooLarge cause client-go looks for."""
-    err = errors.timeout(f"Timeout: Too large resource version: {wanted}, current: {current}")
-    err.details["causes"] = [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]
-    return err
-
-
-def _list_options_invalid(field: str, reason: str, message: str) -> errors.StatusError:
-    return errors.invalid("ListOptions", "", [errors.Cause(reason, message, field)], group="meta.k8s.io")
-
-
-def _without_resource_version(obj: Object) -> Object:
-    if not isinstance(obj, dict):
-        raise errors.bad_request("the object must be a JSON object")
-    meta = obj.get("metadata")
-    if meta is None:
-        return obj
-    if not isinstance(meta, dict):
-        raise errors.bad_request("metadata must be a JSON object")
-    if "resourceVersion" not in meta:
-        return obj
-    meta = dict(meta)
-    del meta["resourceVersion"]
-    return {**obj, "metadata": meta}
-
-
-def _stamped(obj: Object, revision: int) -> Object:
-    meta = obj.get("metadata")
-    meta = dict(meta) if isinstance(meta, dict) else {}
-    meta["resourceVersion"] = str(revision)
-    return {**obj, "metadata": meta}
-
-
-def _decode(value: bytes, revision: int, key: bytes) -> Object:
-    try:
-        obj = jsonutil.loads(value)
-    except ValueError:
-        raise errors.internal(f"the object stored at {key.decode(errors='replace')} is not JSON") from None
-    if not isinstance(obj, dict):
-        raise errors.internal(f"the object stored at {key.decode(errors='replace')} is not a JSON object")
-    meta = obj.get("metadata")
-    if not isinstance(meta, dict):
-        meta = obj["metadata"] = {}
-    meta["resourceVersion"] = str(revision)
-    return obj
-
-
-def _bookmark(revision: int, initial_events_end: bool = False) -> WatchEvent:
-    meta: Object = {"resourceVersion": str(revision)}
-    if initial_events_end:
-        meta["annotations"] = {INITIAL_EVENTS_END_ANNOTATION: "true"}
-    return WatchEvent(BOOKMARK, {"metadata": meta}, revision)
-
-
 class Store:
     """Generic store over etcd. ``prefix`` is ``--etcd-prefix``; ``watches`` the process's shared watch stream."""
 
@@ -175,12 +105,12 @@ class Store:
     async def create(self, key: ObjectKey, obj: Object) -> StoredObject:
         """Store a new object at ``key``. Raises 409 AlreadyExists if the key exists, 400 for a non-object."""
         etcd_key = self.keys.object(key)
-        stored = _without_resource_version(obj)
+        stored = without_resource_version(obj)
         response = await self._etcd.create(etcd_key, jsonutil.dumps(stored))
         if not response.succeeded:
             raise errors.already_exists(key.resource, key.name, key.group)
         revision = response.header.revision
-        return StoredObject(_stamped(stored, revision), revision)
+        return StoredObject(stamped(stored, revision), revision)
 
     async def update(self, key: ObjectKey, obj: Object, expected_resource_version: int = 0) -> StoredObject:
         """Replace the object at ``key`` (its resourceVersion field is ignored).
@@ -191,7 +121,7 @@ class Store:
         object with its unchanged resourceVersion (as kube's GuaranteedUpdate).
         """
         etcd_key = self.keys.object(key)
-        stored = _without_resource_version(obj)
+        stored = without_resource_version(obj)
         response = await self._etcd.update(etcd_key, jsonutil.dumps(stored), expected_resource_version)
         if not response.succeeded:
             if not response.responses[0].response_range.kvs:
@@ -200,9 +130,9 @@ class Store:
         inner = response.responses[0].response_txn
         if inner.succeeded:  # unchanged: nothing written
             kv = inner.responses[0].response_range.kvs[0]
-            return StoredObject(_stamped(stored, kv.mod_revision), kv.mod_revision)
+            return StoredObject(stamped(stored, kv.mod_revision), kv.mod_revision)
         revision = response.header.revision
-        return StoredObject(_stamped(stored, revision), revision)
+        return StoredObject(stamped(stored, revision), revision)
 
     async def delete(self, key: ObjectKey, expected_resource_version: int = 0, expected_uid: str = "") -> StoredObject:
         """Delete the object at ``key`` and return it as it was, resourceVersion = the deletion revision.
@@ -227,7 +157,7 @@ class Store:
             if not current:
                 raise errors.not_found(key.resource, key.name, key.group)
             kv = current[0]
-            uid = str((_decode(kv.value, kv.mod_revision, kv.key).get("metadata") or {}).get("uid") or "")
+            uid = str((decode(kv.value, kv.mod_revision, kv.key).get("metadata") or {}).get("uid") or "")
             if uid != expected_uid:
                 raise self._precondition_failed(key, etcd_key, "UID", expected_uid, uid)
             if expected_resource_version and kv.mod_revision != expected_resource_version:
@@ -242,7 +172,7 @@ class Store:
     def _deleted(response: rpc_pb2.TxnResponse, etcd_key: bytes) -> StoredObject:
         revision = response.header.revision
         prev = response.responses[0].response_delete_range.prev_kvs[0]
-        return StoredObject(_decode(prev.value, revision, etcd_key), revision)
+        return StoredObject(decode(prev.value, revision, etcd_key), revision)
 
     @staticmethod
     def _precondition_failed(key: ObjectKey, etcd_key: bytes, what: str, wanted: object,
@@ -271,10 +201,10 @@ class Store:
         if not response.kvs:
             raise errors.not_found(key.resource, key.name, key.group)
         kv = response.kvs[0]
-        return StoredObject(_decode(kv.value, kv.mod_revision, kv.key), kv.mod_revision)
+        return StoredObject(decode(kv.value, kv.mod_revision, kv.key), kv.mod_revision)
 
     def _matcher(self, key: ObjectKey, label_selector: str, field_selector: str,
-                 ) -> Callable[[Object], bool] | None:
+                 ) -> Matcher | None:
         """A predicate for the selectors, or None when they select everything. Raises 400 for a bad selector."""
         try:
             labels: LabelSelector = parse_label_selector(label_selector)
@@ -309,7 +239,9 @@ class Store:
         prefix = self.keys.collection(ObjectKey(key.group, key.resource, key.namespace))
         end = prefix_end(prefix)
         start = prefix
-        revision, minimum, serializable = self._list_revision(options)
+        plan = list_read_plan(options.resource_version, options.resource_version_match, options.continue_,
+                              options.limit)
+        revision, minimum, serializable = plan.revision, plan.minimum, plan.serializable
         if options.continue_:
             start, token_revision = decode_continue(options.continue_, prefix)
             revision = max(token_revision, 0)  # -1: inconsistent continuation at the latest revision
@@ -331,7 +263,7 @@ class Store:
             kvs = response.kvs
             full = False
             for index, kv in enumerate(kvs):
-                obj = _decode(kv.value, kv.mod_revision, kv.key)
+                obj = decode(kv.value, kv.mod_revision, kv.key)
                 last_key = kv.key
                 if matches is None or matches(obj):
                     items.append(obj)
@@ -352,36 +284,6 @@ class Store:
             raise too_large_resource_version(minimum, revision)
         token = encode_continue(last_key + b"\x00", prefix, revision) if more else ""
         return ListResult(items, revision, token, remaining)
-
-    @staticmethod
-    def _list_revision(options: ListOptions) -> tuple[int, int, bool]:
-        """(revision to read at (0 = latest), minimum acceptable revision, serializable) for a list."""
-        rv, match = options.resource_version, options.resource_version_match
-        if match not in ("", "Exact", "NotOlderThan"):
-            raise _list_options_invalid("resourceVersionMatch", "FieldValueNotSupported",
-                                        f'Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"')
-        if match and not rv:
-            raise _list_options_invalid("resourceVersionMatch", "FieldValueForbidden",
-                                        "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is "
-                                        "provided")
-        if match and options.continue_:
-            raise _list_options_invalid("resourceVersionMatch", "FieldValueForbidden",
-                                        "Forbidden: resourceVersionMatch is forbidden when continue is provided")
-        if match == "Exact" and rv == "0":
-            raise _list_options_invalid("resourceVersionMatch", "FieldValueForbidden",
-                                        'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
-        if options.continue_:
-            if rv not in ("", "0"):
-                raise errors.bad_request("specifying resource version is not allowed when using continue")
-            return 0, 0, False
-        if rv == "":
-            return 0, 0, False
-        if rv == "0":
-            return 0, 0, True
-        wanted = parse_resource_version(rv)
-        if match == "Exact" or (not match and options.limit > 0):
-            return wanted, 0, False
-        return 0, wanted, False
 
     async def _current_revision(self, prefix: bytes) -> int:
         return (await self._etcd.range(prefix, limit=1)).header.revision
@@ -404,7 +306,7 @@ class Store:
 
     # ------------------------------------------------------------ watch
 
-    async def watch(self, key: ObjectKey, options: WatchOptions) -> AsyncIterator[list[WatchEvent]]:
+    async def watch(self, key: ObjectKey, options: WatchOptions) -> AsyncIterator[Events]:
         """Stream batches of events for ``key`` (one object if ``key.name`` is set, else the collection).
 
         ``resource_version`` "" or "0" (or ``send_initial_events``): first a
@@ -432,7 +334,7 @@ class Store:
                 revision = revision or response.header.revision
                 events = []
                 for kv in response.kvs:
-                    obj = _decode(kv.value, kv.mod_revision, kv.key)
+                    obj = decode(kv.value, kv.mod_revision, kv.key)
                     if matches is None or matches(obj):
                         events.append(WatchEvent(ADDED, obj, kv.mod_revision))
                 for i in range(0, len(events), EVENTS_PER_MESSAGE):
@@ -440,7 +342,7 @@ class Store:
             if wanted and revision < wanted:
                 raise too_large_resource_version(wanted, revision)
             if options.send_initial_events and options.allow_bookmarks:
-                yield [_bookmark(revision, initial_events_end=True)]
+                yield [bookmark(revision, initial_events_end=True)]
             start = revision
         else:
             start = wanted
@@ -458,9 +360,9 @@ class Store:
                 if batch.progress:
                     if options.allow_bookmarks and batch.revision >= last:
                         last = batch.revision
-                        yield [_bookmark(batch.revision)]
+                        yield [bookmark(batch.revision)]
                     continue
-                out = [e for e in (self._convert(ev, matches) for ev in batch.events) if e is not None]
+                out = [e for e in (convert(ev, matches) for ev in batch.events) if e is not None]
                 last = max(last, batch.events[-1].kv.mod_revision)
                 if out:
                     yield out
@@ -478,32 +380,3 @@ class Store:
             if not response.more or not response.kvs:
                 return
             start = response.kvs[-1].key + b"\x00"
-
-    @staticmethod
-    def _convert(event: rpc_pb2.Event, matches: Callable[[Object], bool] | None) -> WatchEvent | None:
-        """One etcd event -> a watch event, or None if the selectors hide it (etcd3 watcher's transform)."""
-        kv = event.kv
-        revision = kv.mod_revision
-        has_prev = event.HasField("prev_kv")
-        if event.type == rpc_pb2.Event.DELETE:
-            if has_prev:
-                old = _decode(event.prev_kv.value, revision, kv.key)
-            else:  # prev_kv unavailable: name the object at least
-                old = {"metadata": {"name": kv.key.rsplit(b"/", 1)[-1].decode(errors="replace"),
-                                    "resourceVersion": str(revision)}}
-            if matches is not None and not matches(old):
-                return None
-            return WatchEvent(DELETED, old, revision)
-        current = _decode(kv.value, revision, kv.key)
-        if matches is None:
-            return WatchEvent(ADDED if kv.create_revision == revision else MODIFIED, current, revision)
-        old_matched = False
-        old: Object | None = None
-        if has_prev and kv.create_revision != revision:
-            old = _decode(event.prev_kv.value, revision, kv.key)
-            old_matched = matches(old)
-        if matches(current):
-            return WatchEvent(MODIFIED if old_matched else ADDED, current, revision)
-        if old_matched and old is not None:
-            return WatchEvent(DELETED, old, revision)
-        return None

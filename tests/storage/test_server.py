@@ -18,7 +18,7 @@ from kapi import flags, grpcutil, jsonutil, pki
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.storage import server
 from services.storage.etcd import EtcdClient, parse_endpoints
-from tests.conftest import free_port
+from tests.conftest import Etcd, free_port
 
 from .conftest import start_storage
 from .helpers import configmap, create, key, status_of, unique
@@ -136,3 +136,23 @@ async def test_only_allowed_service_identities_may_call(etcd: Any, tmp_path: Pat
                     assert watch.code == 403
     finally:
         await service.stop(0)
+
+
+async def test_open_watch_ends_with_503_when_etcd_goes_away(tmp_path: Path) -> None:
+    etcd = Etcd(tmp_path)
+    try:
+        service = await start_storage(etcd.endpoint, "/registry")
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{service.port}") as channel:
+                stub = storage_pb2_grpc.StorageStub(channel)
+                await create(stub, configmap("ns", "a"))
+                call = stub.Watch(storage_pb2.WatchRequest(key=key("ns"), resource_version="0"))
+                first = await asyncio.wait_for(call.read(), 10)
+                assert [e.type for e in first.events] == ["ADDED"]
+                etcd.stop()
+                err = await status_of(asyncio.wait_for(call.read(), 15))
+                assert (err.code, err.reason) == (503, "ServiceUnavailable")
+        finally:
+            await service.stop(0)
+    finally:
+        etcd.stop()
