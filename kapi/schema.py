@@ -202,6 +202,23 @@ def _type_cause(path: str, value: Any, expected: Sequence[str]) -> Cause:
                  f'Invalid value: "{actual}": {path or "body"} in body must be of type {want}: "{actual}"', path)
 
 
+def decode_error(kind: str, version: str, cause: Cause) -> errors.StatusError:
+    """400 BadRequest for a value of the wrong JSON type, as kube-apiserver's decoder reports it.
+
+    ``ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot
+    unmarshal bool into Go struct field ConfigMap.data of type string``
+    (the Go struct path is approximated by the kind and the field path).
+    """
+    actual = cause.message.split('"')[1] if '"' in cause.message else "value"
+    want = cause.message.rsplit("must be of type ", 1)[-1].split(":")[0].split(" or ")[0]
+    go_actual = {"boolean": "bool", "integer": "number", "null": "null"}.get(actual, actual)
+    go_want = {"integer": "int", "boolean": "bool", "object": "map", "array": "slice"}.get(want, want)
+    path = ".".join(part.split("[")[0] for part in cause.field.split(".")) if cause.field else ""
+    target = f"{kind}.{path}" if path else kind
+    return errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: json: cannot '
+                              f"unmarshal {go_actual} into Go struct field {target} of type {go_want}")
+
+
 def _quote(value: Any) -> str:
     return jsonutil.dumps(value).decode() if isinstance(value, (str, int, float, bool)) or value is None else \
         f'"{_json_type(value)}"'

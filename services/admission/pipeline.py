@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kapi import errors, jsonutil, schema, strategy
+from kapi import defaults, errors, jsonutil, schema, strategy
 from kapi.attributes import Attributes
 from kapi.resources import REGISTRY, Registry, Resource
 from services.admission.chain import CONNECT, CREATE, DELETE, OPERATIONS, UPDATE, AdmissionRequest, Chain
@@ -92,6 +92,8 @@ class Admitter:
         old = _decode(old_obj, "the old object") if old_obj else None
         if operation == UPDATE and old is None:
             raise errors.bad_request("an UPDATE needs the stored object (old_object)")
+        if new is not None and kind == resource.kind:
+            defaults.apply(new, resource.group, resource.kind)
         request = AdmissionRequest(operation, attributes, resource, kind, new, old, dry_run, timeout)
 
         await self.chain.admit(request)
@@ -114,6 +116,9 @@ class Admitter:
             request.object = strategy.prepare_for_update(request.object, request.old_object, resource,
                                                          subresource=request.subresource)
         result = schema.validate(request.object, resource.group, resource.version, resource.kind)
+        type_errors = [c for c in result.causes if c.type == "FieldValueTypeInvalid"]
+        if type_errors:
+            raise schema.decode_error(resource.kind, resource.version, type_errors[0])
         options_kind = _options_kind(request.attributes, request.operation)
         # A create or update body is decoded by kube-apiserver, which names the kind in a strict decoding
         # error; a patch's errors come from applying the patch and carry no prefix.

@@ -71,10 +71,11 @@ class RequestScope:
             if self.output.mime == negotiation.JSON and not self.output.table and not self.output.partial_metadata:
                 return self._response(bytes(body), negotiation.JSON, status)
             body = jsonutil.loads(body)
-        if self.output.table and body.get("kind") not in ("Status",):
+        is_object = body.get("kind") == self.resource.kind
+        if self.output.table and is_object:
             body = table.table(self.resource, [body], {"resourceVersion": (body.get("metadata") or {}).get(
                 "resourceVersion", "")}, self.param("includeObject", "Metadata"), self.output.table_version)
-        elif self.output.partial_metadata and body.get("kind") != "Status":
+        elif self.output.partial_metadata and is_object:
             body = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                     "metadata": body.get("metadata") or {}}
         data, content_type = negotiation.encode(body, self.output)

@@ -97,11 +97,20 @@ async def test_dry_run_same_result(admitter: Admitter) -> None:
 
 async def test_invalid_name_is_422_before_validators(admitter: Admitter, plugins: tuple[AddLabel, Record]) -> None:
     with pytest.raises(errors.StatusError) as exc:
-        await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm("Bad_Name", data={"k": 1}))
+        await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm(
+            "Bad_Name", metadata={"name": "Bad_Name", "labels": {"bad key!": "x"}}))
     assert exc.value.code == 422 and exc.value.reason == "Invalid"
     assert exc.value.message.startswith('ConfigMap "Bad_Name" is invalid: [metadata.name: Invalid value: "Bad_Name"')
-    assert [c["field"] for c in exc.value.details["causes"]] == ["metadata.name", "data[k]"]
+    assert [c["field"] for c in exc.value.details["causes"]] == ["metadata.name", "metadata.labels"]
     assert plugins[1].seen == []
+
+
+async def test_wrong_json_type_is_400_like_the_decoder(admitter: Admitter) -> None:
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm("good", data={"k": 1}))
+    assert exc.value.code == 400 and exc.value.reason == "BadRequest"
+    assert exc.value.message == ('ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal '
+                                 "number into Go struct field ConfigMap.data of type string")
 
 
 @pytest.mark.parametrize(("directive", "warnings", "code"), [
