@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -127,6 +128,20 @@ def test_killed_gateway_is_routed_around_then_rejoins(stack: Stack) -> None:
     while envoy_endpoints(stack)[killed] != "healthy" and time.monotonic() < deadline:
         time.sleep(0.1)
     assert envoy_endpoints(stack)[killed] == "healthy"
+
+
+def test_client_cannot_forge_the_forwarded_client_cert_header(stack: Stack) -> None:
+    # Envoy's SANITIZE_SET drops a client's own x-forwarded-client-cert: without a certificate it stays anonymous.
+    pem = urllib.parse.quote(stack.pki.admin_cert.read_text(), safe="")
+    forged = f'Hash=00;Cert="{pem}";Subject="O=system:masters,CN=kubernetes-admin"'
+    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    req = urllib.request.Request(stack.url + "/api/v1/namespaces/default/configmaps", method="POST",
+                                 data=json.dumps(configmap("forged")).encode(),
+                                 headers={"Content-Type": "application/json", "x-forwarded-client-cert": forged})
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, context=context, timeout=10)
+    assert err.value.code in (401, 403)
+    assert Client(stack).request("GET", "/api/v1/namespaces/default/configmaps/forged")[0] == 404
 
 
 def test_restart_on_the_same_state_keeps_objects_and_etcd_ports(stack: Stack, state: Path) -> None:
