@@ -9,6 +9,7 @@ logged and returned as 500 InternalError.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
@@ -117,10 +118,11 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
                                field_selector=request.field_selector, allow_bookmarks=request.allow_bookmarks,
                                send_initial_events=request.send_initial_events)
         try:
-            async for events in self._store.watch(_key(request.key), options):
-                yield storage_pb2.WatchResponse(events=[
-                    storage_pb2.WatchEvent(type=e.type, object=jsonutil.dumps(e.object),
-                                           resource_version=e.resource_version) for e in events])
+            async with contextlib.aclosing(self._store.watch(_key(request.key), options)) as stream:
+                async for events in stream:
+                    yield storage_pb2.WatchResponse(events=[
+                        storage_pb2.WatchEvent(type=e.type, object=jsonutil.dumps(e.object),
+                                               resource_version=e.resource_version) for e in events])
         except errors.StatusError as err:
             await errors.abort(context, err)
         except Exception as exc:

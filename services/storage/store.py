@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
 
 from kapi import errors, jsonutil
@@ -306,7 +306,7 @@ class Store:
 
     # ------------------------------------------------------------ watch
 
-    async def watch(self, key: ObjectKey, options: WatchOptions) -> AsyncIterator[Events]:
+    async def watch(self, key: ObjectKey, options: WatchOptions) -> AsyncGenerator[Events, None]:
         """Stream batches of events for ``key`` (one object if ``key.name`` is set, else the collection).
 
         ``resource_version`` "" or "0" (or ``send_initial_events``): first a
