@@ -10,7 +10,7 @@ the same ("kube-apiserver" command-line reference).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ class Flag:
     services: frozenset[str]
     default: Any
     help: str
-    type: type = str
+    type: Callable[[str], Any] = str
     passthrough: bool = False
 
     @property

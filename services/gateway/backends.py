@@ -11,8 +11,9 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
-from kapi import errors, grpcutil
+from kapi import grpcutil
 from kapi.attributes import Attributes, UserInfo
 from kapi_proto.kapi.admission.v1 import admission_pb2, admission_pb2_grpc
 from kapi_proto.kapi.authn.v1 import authn_pb2, authn_pb2_grpc
@@ -34,7 +35,7 @@ class Credentials:
 class AuthnClient:
     """Authenticate requests via the authn service, caching answers for their TTL (max 10 s, 10k entries)."""
 
-    def __init__(self, channel: object, max_entries: int = 10_000, clock: type = time):
+    def __init__(self, channel: object, max_entries: int = 10_000, clock: Any = time):
         self._stub = authn_pb2_grpc.AuthenticationStub(channel)
         self._cache: OrderedDict[Credentials, tuple[float, UserInfo]] = OrderedDict()
         self._max = max_entries
@@ -91,9 +92,3 @@ def storage_stub(channel: object) -> storage_pb2_grpc.StorageStub:
     """A Storage stub over ``channel``."""
     return storage_pb2_grpc.StorageStub(channel)
 
-
-def check_user(user: UserInfo) -> UserInfo:
-    """Refuse an empty username (should never come back from authn)."""
-    if not user.username:
-        raise errors.unauthorized()
-    return user

@@ -70,7 +70,7 @@ class RequestScope:
         if isinstance(body, (bytes, bytearray)):
             if self.output.mime == negotiation.JSON and not self.output.table and not self.output.partial_metadata:
                 return self._response(bytes(body), negotiation.JSON, status)
-            body = jsonutil.loads(body)
+            body = jsonutil.loads(bytes(body))
         is_object = body.get("kind") == self.resource.kind
         if self.output.table and is_object:
             body = table.table(self.resource, [body], {"resourceVersion": (body.get("metadata") or {}).get(

@@ -75,10 +75,10 @@ def _cell(obj: dict[str, Any], path: str) -> Any:
     if path == "@roleRef":
         ref = obj.get("roleRef") or {}
         return f"{ref.get('kind', '')}/{ref.get('name', '')}"
-    value: Any = obj
+    node: Any = obj
     for key in path.strip(".").split("."):
-        value = value.get(key) if isinstance(value, dict) else None
-    return "" if value is None else value
+        node = node.get(key) if isinstance(node, dict) else None
+    return "" if node is None else node
 
 
 def column_definitions(resource: Resource) -> list[dict[str, Any]]:

@@ -131,7 +131,7 @@ async def _not_allowed(decide: Callable[[], object]) -> bool:
 
 
 async def test_unreachable_storage_fails_closed() -> None:
-    from conftest import free_port
+    from tests.conftest import free_port
 
     service = await authz_server.start(flags.parse(flags.AUTHZ, ["--storage-address", f"127.0.0.1:{free_port()}"]))
     channel = grpcutil.channel(f"127.0.0.1:{service.port}", None)
