@@ -121,7 +121,7 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
                                    "initial_stream_window_size": 1048576,
                                    "initial_connection_window_size": 16777216},
         "forward_client_cert_details": "SANITIZE_SET",
-        "set_current_client_cert_details": {"subject": True, "cert": True, "dns": True, "uri": True},
+        "set_current_client_cert_details": {"subject": True, "cert": True, "dns": True, "uri": True, "chain": True},
         "route_config": {
             "name": "kapi",
             "virtual_hosts": [{

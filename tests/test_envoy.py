@@ -55,7 +55,8 @@ def test_client_certificate_forwarding_and_timeouts(config: dict[str, Any]) -> N
     h = hcm(config)
     assert h["codec_type"] == "AUTO"
     assert h["forward_client_cert_details"] == "SANITIZE_SET"
-    assert h["set_current_client_cert_details"] == {"subject": True, "cert": True, "dns": True, "uri": True}
+    assert h["set_current_client_cert_details"] == {"subject": True, "cert": True, "dns": True, "uri": True,
+                                                  "chain": True}
     assert h["stream_idle_timeout"] == "0s"  # disabled: watches idle between 60 s bookmarks
 
 
