@@ -10,7 +10,7 @@ the ``kubectl api-resources`` output of kube-apiserver.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -27,8 +27,8 @@ class Resource:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ALL_VERBS
-    # Extra Table columns after NAME: (header, type, JSON path into the object, format).
-    columns: tuple[tuple[str, str, str], ...] = field(default=())
+    # Subresources served under /<name>/<subresource>, e.g. ("status", "scale").
+    subresources: tuple[str, ...] = ()
 
     @property
     def singular(self) -> str:
@@ -55,29 +55,61 @@ class Resource:
         return self.storage_prefix(namespace if self.namespaced else "") + name
 
 
-_WORKLOAD = ("all",)
+_ALL = ("all",)
+_RBAC = "rbac.authorization.k8s.io"
+_ST = ("status",)
+_ST_SCALE = ("status", "scale")
 
+
+def _r(group: str, resource: str, kind: str, namespaced: bool, short: tuple[str, ...] = (),
+       categories: tuple[str, ...] = (), subresources: tuple[str, ...] = (), version: str = "v1") -> Resource:
+    return Resource(group, version, resource, kind, namespaced, short, categories, ALL_VERBS, subresources)
+
+
+# The served resources, as `kubectl api-resources` lists them on kube-apiserver.
 RESOURCES: tuple[Resource, ...] = (
-    Resource("", "v1", "namespaces", "Namespace", False, ("ns",),
-             columns=(("Status", "string", ".status.phase"),)),
-    Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",),
-             columns=(("Data", "integer", "#data"),)),
-    Resource("", "v1", "secrets", "Secret", True,
-             columns=(("Type", "string", ".type"), ("Data", "integer", "#data"))),
-    Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
-    Resource("", "v1", "services", "Service", True, ("svc",), _WORKLOAD,
-             columns=(("Type", "string", ".spec.type"), ("Cluster-IP", "string", ".spec.clusterIP"))),
-    Resource("", "v1", "pods", "Pod", True, ("po",), _WORKLOAD,
-             columns=(("Status", "string", ".status.phase"),)),
-    Resource("", "v1", "events", "Event", True, ("ev",),
-             columns=(("Type", "string", ".type"), ("Reason", "string", ".reason"),
-                      ("Message", "string", ".message"))),
-    Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
-    Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
-    Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True,
-             columns=(("Role", "string", "@roleRef"),)),
-    Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False,
-             columns=(("Role", "string", "@roleRef"),)),
+    _r("", "configmaps", "ConfigMap", True, ("cm",)),
+    _r("", "endpoints", "Endpoints", True, ("ep",)),
+    _r("", "events", "Event", True, ("ev",)),
+    _r("", "limitranges", "LimitRange", True, ("limits",)),
+    _r("", "namespaces", "Namespace", False, ("ns",), subresources=("status", "finalize")),
+    _r("", "nodes", "Node", False, ("no",), subresources=_ST),
+    _r("", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), subresources=_ST),
+    _r("", "persistentvolumes", "PersistentVolume", False, ("pv",), subresources=_ST),
+    _r("", "pods", "Pod", True, ("po",), _ALL, _ST),
+    _r("", "podtemplates", "PodTemplate", True),
+    _r("", "replicationcontrollers", "ReplicationController", True, ("rc",), _ALL, _ST_SCALE),
+    _r("", "resourcequotas", "ResourceQuota", True, ("quota",), subresources=_ST),
+    _r("", "secrets", "Secret", True),
+    _r("", "serviceaccounts", "ServiceAccount", True, ("sa",)),
+    _r("", "services", "Service", True, ("svc",), _ALL, _ST),
+    _r("apps", "controllerrevisions", "ControllerRevision", True),
+    _r("apps", "daemonsets", "DaemonSet", True, ("ds",), _ALL, _ST),
+    _r("apps", "deployments", "Deployment", True, ("deploy",), _ALL, _ST_SCALE),
+    _r("apps", "replicasets", "ReplicaSet", True, ("rs",), _ALL, _ST_SCALE),
+    _r("apps", "statefulsets", "StatefulSet", True, ("sts",), _ALL, _ST_SCALE),
+    _r("batch", "cronjobs", "CronJob", True, ("cj",), _ALL, _ST),
+    _r("batch", "jobs", "Job", True, (), _ALL, _ST),
+    _r("coordination.k8s.io", "leases", "Lease", True),
+    _r("networking.k8s.io", "ingressclasses", "IngressClass", False),
+    _r("networking.k8s.io", "ingresses", "Ingress", True, ("ing",), subresources=_ST),
+    _r("networking.k8s.io", "networkpolicies", "NetworkPolicy", True, ("netpol",)),
+    _r("policy", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), subresources=_ST),
+    _r(_RBAC, "clusterrolebindings", "ClusterRoleBinding", False),
+    _r(_RBAC, "clusterroles", "ClusterRole", False),
+    _r(_RBAC, "rolebindings", "RoleBinding", True),
+    _r(_RBAC, "roles", "Role", True),
+    _r("scheduling.k8s.io", "priorityclasses", "PriorityClass", False, ("pc",)),
+    _r("storage.k8s.io", "storageclasses", "StorageClass", False, ("sc",)),
+    _r("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", False),
+    _r("admissionregistration.k8s.io", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", False),
+    _r("admissionregistration.k8s.io", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", False,
+       subresources=_ST),
+    _r("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding",
+       False),
+    _r("flowcontrol.apiserver.k8s.io", "flowschemas", "FlowSchema", False, subresources=_ST),
+    _r("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "PriorityLevelConfiguration", False,
+       subresources=_ST),
 )
 
 

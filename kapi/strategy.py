@@ -72,8 +72,6 @@ _NO_GENERATION_KINDS = frozenset({
     "Namespace", "Service", "Node", "PersistentVolume", "PersistentVolumeClaim", "ResourceQuota", "LimitRange",
     "Endpoints",
 })
-# Kinds whose main-resource update keeps the stored status (they have a status subresource).
-_STATUS_SUBRESOURCE_KINDS = frozenset({"Namespace", "Pod", "Service"})
 
 
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
@@ -163,7 +161,7 @@ def is_qualified_name(value: str) -> list[str]:
         out.append("name part must be non-empty")
     elif len(name) > QUALIFIED_NAME_MAX:
         out.append("name part " + max_len_error(QUALIFIED_NAME_MAX))
-    if name and not _full(_QUALIFIED_NAME, name):
+    if not _full(_QUALIFIED_NAME, name):
         out.append("name part " + regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"))
     return out
 
@@ -498,8 +496,8 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
       track it.
     - namespace: ``old``'s when absent (namespaced kinds); cleared for
       cluster-scoped ones.
-    - Main resource (``subresource`` ""): status kept from ``old`` for kinds
-      with a status subresource (Namespace, Pod, Service); a Namespace also
+    - Main resource (``subresource`` "" or "scale"): status kept from ``old``
+      for resources with a status subresource (kapi.resources); a Namespace also
       keeps ``spec.finalizers``. ``subresource="status"``: spec and the
       labels/annotations/finalizers/ownerReferences kept from ``old``
       (ResetObjectMetaForStatus). ``subresource="finalize"`` (namespaces):
@@ -537,8 +535,7 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
                 meta[key] = old_meta[key]
             else:
                 meta.pop(key, None)
-    elif subresource == "finalize" or (subresource == "" and resource.kind in _STATUS_SUBRESOURCE_KINDS
-                                       and resource.group == ""):
+    elif subresource == "finalize" or (subresource in ("", "scale") and "status" in resource.subresources):
         if "status" in old:
             out["status"] = old["status"]
         else:
@@ -557,7 +554,7 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
     if tracks_generation(resource):
         old_generation = old_meta.get("generation")
         generation = old_generation if isinstance(old_generation, int) else 0
-        if subresource == "" and out.get("spec") != old.get("spec"):
+        if subresource in ("", "scale") and out.get("spec") != old.get("spec"):
             generation += 1
         meta["generation"] = generation
     elif "generation" in old_meta:

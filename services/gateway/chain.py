@@ -30,6 +30,7 @@ from services.gateway.handlers.delete import delete, delete_collection
 from services.gateway.handlers.get import get
 from services.gateway.handlers.list import list_
 from services.gateway.handlers.patch import patch
+from services.gateway.handlers.scale import scale
 from services.gateway.handlers.update import update
 from services.gateway.handlers.watch import watch
 from services.gateway.requestinfo import RequestInfo, resolve
@@ -227,7 +228,7 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
                            timeout: float) -> web.StreamResponse:
     """Route a resource request to its verb handler."""
     resource = REGISTRY.get(info.api_group, info.api_version, info.resource)
-    if resource is None or info.subresource or len(info.parts) > 2:
+    if resource is None or len(info.parts) > 3 or (info.subresource and info.subresource not in resource.subresources):
         raise not_found_path()
     if resource.namespaced and not info.namespace and info.verb not in ("list", "watch"):
         raise not_found_path()
@@ -236,6 +237,12 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
     if resource.resource == "namespaces" and info.namespace:
         info = dataclasses.replace(info, namespace="")
     handler = VERB_HANDLERS.get(info.verb)
+    if info.subresource:
+        allowed = ("update",) if info.subresource == "finalize" else ("get", "update", "patch")
+        if info.verb not in allowed:
+            raise errors.method_not_allowed(f"{resource.resource}/{info.subresource}", info.verb, resource.group)
+        if info.subresource == "scale":
+            handler = scale
     if handler is None or info.verb not in resource.verbs:
         raise errors.method_not_allowed(resource.resource, info.verb or request.method, resource.group)
     output = negotiation.negotiate(request.headers.get("Accept", ""))

@@ -57,6 +57,24 @@ def api_resource(r: Resource) -> dict[str, Any]:
     return out
 
 
+def _subresource_kind(r: Resource, sub: str) -> tuple[str, str, str]:
+    """(group, version, kind) a subresource answers with: Scale is autoscaling/v1."""
+    return ("autoscaling", "v1", "Scale") if sub == "scale" else (r.group, r.version, r.kind)
+
+
+def subresource_entries(r: Resource) -> list[dict[str, Any]]:
+    """Legacy-discovery APIResource entries for ``<resource>/<subresource>``."""
+    out = []
+    for sub in r.subresources:
+        group, version, kind = _subresource_kind(r, sub)
+        entry: dict[str, Any] = {"name": f"{r.resource}/{sub}", "singularName": "", "namespaced": r.namespaced,
+                                 "kind": kind, "verbs": ["update"] if sub == "finalize" else ["get", "patch", "update"]}
+        if sub == "scale":
+            entry["group"], entry["version"] = group, version
+        out.append(entry)
+    return out
+
+
 def api_versions() -> dict[str, Any]:
     """/api: the core group's versions."""
     return {"kind": "APIVersions", "versions": ["v1"],
@@ -70,7 +88,7 @@ def resource_list(group: str, version: str, registry: Registry = REGISTRY) -> di
         return None
     gv = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
-            "resources": [api_resource(r) for r in rows]}
+            "resources": [entry for r in rows for entry in (api_resource(r), *subresource_entries(r))]}
 
 
 def _group(name: str, versions: list[str]) -> dict[str, Any]:
@@ -102,6 +120,11 @@ def _aggregated_resource(r: Resource) -> dict[str, Any]:
         out["shortNames"] = list(r.short_names)
     if r.categories:
         out["categories"] = list(r.categories)
+    if r.subresources:
+        out["subresources"] = [{
+            "subresource": sub,
+            "responseKind": dict(zip(("group", "version", "kind"), _subresource_kind(r, sub), strict=True)),
+            "verbs": ["update"] if sub == "finalize" else ["get", "patch", "update"]} for sub in r.subresources]
     return out
 
 

@@ -1,8 +1,8 @@
 """Server-side printing: convert objects to a ``meta.k8s.io/v1`` Table.
 
 kubectl asks for Tables and prints their rows; columns come from the
-resource table's ``columns`` (kapi.resources), always led by NAME and
-followed by AGE, like kube-apiserver's printers. ``includeObject`` decides
+kind's printer (printers.py), led by Name and followed by Age, like
+kube-apiserver's printers; kinds without one get Name and Created At. ``includeObject`` decides
 what each row carries: ``None``, ``Metadata`` (default, a
 PartialObjectMetadata) or ``Object``. Source: "API concepts: Receiving
 resources as Tables" and k8s.io/apimachinery pkg/util/duration (HumanDuration).
@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kapi.resources import Resource
+from services.gateway import printers
 
 _NAME_COLUMN = {"name": "Name", "type": "string", "format": "name", "priority": 0,
                 "description": "Name must be unique within a namespace. More info: "
@@ -67,40 +68,40 @@ def age(obj: dict[str, Any], now: datetime | None = None) -> str:
     return human_duration(((now or datetime.now(UTC)) - created).total_seconds())
 
 
-def _cell(obj: dict[str, Any], path: str) -> Any:
-    if path.startswith("#"):  # number of keys in a map field (DATA columns)
-        value = obj.get(path[1:]) or {}
-        extra = obj.get("binaryData") or {} if path == "#data" else {}
-        return len(value) + len(extra)
-    if path == "@roleRef":
-        ref = obj.get("roleRef") or {}
-        return f"{ref.get('kind', '')}/{ref.get('name', '')}"
-    node: Any = obj
-    for key in path.strip(".").split("."):
-        node = node.get(key) if isinstance(node, dict) else None
-    return "" if node is None else node
-
-
 def column_definitions(resource: Resource) -> list[dict[str, Any]]:
-    """Table columnDefinitions: Name, the resource's own columns, Age."""
+    """Table columnDefinitions: Name, the kind's printer columns, Age (or kube's default Name, Created At)."""
     cols = [dict(_NAME_COLUMN)]
-    for header, type_, _path in resource.columns:
-        cols.append({"name": header, "type": type_, "format": "", "description": header, "priority": 0})
+    printer = printers.printer_for(resource.group, resource.resource)
+    if printer is None:
+        cols.append({"name": "Created At", "type": "date", "format": "", "priority": 0,
+                     "description": _AGE_COLUMN["description"]})
+        return cols
+    for c in printer.columns:
+        cols.append({"name": c.name, "type": c.type, "format": c.format, "description": c.name,
+                     "priority": c.priority})
     cols.append(dict(_AGE_COLUMN))
     return cols
 
 
 def row(resource: Resource, obj: dict[str, Any], include_object: str, now: datetime | None = None) -> dict[str, Any]:
     """One Table row: cells plus the object per ``includeObject`` (None, Metadata, Object)."""
-    cells = [(obj.get("metadata") or {}).get("name", "")]
-    cells.extend(_cell(obj, path) for _h, _t, path in resource.columns)
-    cells.append(age(obj, now))
+    meta = obj.get("metadata") or {}
+    cells: list[Any] = [meta.get("name", "")]
+    printer = printers.printer_for(resource.group, resource.resource)
+    if printer is None:
+        cells.append(meta.get("creationTimestamp") or "")
+    else:
+        try:
+            values = printer.cells(obj)
+        except (AttributeError, TypeError, ValueError):  # malformed stored data must not break a listing
+            values = ["<unknown>"] * len(printer.columns)
+        cells.extend(values)
+        cells.append(age(obj, now))
     out: dict[str, Any] = {"cells": cells}
     if include_object == "Object":
         out["object"] = obj
     elif include_object != "None":
-        out["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                         "metadata": obj.get("metadata") or {}}
+        out["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
     return out
 
 

@@ -52,3 +52,32 @@ def test_configmap_table_row():
     assert [c["name"] for c in out["columnDefinitions"]] == ["Name", "Data", "Age"]
     assert out["rows"][0]["cells"][:2] == ["app", 2]
     assert out["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+
+
+def test_pod_printer_columns_and_wide_priority():
+    pods = REGISTRY.get("", "v1", "pods")
+    pod = {"metadata": {"name": "web"}, "spec": {"containers": [{"name": "a"}, {"name": "b"}], "nodeName": "n1"},
+           "status": {"phase": "Running", "podIP": "10.0.0.5",
+                      "containerStatuses": [{"ready": True, "restartCount": 2}, {"ready": False, "restartCount": 1}]}}
+    out = table.table(pods, [pod], {}, "None")
+    names = [(c["name"], c["priority"]) for c in out["columnDefinitions"]]
+    assert names[:4] == [("Name", 0), ("Ready", 0), ("Status", 0), ("Restarts", 0)]
+    assert ("IP", 1) in names and names[-1] == ("Age", 0)
+    assert out["rows"][0]["cells"][:6] == ["web", "1/2", "Running", 3, "10.0.0.5", "n1"]
+    assert "object" not in out["rows"][0]
+
+
+def test_default_table_is_name_and_created_at():
+    roles = REGISTRY.get("rbac.authorization.k8s.io", "v1", "roles")
+    out = table.table(roles, [{"metadata": {"name": "r", "creationTimestamp": "2026-01-01T00:00:00Z"}}], {}, "None")
+    assert [c["name"] for c in out["columnDefinitions"]] == ["Name", "Created At"]
+    assert out["rows"][0]["cells"] == ["r", "2026-01-01T00:00:00Z"]
+
+
+def test_deployment_ready_column():
+    deploy = REGISTRY.get("apps", "v1", "deployments")
+    obj = {"metadata": {"name": "d"}, "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "d"}},
+                                              "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}},
+           "status": {"readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2}}
+    cells = table.table(deploy, [obj], {}, "None")["rows"][0]["cells"]
+    assert cells[:7] == ["d", "2/3", 3, 2, "c", "i", "app=d"]

@@ -21,15 +21,21 @@ from services.gateway.scope import RequestScope, parse_resource_version
 RETRIES = 5
 
 
-def apply(content_type: str, current: dict[str, Any], patch: Any, scope: RequestScope) -> dict[str, Any]:
-    """Apply a decoded ``patch`` of ``content_type`` to ``current``; 415 for unsupported patch types."""
+def apply(content_type: str, current: dict[str, Any], patch: Any, scope: RequestScope,
+          merge_schema: bool = True) -> dict[str, Any]:
+    """Apply a decoded ``patch`` of ``content_type`` to ``current``; 415 for unsupported patch types.
+
+    ``merge_schema`` False applies strategic merge patches without the
+    resource's schema (for subresource views such as Scale).
+    """
     if content_type == negotiation.MERGE_PATCH:
         result = patching.merge_patch(current, patch)
     elif content_type == negotiation.JSON_PATCH:
         result = patching.json_patch(current, patch)
     elif content_type == negotiation.STRATEGIC_MERGE_PATCH:
         r = scope.resource
-        result = patching.strategic_merge_patch(current, patch, patching.schema_for(r.group, r.version, r.kind))
+        schema = patching.schema_for(r.group, r.version, r.kind) if merge_schema else {}
+        result = patching.strategic_merge_patch(current, patch, schema)
     else:
         raise errors.StatusError(415, "UnsupportedMediaType", f"the server does not support the patch type "
                                  f"{content_type!r} for {r.resource if (r := scope.resource) else ''}")

@@ -1,0 +1,238 @@
+"""Per-kind Table columns, as kube-apiserver's printers (pkg/printers/internalversion) define them.
+
+Each printer is a list of :class:`Column` (header, type, priority — 1 means
+shown only with ``-o wide``) and a function from an object to its cells
+(without NAME, which :mod:`table` adds first). Kinds without a printer get
+kube's default table: Name and Created At.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One columnDefinition: ``name`` as kubectl prints it upper-cased, JSON ``type``, ``priority`` (0 or 1)."""
+
+    name: str
+    type: str = "string"
+    priority: int = 0
+    format: str = ""
+
+
+@dataclass(frozen=True)
+class Printer:
+    """Columns after Name, and the function computing their cells; ``age`` appends kube's Age column."""
+
+    columns: tuple[Column, ...]
+    cells: Callable[[Obj], list[Any]]
+    age_last: bool = True
+
+
+def _get(obj: Any, *path: str, default: Any = None) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return default
+        obj = obj.get(key)
+    return default if obj is None else obj
+
+
+def _none(value: Any) -> Any:
+    return "<none>" if value in (None, "", [], {}) else value
+
+
+def _pod(obj: Obj) -> list[Any]:
+    statuses = _get(obj, "status", "containerStatuses", default=[])
+    total = len(_get(obj, "spec", "containers", default=[]))
+    ready = sum(1 for s in statuses if s.get("ready"))
+    restarts = sum(int(s.get("restartCount") or 0) for s in statuses)
+    reason = _get(obj, "status", "reason") or _get(obj, "status", "phase", default="")
+    for s in statuses:
+        waiting = _get(s, "state", "waiting", "reason")
+        terminated = _get(s, "state", "terminated", "reason")
+        if waiting or terminated:
+            reason = waiting or terminated
+    if _get(obj, "metadata", "deletionTimestamp"):
+        reason = "Terminating"
+    return [f"{ready}/{total}", reason, restarts, _none(_get(obj, "status", "podIP")),
+            _none(_get(obj, "spec", "nodeName")), _none(_get(obj, "status", "nominatedNodeName")),
+            _none(len(_get(obj, "spec", "readinessGates", default=[])) or None)]
+
+
+def _ports(ports: Any) -> str:
+    out = []
+    for p in ports or []:
+        text = str(p.get("port", ""))
+        if p.get("nodePort"):
+            text += f":{p['nodePort']}"
+        out.append(f"{text}/{p.get('protocol') or 'TCP'}")
+    return ",".join(out) or "<none>"
+
+
+def _service(obj: Obj) -> list[Any]:
+    spec = obj.get("spec") or {}
+    external = spec.get("externalIPs") or [
+        i.get("ip") or i.get("hostname") for i in _get(obj, "status", "loadBalancer", "ingress", default=[])]
+    ext = ",".join(x for x in external if x) or ("<pending>" if spec.get("type") == "LoadBalancer" else "<none>")
+    if spec.get("type") == "ExternalName":
+        ext = spec.get("externalName", "<none>")
+    selector = ",".join(f"{k}={v}" for k, v in (spec.get("selector") or {}).items()) or "<none>"
+    return [spec.get("type", ""), spec.get("clusterIP") or "<none>", ext, _ports(spec.get("ports")), selector]
+
+
+def _containers(obj: Obj) -> tuple[str, str]:
+    cs = _get(obj, "spec", "template", "spec", "containers", default=[])
+    return ",".join(c.get("name", "") for c in cs), ",".join(c.get("image", "") for c in cs)
+
+
+def _selector(obj: Obj) -> str:
+    sel = _get(obj, "spec", "selector", default={})
+    labels = sel.get("matchLabels") if isinstance(sel, dict) and "matchLabels" in sel else sel
+    parts = [f"{k}={v}" for k, v in (labels or {}).items()] if isinstance(labels, dict) else []
+    for expr in (sel.get("matchExpressions") or []) if isinstance(sel, dict) else []:
+        values = ",".join(expr.get("values") or [])
+        parts.append(f"{expr.get('key')} {str(expr.get('operator', '')).lower()} ({values})")
+    return ",".join(parts) or "<none>"
+
+
+def _deployment(obj: Obj) -> list[Any]:
+    status = obj.get("status") or {}
+    names, images = _containers(obj)
+    return [f"{status.get('readyReplicas', 0)}/{_get(obj, 'spec', 'replicas', default=0)}",
+            status.get("updatedReplicas", 0), status.get("availableReplicas", 0), names, images, _selector(obj)]
+
+
+def _replicaset(obj: Obj) -> list[Any]:
+    status = obj.get("status") or {}
+    names, images = _containers(obj)
+    return [_get(obj, "spec", "replicas", default=0), status.get("replicas", 0), status.get("readyReplicas", 0),
+            names, images, _selector(obj)]
+
+
+def _statefulset(obj: Obj) -> list[Any]:
+    names, images = _containers(obj)
+    return [f"{_get(obj, 'status', 'readyReplicas', default=0)}/{_get(obj, 'spec', 'replicas', default=0)}",
+            names, images]
+
+
+def _daemonset(obj: Obj) -> list[Any]:
+    s = obj.get("status") or {}
+    node_selector = _get(obj, "spec", "template", "spec", "nodeSelector", default={})
+    names, images = _containers(obj)
+    return [s.get("desiredNumberScheduled", 0), s.get("currentNumberScheduled", 0), s.get("numberReady", 0),
+            s.get("updatedNumberScheduled", 0), s.get("numberAvailable", 0),
+            ",".join(f"{k}={v}" for k, v in node_selector.items()) or "<none>", names, images, _selector(obj)]
+
+
+def _job(obj: Obj) -> list[Any]:
+    conditions = _get(obj, "status", "conditions", default=[])
+    status = "Running"
+    for c in conditions:
+        if c.get("status") == "True" and c.get("type") in ("Complete", "Failed", "Suspended"):
+            status = c["type"]
+    completions = _get(obj, "spec", "completions")
+    succeeded = _get(obj, "status", "succeeded", default=0)
+    names, images = _containers(obj)
+    return [status, f"{succeeded}/{completions if completions is not None else 1}", "", names, images,
+            _selector(obj)]
+
+
+def _cronjob(obj: Obj) -> list[Any]:
+    spec = obj.get("spec") or {}
+    return [spec.get("schedule", ""), spec.get("timeZone") or "<none>", spec.get("suspend", False),
+            len(_get(obj, "status", "active", default=[])), _get(obj, "status", "lastScheduleTime") or "<none>"]
+
+
+def _count(key: str) -> Callable[[Obj], list[Any]]:
+    return lambda obj: [len(obj.get(key) or {}) + (len(obj.get("binaryData") or {}) if key == "data" else 0)]
+
+
+def _secret(obj: Obj) -> list[Any]:
+    return [obj.get("type", ""), len(obj.get("data") or {})]
+
+
+def _binding(obj: Obj) -> list[Any]:
+    ref = obj.get("roleRef") or {}
+    subjects = obj.get("subjects") or []
+
+    def names(kind: str) -> str:
+        if kind == "ServiceAccount":
+            return ",".join(f"{s.get('namespace', '')}/{s.get('name', '')}" for s in subjects if s.get("kind") == kind)
+        return ",".join(s.get("name", "") for s in subjects if s.get("kind") == kind)
+
+    return [f"{ref.get('kind', '')}/{ref.get('name', '')}", names("User"), names("Group"), names("ServiceAccount")]
+
+
+def _event(obj: Obj) -> list[Any]:
+    involved = obj.get("involvedObject") or obj.get("regarding") or {}
+    return [obj.get("type", ""), obj.get("reason", ""), f"{str(involved.get('kind', '')).lower()}/"
+            f"{involved.get('name', '')}", obj.get("message") or obj.get("note", "")]
+
+
+def _lease(obj: Obj) -> list[Any]:
+    return [_none(_get(obj, "spec", "holderIdentity"))]
+
+
+_ROLE_COLUMNS = (Column("Role"), Column("Users", priority=1), Column("Groups", priority=1),
+                 Column("ServiceAccounts", priority=1))
+
+PRINTERS: dict[tuple[str, str], Printer] = {
+    ("", "pods"): Printer((Column("Ready"), Column("Status"), Column("Restarts", "string"),
+                           Column("IP", priority=1), Column("Node", priority=1),
+                           Column("Nominated Node", priority=1), Column("Readiness Gates", priority=1)), _pod),
+    ("", "services"): Printer((Column("Type"), Column("Cluster-IP"), Column("External-IP"), Column("Port(s)"),
+                               Column("Selector", priority=1)), _service),
+    ("", "namespaces"): Printer((Column("Status"),), lambda o: [_get(o, "status", "phase", default="")]),
+    ("", "configmaps"): Printer((Column("Data", "integer"),), _count("data")),
+    ("", "secrets"): Printer((Column("Type"), Column("Data", "integer")), _secret),
+    ("", "serviceaccounts"): Printer((Column("Secrets", "integer"),), lambda o: [len(o.get("secrets") or [])]),
+    ("", "events"): Printer((Column("Type"), Column("Reason"), Column("Object"), Column("Message")), _event),
+    ("", "endpoints"): Printer((Column("Endpoints"),), lambda o: [_none(",".join(
+        f"{a.get('ip')}:{p.get('port')}" for s in o.get("subsets") or [] for a in s.get("addresses") or []
+        for p in s.get("ports") or []))]),
+    ("", "nodes"): Printer((Column("Status"), Column("Roles"), Column("Version")), lambda o: [
+        "Ready" if any(c.get("type") == "Ready" and c.get("status") == "True"
+                       for c in _get(o, "status", "conditions", default=[])) else "NotReady",
+        _none(",".join(k.split("/", 1)[1] for k in (_get(o, "metadata", "labels", default={}))
+                       if k.startswith("node-role.kubernetes.io/"))),
+        _get(o, "status", "nodeInfo", "kubeletVersion", default="")]),
+    ("apps", "deployments"): Printer((Column("Ready"), Column("Up-to-date", "integer"), Column("Available", "integer"),
+                                      Column("Containers", priority=1), Column("Images", priority=1),
+                                      Column("Selector", priority=1)), _deployment),
+    ("apps", "replicasets"): Printer((Column("Desired", "integer"), Column("Current", "integer"),
+                                      Column("Ready", "integer"), Column("Containers", priority=1),
+                                      Column("Images", priority=1), Column("Selector", priority=1)), _replicaset),
+    ("apps", "statefulsets"): Printer((Column("Ready"), Column("Containers", priority=1),
+                                       Column("Images", priority=1)), _statefulset),
+    ("apps", "daemonsets"): Printer((Column("Desired", "integer"), Column("Current", "integer"),
+                                     Column("Ready", "integer"), Column("Up-to-date", "integer"),
+                                     Column("Available", "integer"), Column("Node Selector"),
+                                     Column("Containers", priority=1), Column("Images", priority=1),
+                                     Column("Selector", priority=1)), _daemonset),
+    ("batch", "jobs"): Printer((Column("Status"), Column("Completions"), Column("Duration"),
+                                Column("Containers", priority=1), Column("Images", priority=1),
+                                Column("Selector", priority=1)), _job),
+    ("batch", "cronjobs"): Printer((Column("Schedule"), Column("Timezone"), Column("Suspend", "boolean"),
+                                    Column("Active", "integer"), Column("Last Schedule")), _cronjob),
+    ("rbac.authorization.k8s.io", "rolebindings"): Printer(_ROLE_COLUMNS, _binding),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): Printer(_ROLE_COLUMNS, _binding),
+    ("coordination.k8s.io", "leases"): Printer((Column("Holder"),), _lease),
+    ("scheduling.k8s.io", "priorityclasses"): Printer((Column("Value", "integer"), Column("Global-Default", "boolean"),
+                                                       Column("PreemptionPolicy")), lambda o: [
+        o.get("value", 0), o.get("globalDefault", False), o.get("preemptionPolicy", "PreemptLowerPriority")]),
+    ("storage.k8s.io", "storageclasses"): Printer((Column("Provisioner"), Column("ReclaimPolicy"),
+                                                   Column("VolumeBindingMode"), Column("AllowVolumeExpansion",
+                                                                                      "boolean")), lambda o: [
+        o.get("provisioner", ""), o.get("reclaimPolicy", "Delete"), o.get("volumeBindingMode", "Immediate"),
+        o.get("allowVolumeExpansion", False)]),
+}
+
+
+def printer_for(group: str, resource: str) -> Printer | None:
+    """The printer of a resource, or None for kube's default (Name, Created At)."""
+    return PRINTERS.get((group, resource))
