@@ -225,7 +225,8 @@ LABEL_CASES = [
     ({"Example.com/x": "v"}, [("metadata.labels", 'Invalid value: "Example.com/x": prefix part ' + SUBDOMAIN_MSG)]),
     ({"k" * 64: "v"}, [("metadata.labels", f'Invalid value: "{"k" * 64}": name part must be no more than 63 '
                         "characters")]),
-    ({"x/": "v"}, [("metadata.labels", 'Invalid value: "x/": name part must be non-empty')]),
+    ({"x/": "v"}, [("metadata.labels", 'Invalid value: "x/": name part must be non-empty'),
+                   ("metadata.labels", 'Invalid value: "x/": name part ' + QUALIFIED_NAME_PART)]),
     ({"-x": "v"}, [("metadata.labels", 'Invalid value: "-x": name part ' + QUALIFIED_NAME_PART)]),
     ({"k": "v" * 64}, [("metadata.labels", f'Invalid value: "{"v" * 64}": must be no more than 63 characters')]),
     ({"k": "a b"}, [("metadata.labels", 'Invalid value: "a b": a valid label must be an empty string or consist of '
