@@ -4,7 +4,7 @@ Label selectors (``pkg/labels/selector.go``) are a comma-separated AND of
 requirements: ``a=b``, ``a==b``, ``a!=b``, ``a in (x,y)``, ``a notin (x)``,
 ``a`` (exists), ``!a`` (does not exist), ``a>1``, ``a<1`` (integer
 comparisons, "gt"/"lt"). Keys must be qualified names and values valid label
-values; errors carry kube's messages (``unable to parse requirement: ...``,
+values (:mod:`kapi.validation`); errors carry kube's messages (``unable to parse requirement: ...``,
 ``found 'x', expected: ...``).
 
 Field selectors (``pkg/fields/selector.go``) are a comma-separated AND of
@@ -20,9 +20,10 @@ Selectors" in the Kubernetes documentation.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from kapi.validation import is_qualified_name, is_valid_label_value
 
 __all__ = [
     "FieldRequirement",
@@ -37,68 +38,6 @@ __all__ = [
 
 class SelectorError(ValueError):
     """A selector that does not parse or names an unsupported field; ``str()`` is kube's message."""
-
-
-# --------------------------------------------------------------- validation (k8s.io/apimachinery/pkg/util/validation)
-
-_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_RE = re.compile(f"^{_QNAME_FMT}$")
-_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', "
-              "and must start and end with an alphanumeric character")
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
-_DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
-_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                          "'-' or '.', and must start and end with an alphanumeric character")
-_LABEL_VALUE_FMT = f"({_QNAME_FMT})?"
-_LABEL_VALUE_RE = re.compile(f"^{_LABEL_VALUE_FMT}$")
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-                    "and must start and end with an alphanumeric character")
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-def _qualified_name_errors(value: str) -> list[str]:
-    """validation.IsQualifiedName: ``[prefix/]name`` with a DNS-subdomain prefix and a 63-character name."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            if len(prefix) > 253:
-                errs.append("prefix part must be no more than 253 characters")
-            if not _DNS1123_SUBDOMAIN_RE.match(prefix):
-                errs.append("prefix part "
-                            + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    else:
-        return ["a qualified name " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
-    if not _QNAME_RE.match(name):
-        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
-    return errs
-
-
-def _label_value_errors(value: str) -> list[str]:
-    """validation.IsValidLabelValue: at most 63 characters of ``[A-Za-z0-9._-]``, alphanumeric at both ends."""
-    errs: list[str] = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _LABEL_VALUE_RE.match(value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
 
 
 def _go_quote(value: object) -> str:
@@ -257,7 +196,7 @@ class _LabelParser:
             tok, key = self._consume(True)
         if tok != _IDENT:
             raise SelectorError(f"found '{key}', expected: identifier")
-        key_errs = _qualified_name_errors(key)
+        key_errs = is_qualified_name(key)
         if key_errs:
             raise SelectorError(f"<nil>: Invalid value: {_go_quote(key)}: {'; '.join(key_errs)}")
         if self._lookahead(True)[0] in (_END, _COMMA) and operator != DOES_NOT_EXIST:
@@ -327,7 +266,7 @@ class _LabelParser:
 def _new_requirement(key: str, operator: str, values: list[str]) -> Requirement:
     """labels.NewRequirement: validate the key, the value count for ``operator`` and every value."""
     errs: list[str] = []
-    key_errs = _qualified_name_errors(key)
+    key_errs = is_qualified_name(key)
     if key_errs:
         errs.append(f"key: Invalid value: {_go_quote(key)}: {'; '.join(key_errs)}")
     shown = "[" + " ".join(values) + "]"
@@ -345,7 +284,7 @@ def _new_requirement(key: str, operator: str, values: list[str]) -> Requirement:
                 errs.append(f"values[{i}]: Invalid value: {_go_quote(value)}: "
                             "for 'Gt', 'Lt' operators, the value must be an integer")
     for i, value in enumerate(values):
-        value_errs = _label_value_errors(value)
+        value_errs = is_valid_label_value(value)
         if value_errs:
             errs.append(f"values[{i}][{key}]: Invalid value: {_go_quote(value)}: {'; '.join(value_errs)}")
     if errs:

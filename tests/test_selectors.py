@@ -71,6 +71,8 @@ def test_label_selector_on_objects_without_labels(selector: str, empty_labels_ma
     ("-a=b", "unable to parse requirement: <nil>: Invalid value: \"-a\": name part must consist of alphanumeric"),
     ("a/b/c", "unable to parse requirement: <nil>: Invalid value: \"a/b/c\": a qualified name must consist"),
     ("/a", "unable to parse requirement: <nil>: Invalid value: \"/a\": prefix part must be non-empty"),
+    ("a/", "unable to parse requirement: <nil>: Invalid value: \"a/\": name part must be non-empty; name part "
+           "must consist of alphanumeric"),
     ("Example.com/a", "unable to parse requirement: <nil>: Invalid value: \"Example.com/a\": prefix part a lowercase "
                       "RFC 1123 subdomain"),
     ("a=-b", "unable to parse requirement: values[0][a]: Invalid value: \"-b\": a valid label must be an empty string"),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kapi import defaults, errors, jsonutil, schema, strategy
+from kapi import defaults, errors, jsonutil, objectmeta, schema, strategy
 from kapi.attributes import Attributes
 from kapi.resources import REGISTRY, Registry, Resource
 from services.admission.chain import CONNECT, CREATE, DELETE, OPERATIONS, UPDATE, AdmissionRequest, Chain
@@ -126,8 +126,8 @@ class Admitter:
         request.warnings.extend(schema.apply_field_validation(
             result.unknown, field_validation, options_kind, kind=resource.kind if decoded else "",
             version=resource.version))
-        causes = strategy.validate_object_meta(request.object, resource, request.operation == CREATE,
-                                               old=request.old_object)
+        causes = objectmeta.validate_object_meta(request.object, resource, request.operation == CREATE,
+                                                 old=request.old_object)
         causes.extend(result.causes)
         if causes:
             meta = request.object.get("metadata") or {}

@@ -1,0 +1,159 @@
+"""Name and label format checks, as k8s.io/apimachinery ``pkg/util/validation`` does them, message for message.
+
+Each ``is_*`` function takes a string and returns the list of problems
+(kube's messages, because clients print them); ``[]`` means valid. They are
+shared by ObjectMeta validation (:mod:`kapi.objectmeta`) and label selector
+parsing (:mod:`kapi.selectors`). References: ``validation.go``
+(``IsDNS1123Label``, ``IsDNS1123Subdomain``, ``IsDNS1035Label``,
+``IsQualifiedName``, ``IsValidLabelValue``, ``RegexError``, ``MaxLenError``)
+and ``pkg/api/validation/path`` (``IsValidPathSegmentName``); "Object Names
+and IDs" and "Labels and Selectors" in the Kubernetes documentation.
+Patterns must match the whole value (Go's ``^...$`` on a single line).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "is_dns1035_label",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "is_qualified_name",
+    "is_valid_label_value",
+    "is_valid_path_segment_name",
+    "is_valid_path_segment_prefix",
+    "max_len_error",
+    "regex_error",
+]
+
+DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                     "and must start and end with an alphanumeric character")
+DNS1123_LABEL_MAX = 63
+DNS1123_SUBDOMAIN_FMT = DNS1123_LABEL_FMT + r"(\." + DNS1123_LABEL_FMT + ")*"
+DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+                         "'.', and must start and end with an alphanumeric character")
+DNS1123_SUBDOMAIN_MAX = 253
+DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+DNS1035_LABEL_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+                     "alphabetic character, and end with an alphanumeric character")
+QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                      "alphanumeric character")
+QUALIFIED_NAME_MAX = 63
+LABEL_VALUE_FMT = "(" + QUALIFIED_NAME_FMT + ")?"
+LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                   "and must start and end with an alphanumeric character")
+LABEL_VALUE_MAX = 63
+
+_DNS1123_LABEL = re.compile(DNS1123_LABEL_FMT)
+_DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_FMT)
+_DNS1035_LABEL = re.compile(DNS1035_LABEL_FMT)
+_QUALIFIED_NAME = re.compile(QUALIFIED_NAME_FMT)
+_LABEL_VALUE = re.compile(LABEL_VALUE_FMT)
+
+
+def regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """validation.RegexError: ``<msg> (e.g. 'a',  or 'b', regex used for validation is '<fmt>')``.
+
+    The doubled space before "or" is kube's (each example ends in ", " and the next starts with " or ").
+    """
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    text = msg + " (e.g. "
+    for i, example in enumerate(examples):
+        if i:
+            text += " or "
+        text += f"'{example}', "
+    return text + f"regex used for validation is '{fmt}')"
+
+
+def max_len_error(length: int) -> str:
+    """validation.MaxLenError: ``must be no more than <length> characters``."""
+    return f"must be no more than {length} characters"
+
+
+def _full(pattern: re.Pattern[str], value: str) -> bool:
+    return pattern.fullmatch(value) is not None
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    """Messages for a value that is not an RFC 1123 label (max 63 characters); [] when valid."""
+    out = []
+    if len(value) > DNS1123_LABEL_MAX:
+        out.append(max_len_error(DNS1123_LABEL_MAX))
+    if not _full(_DNS1123_LABEL, value):
+        out.append(regex_error(DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return out
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    """Messages for a value that is not an RFC 1123 subdomain (max 253 characters); [] when valid."""
+    out = []
+    if len(value) > DNS1123_SUBDOMAIN_MAX:
+        out.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
+    if not _full(_DNS1123_SUBDOMAIN, value):
+        out.append(regex_error(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return out
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    """Messages for a value that is not an RFC 1035 label (max 63 characters); [] when valid."""
+    out = []
+    if len(value) > DNS1123_LABEL_MAX:
+        out.append(max_len_error(DNS1123_LABEL_MAX))
+    if not _full(_DNS1035_LABEL, value):
+        out.append(regex_error(DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, "my-name", "abc-123"))
+    return out
+
+
+def is_valid_path_segment_name(value: str) -> list[str]:
+    """path.IsValidPathSegmentName: not "." or "..", no "/" or "%"."""
+    for illegal in (".", ".."):
+        if value == illegal:
+            return [f"may not be '{illegal}'"]
+    return is_valid_path_segment_prefix(value)
+
+
+def is_valid_path_segment_prefix(value: str) -> list[str]:
+    """path.IsValidPathSegmentPrefix: no "/" or "%"."""
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in value]
+
+
+def is_qualified_name(value: str) -> list[str]:
+    """validation.IsQualifiedName: ``[prefix/]name``, prefix a DNS subdomain, name max 63 (label keys, annotations).
+
+    An empty name part gets both ``name part must be non-empty`` and the regex message, as in kube.
+    """
+    parts = value.split("/")
+    out: list[str] = []
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            out.append("prefix part must be non-empty")
+        else:
+            out.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
+    else:
+        return ["a qualified name " + regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name",
+                                                  "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    if not name:
+        out.append("name part must be non-empty")
+    elif len(name) > QUALIFIED_NAME_MAX:
+        out.append("name part " + max_len_error(QUALIFIED_NAME_MAX))
+    if not _full(_QUALIFIED_NAME, name):
+        out.append("name part " + regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"))
+    return out
+
+
+def is_valid_label_value(value: str) -> list[str]:
+    """validation.IsValidLabelValue: empty or a qualified-name-like string of at most 63 characters."""
+    out = []
+    if len(value) > LABEL_VALUE_MAX:
+        out.append(max_len_error(LABEL_VALUE_MAX))
+    if not _full(_LABEL_VALUE, value):
+        out.append(regex_error(LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return out
