@@ -17,6 +17,7 @@ import signal
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -78,10 +79,35 @@ def make_server(address: str, tls: TLSFiles | None) -> tuple[grpc.aio.Server, he
     return server, health_servicer, port
 
 
-def set_serving(health_servicer: health.HealthServicer, names: Iterable[str]) -> None:
-    """Mark the overall server ("") and each named service SERVING."""
+def set_serving(health_servicer: health.HealthServicer, names: Iterable[str], serving: bool = True) -> None:
+    """Mark the overall server ("") and each named service SERVING (or NOT_SERVING when ``serving`` is False)."""
+    state = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
     for name in ("", *names):
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        health_servicer.set(name, state)
+
+
+async def start_serving(server: grpc.aio.Server, port: int, port_file: str = "") -> None:
+    """Start ``server`` (servicers added, health set), then write its bound ``port`` to ``port_file`` if given.
+
+    The file (``--port-file``; decimal text, no newline) appears only once the
+    server accepts connections, so launchers and tests read it as "listening".
+    """
+    await server.start()
+    if port_file:
+        Path(port_file).write_text(str(port))
+
+
+class Stoppable(Protocol):
+    """A running gRPC server, or a service object owning one, stopped with a grace period."""
+
+    async def stop(self, grace: float) -> None:
+        """Stop serving, leaving in-flight RPCs ``grace`` seconds to finish; then release what it owns."""
+
+
+async def serve_until(stop: asyncio.Event, running: Stoppable, grace: float) -> None:
+    """Wait for ``stop`` (set by SIGTERM/SIGINT under :func:`run`), then stop ``running`` with ``grace`` seconds."""
+    await stop.wait()
+    await running.stop(grace)
 
 
 def peer_identity(context: grpc.aio.ServicerContext) -> str:

@@ -11,7 +11,6 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import grpc
 
@@ -67,18 +66,14 @@ async def start(args: argparse.Namespace, names: list[str]) -> Running:
     server, health, port = grpcutil.make_server(args.listen_address, tls)
     admission_pb2_grpc.add_AdmissionServicer_to_server(AdmissionServicer(Admitter(chain)), server)
     grpcutil.set_serving(health, [SERVICE_NAME])
-    await server.start()
-    if args.port_file:
-        Path(args.port_file).write_text(str(port))
+    await grpcutil.start_serving(server, port, args.port_file)
     log.info("admission serving on port %d with plugins %s", port, ",".join(chain.names) or "(none)")
     return Running(server, port, storage_channel, namespaces, chain)
 
 
 async def serve(args: argparse.Namespace, names: list[str], stop: asyncio.Event) -> None:
     """Serve until ``stop`` is set, then stop with a short grace period."""
-    running = await start(args, names)
-    await stop.wait()
-    await running.stop()
+    await grpcutil.serve_until(stop, await start(args, names), GRACE_SECONDS)
 
 
 def main(argv: Sequence[str]) -> int:

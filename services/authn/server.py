@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import logging
 from collections.abc import Sequence
-from pathlib import Path
 
 import grpc
 
@@ -52,9 +51,7 @@ async def start(args: argparse.Namespace, authenticator: Authenticator) -> tuple
     server, health, port = grpcutil.make_server(args.listen_address, grpcutil.tls_from_args(args))
     authn_pb2_grpc.add_AuthenticationServicer_to_server(AuthenticationServicer(authenticator), server)
     grpcutil.set_serving(health, [SERVICE_NAME])
-    await server.start()
-    if args.port_file:
-        Path(args.port_file).write_text(str(port))
+    await grpcutil.start_serving(server, port, args.port_file)
     log.info("authn serving on port %d", port)
     return server, port
 
@@ -62,8 +59,7 @@ async def start(args: argparse.Namespace, authenticator: Authenticator) -> tuple
 async def serve(args: argparse.Namespace, authenticator: Authenticator, stop: asyncio.Event) -> None:
     """Serve until ``stop`` is set, then stop with a short grace period."""
     server, _ = await start(args, authenticator)
-    await stop.wait()
-    await server.stop(GRACE_SECONDS)
+    await grpcutil.serve_until(stop, server, GRACE_SECONDS)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -17,10 +17,9 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import grpc
-from grpc_health.v1 import health, health_pb2
+from grpc_health.v1 import health
 
 from kapi import flags, grpcutil
 from kapi_proto.kapi.authz.v1 import authz_pb2, authz_pb2_grpc
@@ -80,8 +79,7 @@ async def start(args: argparse.Namespace) -> AuthzService:
     authz_pb2_grpc.add_AuthorizationServicer_to_server(servicer, server)
     service = AuthzService(server, port, health_servicer, index)
     if union.RBAC in modes:
-        for name in ("", SERVICE_NAME):
-            health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        grpcutil.set_serving(health_servicer, [SERVICE_NAME], serving=False)
         service.channel = grpcutil.channel(args.storage_address, tls)
         stub = storage_pb2_grpc.StorageStub(service.channel)
         service.sync = PolicySync(stub, index)
@@ -89,9 +87,7 @@ async def start(args: argparse.Namespace) -> AuthzService:
         service.tasks.append(asyncio.create_task(_become_ready(service, stub), name="rbac-bootstrap"))
     else:
         grpcutil.set_serving(health_servicer, [SERVICE_NAME])
-    await server.start()
-    if args.port_file:
-        Path(args.port_file).write_text(str(port))
+    await grpcutil.start_serving(server, port, args.port_file)
     log.info("authz serving on port %d with modes %s", port, ",".join(modes))
     return service
 
@@ -107,9 +103,7 @@ async def _become_ready(service: AuthzService, stub: storage_pb2_grpc.StorageStu
 
 async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     """Serve until ``stop`` is set, then stop gracefully."""
-    service = await start(args)
-    await stop.wait()
-    await service.stop()
+    await grpcutil.serve_until(stop, await start(args), GRACE_SECONDS)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import logging
 from collections.abc import Sequence
-from pathlib import Path
 
 import grpc
 
@@ -36,9 +35,7 @@ async def start(args: argparse.Namespace, dispatcher: Dispatcher) -> tuple[grpc.
     server, health, port = grpcutil.make_server(args.listen_address, grpcutil.tls_from_args(args))
     flowcontrol_pb2_grpc.add_FlowControlServicer_to_server(FlowControlServicer(dispatcher), server)
     grpcutil.set_serving(health, [SERVICE_NAME])
-    await server.start()
-    if args.port_file:
-        Path(args.port_file).write_text(str(port))
+    await grpcutil.start_serving(server, port, args.port_file)
     log.info("flowcontrol serving on port %d (max-requests-inflight=%d, max-mutating-requests-inflight=%d)",
              port, args.max_requests_inflight, args.max_mutating_requests_inflight)
     return server, port
@@ -47,8 +44,7 @@ async def start(args: argparse.Namespace, dispatcher: Dispatcher) -> tuple[grpc.
 async def serve(args: argparse.Namespace, dispatcher: Dispatcher, stop: asyncio.Event) -> None:
     """Serve until ``stop`` is set, then stop with a short grace period (open streams are cancelled)."""
     server, _ = await start(args, dispatcher)
-    await stop.wait()
-    await server.stop(GRACE_SECONDS)
+    await grpcutil.serve_until(stop, server, GRACE_SECONDS)
 
 
 def main(argv: Sequence[str]) -> int:

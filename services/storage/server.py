@@ -15,10 +15,9 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import grpc
-from grpc_health.v1 import health, health_pb2
+from grpc_health.v1 import health
 
 from kapi import errors, flags, grpcutil
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
@@ -76,9 +75,7 @@ async def _watch_health(service: StorageService) -> None:
                 log.warning("etcd is unhealthy: %s", err.message)
         if ok != serving:
             serving = ok
-            state = health_pb2.HealthCheckResponse.SERVING if ok else health_pb2.HealthCheckResponse.NOT_SERVING
-            for name in ("", SERVICE_NAME):
-                service.health.set(name, state)
+            grpcutil.set_serving(service.health, [SERVICE_NAME], serving=ok)
             if ok:
                 log.info("etcd is healthy again")
         await asyncio.sleep(HEALTH_INTERVAL)
@@ -93,20 +90,16 @@ async def start(args: argparse.Namespace, *, bookmark_interval: float = BOOKMARK
     storage_pb2_grpc.add_StorageServicer_to_server(
         StorageServicer(store, allowed_clients(args.storage_allowed_clients)), server)
     grpcutil.set_serving(health_servicer, [SERVICE_NAME])
-    await server.start()
+    await grpcutil.start_serving(server, port, args.port_file)
     service = StorageService(server, port, etcd, watches, store, health_servicer)
     service._health_task = asyncio.get_running_loop().create_task(_watch_health(service))
-    if args.port_file:
-        Path(args.port_file).write_text(str(port))
     log.info("storage serving on port %d (etcd %s, prefix %s)", port, ",".join(etcd.targets), args.etcd_prefix)
     return service
 
 
 async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     """Serve until ``stop`` is set, then stop gracefully."""
-    service = await start(args)
-    await stop.wait()
-    await service.stop()
+    await grpcutil.serve_until(stop, await start(args), GRACE_SECONDS)
 
 
 def main(argv: Sequence[str]) -> int:
