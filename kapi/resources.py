@@ -29,6 +29,9 @@ class Resource:
     verbs: tuple[str, ...] = ALL_VERBS
     # Subresources served under /<name>/<subresource>, e.g. ("status", "scale").
     subresources: tuple[str, ...] = ()
+    # False for create-only APIs that are computed, never stored (SubjectAccessReview, TokenReview...):
+    # the gateway answers them with a handler from services/gateway/reviews/.
+    stored: bool = True
 
     @property
     def singular(self) -> str:

@@ -22,14 +22,15 @@ from cryptography.hazmat.primitives.serialization import Encoding
 
 from kapi import errors, jsonutil
 from kapi.attributes import Attributes, UserInfo
-from kapi.resources import REGISTRY
-from services.gateway import discovery, negotiation, openapi
+from kapi.resources import REGISTRY, Resource
+from services.gateway import discovery, negotiation, openapi, reviews
 from services.gateway.backends import Credentials
 from services.gateway.handlers.create import create
 from services.gateway.handlers.delete import delete, delete_collection
 from services.gateway.handlers.get import get
 from services.gateway.handlers.list import list_
 from services.gateway.handlers.patch import patch
+from services.gateway.handlers.review import review
 from services.gateway.handlers.scale import scale
 from services.gateway.handlers.update import update
 from services.gateway.handlers.watch import watch
@@ -224,6 +225,23 @@ def openapi_response(api_parts: list[str]) -> web.Response:
     return response
 
 
+def _subresource_handler(resource: Resource, info: RequestInfo) -> Handler | None:
+    """The handler of ``<resource>/<subresource>`` for this verb, or None (405).
+
+    Handlers registered in services/gateway/reviews/ come first (e.g.
+    serviceaccounts/token); then scale, and status/finalize, which are the
+    object's own get/update/patch with the subresource in the attributes.
+    """
+    reviews.load()
+    custom = reviews.SUBRESOURCES.get((resource.group, resource.resource, info.subresource))
+    if custom is not None:
+        return custom
+    allowed = ("update",) if info.subresource == "finalize" else ("get", "update", "patch")
+    if info.verb not in allowed:
+        return None
+    return scale if info.subresource == "scale" else VERB_HANDLERS[info.verb]
+
+
 async def resource_request(request: web.Request, info: RequestInfo, attrs: Attributes, backends: Backends,
                            timeout: float) -> web.StreamResponse:
     """Route a resource request to its verb handler."""
@@ -236,15 +254,15 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
         raise not_found_path()
     if resource.resource == "namespaces" and info.namespace:
         info = dataclasses.replace(info, namespace="")
-    handler = VERB_HANDLERS.get(info.verb)
     if info.subresource:
-        allowed = ("update",) if info.subresource == "finalize" else ("get", "update", "patch")
-        if info.verb not in allowed:
-            raise errors.method_not_allowed(f"{resource.resource}/{info.subresource}", info.verb, resource.group)
-        if info.subresource == "scale":
-            handler = scale
-    if handler is None or info.verb not in resource.verbs:
-        raise errors.method_not_allowed(resource.resource, info.verb or request.method, resource.group)
+        handler = _subresource_handler(resource, info)
+    elif not resource.stored:
+        handler = review
+    else:
+        handler = VERB_HANDLERS.get(info.verb) if info.verb in resource.verbs else None
+    if handler is None:
+        name = f"{resource.resource}/{info.subresource}" if info.subresource else resource.resource
+        raise errors.method_not_allowed(name, info.verb or request.method, resource.group)
     output = negotiation.negotiate(request.headers.get("Accept", ""))
     scope = RequestScope(request=request, info=info, attrs=attrs, resource=resource, query=request.query,
                          output=output, backends=backends, timeout=timeout)

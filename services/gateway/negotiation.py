@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from kapi import errors, jsonutil
+from kapi import errors, jsonutil, k8sproto
 
 JSON = "application/json"
 YAML = "application/yaml"
@@ -91,7 +91,7 @@ def negotiate(accept: str, allow_table: bool = True) -> Output:
 
 
 def decode_body(body: bytes, content_type: str) -> Any:
-    """Decode a JSON or YAML request body into Python data.
+    """Decode a JSON, YAML or Kubernetes protobuf (kapi.k8sproto) request body into Python data.
 
     Raises 415 for other content types and 400 BadRequest for malformed data.
     """
@@ -108,6 +108,8 @@ def decode_body(body: bytes, content_type: str) -> Any:
             return yaml.safe_load(body)
         except yaml.YAMLError as exc:
             raise errors.bad_request(f"error converting YAML to JSON: {exc}") from None
+    if mime == k8sproto.MEDIA_TYPE:
+        return k8sproto.decode(body)
     raise errors.unsupported_media_type(mime)
 
 

@@ -1,0 +1,29 @@
+"""POST to a create-only API that is computed and never stored (the *Review kinds).
+
+The decoded body is checked like any create (apiVersion/kind), then handed
+to the handler registered in services/gateway/reviews/; its answer is the
+same object with ``status`` filled, as kube-apiserver returns it (201).
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from kapi import errors
+from services.gateway import negotiation, reviews
+from services.gateway.scope import RequestScope, decode_object
+
+
+async def review(scope: RequestScope) -> web.Response:
+    """Answer a POST to a ``stored=False`` resource; 404 if no handler is registered, 405 for other verbs."""
+    reviews.load()
+    resource = scope.resource
+    handler = reviews.REVIEWS.get((resource.group, resource.resource))
+    if handler is None:
+        raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+    if scope.info.verb != "create":
+        raise errors.method_not_allowed(resource.resource, scope.info.verb, resource.group)
+    body = await scope.request.read()
+    obj = decode_object(negotiation.decode_body(body, scope.request.content_type), scope, name_from_url=False)
+    answer, status = await handler(scope, obj)
+    return scope.respond(answer, status)
