@@ -78,34 +78,32 @@ def _full(pattern: re.Pattern[str], value: str) -> bool:
     return pattern.fullmatch(value) is not None
 
 
+def _format_errors(value: str, max_len: int, pattern: re.Pattern[str], msg: str, fmt: str, *examples: str) -> list[str]:
+    """kube's format check: MaxLenError when ``value`` exceeds ``max_len``, RegexError when ``pattern`` fails."""
+    out = []
+    if len(value) > max_len:
+        out.append(max_len_error(max_len))
+    if not _full(pattern, value):
+        out.append(regex_error(msg, fmt, *examples))
+    return out
+
+
 def is_dns1123_label(value: str) -> list[str]:
     """Messages for a value that is not an RFC 1123 label (max 63 characters); [] when valid."""
-    out = []
-    if len(value) > DNS1123_LABEL_MAX:
-        out.append(max_len_error(DNS1123_LABEL_MAX))
-    if not _full(_DNS1123_LABEL, value):
-        out.append(regex_error(DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return out
+    return _format_errors(value, DNS1123_LABEL_MAX, _DNS1123_LABEL, DNS1123_LABEL_MSG, DNS1123_LABEL_FMT,
+                          "my-name", "123-abc")
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
     """Messages for a value that is not an RFC 1123 subdomain (max 253 characters); [] when valid."""
-    out = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        out.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
-    if not _full(_DNS1123_SUBDOMAIN, value):
-        out.append(regex_error(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return out
+    return _format_errors(value, DNS1123_SUBDOMAIN_MAX, _DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MSG,
+                          DNS1123_SUBDOMAIN_FMT, "example.com")
 
 
 def is_dns1035_label(value: str) -> list[str]:
     """Messages for a value that is not an RFC 1035 label (max 63 characters); [] when valid."""
-    out = []
-    if len(value) > DNS1123_LABEL_MAX:
-        out.append(max_len_error(DNS1123_LABEL_MAX))
-    if not _full(_DNS1035_LABEL, value):
-        out.append(regex_error(DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, "my-name", "abc-123"))
-    return out
+    return _format_errors(value, DNS1123_LABEL_MAX, _DNS1035_LABEL, DNS1035_LABEL_MSG, DNS1035_LABEL_FMT,
+                          "my-name", "abc-123")
 
 
 def is_valid_path_segment_name(value: str) -> list[str]:
@@ -151,9 +149,5 @@ def is_qualified_name(value: str) -> list[str]:
 
 def is_valid_label_value(value: str) -> list[str]:
     """validation.IsValidLabelValue: empty or a qualified-name-like string of at most 63 characters."""
-    out = []
-    if len(value) > LABEL_VALUE_MAX:
-        out.append(max_len_error(LABEL_VALUE_MAX))
-    if not _full(_LABEL_VALUE, value):
-        out.append(regex_error(LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return out
+    return _format_errors(value, LABEL_VALUE_MAX, _LABEL_VALUE, LABEL_VALUE_MSG, LABEL_VALUE_FMT,
+                          "MyValue", "my_value", "12345")
