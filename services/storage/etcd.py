@@ -109,6 +109,14 @@ class _Endpoint:
     maintenance: rpc_pb2_grpc.MaintenanceStub
 
 
+def _precondition(key: bytes, mod_revision: int) -> rpc_pb2.Compare:
+    """The Txn compare of a conditional write: ``key``'s mod revision is ``mod_revision``, or (0) ``key`` exists."""
+    if mod_revision:
+        return rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.MOD, result=rpc_pb2.Compare.EQUAL,
+                               mod_revision=mod_revision)
+    return rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.CREATE, result=rpc_pb2.Compare.GREATER, create_revision=0)
+
+
 class EtcdClient:
     """Async etcd v3 client. ``endpoints`` are ``host:port`` targets (see :func:`parse_endpoints`).
 
@@ -208,12 +216,6 @@ class EtcdClient:
         Failure holds a RangeResponse of the key (empty = absent -> 404,
         else the revision differs -> 409).
         """
-        if mod_revision:
-            compare = rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.MOD, result=rpc_pb2.Compare.EQUAL,
-                                      mod_revision=mod_revision)
-        else:
-            compare = rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.CREATE, result=rpc_pb2.Compare.GREATER,
-                                      create_revision=0)
         unchanged = rpc_pb2.TxnRequest(
             compare=[rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.VALUE, result=rpc_pb2.Compare.EQUAL,
                                      value=value)],
@@ -221,7 +223,7 @@ class EtcdClient:
             failure=[rpc_pb2.RequestOp(request_put=rpc_pb2.PutRequest(key=key, value=value))],
         )
         request = rpc_pb2.TxnRequest(
-            compare=[compare],
+            compare=[_precondition(key, mod_revision)],
             success=[rpc_pb2.RequestOp(request_txn=unchanged)],
             failure=[rpc_pb2.RequestOp(request_range=rpc_pb2.RangeRequest(key=key))],
         )
@@ -234,14 +236,8 @@ class EtcdClient:
         ``header.revision``); failure holds a RangeResponse of the key (empty
         = absent).
         """
-        if mod_revision:
-            compare = rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.MOD, result=rpc_pb2.Compare.EQUAL,
-                                      mod_revision=mod_revision)
-        else:
-            compare = rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.CREATE, result=rpc_pb2.Compare.GREATER,
-                                      create_revision=0)
         request = rpc_pb2.TxnRequest(
-            compare=[compare],
+            compare=[_precondition(key, mod_revision)],
             success=[rpc_pb2.RequestOp(request_delete_range=rpc_pb2.DeleteRangeRequest(key=key, prev_kv=True))],
             failure=[rpc_pb2.RequestOp(request_range=rpc_pb2.RangeRequest(key=key))],
         )
