@@ -47,7 +47,9 @@ the resource it deletes).
 
 Embedded structs: the proto files do not say which Go fields are embedded
 with ``json:",inline"``; ``INLINE`` lists them (facts from the k8s.io/api
-``types.go`` JSON tags). tests/test_k8sproto.py checks the whole table
+``types.go`` JSON tags). Likewise ``JSON_NAMES`` lists the few fields whose
+protobuf tag name differs from their JSON name (authentication/v1
+``BoundObjectReference.uID`` is JSON ``uid``). tests/test_k8sproto.py checks the whole table
 against the kube 1.37 JSON schemas shipped in the ``kubernetes-validate``
 wheel, so a missing or wrong entry fails a test.
 
@@ -68,6 +70,11 @@ repo; comments dropped but ``+protobuf.nullable`` annotations kept):
   0f9f0907d6dbe57e78d61f3432bf9b63514b540a).
 - ``staging/src/k8s.io/api/rbac/v1/generated.proto`` (commit
   081ac6b5a9004b7c6cfe6a8b8f83e60eca58a010).
+- ``staging/src/k8s.io/api/authentication/v1/generated.proto`` (commit
+  155f0631f25771b91aa35aaabd253468a8dd723e) plus ``SelfSubjectReview``,
+  laid out as in ``authentication/v1beta1`` (commit
+  025f2834a128798cef30018a5e6a6ae82b5ad885); ``authorization/v1`` (commit
+  061200305a7b1c9aac1f8a9756879ea11c913b88).
 - Further groups, when present in SRC_DIR, are listed in the output's
   ``sources`` key.
 
@@ -146,6 +153,12 @@ INLINE = frozenset({
     ("k8s.io.api.admissionregistration.v1.RuleWithOperations", "rule"),
     ("k8s.io.api.admissionregistration.v1.NamedRuleWithOperations", "ruleWithOperations"),
 })
+
+# (message full name, proto field name) -> JSON name, where the Go protobuf tag name differs from the JSON tag.
+JSON_NAMES = {
+    ("k8s.io.api.authentication.v1.BoundObjectReference", "aPIVersion"): "apiVersion",
+    ("k8s.io.api.authentication.v1.BoundObjectReference", "uID"): "uid",
+}
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
@@ -318,14 +331,15 @@ def build(messages: list[Message]) -> dict[str, object]:
         fields: dict[str, list[object]] = {}
         for f in msg.fields:
             ftype = resolve(f.type, msg.full_name, known)
+            json_name = JSON_NAMES.get((msg.full_name, f.name), f.name)
             if f.label == "map":
-                fields[str(f.number)] = [f.name, [f.map_key, ftype], "m"]
+                fields[str(f.number)] = [json_name, [f.map_key, ftype], "m"]
             elif (msg.full_name, f.name) in INLINE:
                 if ftype in SCALARS:
                     raise ProtoSyntaxError(f"inline field {msg.full_name}.{f.name} is not a message")
-                fields[str(f.number)] = [f.name, ftype, "i"]
+                fields[str(f.number)] = [json_name, ftype, "i"]
             else:
-                fields[str(f.number)] = [f.name, ftype, "r" if f.label == "repeated" else ""]
+                fields[str(f.number)] = [json_name, ftype, "r" if f.label == "repeated" else ""]
         entry: dict[str, object] = {"fields": fields}
         if ("+protobuf.nullable=true" in msg.comment and len(msg.fields) == 1
                 and msg.fields[0].label == "repeated" and msg.fields[0].name == "items"

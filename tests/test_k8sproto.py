@@ -146,6 +146,21 @@ EVENT = envelope("v1", "Event", b"".join([
     m(11, v(1, 2), m(2, v(1, CREATED + 61), v(2, 5_000))),
 ]))
 
+SUBJECT_ACCESS_REVIEW = envelope("authorization.k8s.io/v1", "SubjectAccessReview", b"".join([
+    object_meta(""),
+    m(2, m(1, s(1, "team-a"), s(2, "get"), s(3, ""), s(4, ""), s(5, "pods"), s(6, ""), s(7, "")),
+      s(3, "jane"), s(4, "devs"), s(4, "ops"),
+      entry(5, "scopes", m(2, s(1, "a"), s(1, "b"))), entry(5, "none", m(2)), s(6, "uid-9")),
+    m(3, v(1, 0), v(4, 0), s(2, ""), s(3, "")),
+]))
+
+TOKEN_REQUEST = envelope("authentication.k8s.io/v1", "TokenRequest", b"".join([
+    object_meta("build-bot", "ci"),
+    m(2, s(1, "https://kubernetes.default.svc"), v(4, 3600),
+      m(3, s(1, "Pod"), s(2, "v1"), s(3, "runner-0"), s(4, "pod-uid"))),
+    m(3, s(1, ""), s(2, b"")),
+]))
+
 HAND_BUILT = [
     ("namespace", NAMESPACE, {
         "kind": "Namespace", "apiVersion": "v1",
@@ -203,6 +218,19 @@ HAND_BUILT = [
         "firstTimestamp": "2023-11-14T22:13:20Z", "count": 3,
         "eventTime": "2023-11-14T22:13:20.123456Z",
         "series": {"count": 2, "lastObservedTime": "2023-11-14T22:14:21.000005Z"}}),
+    ("subjectaccessreview", SUBJECT_ACCESS_REVIEW, {
+        "kind": "SubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+        "metadata": {"generation": 0},
+        "spec": {"resourceAttributes": {"namespace": "team-a", "verb": "get", "resource": "pods"},
+                 "user": "jane", "groups": ["devs", "ops"], "extra": {"scopes": ["a", "b"], "none": None},
+                 "uid": "uid-9"},
+        "status": {"allowed": False, "denied": False}}),
+    ("tokenrequest", TOKEN_REQUEST, {
+        "kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"name": "build-bot", "namespace": "ci", "generation": 0},
+        "spec": {"audiences": ["https://kubernetes.default.svc"], "expirationSeconds": 3600,
+                 "boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": "runner-0", "uid": "pod-uid"}},
+        "status": {}}),
 ]
 
 
@@ -418,6 +446,9 @@ def test_schema_kinds() -> None:
         ("rbac.authorization.k8s.io", "v1", "Role", "k8s.io.api.rbac.v1.Role"),
         ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "k8s.io.api.rbac.v1.ClusterRoleBinding"),
         ("", "v1", "DeleteOptions", "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions"),
+        ("authentication.k8s.io", "v1", "SelfSubjectReview", "k8s.io.api.authentication.v1.SelfSubjectReview"),
+        ("authorization.k8s.io", "v1", "SelfSubjectAccessReview",
+         "k8s.io.api.authorization.v1.SelfSubjectAccessReview"),
     ]:
         msg = table.lookup(group, version, kind)
         assert msg is not None and msg.name == name
@@ -451,6 +482,7 @@ KNOWN_SKEW = {
     "k8s.io.api.core.v1.ServiceAccountTokenProjection: missing user",
     "k8s.io.api.core.v1.VolumeMount: missing bindMountOptions",
     "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta: missing shardInfo",
+    "k8s.io.api.authentication.v1.TokenRequestSpec: missing attestations",
 }
 
 _SPECIAL = {"Time", "MicroTime", "Duration", "Quantity", "IntOrString", "RawExtension", "FieldsV1"}
