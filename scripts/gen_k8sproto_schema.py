@@ -75,8 +75,15 @@ repo; comments dropped but ``+protobuf.nullable`` annotations kept):
   laid out as in ``authentication/v1beta1`` (commit
   025f2834a128798cef30018a5e6a6ae82b5ad885); ``authorization/v1`` (commit
   061200305a7b1c9aac1f8a9756879ea11c913b88).
-- Further groups, when present in SRC_DIR, are listed in the output's
-  ``sources`` key.
+- ``coordination/v1`` (commit 1672e6d6b8becd8b9595597d4957830f0fd07b7e),
+  ``events/v1`` (0a89386760cca2dc968f25890019cf6f188bdcaf), ``apps/v1``
+  (0122c43a017029d0572474da5a6382e1463f9710), ``batch/v1``
+  (008b3652959ca58af8be3fb5b6ecfe9ae7638282), ``scheduling/v1``
+  (01d0b7277d400d6aa9fc676abb4826700ec869fe), all kubernetes/kubernetes
+  ``staging/src/k8s.io/api/<group>/v1/generated.proto``; ``policy/v1`` read
+  from LogicalShark/kubernetes at commit
+  af8834bd98a52b13ffc9a8bea8ad9131463e5b99 (a 1.36+ tree with Eviction).
+- The output's ``sources`` key lists every file the table was built from.
 
 Field numbers never change in Kubernetes protos (new fields get new numbers),
 so a table from a slightly older tree decodes newer clients' bodies; fields

@@ -161,6 +161,20 @@ TOKEN_REQUEST = envelope("authentication.k8s.io/v1", "TokenRequest", b"".join([
     m(3, s(1, ""), s(2, b"")),
 ]))
 
+DEPLOYMENT = envelope("apps/v1", "Deployment", b"".join([
+    object_meta("web", "default"),
+    m(2, v(1, 0), m(2, entry(1, "app", s(2, "web"))),
+      m(3, m(1, entry(11, "app", s(2, "web"))), m(2, m(2, s(1, "nginx"), s(2, "nginx:1.27")))),
+      m(4, s(1, "RollingUpdate"), m(2, m(1, v(1, 0), v(2, 1)), m(2, v(1, 1), s(3, "25%")))),
+      v(5, 0), v(7, 0)),
+    m(3),
+]))
+
+LEASE = envelope("coordination.k8s.io/v1", "Lease", object_meta("kube-scheduler", "kube-system") + m(
+    2, s(1, "node-1_abc"), v(2, 15), m(3, v(1, CREATED), v(2, 1_000)), m(4, v(1, CREATED + 10)), v(5, 2)))
+
+EVICTION = envelope("policy/v1", "Eviction", object_meta("web-0", "default") + m(2, v(1, 30)))
+
 HAND_BUILT = [
     ("namespace", NAMESPACE, {
         "kind": "Namespace", "apiVersion": "v1",
@@ -225,6 +239,25 @@ HAND_BUILT = [
                  "user": "jane", "groups": ["devs", "ops"], "extra": {"scopes": ["a", "b"], "none": None},
                  "uid": "uid-9"},
         "status": {"allowed": False, "denied": False}}),
+    ("deployment", DEPLOYMENT, {
+        "kind": "Deployment", "apiVersion": "apps/v1",
+        "metadata": {"name": "web", "namespace": "default", "generation": 0},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}]}},
+                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": "25%"}},
+                 "minReadySeconds": 0, "paused": False},
+        "status": {}}),
+    ("lease", LEASE, {
+        "kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
+        "metadata": {"name": "kube-scheduler", "namespace": "kube-system", "generation": 0},
+        "spec": {"holderIdentity": "node-1_abc", "leaseDurationSeconds": 15,
+                 "acquireTime": "2023-11-14T22:13:20.000001Z", "renewTime": "2023-11-14T22:13:30.000000Z",
+                 "leaseTransitions": 2}}),
+    ("eviction", EVICTION, {
+        "kind": "Eviction", "apiVersion": "policy/v1",
+        "metadata": {"name": "web-0", "namespace": "default", "generation": 0},
+        "deleteOptions": {"gracePeriodSeconds": 30}}),
     ("tokenrequest", TOKEN_REQUEST, {
         "kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
         "metadata": {"name": "build-bot", "namespace": "ci", "generation": 0},
@@ -483,6 +516,9 @@ KNOWN_SKEW = {
     "k8s.io.api.core.v1.VolumeMount: missing bindMountOptions",
     "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta: missing shardInfo",
     "k8s.io.api.authentication.v1.TokenRequestSpec: missing attestations",
+    "k8s.io.api.apps.v1.DeploymentSpec: extra podReplacementPolicy",
+    "k8s.io.api.batch.v1.JobSpec: missing scheduling",
+    "k8s.io.api.policy.v1.PodDisruptionBudgetSpec: extra availabilityMode",
 }
 
 _SPECIAL = {"Time", "MicroTime", "Duration", "Quantity", "IntOrString", "RawExtension", "FieldsV1"}
