@@ -82,7 +82,9 @@ repo; comments dropped but ``+protobuf.nullable`` annotations kept):
   (01d0b7277d400d6aa9fc676abb4826700ec869fe), all kubernetes/kubernetes
   ``staging/src/k8s.io/api/<group>/v1/generated.proto``; ``policy/v1`` read
   from LogicalShark/kubernetes at commit
-  af8834bd98a52b13ffc9a8bea8ad9131463e5b99 (a 1.36+ tree with Eviction).
+  af8834bd98a52b13ffc9a8bea8ad9131463e5b99 (a 1.36+ tree with Eviction);
+  ``networking/v1`` (kubernetes/kubernetes commit
+  008b3652959ca58af8be3fb5b6ecfe9ae7638282).
 - The output's ``sources`` key lists every file the table was built from.
 
 Field numbers never change in Kubernetes protos (new fields get new numbers),
@@ -165,6 +167,7 @@ INLINE = frozenset({
 JSON_NAMES = {
     ("k8s.io.api.authentication.v1.BoundObjectReference", "aPIVersion"): "apiVersion",
     ("k8s.io.api.authentication.v1.BoundObjectReference", "uID"): "uid",
+    ("k8s.io.api.networking.v1.IngressClassParametersReference", "aPIGroup"): "apiGroup",
 }
 
 _TOKEN = re.compile(r"""

@@ -173,6 +173,11 @@ DEPLOYMENT = envelope("apps/v1", "Deployment", b"".join([
 LEASE = envelope("coordination.k8s.io/v1", "Lease", object_meta("kube-scheduler", "kube-system") + m(
     2, s(1, "node-1_abc"), v(2, 15), m(3, v(1, CREATED), v(2, 1_000)), m(4, v(1, CREATED + 10)), v(5, 2)))
 
+INGRESS = envelope("networking.k8s.io/v1", "Ingress", object_meta("web", "default") + m(
+    2, s(4, "nginx"),
+    m(3, s(1, "example.com"),
+      m(2, m(1, m(1, s(1, "/"), s(3, "Prefix"), m(2, m(4, s(1, "web"), m(2, s(1, ""), v(2, 80))))))))))
+
 EVICTION = envelope("policy/v1", "Eviction", object_meta("web-0", "default") + m(2, v(1, 30)))
 
 HAND_BUILT = [
@@ -254,6 +259,11 @@ HAND_BUILT = [
         "spec": {"holderIdentity": "node-1_abc", "leaseDurationSeconds": 15,
                  "acquireTime": "2023-11-14T22:13:20.000001Z", "renewTime": "2023-11-14T22:13:30.000000Z",
                  "leaseTransitions": 2}}),
+    ("ingress", INGRESS, {
+        "kind": "Ingress", "apiVersion": "networking.k8s.io/v1",
+        "metadata": {"name": "web", "namespace": "default", "generation": 0},
+        "spec": {"ingressClassName": "nginx", "rules": [{"host": "example.com", "http": {"paths": [
+            {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}}),
     ("eviction", EVICTION, {
         "kind": "Eviction", "apiVersion": "policy/v1",
         "metadata": {"name": "web-0", "namespace": "default", "generation": 0},
