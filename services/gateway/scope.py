@@ -45,6 +45,11 @@ class RequestScope:
                                        namespace=ns if self.resource.namespaced else "",
                                        name=self.info.name if name is None else name)
 
+    @property
+    def content_type(self) -> str:
+        """The request body's media type without parameters; "" when absent (decoded as JSON, as kube does)."""
+        return self.request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+
     def param(self, name: str, default: str = "") -> str:
         """The first value of query parameter ``name``."""
         return self.query.get(name, default)

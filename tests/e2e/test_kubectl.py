@@ -44,7 +44,7 @@ apiVersion: v1
 kind: Secret
 metadata: {name: web-secret}
 type: Opaque
-stringData: {password: s3cret}
+data: {password: czNjcmV0}
 ---
 apiVersion: v1
 kind: Service
@@ -109,7 +109,8 @@ def test_delete_then_not_found_and_duplicate_create(kubectl: Kubectl, namespace:
     kubectl.run("-n", namespace, "create", "configmap", "app", "--from-literal=k=v")
     dup = kubectl.run("-n", namespace, "create", "configmap", "app", "--from-literal=k=v", check=False)
     assert dup.returncode != 0
-    assert 'Error from server (AlreadyExists): configmaps "app" already exists' in dup.stderr
+    # kubectl 1.37 prefixes create errors with "failed to create configmap" (kube-apiserver's Status message follows).
+    assert 'configmaps "app" already exists' in dup.stderr
     assert 'configmap "app" deleted' in kubectl.run("-n", namespace, "delete", "cm", "app").stdout
     gone = kubectl.run("-n", namespace, "get", "cm", "app", check=False)
     assert gone.returncode != 0
@@ -119,8 +120,11 @@ def test_delete_then_not_found_and_duplicate_create(kubectl: Kubectl, namespace:
 def test_rbac_forbidden_then_allowed(kubectl: Kubectl, alice: Kubectl, namespace: str, tmp_path):
     denied = alice.run("-n", namespace, "create", "configmap", "x", "--from-literal=a=b", check=False)
     assert denied.returncode != 0
-    assert ('Error from server (Forbidden): configmaps is forbidden: User "alice" cannot create resource '
+    assert ('configmaps is forbidden: User "alice" cannot create resource '
             f'"configmaps" in API group "" in the namespace "{namespace}"') in denied.stderr
+    listed = alice.run("-n", namespace, "get", "configmaps", check=False)
+    assert ('Error from server (Forbidden): configmaps is forbidden: User "alice" cannot list resource '
+            f'"configmaps" in API group "" in the namespace "{namespace}"') in listed.stderr
     rbac = tmp_path / "rbac.yaml"
     rbac.write_text(textwrap.dedent(f"""\
         apiVersion: rbac.authorization.k8s.io/v1

@@ -19,7 +19,7 @@ async def create(scope: RequestScope) -> web.Response:
     for a missing namespace, 422 Invalid, 403 from admission.
     """
     body = await scope.request.read()
-    obj = decode_object(negotiation.decode_body(body, scope.request.content_type), scope, name_from_url=False)
+    obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=False)
     dry_run = scope.dry_run()
     admitted, warnings = await scope.backends.admission.admit(
         "CREATE", scope.attrs, scope.resource.kind, jsonutil.dumps(obj), b"", dry_run, scope.field_validation(),

@@ -16,7 +16,7 @@ async def _options(scope: RequestScope) -> dict[str, Any]:
     body = await scope.request.read()
     if not body.strip():
         return {}
-    options = negotiation.decode_body(body, scope.request.content_type)
+    options = negotiation.decode_body(body, scope.content_type)
     if not isinstance(options, dict):
         raise errors.bad_request("the body of a delete request must be a DeleteOptions object")
     if options.get("dryRun"):

@@ -46,7 +46,7 @@ def apply(content_type: str, current: dict[str, Any], patch: Any, scope: Request
 
 async def patch(scope: RequestScope) -> web.Response:
     """Patch the object named by the URL; 404 if absent, 409 if a pinned resourceVersion is stale."""
-    content_type = scope.request.content_type
+    content_type = scope.content_type
     if content_type not in negotiation.PATCH_TYPES:
         raise errors.StatusError(415, "UnsupportedMediaType",
                                  f"the body of the request was in an unknown format - accepted media types include: "

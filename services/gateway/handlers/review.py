@@ -24,6 +24,6 @@ async def review(scope: RequestScope) -> web.Response:
     if scope.info.verb != "create":
         raise errors.method_not_allowed(resource.resource, scope.info.verb, resource.group)
     body = await scope.request.read()
-    obj = decode_object(negotiation.decode_body(body, scope.request.content_type), scope, name_from_url=False)
+    obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=False)
     answer, status = await handler(scope, obj)
     return scope.respond(answer, status)

@@ -69,10 +69,10 @@ async def scale(scope: RequestScope) -> web.Response:
         parent = jsonutil.loads(current.object)
         body = await scope.request.read()
         if verb == "update":
-            wanted = negotiation.decode_body(body, scope.request.content_type)
+            wanted = negotiation.decode_body(body, scope.content_type)
         elif verb == "patch":
-            wanted = apply_patch(scope.request.content_type, to_scale(parent), negotiation.decode_body(
-                body, scope.request.content_type), scope, merge_schema=False)
+            wanted = apply_patch(scope.content_type, to_scale(parent), negotiation.decode_body(
+                body, scope.content_type), scope, merge_schema=False)
         else:
             raise errors.method_not_allowed(f"{scope.resource.resource}/scale", verb, scope.resource.group)
         pinned = str(((wanted or {}).get("metadata") or {}).get("resourceVersion") or "")

@@ -40,7 +40,7 @@ async def update(scope: RequestScope) -> web.Response:
     retried on races. 404 if the object does not exist.
     """
     body = await scope.request.read()
-    obj = decode_object(negotiation.decode_body(body, scope.request.content_type), scope, name_from_url=True)
+    obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=True)
     wanted = parse_resource_version(str(obj["metadata"].get("resourceVersion") or ""))
     for attempt in range(UNCONDITIONAL_RETRIES):
         current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
