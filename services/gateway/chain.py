@@ -186,6 +186,8 @@ def non_resource(request: web.Request, info: RequestInfo) -> web.Response:
     content_type = negotiation.JSON
     if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
         return openapi_response(parts[2:])
+    if path == "/openapi/v2":
+        return openapi.v2_response(accept)
     if path == "/version":
         body = discovery.VERSION_INFO
     elif path in ("/api", "/apis"):

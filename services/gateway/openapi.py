@@ -1,4 +1,4 @@
-"""OpenAPI v3 documents for the served resources (``/openapi/v3`` and ``/openapi/v3/<api path>``).
+"""OpenAPI documents for the served resources: ``/openapi/v3`` (+ ``/openapi/v3/<api path>``) and ``/openapi/v2``.
 
 Built from the Kubernetes OpenAPI definitions shipped in the
 ``kubernetes-validate`` wheel: each group-version document holds the paths
@@ -6,7 +6,12 @@ of its resources (with ``x-kubernetes-group-version-kind`` and the standard
 query parameters, among them ``fieldValidation``, which tells kubectl that
 the server validates fields itself) and the schemas those kinds reference.
 kubectl reads these for ``apply``/``create`` validation and ``explain``.
-Source: "Kubernetes API: OpenAPI V3" (KEP-2896).
+The wheel's definitions are JSON Schema (``"type": ["string", "null"]``);
+:func:`openapi_schema` turns them back into OpenAPI schemas as kube-openapi
+publishes them (one type, IntOrString as ``format: int-or-string``), which
+kubectl's explain templates require. ``/openapi/v2`` is one Swagger 2.0
+document of every served path and the same definitions.
+Source: "Kubernetes API: OpenAPI V3" (KEP-2896), kube-openapi.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ import functools
 import hashlib
 from typing import Any
 
-from kapi import jsonutil
+from aiohttp import web
+
+from kapi import errors, jsonutil
 from kapi.resources import REGISTRY, Registry, Resource
 from services.gateway import patch as patching
 
@@ -35,7 +42,54 @@ def _definition_name(r: Resource) -> str | None:
     return patching._kind_index().get((r.group, r.version, r.kind))
 
 
-def _closure(names: list[str]) -> dict[str, Any]:
+_INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+_QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+
+
+def openapi_schema(schema: Any, ref_prefix: str, v2: bool = False) -> Any:
+    """One definition of the wheel's JSON Schema as an OpenAPI schema (a new value).
+
+    ``"type": [T, "null"]`` -> ``"type": T``; ``null`` leaves enums and
+    ``oneOf``; ``$ref``s point under ``ref_prefix`` (``#/components/schemas/``
+    for v3, ``#/definitions/`` for v2); in v3 a ``$ref`` with siblings is
+    wrapped in ``allOf`` as kube-openapi does.
+    """
+    if isinstance(schema, list):
+        return [openapi_schema(s, ref_prefix, v2) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type" and isinstance(value, list):
+            types = [t for t in value if t != "null"]
+            if types:
+                out["type"] = types[0]
+        elif key == "enum" and isinstance(value, list):
+            out["enum"] = [v for v in value if v is not None]
+        elif key == "$ref" and isinstance(value, str):
+            out["$ref"] = ref_prefix + value.rsplit("/", 1)[-1]
+        elif key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+            out[key] = {k: openapi_schema(v, ref_prefix, v2) for k, v in value.items()}
+        else:
+            out[key] = openapi_schema(value, ref_prefix, v2)
+    if "oneOf" in out and isinstance(out["oneOf"], list):
+        out["oneOf"] = [o for o in out["oneOf"] if o != {}]
+    if not v2 and "$ref" in out and len(out) > 1:
+        out["allOf"] = [{"$ref": out.pop("$ref")}]
+    return out
+
+
+def _definition(name: str, ref_prefix: str, v2: bool) -> dict[str, Any]:
+    raw = patching._definitions()[name]
+    if name == _INT_OR_STRING:
+        return {"description": raw.get("description", ""), "type": "string", "format": "int-or-string"}
+    if name == _QUANTITY and v2:
+        return {"description": raw.get("description", ""), "type": "string"}
+    return dict(openapi_schema(raw, ref_prefix, v2))
+
+
+def _closure(names: list[str], ref_prefix: str = "#/components/schemas/", v2: bool = False) -> dict[str, Any]:
+    """The definitions ``names`` reference, transitively, as OpenAPI schemas keyed by definition name."""
     defs = patching._definitions()
     out: dict[str, Any] = {}
     stack = list(names)
@@ -43,12 +97,12 @@ def _closure(names: list[str]) -> dict[str, Any]:
         name = stack.pop()
         if name in out or name not in defs:
             continue
-        text = jsonutil.dumps(defs[name]).decode().replace("#/$defs/", "#/components/schemas/")
-        out[name] = jsonutil.loads(text)
+        out[name] = _definition(name, ref_prefix, v2)
+        text = jsonutil.dumps(out[name]).decode()
         start = 0
-        while (i := text.find("#/components/schemas/", start)) >= 0:
+        while (i := text.find(ref_prefix, start)) >= 0:
             j = text.find('"', i)
-            stack.append(text[i + len("#/components/schemas/"):j])
+            stack.append(text[i + len(ref_prefix):j])
             start = j
     return out
 
@@ -122,3 +176,74 @@ def index(registry: Registry = REGISTRY) -> bytes:
         key = api_path(group, version)
         paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
     return jsonutil.dumps({"paths": paths})
+
+
+def _v2_operations(r: Resource, name: str | None) -> dict[str, Any]:
+    """Swagger 2.0 path items of one resource (collection and object)."""
+    ref = {"$ref": f"#/definitions/{name}"} if name else {"type": "object"}
+    gvk = {"group": r.group, "version": r.version, "kind": r.kind}
+    ok = {"200": {"description": "OK", "schema": ref}}
+    body = {"name": "body", "in": "body", "required": True, "schema": ref}
+    query = [{"name": p, "in": "query", "type": "string", "uniqueItems": True} for p in _QUERY]
+    tag = (r.group.split(".")[0] if r.group else "core") + "_" + r.version
+    base = f"/{api_path(r.group, r.version)}"
+    prefix = f"{base}/namespaces/{{namespace}}/{r.resource}" if r.namespaced else f"{base}/{r.resource}"
+
+    def op(action: str, verb: str, params: list[dict[str, Any]], consumes: tuple[str, ...] = ("*/*",)
+           ) -> dict[str, Any]:
+        return {"operationId": f"{verb}{r.kind}", "tags": [tag], "consumes": list(consumes),
+                "produces": ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"],
+                "schemes": ["https"], "parameters": params, "responses": ok, "x-kubernetes-action": action,
+                "x-kubernetes-group-version-kind": gvk}
+
+    path_params = [{"name": "name", "in": "path", "required": True, "type": "string", "uniqueItems": True}]
+    if r.namespaced:
+        ns = {"name": "namespace", "in": "path", "required": True, "type": "string", "uniqueItems": True}
+        path_params.append(ns)
+    patch_types = ("application/json-patch+json", "application/merge-patch+json",
+                   "application/strategic-merge-patch+json", "application/apply-patch+yaml")
+    patch_body = {"name": "body", "in": "body", "required": True, "schema": {"type": "object"}}
+    item = {"get": op("get", "read", []), "put": op("put", "replace", [body, *query]),
+            "patch": op("patch", "patch", [patch_body, *query], patch_types),
+            "delete": op("delete", "delete", query[:1]), "parameters": path_params}
+    collection = {"get": op("list", "list", []), "post": op("post", "create", [body, *query]),
+                  "parameters": path_params[1:]}
+    return {prefix: collection, f"{prefix}/{{name}}": item}
+
+
+@functools.cache
+def swagger_v2(registry: Registry = REGISTRY) -> bytes:
+    """The ``/openapi/v2`` document (Swagger 2.0 JSON bytes): every served path and the definitions it references."""
+    paths: dict[str, Any] = {}
+    roots = []
+    for r in registry.rows:
+        name = _definition_name(r)
+        if name:
+            roots.append(name)
+        paths.update(_v2_operations(r, name))
+    doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.37.0"}, "paths": paths,
+           "definitions": _closure(roots, "#/definitions/", v2=True),
+           "securityDefinitions": {"BearerToken": {"description": "Bearer Token authentication", "type": "apiKey",
+                                                   "name": "authorization", "in": "header"}},
+           "security": [{"BearerToken": []}]}
+    return jsonutil.dumps(doc)
+
+
+V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+
+
+def v2_response(accept: str) -> web.Response:
+    """Answer ``GET /openapi/v2``: the JSON document when Accept allows JSON (or is empty), else 406.
+
+    kube also serves the gnostic protobuf form (``V2_PROTOBUF``); kapi does
+    not, so a protobuf-only Accept gets 406 NotAcceptable. kubectl 1.37
+    reads OpenAPI v3 for explain, validation and apply, and only falls back
+    to v2 when v3 is absent.
+    """
+    wanted = [part.split(";")[0].strip().lower() for part in accept.split(",") if part.strip()]
+    if wanted and not any(m in ("application/json", "application/*", "*/*") for m in wanted):
+        raise errors.not_acceptable(f"only the following media types are accepted: application/json "
+                                    f"(not {', '.join(wanted)})")
+    response = web.Response(body=swagger_v2(), status=200, content_type="application/json")
+    response.headers["Cache-Control"] = "no-cache, private"
+    return response

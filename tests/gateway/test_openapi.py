@@ -1,0 +1,62 @@
+"""OpenAPI v3 and v2 documents: schema normalisation and the documents kubectl reads."""
+
+import pytest
+
+from kapi import errors, jsonutil
+from services.gateway import openapi
+
+V3 = "#/components/schemas/"
+
+
+@pytest.mark.parametrize("raw,expected", [
+    ({"type": ["string", "null"]}, {"type": "string"}),
+    ({"type": ["array", "null"], "items": {"type": ["string", "null"]}},
+     {"type": "array", "items": {"type": "string"}}),
+    ({"enum": ["A", None], "type": ["string", "null"]}, {"enum": ["A"], "type": "string"}),
+    ({"$ref": "#/$defs/io.k8s.X"}, {"$ref": V3 + "io.k8s.X"}),
+    ({"$ref": "#/$defs/io.k8s.X", "description": "d"}, {"description": "d", "allOf": [{"$ref": V3 + "io.k8s.X"}]}),
+    ({"properties": {"type": {"type": ["string", "null"]}}}, {"properties": {"type": {"type": "string"}}}),
+])
+def test_openapi_schema_v3(raw, expected):
+    assert openapi.openapi_schema(raw, V3) == expected
+
+
+def test_openapi_schema_v2_keeps_ref_siblings():
+    out = openapi.openapi_schema({"$ref": "#/$defs/io.k8s.X", "description": "d"}, "#/definitions/", v2=True)
+    assert out == {"$ref": "#/definitions/io.k8s.X", "description": "d"}
+
+
+def test_v3_core_document_has_single_types_and_int_or_string():
+    doc = jsonutil.loads(openapi.group_version_document("", "v1"))
+    schemas = doc["components"]["schemas"]
+    container = schemas["io.k8s.api.core.v1.Container"]
+    assert container["properties"]["args"]["type"] == "array"
+    assert container["properties"]["image"]["type"] == "string"
+    assert schemas["io.k8s.apimachinery.pkg.util.intstr.IntOrString"]["format"] == "int-or-string"
+    text = jsonutil.dumps(schemas).decode()
+    assert '"null"' not in text and "#/$defs/" not in text
+
+
+def test_v2_document():
+    doc = jsonutil.loads(openapi.swagger_v2())
+    assert doc["swagger"] == "2.0"
+    assert "/api/v1/namespaces/{namespace}/pods/{name}" in doc["paths"]
+    assert "/apis/apps/v1/namespaces/{namespace}/deployments" in doc["paths"]
+    pod = doc["definitions"]["io.k8s.api.core.v1.Pod"]
+    assert pod["x-kubernetes-group-version-kind"] == [{"group": "", "kind": "Pod", "version": "v1"}]
+    assert doc["definitions"]["io.k8s.apimachinery.pkg.api.resource.Quantity"]["type"] == "string"
+    text = jsonutil.dumps(doc).decode()
+    assert "#/components/" not in text and "#/$defs/" not in text
+
+
+@pytest.mark.parametrize("accept,code", [("", 200), ("application/json", 200), ("*/*", 200),
+                                         (openapi.V2_PROTOBUF + ", application/json", 200),
+                                         (openapi.V2_PROTOBUF, 406)])
+def test_v2_negotiation(accept, code):
+    try:
+        response = openapi.v2_response(accept)
+    except errors.StatusError as err:
+        assert err.code == code
+    else:
+        assert response.status == code
+        assert response.content_type == "application/json"
