@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
-from kapi.attributes import SYSTEM_PRIVILEGED_GROUP, Attributes
+from kapi.attributes import SYSTEM_PRIVILEGED_GROUP, Attributes, UserInfo
 
 
 class Decision(enum.IntEnum):
@@ -34,9 +34,39 @@ class Result(NamedTuple):
     decision: Decision
     reason: str = ""
     error: str = ""
+    # False when the answer may change without the RBAC policy revision changing (Node graph, Webhook):
+    # gateways must not cache it.
+    cacheable: bool = True
 
 
 NO_OPINION = Result(Decision.NO_OPINION)
+
+
+class RulesResult(NamedTuple):
+    """What a rule resolver knows a user may do (authorizer.RuleResolver.RulesFor).
+
+    Rules are dicts as ``authorization.k8s.io/v1`` ResourceRule
+    (verbs, apiGroups, resources, resourceNames) and NonResourceRule
+    (verbs, nonResourceURLs) serialise; ``incomplete`` when the resolver
+    cannot list everything it would allow.
+    """
+
+    resource_rules: tuple[dict[str, Any], ...] = ()
+    non_resource_rules: tuple[dict[str, Any], ...] = ()
+    incomplete: bool = False
+    error: str = ""
+
+
+class RuleResolver(Protocol):
+    """An authorizer that can list a user's rules in a namespace ("" = cluster-wide)."""
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RulesResult:
+        """The rules; raises StatusError only when it must fail closed."""
+        ...
+
+
+ALL_RULES = RulesResult(({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},),
+                        ({"verbs": ["*"], "nonResourceURLs": ["*"]},))
 
 
 class Authorizer(Protocol):
@@ -54,6 +84,10 @@ class AlwaysAllow:
         """Allow."""
         return Result(Decision.ALLOW)
 
+    def rules_for(self, user: UserInfo, namespace: str) -> RulesResult:
+        """Everything (``*`` resource and non-resource rules)."""
+        return ALL_RULES
+
 
 class AlwaysDeny:
     """``--authorization-mode=AlwaysDeny`` (authorizerfactory.NewAlwaysDenyAuthorizer).
@@ -65,6 +99,10 @@ class AlwaysDeny:
     async def authorize(self, attributes: Attributes) -> Result:
         """NoOpinion, "Everything is forbidden."."""
         return Result(Decision.NO_OPINION, "Everything is forbidden.")
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RulesResult:
+        """Nothing, complete."""
+        return RulesResult()
 
 
 class PrivilegedGroups:

@@ -95,7 +95,8 @@ class PolicyIndex:
     """
 
     def __init__(self) -> None:
-        self.revision = 0
+        self._revision = 0
+        self._changed = asyncio.Event()
         self._listed: set[str] = set()
         self._roles: dict[Key, Role] = {}
         self._cluster_roles: dict[str, Role] = {}
@@ -106,6 +107,24 @@ class PolicyIndex:
         self._crb_index = _SubjectIndex()
 
     # ------------------------------------------------------------ reading
+
+    @property
+    def revision(self) -> int:
+        """The highest storage revision applied (0 before any list)."""
+        return self._revision
+
+    @revision.setter
+    def revision(self, value: int) -> None:
+        if value != self._revision:
+            self._revision = value
+            self._changed.set()
+            self._changed = asyncio.Event()
+
+    async def wait_revision_change(self, seen: int) -> int:
+        """Wait until :attr:`revision` differs from ``seen``; returns the new revision."""
+        while self._revision == seen:
+            await self._changed.wait()
+        return self._revision
 
     @property
     def synced(self) -> bool:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kapi import errors
 from kapi.attributes import Attributes, UserInfo
-from services.authz.authorizer import NO_OPINION, Decision, Result
+from services.authz.authorizer import NO_OPINION, Decision, Result, RulesResult
 
 GROUP = "rbac.authorization.k8s.io"
 USER, GROUP_KIND, SERVICE_ACCOUNT = "User", "Group", "ServiceAccount"
@@ -46,13 +46,29 @@ class PolicyRule:
     resources: tuple[str, ...] = ()
     resource_names: frozenset[str] = frozenset()
     non_resource_urls: tuple[str, ...] = ()
+    # verbs, apiGroups and resourceNames in the order the object lists them (for SelfSubjectRulesReview).
+    ordered: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = field(default=((), (), ()), compare=False)
 
     @classmethod
     def from_json(cls, rule: Mapping[str, Any]) -> PolicyRule:
         """Decode a rule dict (``verbs``, ``apiGroups``, ``resources``, ``resourceNames``, ``nonResourceURLs``)."""
-        return cls(frozenset(_strings(rule.get("verbs"))), frozenset(_strings(rule.get("apiGroups"))),
-                   _strings(rule.get("resources")), frozenset(_strings(rule.get("resourceNames"))),
-                   _strings(rule.get("nonResourceURLs")))
+        verbs, groups, names = (_strings(rule.get(k)) for k in ("verbs", "apiGroups", "resourceNames"))
+        return cls(frozenset(verbs), frozenset(groups), _strings(rule.get("resources")), frozenset(names),
+                   _strings(rule.get("nonResourceURLs")), (verbs, groups, names))
+
+    def to_json(self) -> dict[str, Any]:
+        """The rule as the API serialises it (empty lists omitted), lists in their original order."""
+        verbs, groups, names = self.ordered
+        out: dict[str, Any] = {"verbs": list(verbs or sorted(self.verbs))}
+        if self.api_groups:
+            out["apiGroups"] = list(groups or sorted(self.api_groups))
+        if self.resources:
+            out["resources"] = list(self.resources)
+        if self.resource_names:
+            out["resourceNames"] = list(names or sorted(self.resource_names))
+        if self.non_resource_urls:
+            out["nonResourceURLs"] = list(self.non_resource_urls)
+        return out
 
     def verb_matches(self, verb: str) -> bool:
         """``*`` or the exact verb (VerbMatches)."""
@@ -232,7 +248,7 @@ class PolicySource(Protocol):
         ...
 
 
-def _rules_for(source: PolicySource, binding: Binding) -> tuple[tuple[PolicyRule, ...], str | None]:
+def rules_of(source: PolicySource, binding: Binding) -> tuple[tuple[PolicyRule, ...], str | None]:
     """(rules, error) of the role a binding refers to; a missing role is an error as in kube's GetRoleReferenceRules."""
     if binding.role_kind == CLUSTER_ROLE:
         role = source.cluster_role(binding.role_name)
@@ -283,8 +299,23 @@ class RBACAuthorizer:
             return Result(Decision.NO_OPINION, f"RBAC: {text}")
         return NO_OPINION
 
+    def rules_for(self, user: UserInfo, namespace: str) -> RulesResult:
+        """The user's rules split into resource and non-resource rules (RBACAuthorizer.RulesFor).
+
+        Complete even when a binding names a missing role (the problem is the
+        evaluation error); 503 until synced.
+        """
+        from services.authz.rules import rules_for
+
+        if not self._source.synced:
+            raise errors.unavailable("authorization policy not yet synced")
+        found = rules_for(self._source, user, namespace)
+        resource = tuple(r.to_json() for r in found.rules if r.resources)
+        non_resource = tuple(r.to_json() for r in found.rules if r.non_resource_urls)
+        return RulesResult(resource, non_resource, False, ", ".join(found.errors))
+
     def _allows(self, binding: Binding, attributes: Attributes, problems: list[str]) -> bool:
-        rules, problem = _rules_for(self._source, binding)
+        rules, problem = rules_of(self._source, binding)
         if problem is not None:
             problems.append(problem)
             return False

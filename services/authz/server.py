@@ -25,6 +25,7 @@ from kapi import flags, grpcutil
 from kapi_proto.kapi.authz.v1 import authz_pb2, authz_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
 from services.authz import bootstrap, union
+from services.authz.escalation import EscalationChecker
 from services.authz.policy import PolicyIndex, PolicySync
 from services.authz.rbac import RBACAuthorizer
 from services.authz.servicer import AuthorizationServicer
@@ -75,7 +76,8 @@ async def start(args: argparse.Namespace) -> AuthzService:
     factories = {union.RBAC: lambda: RBACAuthorizer(index)}
     authorizer = union.build(modes, factories)
     server, health_servicer, port = grpcutil.make_server(args.listen_address, tls)
-    servicer = AuthorizationServicer(authorizer, lambda: index.revision)
+    escalation = EscalationChecker(authorizer, index) if union.RBAC in modes else None
+    servicer = AuthorizationServicer(authorizer, index, escalation)
     authz_pb2_grpc.add_AuthorizationServicer_to_server(servicer, server)
     service = AuthzService(server, port, health_servicer, index)
     if union.RBAC in modes:

@@ -8,9 +8,18 @@ and the gateway renders 403 Forbidden.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from kapi.attributes import Attributes
-from services.authz.authorizer import AlwaysAllow, AlwaysDeny, Authorizer, Decision, PrivilegedGroups, Result
+from kapi.attributes import Attributes, UserInfo
+from services.authz.authorizer import (
+    AlwaysAllow,
+    AlwaysDeny,
+    Authorizer,
+    Decision,
+    PrivilegedGroups,
+    Result,
+    RulesResult,
+)
 
 RBAC, ALWAYS_ALLOW, ALWAYS_DENY = "RBAC", "AlwaysAllow", "AlwaysDeny"
 SUPPORTED_MODES = (RBAC, ALWAYS_ALLOW, ALWAYS_DENY)
@@ -32,15 +41,41 @@ class Union:
         """The first Allow/Deny, or NoOpinion with every reason (newline-joined) and error ("; "-joined)."""
         reasons: list[str] = []
         errors: list[str] = []
+        cacheable = True
         for authorizer in self._authorizers:
             result = await authorizer.authorize(attributes)
+            cacheable = cacheable and result.cacheable
             if result.decision != Decision.NO_OPINION:
-                return result
+                return result._replace(cacheable=cacheable)
             if result.reason:
                 reasons.append(result.reason)
             if result.error:
                 errors.append(result.error)
-        return Result(Decision.NO_OPINION, "\n".join(reasons), "; ".join(errors))
+        return Result(Decision.NO_OPINION, "\n".join(reasons), "; ".join(errors), cacheable)
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RulesResult:
+        """Every resolver's rules concatenated (union.RulesFor); incomplete if any resolver is, or cannot resolve.
+
+        Authorizers without ``rules_for`` (kube's privileged-groups
+        authorizer, Webhook) add nothing; a Webhook makes the answer incomplete.
+        """
+        resource: list[dict[str, Any]] = []
+        non_resource: list[dict[str, Any]] = []
+        incomplete = False
+        problems: list[str] = []
+        for authorizer in self._authorizers:
+            resolver = getattr(authorizer, "rules_for", None)
+            if resolver is None:
+                if getattr(authorizer, "incomplete_rules", False):
+                    incomplete = True
+                continue
+            result: RulesResult = resolver(user, namespace)
+            resource.extend(result.resource_rules)
+            non_resource.extend(result.non_resource_rules)
+            incomplete = incomplete or result.incomplete
+            if result.error:
+                problems.append(result.error)
+        return RulesResult(tuple(resource), tuple(non_resource), incomplete, "; ".join(problems))
 
 
 def parse_modes(text: str) -> list[str]:

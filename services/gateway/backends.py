@@ -8,10 +8,15 @@ deadline in seconds. Failures come back as :class:`kapi.errors.StatusError`
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
+
+import grpc
 
 from kapi import grpcutil
 from kapi.attributes import Attributes, UserInfo
@@ -19,6 +24,8 @@ from kapi_proto.kapi.admission.v1 import admission_pb2, admission_pb2_grpc
 from kapi_proto.kapi.authn.v1 import authn_pb2, authn_pb2_grpc
 from kapi_proto.kapi.authz.v1 import authz_pb2, authz_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
+
+log = logging.getLogger(__name__)
 
 RPC_TIMEOUT = 10.0  # seconds, for calls not bounded by a request timeout
 
@@ -61,16 +68,103 @@ class AuthnClient:
 
 
 class AuthzClient:
-    """Ask the authz service for a decision (Allow / Deny / NoOpinion)."""
+    """Ask the authz service for decisions, caching them while the policy revision is unchanged (DESIGN.md 4a).
 
-    def __init__(self, channel: object):
+    One server stream (``WatchPolicyRevision``, started on first use)
+    tells the client the authz policy revision. A decision is cached, keyed
+    by the whole :class:`Attributes` (user, groups, extra, verb, resource,
+    namespace, name, path ...), only when it was made at the revision the
+    stream last reported and authz did not mark it ``no_cache`` (Node,
+    Webhook). Any new revision clears the cache; while the stream is down
+    nothing is cached or served from the cache. At most ``max_entries``
+    decisions are kept (least recently used dropped). ``backoff`` is the
+    stream reconnect delay in seconds.
+    """
+
+    def __init__(self, channel: object, max_entries: int = 10_000, backoff: float = 0.5):
         self._stub = authz_pb2_grpc.AuthorizationStub(channel)
+        self._cache: OrderedDict[Attributes, tuple[bool, str]] = OrderedDict()
+        self._max = max_entries
+        self._backoff = backoff
+        self._revision: int | None = None  # None while the revision stream is down
+        self._task: asyncio.Task[None] | None = None
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def revision(self) -> int | None:
+        """The policy revision last streamed by authz, or None while the stream is down."""
+        return self._revision
+
+    def start(self) -> None:
+        """Start following the policy revision (idempotent; needs a running event loop)."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._follow(), name="authz-policy-revision")
+
+    async def close(self) -> None:
+        """Stop following the revision and drop the cache."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        self._set_revision(None)
+
+    def _set_revision(self, revision: int | None) -> None:
+        if revision != self._revision or revision is None:
+            self._cache.clear()
+        self._revision = revision
+
+    async def _follow(self) -> None:
+        while True:
+            try:
+                async for message in self._stub.WatchPolicyRevision(authz_pb2.WatchPolicyRevisionRequest()):
+                    self._set_revision(int(message.revision))  # type: ignore[attr-defined]
+                log.info("authz policy revision stream ended; reconnecting")
+            except grpc.aio.UsageError:  # the channel was closed: the gateway is stopping
+                self._set_revision(None)
+                return
+            except grpc.RpcError as exc:
+                log.info("authz policy revision stream broke (%s); decisions are not cached until it is back",
+                         exc.code() if hasattr(exc, "code") else exc)
+            finally:
+                self._set_revision(None)
+            await asyncio.sleep(self._backoff)
 
     async def authorize(self, attrs: Attributes, timeout: float = RPC_TIMEOUT) -> tuple[bool, str]:
         """(allowed, reason). Raises 503 when authz is unreachable (fail closed)."""
-        reply = await grpcutil.call("authorization", self._stub.Authorize,
-                                    authz_pb2.AuthorizeRequest(attributes=attrs.to_proto()), timeout=timeout)
-        return reply.decision == authz_pb2.DECISION_ALLOW, reply.reason  # type: ignore[attr-defined]
+        self.start()
+        revision = self._revision
+        if revision is not None:
+            hit = self._cache.get(attrs)
+            if hit is not None:
+                self._cache.move_to_end(attrs)
+                self.hits += 1
+                return hit
+        self.misses += 1
+        reply: Any = await grpcutil.call("authorization", self._stub.Authorize,
+                                         authz_pb2.AuthorizeRequest(attributes=attrs.to_proto()), timeout=timeout)
+        decision = (reply.decision == authz_pb2.DECISION_ALLOW, reply.reason)
+        if revision is not None and not reply.no_cache and reply.policy_revision == revision == self._revision:
+            self._cache[attrs] = decision
+            if len(self._cache) > self._max:
+                self._cache.popitem(last=False)
+        return decision
+
+    async def authorize_full(self, attrs: Attributes, timeout: float = RPC_TIMEOUT) -> Any:
+        """The uncached ``AuthorizeResponse`` (decision, reason, evaluation_error) for SubjectAccessReviews."""
+        return await grpcutil.call("authorization", self._stub.Authorize,
+                                   authz_pb2.AuthorizeRequest(attributes=attrs.to_proto()), timeout=timeout)
+
+    async def rules_review(self, user: UserInfo, namespace: str, timeout: float = RPC_TIMEOUT) -> Any:
+        """The ``RulesReviewResponse`` of ``user`` in ``namespace`` (SelfSubjectRulesReview)."""
+        return await grpcutil.call("authorization", self._stub.RulesReview, authz_pb2.RulesReviewRequest(
+            user=user.to_proto(), namespace=namespace), timeout=timeout)
+
+    async def check_escalation(self, attrs: Attributes, obj: bytes, old: bytes = b"",
+                               timeout: float = RPC_TIMEOUT) -> None:
+        """Return if the RBAC write may proceed; raises authz's 403/404 Status, or 503 if unreachable."""
+        await grpcutil.call("authorization", self._stub.CheckEscalation, authz_pb2.CheckEscalationRequest(
+            attributes=attrs.to_proto(), object=obj, old_object=old), timeout=timeout)
 
 
 class AdmissionClient:

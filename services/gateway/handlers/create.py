@@ -9,6 +9,7 @@ from aiohttp import web
 from kapi import errors, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation
+from services.gateway.reviews.authorization import check_rbac_escalation
 from services.gateway.scope import RequestScope, decode_object
 
 
@@ -21,6 +22,7 @@ async def create(scope: RequestScope) -> web.Response:
     body = await scope.request.read()
     obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=False)
     dry_run = scope.dry_run()
+    await check_rbac_escalation(scope, obj)
     admitted, warnings = await scope.backends.admission.admit(
         "CREATE", scope.attrs, scope.resource.kind, jsonutil.dumps(obj), b"", dry_run, scope.field_validation(),
         timeout=scope.timeout)

@@ -9,6 +9,7 @@ from aiohttp import web
 from kapi import errors, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation
+from services.gateway.reviews.authorization import check_rbac_escalation
 from services.gateway.scope import RequestScope, decode_object, parse_resource_version
 
 UNCONDITIONAL_RETRIES = 5
@@ -21,6 +22,7 @@ async def store_update(scope: RequestScope, obj: dict[str, Any], current: Any, e
     answers 409 Conflict when the object moved on. Shared by update and patch.
     """
     dry_run = scope.dry_run()
+    await check_rbac_escalation(scope, obj, current.object)
     admitted, warnings = await scope.backends.admission.admit(
         "UPDATE", scope.attrs, scope.resource.kind, jsonutil.dumps(obj), current.object, dry_run,
         scope.field_validation(), timeout=scope.timeout)

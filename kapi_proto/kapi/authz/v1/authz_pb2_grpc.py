@@ -39,6 +39,21 @@ class AuthorizationStub:
                 request_serializer=kapi_dot_authz_dot_v1_dot_authz__pb2.AuthorizeRequest.SerializeToString,
                 response_deserializer=kapi_dot_authz_dot_v1_dot_authz__pb2.AuthorizeResponse.FromString,
                 _registered_method=True)
+        self.RulesReview = channel.unary_unary(
+                '/kapi.authz.v1.Authorization/RulesReview',
+                request_serializer=kapi_dot_authz_dot_v1_dot_authz__pb2.RulesReviewRequest.SerializeToString,
+                response_deserializer=kapi_dot_authz_dot_v1_dot_authz__pb2.RulesReviewResponse.FromString,
+                _registered_method=True)
+        self.CheckEscalation = channel.unary_unary(
+                '/kapi.authz.v1.Authorization/CheckEscalation',
+                request_serializer=kapi_dot_authz_dot_v1_dot_authz__pb2.CheckEscalationRequest.SerializeToString,
+                response_deserializer=kapi_dot_authz_dot_v1_dot_authz__pb2.CheckEscalationResponse.FromString,
+                _registered_method=True)
+        self.WatchPolicyRevision = channel.unary_stream(
+                '/kapi.authz.v1.Authorization/WatchPolicyRevision',
+                request_serializer=kapi_dot_authz_dot_v1_dot_authz__pb2.WatchPolicyRevisionRequest.SerializeToString,
+                response_deserializer=kapi_dot_authz_dot_v1_dot_authz__pb2.PolicyRevision.FromString,
+                _registered_method=True)
 
 
 class AuthorizationServicer:
@@ -52,6 +67,34 @@ class AuthorizationServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RulesReview(self, request, context):
+        """The rules a user holds in a namespace (SelfSubjectRulesReview;
+        authorizer.RuleResolver.RulesFor of every authorizer in the union).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CheckEscalation(self, request, context):
+        """RBAC privilege-escalation prevention for a create or update of a Role,
+        ClusterRole, RoleBinding or ClusterRoleBinding ("Using RBAC
+        Authorization", "Privilege escalation prevention and bootstrapping").
+        Succeeds empty when allowed; fails PERMISSION_DENIED with kube's 403
+        Status otherwise.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchPolicyRevision(self, request, context):
+        """The policy revision now, then every time it changes (DESIGN.md 4a): a
+        gateway caches decisions only while the revision it last received is
+        unchanged and the stream is up.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AuthorizationServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -59,6 +102,21 @@ def add_AuthorizationServicer_to_server(servicer, server):
                     servicer.Authorize,
                     request_deserializer=kapi_dot_authz_dot_v1_dot_authz__pb2.AuthorizeRequest.FromString,
                     response_serializer=kapi_dot_authz_dot_v1_dot_authz__pb2.AuthorizeResponse.SerializeToString,
+            ),
+            'RulesReview': grpc.unary_unary_rpc_method_handler(
+                    servicer.RulesReview,
+                    request_deserializer=kapi_dot_authz_dot_v1_dot_authz__pb2.RulesReviewRequest.FromString,
+                    response_serializer=kapi_dot_authz_dot_v1_dot_authz__pb2.RulesReviewResponse.SerializeToString,
+            ),
+            'CheckEscalation': grpc.unary_unary_rpc_method_handler(
+                    servicer.CheckEscalation,
+                    request_deserializer=kapi_dot_authz_dot_v1_dot_authz__pb2.CheckEscalationRequest.FromString,
+                    response_serializer=kapi_dot_authz_dot_v1_dot_authz__pb2.CheckEscalationResponse.SerializeToString,
+            ),
+            'WatchPolicyRevision': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchPolicyRevision,
+                    request_deserializer=kapi_dot_authz_dot_v1_dot_authz__pb2.WatchPolicyRevisionRequest.FromString,
+                    response_serializer=kapi_dot_authz_dot_v1_dot_authz__pb2.PolicyRevision.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -88,6 +146,87 @@ class Authorization:
             '/kapi.authz.v1.Authorization/Authorize',
             kapi_dot_authz_dot_v1_dot_authz__pb2.AuthorizeRequest.SerializeToString,
             kapi_dot_authz_dot_v1_dot_authz__pb2.AuthorizeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RulesReview(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kapi.authz.v1.Authorization/RulesReview',
+            kapi_dot_authz_dot_v1_dot_authz__pb2.RulesReviewRequest.SerializeToString,
+            kapi_dot_authz_dot_v1_dot_authz__pb2.RulesReviewResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CheckEscalation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kapi.authz.v1.Authorization/CheckEscalation',
+            kapi_dot_authz_dot_v1_dot_authz__pb2.CheckEscalationRequest.SerializeToString,
+            kapi_dot_authz_dot_v1_dot_authz__pb2.CheckEscalationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchPolicyRevision(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/kapi.authz.v1.Authorization/WatchPolicyRevision',
+            kapi_dot_authz_dot_v1_dot_authz__pb2.WatchPolicyRevisionRequest.SerializeToString,
+            kapi_dot_authz_dot_v1_dot_authz__pb2.PolicyRevision.FromString,
             options,
             channel_credentials,
             insecure,
