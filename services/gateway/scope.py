@@ -37,6 +37,7 @@ class RequestScope:
     backends: Backends
     timeout: float  # seconds this request may still take (non-long-running requests)
     warnings: list[str] = field(default_factory=list)
+    applying: bool = False  # a server-side apply: managedFields come from the apply, not from Update tracking
 
     def key(self, name: str | None = None, namespace: str | None = None) -> storage_pb2.ResourceKey:
         """The storage ResourceKey of this request's collection or object."""

@@ -8,7 +8,7 @@ from aiohttp import web
 
 from kapi import errors, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import negotiation
+from services.gateway import fieldmanager, negotiation
 from services.gateway.reviews.authorization import check_rbac_escalation
 from services.gateway.scope import RequestScope, decode_object
 
@@ -27,6 +27,7 @@ async def create(scope: RequestScope) -> web.Response:
         "CREATE", scope.attrs, scope.resource.kind, jsonutil.dumps(obj), b"", dry_run, scope.field_validation(),
         timeout=scope.timeout)
     scope.warnings.extend(warnings)
+    admitted = fieldmanager.track_update(scope, None, admitted)
     final: dict[str, Any] = jsonutil.loads(admitted)
     name = (final.get("metadata") or {}).get("name") or ""
     if not name:

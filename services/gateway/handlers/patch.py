@@ -13,7 +13,7 @@ from aiohttp import web
 
 from kapi import errors, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import negotiation
+from services.gateway import fieldmanager, negotiation
 from services.gateway import patch as patching
 from services.gateway.handlers.update import store_update
 from services.gateway.scope import RequestScope, parse_resource_version
@@ -51,11 +51,11 @@ async def patch(scope: RequestScope) -> web.Response:
         raise errors.StatusError(415, "UnsupportedMediaType",
                                  f"the body of the request was in an unknown format - accepted media types include: "
                                  f"{', '.join(negotiation.PATCH_TYPES[:3])}")
-    if content_type == negotiation.APPLY_PATCH:
-        raise errors.StatusError(415, "UnsupportedMediaType", "server-side apply is not supported yet")
     body = await scope.request.read()
     if len(body) > negotiation.MAX_BODY_BYTES:
         raise errors.too_large()
+    if content_type == negotiation.APPLY_PATCH:
+        return await fieldmanager.server_side_apply(scope, body)
     patch_doc = negotiation.decode_body(body, content_type)
     for attempt in range(RETRIES):
         current: Any = await grpcutil.call("storage", scope.backends.storage.Get,

@@ -8,7 +8,7 @@ from aiohttp import web
 
 from kapi import errors, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import negotiation
+from services.gateway import fieldmanager, negotiation
 from services.gateway.reviews.authorization import check_rbac_escalation
 from services.gateway.scope import RequestScope, decode_object, parse_resource_version
 
@@ -27,6 +27,7 @@ async def store_update(scope: RequestScope, obj: dict[str, Any], current: Any, e
         "UPDATE", scope.attrs, scope.resource.kind, jsonutil.dumps(obj), current.object, dry_run,
         scope.field_validation(), timeout=scope.timeout)
     scope.warnings.extend(warnings)
+    admitted = fieldmanager.track_update(scope, current.object, admitted)
     if dry_run:
         return scope.respond(admitted)
     reply = await grpcutil.call("storage", scope.backends.storage.Update, storage_pb2.UpdateRequest(

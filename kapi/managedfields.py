@@ -1,0 +1,511 @@
+"""Field ownership (``metadata.managedFields``) and server-side apply, as structured-merge-diff does it.
+
+A *field set* is a set of paths; a path is a tuple of FieldsV1 path elements:
+``f:<field>`` (a struct field or map key), ``k:{"name":"c"}`` (an item of an
+associative list, by its key fields), ``v:<json>`` (an item of a set list).
+Which lists are associative, sets or atomic, and which maps are atomic,
+comes from the kind's OpenAPI definition (``x-kubernetes-list-type``,
+``x-kubernetes-list-map-keys``, ``x-kubernetes-map-type``, falling back to
+``x-kubernetes-patch-strategy``/``-merge-key`` as kube-openapi does).
+
+Every write records who changed what:
+
+- :func:`update` (create, update, patch: operation ``Update``) gives the
+  writing manager the fields it added or changed, takes them from everyone
+  else, and drops fields that no longer exist.
+- :func:`apply` (``application/apply-patch+yaml``: operation ``Apply``)
+  merges the applied configuration into the live object, refuses with 409
+  Conflict when it would change a field another manager owns (unless
+  ``force``), removes fields this manager applied before and no longer
+  applies when nobody else owns them, and records the applied field set.
+
+Sources: "Server-Side Apply" (kubernetes.io/docs/reference/using-api/server-side-apply/),
+KEP-555, sigs.k8s.io/structured-merge-diff (fieldpath, merge), and
+k8s.io/apiserver pkg/endpoints/handlers/fieldmanager (conflict messages,
+entry order, manager from the User-Agent).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kapi import errors
+
+Path = tuple[str, ...]
+FieldSet = frozenset[Path]
+Schema = dict[str, Any]
+
+APPLY, UPDATE = "Apply", "Update"
+CLIENT_SIDE_APPLY_MANAGER = "kubectl-client-side-apply"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+# Fields nobody owns (kube's fieldmanager strips them before tracking).
+_STRIPPED_META = frozenset({"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+                            "selfLink", "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds"})
+_LEAF = object()  # marks a container node in flattened objects
+
+
+def manager_from_user_agent(user_agent: str) -> str:
+    """The default field manager of a request without ``fieldManager``: the User-Agent up to its first "/"."""
+    return user_agent.split("/", 1)[0][:128]
+
+
+class Types:
+    """Navigates a kind's OpenAPI definition (the wheel's JSON-schema form) for list and map semantics.
+
+    ``definitions`` maps definition names to schemas; ``$ref`` values end in
+    a definition name. An empty root schema makes every map granular and
+    every list atomic (structured-merge-diff's deduced type).
+    """
+
+    def __init__(self, root: Schema, definitions: Mapping[str, Schema]):
+        self.root = root
+        self._defs = definitions
+
+    def resolve(self, schema: Schema | None) -> Schema:
+        """Follow ``$ref`` (and a single-``allOf`` wrapper) to the referenced schema."""
+        seen = 0
+        while schema and seen < 50:
+            if "$ref" in schema:
+                schema = self._defs.get(str(schema["$ref"]).rsplit("/", 1)[-1], {})
+            elif isinstance(schema.get("allOf"), list) and len(schema["allOf"]) == 1:
+                schema = schema["allOf"][0]
+            else:
+                break
+            seen += 1
+        return schema or {}
+
+    def field(self, schema: Schema, key: str) -> Schema:
+        """The schema of ``key`` in a struct or map schema; {} if unknown."""
+        schema = self.resolve(schema)
+        props = schema.get("properties") or {}
+        if key in props:
+            return dict(props[key])
+        extra = schema.get("additionalProperties")
+        return dict(extra) if isinstance(extra, dict) else {}
+
+    def items(self, schema: Schema) -> Schema:
+        """The item schema of a list schema."""
+        return dict(self.resolve(schema).get("items") or {})
+
+    def is_struct(self, schema: Schema) -> bool:
+        """True for a schema with declared properties (a Go struct)."""
+        return bool(self.resolve(schema).get("properties"))
+
+    def map_atomic(self, schema: Schema) -> bool:
+        """True when a map/struct is replaced as a whole (``x-kubernetes-map-type: atomic``)."""
+        return self.resolve(schema).get("x-kubernetes-map-type") == "atomic"
+
+    def list_kind(self, schema: Schema) -> tuple[str, tuple[str, ...]]:
+        """("map", keys) | ("set", ()) | ("atomic", ())."""
+        s = self.resolve(schema)
+        list_type = s.get("x-kubernetes-list-type")
+        if list_type == "map":
+            return "map", tuple(s.get("x-kubernetes-list-map-keys") or ())
+        if list_type in ("set", "atomic"):
+            return str(list_type), ()
+        strategy = str(s.get("x-kubernetes-patch-strategy") or "")
+        if "merge" in strategy:
+            key = s.get("x-kubernetes-patch-merge-key")
+            return ("map", (str(key),)) if key else ("set", ())
+        return "atomic", ()
+
+
+def _key_values(item: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    out = {}
+    for k in keys:
+        if k in item:
+            out[k] = item[k]
+        elif k == "protocol":
+            out[k] = "TCP"  # the defaulted key of ports lists (containerPort/port + protocol)
+    return out
+
+
+def key_element(item: Any, keys: tuple[str, ...]) -> str:
+    """The ``k:{...}`` path element of an associative-list item (key fields in key order)."""
+    if not isinstance(item, dict):
+        return "v:" + json.dumps(item, separators=(",", ":"))
+    return "k:" + json.dumps(_key_values(item, keys), separators=(",", ":"), sort_keys=False)
+
+
+def value_element(item: Any) -> str:
+    """The ``v:<json>`` path element of a set-list item."""
+    return "v:" + json.dumps(item, separators=(",", ":"), sort_keys=True)
+
+
+def _flatten(value: Any, schema: Schema, types: Types, path: Path, out: dict[Path, Any],
+             struct_nodes: set[Path]) -> None:
+    """Every path of ``value`` -> its value (leaves) or ``_LEAF`` marker (granular containers)."""
+    if isinstance(value, dict) and not types.map_atomic(schema):
+        if path:
+            out[path] = value if not value else _LEAF
+            if types.is_struct(schema) and value:
+                struct_nodes.add(path)
+        for key, child in value.items():
+            _flatten(child, types.field(schema, key), types, (*path, "f:" + key), out, struct_nodes)
+        return
+    if isinstance(value, list):
+        kind, keys = types.list_kind(schema)
+        if kind == "map" and value:
+            out[path] = _LEAF
+            item_schema = types.items(schema)
+            for item in value:
+                element = (*path, key_element(item, keys))
+                if isinstance(item, dict):
+                    out[element] = _LEAF
+                    for key, child in item.items():
+                        _flatten(child, types.field(item_schema, key), types, (*element, "f:" + key), out,
+                                 struct_nodes)
+                else:
+                    out[element] = item
+            return
+        if kind == "set" and value:
+            out[path] = _LEAF
+            for item in value:
+                out[(*path, value_element(item))] = item
+            return
+    out[path] = value
+
+
+def _tracked(obj: Mapping[str, Any], reset: Iterable[str]) -> dict[str, Any]:
+    """``obj`` without the fields nobody owns (apiVersion, kind, identity metadata, reset fields)."""
+    out = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", *reset)}
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        meta = {k: v for k, v in meta.items() if k not in _STRIPPED_META}
+        if meta:
+            out["metadata"] = meta
+        else:
+            out.pop("metadata")
+    return out
+
+
+def flatten(obj: Mapping[str, Any], types: Types, reset: Iterable[str] = ()) -> tuple[dict[Path, Any], set[Path]]:
+    """(path -> value or container marker, paths of non-empty structs) of the tracked part of ``obj``."""
+    out: dict[Path, Any] = {}
+    structs: set[Path] = set()
+    _flatten(_tracked(obj, reset), types.root, types, (), out, structs)
+    out.pop((), None)
+    return out, structs
+
+
+def field_set(obj: Mapping[str, Any], types: Types, reset: Iterable[str] = ()) -> FieldSet:
+    """The fields an applied configuration sets: leaves, atomic values and list items (not struct or map nodes)."""
+    flat, _ = flatten(obj, types, reset)
+    paths = set(flat)
+    for path, value in flat.items():
+        if value is _LEAF and not path[-1].startswith(("k:", "v:")):
+            paths.discard(path)
+    return frozenset(paths)
+
+
+def to_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
+    """A field set as FieldsV1 JSON: nested elements, ``".": {}`` on a member node that has children."""
+    root: dict[str, Any] = {}
+    members = set(paths)
+    for path in sorted(members):
+        node = root
+        for element in path:
+            node = node.setdefault(element, {})
+    def mark(node: dict[str, Any], prefix: Path) -> None:
+        for element, child in node.items():
+            if element == ".":
+                continue
+            path = (*prefix, element)
+            if child and path in members:
+                child["."] = {}
+            mark(child, path)
+    mark(root, ())
+    return _sorted(root)
+
+
+def _sorted(node: dict[str, Any]) -> dict[str, Any]:
+    return {k: _sorted(node[k]) for k in sorted(node, key=lambda k: (k != ".", k))}
+
+
+def from_fields_v1(fields: Any) -> FieldSet:
+    """Parse FieldsV1 JSON back into a field set; malformed input -> empty set."""
+    out: set[Path] = set()
+
+    def walk(node: Any, prefix: Path) -> None:
+        if not isinstance(node, dict):
+            return
+        for element, child in node.items():
+            if element == ".":
+                out.add(prefix)
+                continue
+            path = (*prefix, element)
+            if not child:
+                out.add(path)
+            else:
+                walk(child, path)
+
+    walk(fields, ())
+    out.discard(())
+    return frozenset(out)
+
+
+def path_string(path: Path) -> str:
+    """structured-merge-diff's path text: ``.spec.containers[name="nginx"].image``, ``.finalizers[="a"]``."""
+    out = []
+    for element in path:
+        kind, _, rest = element.partition(":")
+        if kind == "f":
+            out.append("." + rest)
+        elif kind == "k":
+            try:
+                keys = json.loads(rest)
+                out.append("[" + ",".join(f"{k}={json.dumps(v)}" for k, v in keys.items()) + "]")
+            except ValueError:
+                out.append(f"[{rest}]")
+        elif kind == "v":
+            out.append(f"[={rest}]")
+        else:
+            out.append(f"[{rest}]")
+    return "".join(out)
+
+
+@dataclass
+class Entry:
+    """One ``managedFields`` entry: who (manager, operation, apiVersion, subresource), when, and which fields."""
+
+    manager: str
+    operation: str
+    api_version: str
+    fields: FieldSet
+    time: str = ""
+    subresource: str = ""
+
+    def same_owner(self, other: Entry) -> bool:
+        """True when both entries identify the same manager (name, operation, apiVersion, subresource)."""
+        return (self.manager, self.operation, self.subresource) == (other.manager, other.operation,
+                                                                    other.subresource)
+
+    def describe(self) -> str:
+        """kube's printManager: ``"m"``, ``"m" with subresource "status"``, ``... using v1 at <time>``."""
+        text = json.dumps(self.manager)
+        if self.subresource:
+            text += f" with subresource {json.dumps(self.subresource)}"
+        if self.operation == UPDATE:
+            text += f" using {self.api_version}" + (f" at {self.time}" if self.time else "")
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        """The ManagedFieldsEntry JSON."""
+        out: dict[str, Any] = {"manager": self.manager, "operation": self.operation, "apiVersion": self.api_version}
+        if self.time:
+            out["time"] = self.time
+        out["fieldsType"] = "FieldsV1"
+        out["fieldsV1"] = to_fields_v1(self.fields)
+        if self.subresource:
+            out["subresource"] = self.subresource
+        return out
+
+
+def entries(obj: Mapping[str, Any] | None) -> list[Entry]:
+    """The ``metadata.managedFields`` of ``obj`` as entries (malformed entries are skipped)."""
+    meta = (obj or {}).get("metadata") or {}
+    out = []
+    for raw in meta.get("managedFields") or ():
+        if not isinstance(raw, dict) or not raw.get("manager") and not raw.get("fieldsV1"):
+            continue
+        out.append(Entry(str(raw.get("manager") or ""), str(raw.get("operation") or UPDATE),
+                         str(raw.get("apiVersion") or ""), from_fields_v1(raw.get("fieldsV1")),
+                         str(raw.get("time") or ""), str(raw.get("subresource") or "")))
+    return out
+
+
+def encode(items: list[Entry]) -> list[dict[str, Any]]:
+    """Entries in kube's order (Apply first, then by time, manager, apiVersion, subresource); empty ones dropped."""
+    kept = [e for e in items if e.fields]
+    kept.sort(key=lambda e: (e.operation, e.time, e.manager, e.api_version, e.subresource))
+    return [e.to_json() for e in kept]
+
+
+def incoming_entries(live: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[Entry]:
+    """The entries an update starts from: the request's managedFields if it sets any, else the live ones.
+
+    As kube: an absent or empty list keeps the live entries; ``[{}]`` clears them.
+    """
+    raw = (new.get("metadata") or {}).get("managedFields")
+    if isinstance(raw, list) and raw:
+        if all(isinstance(r, dict) and not r for r in raw):
+            return []
+        return entries(new)
+    return entries(live)
+
+
+def _covers(owned: Iterable[Path], path: Path) -> bool:
+    """True when ``path`` or any path below it is in ``owned``."""
+    n = len(path)
+    return any(p[:n] == path for p in owned)
+
+
+def update(live: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str, api_version: str, time: str,
+           types: Types, subresource: str = "", reset: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """The managedFields of ``new`` after an Update by ``manager`` (create when ``live`` is None).
+
+    The manager gains the fields it added or changed (map keys and list
+    items it added are owned as nodes, shown with ``"."``); others lose
+    them; fields gone from ``new`` leave every set.
+    """
+    reset = tuple(reset)
+    before, _ = flatten(live or {}, types, reset)
+    after, structs = flatten(new, types, reset)
+    changed = {p for p, v in after.items() if p not in structs and (p not in before or (
+        v is not _LEAF and before[p] != v))}
+    result = incoming_entries(live, new)
+    present = set(after)
+    mine = Entry(manager, UPDATE, api_version, frozenset(), time, subresource)
+    out = []
+    found = False
+    for e in result:
+        fields = frozenset(p for p in e.fields if p in present)
+        if e.same_owner(mine):
+            found = True
+            e = Entry(e.manager, e.operation, api_version, fields | changed, time if changed else e.time,
+                      subresource)
+        else:
+            e = Entry(e.manager, e.operation, e.api_version, fields - changed, e.time, e.subresource)
+        out.append(e)
+    if not found and changed:
+        out.append(Entry(manager, UPDATE, api_version, frozenset(changed), time, subresource))
+    return encode(out)
+
+
+def merge(live: Any, config: Any, schema: Schema, types: Types) -> Any:
+    """Merge an applied configuration into a live value: granular maps by key, associative lists by key, sets as
+    unions, atomic values replaced (structured-merge-diff's merge)."""
+    if isinstance(config, dict) and isinstance(live, dict) and not types.map_atomic(schema):
+        out = dict(live)
+        for key, value in config.items():
+            out[key] = merge(live.get(key), value, types.field(schema, key), types) if key in live else \
+                copy.deepcopy(value)
+        return out
+    if isinstance(config, list) and isinstance(live, list):
+        kind, keys = types.list_kind(schema)
+        if kind == "map":
+            item_schema = types.items(schema)
+            out_list = [copy.deepcopy(x) for x in live]
+            index = {key_element(x, keys): i for i, x in enumerate(out_list)}
+            for item in config:
+                element = key_element(item, keys)
+                if element in index:
+                    out_list[index[element]] = merge(out_list[index[element]], item, item_schema, types)
+                else:
+                    index[element] = len(out_list)
+                    out_list.append(copy.deepcopy(item))
+            return out_list
+        if kind == "set":
+            out_list = list(live)
+            for item in config:
+                if item not in out_list:
+                    out_list.append(item)
+            return out_list
+    return copy.deepcopy(config)
+
+
+def remove_path(obj: Any, path: Path, types: Types, schema: Schema) -> None:
+    """Delete the field, map key or list item at ``path`` from ``obj`` in place (absent paths are ignored)."""
+    if not path:
+        return
+    head, rest = path[0], path[1:]
+    kind, _, name = head.partition(":")
+    if kind == "f" and isinstance(obj, dict):
+        if not rest:
+            obj.pop(name, None)
+        elif name in obj:
+            child_schema = types.field(schema, name)
+            remove_path(obj[name], rest, types, child_schema)
+        return
+    if isinstance(obj, list):
+        list_kind, keys = types.list_kind(schema)
+        for i, item in enumerate(obj):
+            element = key_element(item, keys) if list_kind == "map" else value_element(item)
+            if element == head:
+                if not rest:
+                    del obj[i]
+                else:
+                    remove_path(item, rest, types, types.items(schema))
+                return
+
+
+def conflict_error(conflicts: list[tuple[Entry, Path]]) -> errors.StatusError:
+    """kube's 409 for apply conflicts: ``Apply failed with 1 conflict: conflict with "m" using v1: .data.a``.
+
+    Several conflicts are grouped by manager (sorted), one ``- <path>`` line each.
+    """
+    causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {e.describe()}",
+               "field": path_string(p)} for e, p in conflicts]
+    if len(conflicts) == 1:
+        entry, path = conflicts[0]
+        message = f"Apply failed with 1 conflict: conflict with {entry.describe()}: {path_string(path)}"
+    else:
+        by_manager: dict[str, list[Path]] = {}
+        for entry, path in conflicts:
+            by_manager.setdefault(entry.describe(), []).append(path)
+        lines = []
+        for manager in sorted(by_manager):
+            lines.append(f"conflicts with {manager}:")
+            lines.extend(f"- {path_string(p)}" for p in by_manager[manager])
+        message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+    return errors.StatusError(409, "Conflict", message, {"causes": causes})
+
+
+def apply(live: Mapping[str, Any] | None, config: Mapping[str, Any], manager: str, api_version: str, time: str,
+          types: Types, force: bool = False, subresource: str = "", reset: Iterable[str] = ()) -> dict[str, Any]:
+    """Server-side apply ``config`` as ``manager`` onto ``live`` (None: create); returns the new object.
+
+    The result carries the new ``metadata.managedFields``. Raises 409
+    Conflict (:func:`conflict_error`) when the configuration changes a field
+    another manager owns and ``force`` is False; with ``force`` those fields
+    move to ``manager``. Fields ``manager`` applied before and omits now are
+    removed unless another manager owns them (or something below them).
+    """
+    reset = tuple(reset)
+    base: dict[str, Any] = copy.deepcopy(dict(live)) if live else {}
+    applied = field_set(config, types, reset)
+    tracked_config = _tracked(config, reset)
+    merged = merge(base, tracked_config, types.root, types) if base else copy.deepcopy(dict(config))
+    for key in ("apiVersion", "kind"):
+        if key in config:
+            merged[key] = config[key]
+    before, _ = flatten(base, types, reset)
+    after, structs = flatten(merged, types, reset)
+    changed = {p for p, v in after.items() if p not in structs and (p not in before or (
+        v is not _LEAF and before[p] != v))}
+    me = Entry(manager, APPLY, api_version, applied, time, subresource)
+    others: list[Entry] = []
+    previous: FieldSet = frozenset()
+    conflicts: list[tuple[Entry, Path]] = []
+    for e in entries(live):
+        if e.same_owner(me):
+            previous = e.fields
+            continue
+        for p in sorted(e.fields & applied & changed):
+            conflicts.append((e, p))
+        others.append(e)
+    if conflicts and not force:
+        raise conflict_error(conflicts)
+    if conflicts:
+        taken = {p for _, p in conflicts}
+        others = [Entry(e.manager, e.operation, e.api_version, e.fields - taken, e.time, e.subresource)
+                  for e in others]
+    owned_by_others = set().union(*(e.fields for e in others)) if others else set()
+    removed: list[Path] = []
+    for path in sorted(previous - applied, key=len):
+        if any(path[:len(r)] == r for r in removed) or _covers(applied, path) or _covers(owned_by_others, path):
+            continue
+        remove_path(merged, path, types, types.root)
+        removed.append(path)
+    present, _ = flatten(merged, types, reset)
+    final = [Entry(e.manager, e.operation, e.api_version, frozenset(p for p in e.fields if p in present), e.time,
+                   e.subresource) for e in others]
+    final.append(me)
+    merged.setdefault("metadata", {})["managedFields"] = encode(final)
+    return merged
+
+
