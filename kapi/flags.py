@@ -96,6 +96,9 @@ FLAGS: tuple[Flag, ...] = (
          passthrough=True),
     Flag("disable-admission-plugins", frozenset({ADMISSION}), "",
          "Admission plugins to disable (kube-apiserver --disable-admission-plugins).", passthrough=True),
+    Flag("admission-control-config-file", frozenset({ADMISSION}), "",
+         "AdmissionConfiguration file (apiserver.config.k8s.io/v1) with per-plugin configuration "
+         "(kube-apiserver --admission-control-config-file).", passthrough=True),
     # gateway
     Flag("bind-address", frozenset({GATEWAY}), "127.0.0.1", "Address the HTTPS server listens on."),
     Flag("secure-port", frozenset({GATEWAY}), 0, "HTTPS port (0 = any free port).", type=int),

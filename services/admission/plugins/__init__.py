@@ -3,32 +3,111 @@
 ``--enable-admission-plugins`` adds to the default set and
 ``--disable-admission-plugins`` removes from it; the order plugins run in
 is always :data:`ORDER`, whatever order the flags list them in
-(kube-apiserver ``AllOrderedPlugins``). An unknown name, or a name in both
-flags, refuses to start, with kube-apiserver's messages.
+(kube-apiserver ``AllOrderedPlugins``; the default set is
+``DefaultOffAdmissionPlugins``' complement). An unknown name, or a name in
+both flags, refuses to start, with kube-apiserver's messages. Plugins kube
+has for objects kapi does not serve (RuntimeClass, CertificateSigning...)
+are accepted by name and do nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from services.admission.chain import Plugin
+from services.admission.informers import Informers
 from services.admission.namespaces import NamespaceCache
 from services.admission.plugins.namespace_lifecycle import NamespaceLifecycle
 
 
-@dataclass(frozen=True)
+@dataclass
 class PluginContext:
-    """What plugins may depend on: the namespace cache (more informers come with more plugins)."""
+    """What plugins may depend on: namespaces, the storage-fed caches, the webhook client, plugin config."""
 
     namespaces: NamespaceCache
+    informers: Informers | None = None
+    config: dict[str, Any] = field(default_factory=dict)  # plugin name -> configuration object
+    webhook_client: Any = None
 
 
-ORDER: tuple[str, ...] = ("NamespaceLifecycle",)
-DEFAULT_ENABLED: frozenset[str] = frozenset({"NamespaceLifecycle"})
-FACTORIES: dict[str, Callable[[PluginContext], Plugin]] = {
-    "NamespaceLifecycle": lambda ctx: NamespaceLifecycle(ctx.namespaces),
-}
+# k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go AllOrderedPlugins.
+ORDER: tuple[str, ...] = (
+    "AlwaysAdmit", "NamespaceAutoProvision", "NamespaceLifecycle", "NamespaceExists",
+    "LimitPodHardAntiAffinityTopology", "LimitRanger", "ServiceAccount", "NodeRestriction", "TaintNodesByCondition",
+    "AlwaysPullImages", "ImagePolicyWebhook", "PodSecurity", "PodNodeSelector", "Priority",
+    "DefaultTolerationSeconds", "PodTolerationRestriction", "EventRateLimit", "ExtendedResourceToleration",
+    "DefaultStorageClass", "StorageObjectInUseProtection", "OwnerReferencesPermissionEnforcement",
+    "PersistentVolumeClaimResize", "RuntimeClass", "CertificateApproval", "CertificateSigning",
+    "ClusterTrustBundleAttest", "CertificateSubjectRestriction", "DefaultIngressClass", "DenyServiceExternalIPs",
+    "PodTopologyLabels", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
+    "ResourceQuota", "AlwaysDeny",
+)
+# Everything not in kube's DefaultOffAdmissionPlugins.
+DEFAULT_ENABLED: frozenset[str] = frozenset({
+    "NamespaceLifecycle", "LimitRanger", "ServiceAccount", "TaintNodesByCondition", "PodSecurity", "Priority",
+    "DefaultTolerationSeconds", "DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize",
+    "RuntimeClass", "CertificateApproval", "CertificateSigning", "ClusterTrustBundleAttest",
+    "CertificateSubjectRestriction", "DefaultIngressClass", "PodTopologyLabels", "MutatingAdmissionWebhook",
+    "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "ResourceQuota",
+})
+
+
+class NoOp:
+    """A kube plugin for objects or features kapi does not serve: accepted by name, admits everything."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def handles(self, operation: str) -> bool:
+        """Nothing."""
+        return False
+
+
+def _factories() -> dict[str, Callable[[PluginContext], Plugin]]:
+    from services.admission.plugins import (
+        limit_ranger,
+        pod_security,
+        resource_quota,
+        service_account,
+        simple,
+    )
+    from services.admission.policy import ValidatingAdmissionPolicy
+    from services.admission.webhooks import MutatingWebhooks, ValidatingWebhooks, WebhookClient
+
+    def client(ctx: PluginContext) -> WebhookClient:
+        if ctx.webhook_client is None:
+            ctx.webhook_client = WebhookClient(ctx.informers)
+        return ctx.webhook_client  # type: ignore[no-any-return]
+
+    def inf(ctx: PluginContext) -> Informers:
+        assert ctx.informers is not None, "this plugin needs storage-fed caches"
+        return ctx.informers
+
+    def noop(name: str) -> Callable[[PluginContext], Plugin]:
+        return lambda ctx: NoOp(name)
+
+    out: dict[str, Callable[[PluginContext], Plugin]] = {name: noop(name) for name in ORDER}
+    out.update({
+        "NamespaceLifecycle": lambda ctx: NamespaceLifecycle(ctx.namespaces),
+        "AlwaysAdmit": lambda ctx: simple.AlwaysAdmit(),
+        "AlwaysDeny": lambda ctx: simple.AlwaysDeny(),
+        "AlwaysPullImages": lambda ctx: simple.AlwaysPullImages(),
+        "DefaultTolerationSeconds": lambda ctx: simple.DefaultTolerationSeconds(),
+        "DenyServiceExternalIPs": lambda ctx: simple.DenyServiceExternalIPs(),
+        "DefaultStorageClass": lambda ctx: simple.DefaultStorageClass(inf(ctx)),
+        "DefaultIngressClass": lambda ctx: simple.DefaultIngressClass(inf(ctx)),
+        "Priority": lambda ctx: simple.Priority(inf(ctx)),
+        "LimitRanger": lambda ctx: limit_ranger.LimitRanger(inf(ctx)),
+        "ServiceAccount": lambda ctx: service_account.ServiceAccount(inf(ctx)),
+        "ResourceQuota": lambda ctx: resource_quota.ResourceQuota(inf(ctx)),
+        "PodSecurity": lambda ctx: pod_security.PodSecurity(ctx.namespaces, ctx.config.get("PodSecurity")),
+        "MutatingAdmissionWebhook": lambda ctx: MutatingWebhooks(inf(ctx), ctx.namespaces, client(ctx)),
+        "ValidatingAdmissionWebhook": lambda ctx: ValidatingWebhooks(inf(ctx), ctx.namespaces, client(ctx)),
+        "ValidatingAdmissionPolicy": lambda ctx: ValidatingAdmissionPolicy(inf(ctx), ctx.namespaces),
+    })
+    return out
 
 
 def _names(text: str) -> list[str]:
@@ -43,8 +122,9 @@ def enabled_plugins(enable: str, disable: str) -> list[str]:
     ``[X] in enable-admission-plugins and disable-admission-plugins overlapped``.
     """
     enabled, disabled = _names(enable), _names(disable)
-    problems = [f'enable-admission-plugins plugin "{n}" is unknown' for n in enabled if n not in FACTORIES]
-    problems += [f'disable-admission-plugins plugin "{n}" is unknown' for n in disabled if n not in FACTORIES]
+    known = set(ORDER)
+    problems = [f'enable-admission-plugins plugin "{n}" is unknown' for n in enabled if n not in known]
+    problems += [f'disable-admission-plugins plugin "{n}" is unknown' for n in disabled if n not in known]
     overlap = sorted(set(enabled) & set(disabled))
     if overlap:
         problems.append(f"[{' '.join(overlap)}] in enable-admission-plugins and disable-admission-plugins "
@@ -56,5 +136,7 @@ def enabled_plugins(enable: str, disable: str) -> list[str]:
 
 
 def build(names: list[str], context: PluginContext) -> list[Plugin]:
-    """Instantiate the named plugins (names from :func:`enabled_plugins`)."""
-    return [FACTORIES[n](context) for n in names]
+    """Instantiate the named plugins (names from :func:`enabled_plugins`); no-op plugins are left out."""
+    factories = _factories()
+    plugins = [factories[n](context) for n in names]
+    return [p for p in plugins if not isinstance(p, NoOp)]

@@ -1,0 +1,128 @@
+"""Matching shared by webhooks and policies: metav1.LabelSelector objects, admissionregistration rules, CEL.
+
+Sources: "Dynamic Admission Control" (rules, namespaceSelector,
+objectSelector, matchConditions) and "Labels and Selectors" (set-based
+requirements: In, NotIn, Exists, DoesNotExist).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import cel
+
+from services.admission.chain import AdmissionRequest
+
+
+class SelectorInvalid(ValueError):
+    """A metav1.LabelSelector that cannot be evaluated (unknown operator, missing values)."""
+
+
+def selector_matches(selector: Any, labels: Mapping[str, str] | None) -> bool:
+    """Whether ``labels`` match a metav1.LabelSelector dict; None or {} selects everything.
+
+    Raises :class:`SelectorInvalid` for an unknown operator.
+    """
+    if not isinstance(selector, dict):
+        return True
+    labels = labels or {}
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
+        if op == "In":
+            ok = key in labels and labels[key] in values
+        elif op == "NotIn":
+            ok = key not in labels or labels[key] not in values
+        elif op == "Exists":
+            ok = key in labels
+        elif op == "DoesNotExist":
+            ok = key not in labels
+        else:
+            raise SelectorInvalid(f"{op!r} is not a valid label selector operator")
+        if not ok:
+            return False
+    return True
+
+
+def labels_of(obj: Any) -> dict[str, str]:
+    """metadata.labels of ``obj`` ({} when absent)."""
+    if not isinstance(obj, dict):
+        return {}
+    labels = (obj.get("metadata") or {}).get("labels")
+    return labels if isinstance(labels, dict) else {}
+
+
+def _any(values: Any, wanted: str) -> bool:
+    return isinstance(values, list) and ("*" in values or wanted in values)
+
+
+def _resource_matches(patterns: Any, resource: str, subresource: str) -> bool:
+    for pattern in patterns if isinstance(patterns, list) else ():
+        if not isinstance(pattern, str):
+            continue
+        res, _, sub = pattern.partition("/")
+        if res in ("*", resource) and sub in ("*", subresource):
+            return True
+    return False
+
+
+def rule_matches(rule: Any, request: AdmissionRequest) -> bool:
+    """One RuleWithOperations against the request: operations, apiGroups, apiVersions, resources, scope.
+
+    ``resources`` entries: "pods" (main resource only), "pods/status",
+    "*/status", "pods/*" (pods and all its subresources), "*" (every main resource), "*/*" (everything).
+    scope: "Cluster", "Namespaced" or "*" (default).
+    """
+    if not isinstance(rule, dict):
+        return False
+    res = request.resource
+    if not _any(rule.get("operations"), request.operation):
+        return False
+    if not _any(rule.get("apiGroups"), res.group) or not _any(rule.get("apiVersions"), res.version):
+        return False
+    if not _resource_matches(rule.get("resources"), res.resource, request.subresource):
+        return False
+    scope = rule.get("scope") or "*"
+    if scope == "Cluster":
+        return not request.namespace
+    if scope == "Namespaced":
+        return bool(request.namespace)
+    return True
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_cel(expression: str) -> Any:
+    """A compiled CEL program (cached by source); raises ValueError for a syntax error."""
+    return cel.compile(expression)
+
+
+def evaluate_cel(expression: str, variables: dict[str, Any]) -> Any:
+    """Evaluate ``expression`` with ``variables``; raises ValueError/KeyError/TypeError/RuntimeError on failure."""
+    return compile_cel(expression).execute(variables)
+
+
+def request_variable(request: AdmissionRequest, uid: str = "") -> dict[str, Any]:
+    """The ``request`` CEL variable / AdmissionReview request fields shared by webhooks and policies."""
+    res = request.resource
+    user = request.attributes.user
+    out: dict[str, Any] = {
+        "uid": uid,
+        "kind": {"group": res.group, "version": res.version, "kind": request.kind},
+        "resource": {"group": res.group, "version": res.version, "resource": res.resource},
+        "requestKind": {"group": res.group, "version": res.version, "kind": request.kind},
+        "requestResource": {"group": res.group, "version": res.version, "resource": res.resource},
+        "name": request.name,
+        "namespace": request.namespace,
+        "operation": request.operation,
+        "userInfo": {"username": user.username, "uid": user.uid, "groups": list(user.groups),
+                     "extra": {k: list(v) for k, v in user.extra}},
+        "dryRun": request.dry_run,
+    }
+    if request.subresource:
+        out["subResource"] = request.subresource
+        out["requestSubResource"] = request.subresource
+    return out

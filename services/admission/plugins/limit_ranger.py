@@ -1,0 +1,209 @@
+"""LimitRanger: LimitRange defaults and constraints (plugin/pkg/admission/limitranger).
+
+For each LimitRange of the namespace (item types Container, Pod,
+PersistentVolumeClaim):
+
+- Pod CREATE: every container (and init container) missing a limit gets
+  ``default``, missing a request gets ``defaultRequest`` (LimitRange
+  defaulting: defaultRequest falls back to default, default to max); the
+  Pod is annotated ``kubernetes.io/limit-ranger: LimitRanger plugin set:
+  cpu, memory request for container nginx; cpu limit for container nginx``.
+- Validation (Pod CREATE, PVC CREATE/UPDATE): ``min``, ``max`` and
+  ``maxLimitRequestRatio`` per Container, summed per Pod, and min/max of
+  ``requests.storage`` per PVC; failures -> 403 ``pods "x" is forbidden:
+  [minimum cpu usage per Container is 100m, but request is 50m, ...]``
+  with kube's wording (a single failure without brackets).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from kapi import errors
+from services.admission import quantity
+from services.admission.chain import CREATE, UPDATE, AdmissionRequest
+from services.admission.informers import Informers
+
+ANNOTATION = "kubernetes.io/limit-ranger"
+_BINARY = ("memory", "ephemeral-storage", "storage")
+
+
+def _items(limit_ranges: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    out = []
+    for lr in limit_ranges:
+        for item in (lr.get("spec") or {}).get("limits") or []:
+            if isinstance(item, dict) and item.get("type") == kind:
+                out.append(_defaulted(item))
+    return out
+
+
+def _defaulted(item: dict[str, Any]) -> dict[str, Any]:
+    """LimitRange SetDefaults: default <- max, defaultRequest <- default (Container items)."""
+    item = dict(item)
+    if item.get("type") == "Container":
+        default = dict(item.get("default") or {})
+        for k, v in (item.get("max") or {}).items():
+            default.setdefault(k, v)
+        request = dict(item.get("defaultRequest") or {})
+        for k, v in default.items():
+            request.setdefault(k, v)
+        for k, v in (item.get("min") or {}).items():
+            request.setdefault(k, v)
+        item["default"], item["defaultRequest"] = default, request
+    return item
+
+
+def _q(value: Any) -> Fraction | None:
+    try:
+        return quantity.parse(value)
+    except ValueError:
+        return None
+
+
+def _check(kind: str, item: dict[str, Any], requests: dict[str, Any], limits: dict[str, Any]) -> list[str]:
+    errs: list[str] = []
+    for res, enforced in sorted((item.get("min") or {}).items()):
+        req, lim, want = _q(requests.get(res)), _q(limits.get(res)), _q(enforced)
+        if want is None:
+            continue
+        if req is None:
+            errs.append(f"minimum {res} usage per {kind} is {enforced}.  No request is specified")
+        elif req < want:
+            errs.append(f"minimum {res} usage per {kind} is {enforced}, but request is {requests[res]}")
+        elif lim is not None and lim < want:
+            errs.append(f"minimum {res} usage per {kind} is {enforced}, but limit is {limits[res]}")
+    for res, enforced in sorted((item.get("max") or {}).items()):
+        req, lim, want = _q(requests.get(res)), _q(limits.get(res)), _q(enforced)
+        if want is None:
+            continue
+        if kind == "PersistentVolumeClaim":
+            if req is not None and req > want:
+                errs.append(f"maximum {res} usage per {kind} is {enforced}, but request is {requests[res]}")
+            continue
+        if lim is None:
+            errs.append(f"maximum {res} usage per {kind} is {enforced}.  No limit is specified")
+        elif lim > want:
+            errs.append(f"maximum {res} usage per {kind} is {enforced}, but limit is {limits[res]}")
+        elif req is not None and req > want:
+            errs.append(f"maximum {res} usage per {kind} is {enforced}, but request is {requests[res]}")
+    for res, enforced in sorted((item.get("maxLimitRequestRatio") or {}).items()):
+        req, lim, want = _q(requests.get(res)), _q(limits.get(res)), _q(enforced)
+        if want is None:
+            continue
+        if not req:
+            errs.append(f"{res} max limit to request ratio per {kind} is {enforced}, but no request is specified "
+                        "or request is 0")
+        elif not lim:
+            errs.append(f"{res} max limit to request ratio per {kind} is {enforced}, but no limit is specified "
+                        "or limit is 0")
+        elif lim / req > want:
+            errs.append(f"{res} max limit to request ratio per {kind} is {enforced}, but provided ratio is "
+                        f"{float(lim / req):f}")
+    return errs
+
+
+def _containers(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for key in ("initContainers", "containers") for c in spec.get(key) or [] if isinstance(c, dict)]
+
+
+class LimitRanger:
+    """The mutating and validating LimitRanger plugin."""
+
+    name = "LimitRanger"
+
+    def __init__(self, informers: Informers):
+        self.informers = informers
+        self.cache = informers.cache("", "limitranges")
+
+    def handles(self, operation: str) -> bool:
+        """CREATE and UPDATE."""
+        return operation in (CREATE, UPDATE)
+
+    async def _ranges(self, request: AdmissionRequest) -> list[dict[str, Any]]:
+        await self.cache.wait_synced(min(request.timeout, 5.0))
+        return self.cache.list(request.namespace)
+
+    def _target(self, request: AdmissionRequest) -> str:
+        res = request.resource
+        if res.group != "" or request.subresource or request.object is None:
+            return ""
+        if res.resource == "pods" and request.operation == CREATE:
+            return "pods"
+        if res.resource == "persistentvolumeclaims":
+            return "pvcs"
+        return ""
+
+    async def admit(self, request: AdmissionRequest) -> None:
+        """Apply Container defaults to a new Pod and annotate what was set."""
+        if self._target(request) != "pods":
+            return
+        items = _items(await self._ranges(request), "Container")
+        if not items:
+            return
+        notes: list[str] = []
+        spec = request.object.setdefault("spec", {})  # type: ignore[union-attr]
+        for c in _containers(spec):
+            resources = c.setdefault("resources", {})
+            requests = resources.get("requests") or {}
+            limits = resources.get("limits") or {}
+            set_req: list[str] = []
+            set_lim: list[str] = []
+            for item in items:
+                for k, v in (item.get("default") or {}).items():
+                    if k not in limits:
+                        limits[k] = v
+                        set_lim.append(k)
+                for k, v in (item.get("defaultRequest") or {}).items():
+                    if k not in requests:
+                        requests[k] = v
+                        set_req.append(k)
+            if requests:
+                resources["requests"] = requests
+            if limits:
+                resources["limits"] = limits
+            if set_req:
+                notes.append(f"{', '.join(sorted(set_req))} request for container {c.get('name', '')}")
+            if set_lim:
+                notes.append(f"{', '.join(sorted(set_lim))} limit for container {c.get('name', '')}")
+        if notes:
+            meta = request.object.setdefault("metadata", {})  # type: ignore[union-attr]
+            annotations = meta.setdefault("annotations", {})
+            annotations[ANNOTATION] = "LimitRanger plugin set: " + "; ".join(notes)
+
+    async def validate(self, request: AdmissionRequest) -> None:
+        """Enforce min/max/maxLimitRequestRatio; raises 403 with every violation."""
+        target = self._target(request)
+        if not target:
+            return
+        ranges = await self._ranges(request)
+        if not ranges:
+            return
+        errs: list[str] = []
+        obj = request.object or {}
+        spec = obj.get("spec") or {}
+        if target == "pods":
+            totals_req: dict[str, Fraction] = {}
+            totals_lim: dict[str, Fraction] = {}
+            for c in _containers(spec):
+                resources = c.get("resources") or {}
+                requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+                for item in _items(ranges, "Container"):
+                    errs += _check("Container", item, requests, limits)
+                for src, dst in ((requests, totals_req), (limits, totals_lim)):
+                    for k, v in src.items():
+                        q = _q(v)
+                        if q is not None:
+                            dst[k] = dst.get(k, Fraction(0)) + q
+            req_s = {k: quantity.format(v, binary=k in _BINARY) for k, v in totals_req.items()}
+            lim_s = {k: quantity.format(v, binary=k in _BINARY) for k, v in totals_lim.items()}
+            for item in _items(ranges, "Pod"):
+                errs += _check("Pod", item, req_s, lim_s)
+        else:
+            resources = spec.get("resources") or {}
+            for item in _items(ranges, "PersistentVolumeClaim"):
+                errs += _check("PersistentVolumeClaim", item, resources.get("requests") or {},
+                               resources.get("limits") or {})
+        if errs:
+            text = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+            raise errors.forbidden(request.resource.resource, request.name, text)

@@ -1,0 +1,332 @@
+"""PodSecurity: the Pod Security Standards enforced per namespace (KEP-2579, "Pod Security Admission").
+
+Namespace labels ``pod-security.kubernetes.io/<mode>`` (mode enforce,
+audit, warn) name a level (privileged, baseline, restricted) and
+``...-version`` a version (``latest`` or ``v1.X``; checks here are the
+latest ones). Defaults come from the plugin configuration
+(PodSecurityConfiguration ``defaults``; all privileged) and
+``exemptions`` (usernames, namespaces, runtimeClasses) skip evaluation.
+
+- Pod CREATE/UPDATE (main resource and ephemeralcontainers): enforce ->
+  403 ``pods "x" is forbidden: violates PodSecurity "restricted:latest":
+  <check> (<detail>), ...``; warn -> a warning ``would violate PodSecurity
+  "baseline:latest": ...``; audit -> the audit annotation
+  ``pod-security.kubernetes.io/audit-violations``.
+- Workload templates (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job,
+  CronJob, ReplicationController, PodTemplate): warn and audit only.
+- Namespace create/update with an invalid level or version label -> 403.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from kapi import errors
+from services.admission.chain import CREATE, UPDATE, AdmissionRequest
+from services.admission.namespaces import NamespaceCache
+
+PREFIX = "pod-security.kubernetes.io/"
+MODES = ("enforce", "audit", "warn")
+LEVELS = ("privileged", "baseline", "restricted")
+AUDIT_ANNOTATION = "pod-security.kubernetes.io/audit-violations"
+_VERSION = re.compile(r"^(latest|v1\.(0|[1-9]\d*))$")
+_BASELINE_CAPS = {"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE",
+                  "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
+_RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
+                       "projected", "secret"}
+_VOLUME_SOURCES = {"hostPath", "gcePersistentDisk", "awsElasticBlockStore", "gitRepo", "nfs", "iscsi", "glusterfs",
+                   "rbd", "flexVolume", "cinder", "cephfs", "flocker", "fc", "azureFile", "vsphereVolume",
+                   "quobyte", "azureDisk", "portworxVolume", "photonPersistentDisk", "scaleIO", "storageos", "image",
+                   *_RESTRICTED_VOLUMES}
+_SAFE_SYSCTLS = {"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
+                 "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
+                 "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
+                 "net.ipv4.tcp_keepalive_probes"}
+_TEMPLATES = {("apps", "deployments"), ("apps", "replicasets"), ("apps", "statefulsets"), ("apps", "daemonsets"),
+              ("batch", "jobs"), ("", "replicationcontrollers"), ("", "podtemplates"), ("batch", "cronjobs")}
+
+Container = tuple[str, dict[str, Any]]
+Check = Callable[[dict[str, Any], dict[str, Any], list[Container]], str | None]
+
+
+def _names(containers: list[Container]) -> str:
+    names = [f'"{n}"' for n, _ in containers]
+    return ("container " if len(names) == 1 else "containers ") + ", ".join(names)
+
+
+def _sc(c: dict[str, Any]) -> dict[str, Any]:
+    sc = c.get("securityContext")
+    return sc if isinstance(sc, dict) else {}
+
+
+def _host_namespaces(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    bad = [f"{k}=true" for k in ("hostNetwork", "hostPID", "hostIPC") if spec.get(k) is True]
+    return f"host namespaces ({', '.join(bad)})" if bad else None
+
+
+def _privileged(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    bad = [(n, c) for n, c in cs if _sc(c).get("privileged") is True]
+    return f"privileged ({_names(bad)} must not set securityContext.privileged=true)" if bad else None
+
+
+def _baseline_caps(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    bad, caps = [], set()
+    for n, c in cs:
+        added = {str(x) for x in (_sc(c).get("capabilities") or {}).get("add") or []} - _BASELINE_CAPS
+        if added:
+            bad.append((n, c))
+            caps |= added
+    if not bad:
+        return None
+    shown = ", ".join(f'"{x}"' for x in sorted(caps))
+    return f"non-default capabilities ({_names(bad)} must not include {shown} in securityContext.capabilities.add)"
+
+
+def _volume_type(v: dict[str, Any]) -> str:
+    return next((k for k in v if k in _VOLUME_SOURCES), "")
+
+
+def _host_path(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    bad = [f'"{v.get("name", "")}"' for v in spec.get("volumes") or [] if isinstance(v, dict) and "hostPath" in v]
+    if not bad:
+        return None
+    return f"hostPath volumes ({'volume' if len(bad) == 1 else 'volumes'} {', '.join(bad)})"
+
+
+def _host_ports(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    bad, ports = [], []
+    for n, c in cs:
+        hp = [p.get("hostPort") for p in c.get("ports") or [] if isinstance(p, dict) and p.get("hostPort")]
+        if hp:
+            bad.append((n, c))
+            ports += [str(p) for p in hp]
+    if not bad:
+        return None
+    return f"hostPort ({_names(bad)} {'uses' if len(bad) == 1 else 'use'} hostPort{'s' if len(ports) > 1 else ''} " \
+           f"{', '.join(ports)})"
+
+
+def _proc_mount(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    bad = [(n, c) for n, c in cs if _sc(c).get("procMount") not in (None, "Default")]
+    if not bad:
+        return None
+    return f'procMount ({_names(bad)} must not set securityContext.procMount to "Unmasked")'
+
+
+def _seccomp_baseline(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    pod = ((spec.get("securityContext") or {}).get("seccompProfile") or {}).get("type")
+    bad = [(n, c) for n, c in cs if (_sc(c).get("seccompProfile") or {}).get("type") == "Unconfined"]
+    parts = []
+    if pod == "Unconfined":
+        parts.append('pod must not set securityContext.seccompProfile.type to "Unconfined"')
+    if bad:
+        parts.append(f'{_names(bad)} must not set securityContext.seccompProfile.type to "Unconfined"')
+    return f"seccompProfile ({'; '.join(parts)})" if parts else None
+
+
+def _sysctls(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    bad = [s.get("name", "") for s in (spec.get("securityContext") or {}).get("sysctls") or []
+           if isinstance(s, dict) and s.get("name") not in _SAFE_SYSCTLS]
+    return f"forbidden sysctls ({', '.join(bad)})" if bad else None
+
+
+def _volume_types(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    bad = []
+    for v in spec.get("volumes") or []:
+        if isinstance(v, dict):
+            kind = _volume_type(v)
+            if kind and kind not in _RESTRICTED_VOLUMES:
+                bad.append((v.get("name", ""), kind))
+    if not bad:
+        return None
+    if len(bad) == 1:
+        return f'restricted volume types (volume "{bad[0][0]}" uses restricted volume type "{bad[0][1]}")'
+    names = ", ".join(f'"{n}"' for n, _ in bad)
+    kinds = ", ".join(f'"{k}"' for k in sorted({k for _, k in bad}))
+    return f"restricted volume types (volumes {names} use restricted volume types {kinds})"
+
+
+def _privilege_escalation(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    bad = [(n, c) for n, c in cs if _sc(c).get("allowPrivilegeEscalation") is not False]
+    if not bad:
+        return None
+    return f"allowPrivilegeEscalation != false ({_names(bad)} must set securityContext.allowPrivilegeEscalation=false)"
+
+
+def _run_as_non_root(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    pod = (spec.get("securityContext") or {}).get("runAsNonRoot")
+    if pod is False:
+        return "runAsNonRoot != true (pod must not set securityContext.runAsNonRoot=false)"
+    explicit_false = [(n, c) for n, c in cs if _sc(c).get("runAsNonRoot") is False]
+    if explicit_false:
+        return f"runAsNonRoot != true ({_names(explicit_false)} must not set securityContext.runAsNonRoot=false)"
+    if pod is True:
+        return None
+    unset = [(n, c) for n, c in cs if _sc(c).get("runAsNonRoot") is not True]
+    if not unset:
+        return None
+    if len(unset) == len(cs):
+        return f"runAsNonRoot != true (pod or {_names(unset)} must set securityContext.runAsNonRoot=true)"
+    return f"runAsNonRoot != true ({_names(unset)} must set securityContext.runAsNonRoot=true)"
+
+
+def _run_as_user(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    parts = []
+    if (spec.get("securityContext") or {}).get("runAsUser") == 0:
+        parts.append("pod must not set runAsUser=0")
+    bad = [(n, c) for n, c in cs if _sc(c).get("runAsUser") == 0]
+    if bad:
+        parts.append(f"{_names(bad)} must not set runAsUser=0")
+    return f"runAsUser=0 ({'; '.join(parts)})" if parts else None
+
+
+def _seccomp_restricted(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    ok = ("RuntimeDefault", "Localhost")
+    pod = ((spec.get("securityContext") or {}).get("seccompProfile") or {}).get("type")
+    unset = [(n, c) for n, c in cs if (_sc(c).get("seccompProfile") or {}).get("type") not in ok
+             and not (pod in ok and not _sc(c).get("seccompProfile"))]
+    if not unset:
+        return None
+    if pod not in ok and len(unset) == len(cs):
+        return f'seccompProfile (pod or {_names(unset)} must set securityContext.seccompProfile.type to ' \
+               '"RuntimeDefault" or "Localhost")'
+    return f'seccompProfile ({_names(unset)} must set securityContext.seccompProfile.type to "RuntimeDefault" or ' \
+           '"Localhost")'
+
+
+def _capabilities_restricted(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    parts = []
+    no_drop = [(n, c) for n, c in cs if "ALL" not in ((_sc(c).get("capabilities") or {}).get("drop") or [])]
+    if no_drop:
+        parts.append(f'{_names(no_drop)} must set securityContext.capabilities.drop=["ALL"]')
+    bad, caps = [], set()
+    for n, c in cs:
+        added = {str(x) for x in (_sc(c).get("capabilities") or {}).get("add") or []} - {"NET_BIND_SERVICE"}
+        if added:
+            bad.append((n, c))
+            caps |= added
+    if bad:
+        shown = ", ".join(f'"{x}"' for x in sorted(caps))
+        parts.append(f"{_names(bad)} must not include {shown} in securityContext.capabilities.add")
+    return f"unrestricted capabilities ({'; '.join(parts)})" if parts else None
+
+
+# Ordered by kube's check IDs (allowPrivilegeEscalation, capabilities_*, hostNamespaces, hostPathVolumes, ...);
+# the restricted capabilities and seccomp checks override their baseline versions.
+BASELINE: tuple[Check, ...] = (_baseline_caps, _host_namespaces, _host_path, _host_ports, _privileged, _proc_mount,
+                               _seccomp_baseline, _sysctls)
+RESTRICTED: tuple[Check, ...] = (_privilege_escalation, _capabilities_restricted, _host_namespaces, _host_path,
+                                 _host_ports, _privileged, _proc_mount, _volume_types, _run_as_non_root,
+                                 _run_as_user, _seccomp_restricted, _sysctls)
+
+
+def evaluate(level: str, meta: dict[str, Any], spec: dict[str, Any]) -> list[str]:
+    """Violations of ``level`` ("baseline" or "restricted"; else none) by a pod, in kube's order, with details."""
+    checks = BASELINE if level == "baseline" else RESTRICTED if level == "restricted" else ()
+    cs = [(str(c.get("name", "")), c) for key in ("initContainers", "containers", "ephemeralContainers")
+          for c in spec.get(key) or [] if isinstance(c, dict)]
+    return [msg for check in checks if (msg := check(meta, spec, cs))]
+
+
+def _pod_of(request: AdmissionRequest) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    obj = request.object or {}
+    res = request.resource
+    if res.group == "" and res.resource == "pods":
+        return obj.get("metadata") or {}, obj.get("spec") or {}
+    if (res.group, res.resource) in _TEMPLATES:
+        spec = obj.get("spec") or {}
+        if res.resource == "cronjobs":
+            spec = ((spec.get("jobTemplate") or {}).get("spec")) or {}
+        template = spec.get("template") if res.resource != "podtemplates" else obj.get("template")
+        if isinstance(template, dict):
+            return template.get("metadata") or {}, template.get("spec") or {}
+    return None
+
+
+class PodSecurity:
+    """The validating PodSecurity plugin."""
+
+    name = "PodSecurity"
+
+    def __init__(self, namespaces: NamespaceCache, config: dict[str, Any] | None = None):
+        self.namespaces = namespaces
+        config = config or {}
+        self.defaults = {m: str((config.get("defaults") or {}).get(m) or "privileged") for m in MODES}
+        exemptions = config.get("exemptions") or {}
+        self.exempt_users = set(exemptions.get("usernames") or [])
+        self.exempt_namespaces = set(exemptions.get("namespaces") or [])
+        self.exempt_runtime_classes = set(exemptions.get("runtimeClasses") or [])
+
+    def handles(self, operation: str) -> bool:
+        """CREATE and UPDATE."""
+        return operation in (CREATE, UPDATE)
+
+    def _levels(self, labels: dict[str, str]) -> dict[str, tuple[str, str]]:
+        out = {}
+        for mode in MODES:
+            level = labels.get(PREFIX + mode) or self.defaults[mode]
+            version = labels.get(f"{PREFIX}{mode}-version") or "latest"
+            out[mode] = (level if level in LEVELS else "restricted", version)
+        return out
+
+    async def validate(self, request: AdmissionRequest) -> None:
+        """Enforce, warn and audit as described in the module docstring; raises 403."""
+        res = request.resource
+        if res.group == "" and res.resource == "namespaces":
+            self._validate_namespace(request)
+            return
+        if request.subresource not in ("", "ephemeralcontainers") or request.object is None:
+            return
+        pod = _pod_of(request)
+        if pod is None or request.namespace in self.exempt_namespaces:
+            return
+        if request.attributes.user.username in self.exempt_users:
+            return
+        meta, spec = pod
+        if spec.get("runtimeClassName") in self.exempt_runtime_classes:
+            return
+        if request.operation == UPDATE and request.subresource == "" and request.old_object is not None:
+            old = _pod_of(AdmissionRequest(request.operation, request.attributes, res, request.kind,
+                                           request.old_object, None))
+            if old is not None and old[1] == spec:
+                return  # metadata-only updates are not re-evaluated
+        ns = await self.namespaces.get(request.namespace, request.timeout) or {}
+        labels = ((ns.get("metadata") or {}).get("labels")) or {}
+        levels = self._levels(labels)
+        is_pod = res.group == "" and res.resource == "pods"
+        level, version = levels["enforce"]
+        if is_pod and level != "privileged":
+            violations = evaluate(level, meta, spec)
+            if violations:
+                request.audit_annotations["pod-security.kubernetes.io/enforce-policy"] = f"{level}:{version}"
+                raise errors.forbidden("pods", request.name,
+                                       f'violates PodSecurity "{level}:{version}": {", ".join(violations)}')
+        level, version = levels["warn"]
+        if level != "privileged":
+            violations = evaluate(level, meta, spec)
+            if violations:
+                request.warnings.append(f'would violate PodSecurity "{level}:{version}": {", ".join(violations)}')
+        level, version = levels["audit"]
+        if level != "privileged":
+            violations = evaluate(level, meta, spec)
+            if violations:
+                request.audit_annotations[AUDIT_ANNOTATION] = \
+                    f'would violate PodSecurity "{level}:{version}": {", ".join(violations)}'
+
+    def _validate_namespace(self, request: AdmissionRequest) -> None:
+        labels = ((request.object or {}).get("metadata") or {}).get("labels") or {}
+        problems = []
+        for mode in MODES:
+            level = labels.get(PREFIX + mode)
+            if level is not None and level not in LEVELS:
+                problems.append(f'{PREFIX}{mode}: Invalid value: "{level}": must be one of privileged, baseline, '
+                                "restricted")
+            version = labels.get(f"{PREFIX}{mode}-version")
+            if version is not None and not _VERSION.match(version):
+                problems.append(f'{PREFIX}{mode}-version: Invalid value: "{version}": must be "latest" or '
+                                '"v1.x"')
+        if problems:
+            raise errors.forbidden("namespaces", request.name,
+                                   problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]")

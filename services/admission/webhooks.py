@@ -1,0 +1,418 @@
+"""Dynamic admission: MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins.
+
+Follows "Dynamic Admission Control" (admissionregistration.k8s.io/v1) and
+k8s.io/apiserver ``pkg/admission/plugin/webhook``:
+
+- Configurations come from storage-fed caches, sorted by name; webhooks
+  keep their order inside a configuration.
+- A webhook is called when a rule matches (operations, apiGroups,
+  apiVersions, resources incl. subresources, scope), the namespaceSelector
+  matches the namespace's labels (a Namespace's own labels; cluster-scoped
+  objects always match), the objectSelector matches the object's or the
+  old object's labels, and every matchCondition (CEL) is true.
+- The AdmissionReview v1 request carries uid, kind, resource, subResource,
+  requestKind, requestResource, name, namespace, operation, userInfo,
+  object, oldObject, dryRun and options.
+- Mutating webhooks run in order; a ``JSONPatch`` response is applied to
+  the object; webhooks with ``reinvocationPolicy: IfNeeded`` are called
+  once more when a later webhook changed the object. Validating webhooks
+  run in parallel; the first refusal in configuration order wins.
+- A refusal becomes ``admission webhook "<name>" denied the request:
+  <message>`` (code from the response status, at least 400). A call
+  failure (connection, TLS, timeout, bad response) under failurePolicy
+  Fail is 500 ``Internal error occurred: failed calling webhook "<name>":
+  ...``; under Ignore the request proceeds.
+- A dry-run request to a webhook whose sideEffects are not None or
+  NoneOnDryRun -> 400 ``admission webhook "<name>" does not support dry run``.
+- clientConfig.url, or clientConfig.service resolved through the
+  Service's Endpoints (TLS server name ``<service>.<namespace>.svc``);
+  caBundle (base64 PEM) is the trust root, else the system roots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import copy
+import logging
+import ssl
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import jsonpatch
+
+from kapi import defaults, errors, jsonutil
+from services.admission.chain import CREATE, DELETE, AdmissionRequest
+from services.admission.informers import Informers
+from services.admission.matching import (
+    SelectorInvalid,
+    evaluate_cel,
+    labels_of,
+    request_variable,
+    rule_matches,
+    selector_matches,
+)
+from services.admission.namespaces import NamespaceCache
+
+log = logging.getLogger(__name__)
+
+GROUP = "admissionregistration.k8s.io"
+DEFAULT_TIMEOUT_SECONDS = 10
+REVIEW_API_VERSION = "admission.k8s.io/v1"
+
+
+class CallError(Exception):
+    """A webhook could not be called or answered badly (subject to failurePolicy)."""
+
+
+@dataclass
+class Webhook:
+    """One webhook of a configuration, with kube's defaults applied."""
+
+    name: str
+    config_name: str
+    spec: dict[str, Any]
+    mutating: bool
+
+    @property
+    def failure_policy(self) -> str:
+        """Fail (default) or Ignore."""
+        return str(self.spec.get("failurePolicy") or "Fail")
+
+    @property
+    def timeout(self) -> float:
+        """timeoutSeconds, default 10."""
+        value = self.spec.get("timeoutSeconds")
+        return float(value) if isinstance(value, int) and value > 0 else float(DEFAULT_TIMEOUT_SECONDS)
+
+    @property
+    def reinvoke(self) -> bool:
+        """reinvocationPolicy IfNeeded."""
+        return self.spec.get("reinvocationPolicy") == "IfNeeded"
+
+
+@dataclass
+class _Outcome:
+    response: dict[str, Any] | None = None
+    failure: errors.StatusError | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def webhooks_of(configs: list[dict[str, Any]], mutating: bool) -> list[Webhook]:
+    """The webhooks of configurations sorted by configuration name, in their listed order."""
+    out: list[Webhook] = []
+    for config in sorted(configs, key=lambda c: (c.get("metadata") or {}).get("name", "")):
+        config_name = (config.get("metadata") or {}).get("name", "")
+        for spec in config.get("webhooks") or []:
+            if isinstance(spec, dict) and spec.get("name"):
+                out.append(Webhook(str(spec["name"]), config_name, spec, mutating))
+    return out
+
+
+class WebhookClient:
+    """HTTP(S) POSTs of AdmissionReviews, with one SSL context per caBundle."""
+
+    def __init__(self, informers: Informers | None = None):
+        self._informers = informers
+        self._session: aiohttp.ClientSession | None = None
+        self._contexts: dict[str, ssl.SSLContext] = {}
+
+    def _ssl(self, ca_bundle: str) -> ssl.SSLContext:
+        ctx = self._contexts.get(ca_bundle)
+        if ctx is None:
+            if ca_bundle:
+                try:
+                    pem = base64.b64decode(ca_bundle, validate=True).decode()
+                    ctx = ssl.create_default_context(cadata=pem)
+                except (binascii.Error, ValueError, ssl.SSLError) as exc:
+                    raise CallError(f"could not load caBundle: {exc}") from None
+            else:
+                ctx = ssl.create_default_context()
+            self._contexts[ca_bundle] = ctx
+        return ctx
+
+    async def close(self) -> None:
+        """Close the HTTP session."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def _resolve(self, client_config: dict[str, Any], timeout: float) -> tuple[str, str | None]:
+        """(URL, TLS server name or None) for clientConfig.url or clientConfig.service."""
+        url = client_config.get("url")
+        if isinstance(url, str) and url:
+            return url, None
+        service = client_config.get("service")
+        if not isinstance(service, dict) or self._informers is None:
+            raise CallError("webhook has no clientConfig url or service")
+        ns, name = service.get("namespace", ""), service.get("name", "")
+        port = service.get("port") or 443
+        path = service.get("path") or ""
+        svc = await self._informers.lookup("", "services", ns, name, timeout)
+        if svc is None:
+            raise CallError(f'service "{name}" not found')
+        port_name = ""
+        for p in (svc.get("spec") or {}).get("ports") or []:
+            if p.get("port") == port:
+                port_name = p.get("name") or ""
+                break
+        else:
+            raise CallError(f'service "{name}" has no port {port}')
+        endpoints = await self._informers.lookup("", "endpoints", ns, name, timeout)
+        for subset in (endpoints or {}).get("subsets") or []:
+            addresses = subset.get("addresses") or []
+            ports = subset.get("ports") or []
+            target = next((p.get("port") for p in ports if (p.get("name") or "") == port_name), None)
+            if addresses and target:
+                return f"https://{addresses[0].get('ip')}:{target}{path}", f"{name}.{ns}.svc"
+        raise CallError(f'service "{name}" has no ready endpoints for port {port}')
+
+    async def post(self, webhook: Webhook, review: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """POST ``review`` and return the decoded AdmissionReview reply; raises CallError."""
+        client_config = webhook.spec.get("clientConfig") or {}
+        url, server_name = await self._resolve(client_config, timeout)
+        shown = f"{url}{'&' if '?' in url else '?'}timeout={int(webhook.timeout)}s"
+        ctx = self._ssl(str(client_config.get("caBundle") or "")) if url.startswith("https://") else None
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        kwargs: dict[str, Any] = {"ssl": ctx} if ctx is not None else {}
+        if server_name:
+            kwargs["server_hostname"] = server_name
+        try:
+            async with asyncio.timeout(timeout):
+                async with self._session.post(shown, data=jsonutil.dumps(review), headers={
+                        "Content-Type": "application/json", "Accept": "application/json"}, **kwargs) as resp:
+                    body = await resp.read()
+                    status = resp.status
+        except TimeoutError:
+            raise CallError(f'failed to call webhook: Post "{shown}": context deadline exceeded') from None
+        except aiohttp.ClientConnectorCertificateError as exc:
+            raise CallError(f'failed to call webhook: Post "{shown}": tls: failed to verify certificate: '
+                            f"x509: {getattr(exc.certificate_error, 'verify_message', '') or exc}") from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise CallError(f'failed to call webhook: Post "{shown}": {exc}') from None
+        if status != 200:
+            text = body.decode(errors="replace")[:512]
+            raise CallError(f"failed to call webhook: the server responded with status {status}: {text}")
+        try:
+            reply = jsonutil.loads(body)
+        except ValueError as exc:
+            raise CallError(f"received invalid webhook response: {exc}") from None
+        if not isinstance(reply, dict):
+            raise CallError("received invalid webhook response: not an object")
+        return reply
+
+
+def _review(request: AdmissionRequest, webhook: Webhook, uid: str) -> dict[str, Any]:
+    req = request_variable(request, uid)
+    req["object"] = request.object
+    req["oldObject"] = request.old_object
+    if request.operation == DELETE:
+        kind = "DeleteOptions"
+    elif request.operation == CREATE:
+        kind = "CreateOptions"
+    else:
+        kind = "UpdateOptions"
+    req["options"] = {"apiVersion": "meta.k8s.io/v1", "kind": kind}
+    return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview", "request": req}
+
+
+def _verify(reply: dict[str, Any], uid: str, mutating: bool) -> dict[str, Any]:
+    """The reply's ``response`` after kube's VerifyAdmissionResponse checks; raises CallError."""
+    if reply.get("apiVersion") != REVIEW_API_VERSION or reply.get("kind") != "AdmissionReview":
+        raise CallError(f"received invalid webhook response: expected webhook response of "
+                        f"admission.k8s.io/v1, Kind=AdmissionReview, got {reply.get('apiVersion', '')}, "
+                        f"Kind={reply.get('kind', '')}")
+    response = reply.get("response")
+    if not isinstance(response, dict):
+        raise CallError("received invalid webhook response: response is missing")
+    if response.get("uid") != uid:
+        raise CallError(f'received invalid webhook response: expected response.uid="{uid}", '
+                        f'got "{response.get("uid", "")}"')
+    if not isinstance(response.get("allowed"), bool):
+        raise CallError("received invalid webhook response: response.allowed is missing")
+    if response.get("patch") and not mutating:
+        raise CallError("received invalid webhook response: validating webhooks may not return patches")
+    if response.get("patch") and response.get("patchType") != "JSONPatch":
+        raise CallError(f'received invalid webhook response: webhook returned response.patch but not '
+                        f'response.patchType "JSONPatch" (got "{response.get("patchType", "")}")')
+    return response
+
+
+def denied(name: str, status: Any) -> errors.StatusError:
+    """webhookerrors.ToStatusErr: kube's refusal naming the webhook (code at least 400)."""
+    status = status if isinstance(status, dict) else {}
+    code = status.get("code") if isinstance(status.get("code"), int) else 0
+    code = code if code >= 400 else 400
+    prefix = f'admission webhook "{name}" denied the request'
+    if status.get("message"):
+        message = f"{prefix}: {status['message']}"
+    elif status.get("reason"):
+        message = f"{prefix}: {status['reason']}"
+    else:
+        message = f"{prefix} without explanation"
+    reason = status.get("reason") or ""
+    return errors.StatusError(code, str(reason), message, status.get("details"))
+
+
+class _Dispatcher:
+    """What both webhook plugins share: selecting and calling webhooks."""
+
+    mutating = False
+
+    def __init__(self, informers: Informers, namespaces: NamespaceCache, client: WebhookClient):
+        self.informers = informers
+        self.namespaces = namespaces
+        self.client = client
+        resource = "mutatingwebhookconfigurations" if self.mutating else "validatingwebhookconfigurations"
+        self.configs = informers.cache(GROUP, resource)
+
+    def handles(self, operation: str) -> bool:
+        """Every operation."""
+        return True
+
+    async def _namespace_labels(self, request: AdmissionRequest) -> dict[str, str] | None:
+        if request.resource.group == "" and request.resource.resource == "namespaces":
+            return labels_of(request.object if request.object is not None else request.old_object)
+        if not request.namespace:
+            return None
+        ns = await self.namespaces.get(request.namespace, request.timeout)
+        return labels_of(ns)
+
+    async def matching(self, request: AdmissionRequest) -> list[Webhook]:
+        """The webhooks to call for ``request`` (before matchConditions), in order."""
+        if not self.configs.synced:
+            await self.configs.wait_synced(min(request.timeout, 5.0))
+        # Webhook configurations themselves are never intercepted (kube excludes them to avoid deadlocks).
+        if request.resource.group == GROUP:
+            return []
+        hooks = webhooks_of(self.configs.list(), self.mutating)
+        if not hooks:
+            return []
+        ns_labels = await self._namespace_labels(request)
+        out = []
+        for hook in hooks:
+            if not any(rule_matches(rule, request) for rule in hook.spec.get("rules") or []):
+                continue
+            try:
+                if ns_labels is not None and not selector_matches(hook.spec.get("namespaceSelector"), ns_labels):
+                    continue
+                obj_sel = hook.spec.get("objectSelector")
+                if not (selector_matches(obj_sel, labels_of(request.object))
+                        or (request.old_object is not None
+                            and selector_matches(obj_sel, labels_of(request.old_object)))):
+                    continue
+            except SelectorInvalid as exc:
+                raise errors.internal(f'failed calling webhook "{hook.name}": {exc}') from None
+            out.append(hook)
+        return out
+
+    def _conditions_pass(self, hook: Webhook, request: AdmissionRequest) -> bool:
+        """True when every matchCondition is true; a false one skips; an error raises CallError."""
+        conditions = hook.spec.get("matchConditions") or []
+        if not conditions:
+            return True
+        variables = {"object": request.object, "oldObject": request.old_object,
+                     "request": request_variable(request)}
+        for cond in conditions:
+            try:
+                result = evaluate_cel(str(cond.get("expression", "")), variables)
+            except Exception as exc:
+                raise CallError(f"matchCondition {cond.get('name', '')!r} error: {exc}") from None
+            if result is not True:
+                return False
+        return True
+
+    async def call(self, hook: Webhook, request: AdmissionRequest) -> _Outcome:
+        """Call one webhook; a call failure under Fail becomes a 500 outcome, under Ignore an empty one."""
+        try:
+            if not self._conditions_pass(hook, request):
+                return _Outcome()
+            if request.dry_run and hook.spec.get("sideEffects") not in ("None", "NoneOnDryRun"):
+                return _Outcome(failure=errors.bad_request(
+                    f'admission webhook "{hook.name}" does not support dry run'))
+            uid = str(uuid.uuid4())
+            reply = await self.client.post(hook, _review(request, hook, uid), min(hook.timeout, request.timeout))
+            response = _verify(reply, uid, self.mutating)
+        except CallError as exc:
+            if hook.failure_policy == "Ignore":
+                log.warning('failed calling webhook "%s" (failurePolicy Ignore): %s', hook.name, exc)
+                return _Outcome()
+            return _Outcome(failure=errors.internal(f'failed calling webhook "{hook.name}": {exc}'))
+        warnings = [str(w) for w in response.get("warnings") or [] if isinstance(w, str)]
+        for key, value in (response.get("auditAnnotations") or {}).items():
+            request.audit_annotations[f"{hook.name}/{key}"] = str(value)
+        if not response["allowed"]:
+            return _Outcome(response, denied(hook.name, response.get("status")), warnings)
+        return _Outcome(response, None, warnings)
+
+
+class MutatingWebhooks(_Dispatcher):
+    """The MutatingAdmissionWebhook plugin."""
+
+    name = "MutatingAdmissionWebhook"
+    mutating = True
+
+    async def admit(self, request: AdmissionRequest) -> None:
+        """Call matching webhooks in order, applying JSONPatch responses; reinvoke IfNeeded ones once."""
+        hooks = await self.matching(request)
+        if not hooks:
+            return
+        last_change = -1
+        ran: list[tuple[int, Webhook]] = []
+        for index, hook in enumerate(hooks):
+            if await self._run_one(hook, request):
+                last_change = index
+            ran.append((index, hook))
+        for index, hook in ran:
+            if hook.reinvoke and index < last_change:
+                await self._run_one(hook, request)
+
+    async def _run_one(self, hook: Webhook, request: AdmissionRequest) -> bool:
+        """Call ``hook`` and apply its patch; True if the object changed. Raises the refusal."""
+        outcome = await self.call(hook, request)
+        request.warnings.extend(outcome.warnings)
+        if outcome.failure is not None:
+            raise outcome.failure
+        response = outcome.response or {}
+        patch_b64 = response.get("patch")
+        if not patch_b64 or request.object is None:
+            return False
+        try:
+            ops = jsonutil.loads(base64.b64decode(patch_b64))
+            patched = jsonpatch.apply_patch(copy.deepcopy(request.object), ops)
+        except Exception as exc:
+            failure = errors.internal(f'failed calling webhook "{hook.name}": received invalid webhook '
+                                      f"response: invalid patch: {exc}")
+            if hook.failure_policy == "Ignore":
+                return False
+            raise failure from None
+        if not isinstance(patched, dict):
+            raise errors.internal(f'failed calling webhook "{hook.name}": the patch did not produce an object')
+        if patched == request.object:
+            return False
+        if request.kind == request.resource.kind:
+            defaults.apply(patched, request.resource.group, request.resource.kind)
+        request.object = patched
+        return True
+
+
+class ValidatingWebhooks(_Dispatcher):
+    """The ValidatingAdmissionWebhook plugin."""
+
+    name = "ValidatingAdmissionWebhook"
+
+    async def validate(self, request: AdmissionRequest) -> None:
+        """Call matching webhooks in parallel; raise the first refusal in configuration order."""
+        hooks = await self.matching(request)
+        if not hooks:
+            return
+        outcomes = await asyncio.gather(*(self.call(hook, request) for hook in hooks))
+        for outcome in outcomes:
+            request.warnings.extend(outcome.warnings)
+        for outcome in outcomes:
+            if outcome.failure is not None:
+                raise outcome.failure

@@ -1,0 +1,260 @@
+"""Dynamic admission webhooks against the example servers over real TLS (kapi.pki certificates)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from examples.webhooks import common, pod_defaults, require_labels
+from kapi import errors, pki
+from services.admission.webhooks import MutatingWebhooks, ValidatingWebhooks, WebhookClient
+from tests.admission.fakes import FakeInformers, FakeNamespaces, pod, request
+
+GROUP = "admissionregistration.k8s.io"
+CLIENTS: list[WebhookClient] = []
+
+
+class Servers:
+    def __init__(self, ca: str, other_ca: str, port: int, runners: list[web.AppRunner]):
+        self.ca, self.other_ca, self.port, self.runners = ca, other_ca, port, runners
+        self.seen: list[dict[str, Any]] = []
+
+    def url(self, path: str) -> str:
+        return f"https://127.0.0.1:{self.port}{path}"
+
+
+@pytest.fixture(scope="module")
+async def servers(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Servers]:
+    ours = pki.ensure_pki(tmp_path_factory.mktemp("hook-pki"), advertise=["hook.demo.svc"], port=None)
+    theirs = pki.ensure_pki(tmp_path_factory.mktemp("other-pki"), port=None)
+    box: dict[str, Servers] = {}
+
+    def record(review: common.Review) -> common.Review:
+        def wrapped(req: dict[str, Any]) -> dict[str, Any]:
+            box["s"].seen.append(req)
+            return review(req)
+        return wrapped
+
+    async def slow(http: web.Request) -> web.Response:
+        await asyncio.sleep(3)
+        return web.Response(status=500)
+
+    def echo_uid(mangle: str) -> Any:
+        async def handle(http: web.Request) -> web.Response:
+            body = await http.json()
+            if mangle == "uid":
+                return web.json_response({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                          "response": {"uid": "wrong", "allowed": True}})
+            if mangle == "status":
+                return web.Response(status=500, text="boom")
+            if mangle == "json":
+                return web.Response(status=200, text="not json")
+            return web.json_response({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                      "response": {"uid": body["request"]["uid"], "allowed": True,
+                                                   "patch": "W10="}})  # patch without patchType
+        return handle
+
+    app = common.make_app({"/mutate": record(pod_defaults.review), "/validate": record(require_labels.review),
+                           "/relabel": record(lambda r: {"allowed": True, **common.json_patch(
+                               [{"op": "add", "path": "/metadata/labels", "value": {"relabelled": "yes"}}])})})
+    app.router.add_post("/slow", slow)
+    for mangle in ("uid", "status", "json", "patchtype"):
+        app.router.add_post(f"/bad-{mangle}", echo_uid(mangle))
+    runner, port = await common.start(app, ours.apiserver_cert, ours.apiserver_key)
+    s = Servers(base64.b64encode(Path(ours.ca_cert).read_bytes()).decode(),
+                base64.b64encode(Path(theirs.ca_cert).read_bytes()).decode(), port, [runner])
+    box["s"] = s
+    yield s
+    await runner.cleanup()
+    for client in CLIENTS:
+        await client.close()
+
+
+def hook(name: str, url: str, ca: str, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "clientConfig": {"url": url, "caBundle": ca},
+            "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                       "resources": ["pods", "configmaps"]}],
+            "sideEffects": "None", "admissionReviewVersions": ["v1"], **extra}
+
+
+def plugins(*configs: tuple[str, list[dict[str, Any]]], ns_labels: dict[str, str] | None = None
+            ) -> tuple[MutatingWebhooks, ValidatingWebhooks]:
+    informers = FakeInformers()
+    for i, (kind, hooks) in enumerate(configs):
+        resource = "mutatingwebhookconfigurations" if kind == "m" else "validatingwebhookconfigurations"
+        informers.put(GROUP, resource, {"metadata": {"name": f"cfg-{i}"}, "webhooks": hooks})
+    namespaces: Any = FakeNamespaces({"demo": ns_labels or {}})
+    client = WebhookClient(informers)  # type: ignore[arg-type]
+    CLIENTS.append(client)
+    return (MutatingWebhooks(informers, namespaces, client),  # type: ignore[arg-type]
+            ValidatingWebhooks(informers, namespaces, client))  # type: ignore[arg-type]
+
+
+async def refusal(coro: Any) -> errors.StatusError:
+    with pytest.raises(errors.StatusError) as exc:
+        await coro
+    return exc.value
+
+
+async def test_pod_defaults_sets_security_context(servers: Servers) -> None:
+    m, _ = plugins(("m", [hook("pod-defaults.example.com", servers.url("/mutate"), servers.ca)]))
+    req = request("CREATE", "pods", pod(securityContext={}))
+    await m.admit(req)
+    assert req.object["spec"]["securityContext"] == {"runAsNonRoot": True, "runAsUser": 1234}
+    sent = servers.seen[-1]
+    assert sent["operation"] == "CREATE" and sent["kind"] == {"group": "", "version": "v1", "kind": "Pod"}
+    assert sent["resource"] == {"group": "", "version": "v1", "resource": "pods"}
+    assert sent["userInfo"]["username"] == "alice" and sent["namespace"] == "demo"
+    assert sent["options"] == {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"}
+    assert sent["oldObject"] is None and sent["dryRun"] is False and sent["uid"]
+
+
+async def test_pod_defaults_keeps_explicit_values_and_rejects_root(servers: Servers) -> None:
+    m, _ = plugins(("m", [hook("pod-defaults.example.com", servers.url("/mutate"), servers.ca)]))
+    req = request("CREATE", "pods", pod(securityContext={"runAsNonRoot": False, "runAsUser": 0}))
+    await m.admit(req)
+    assert req.object["spec"]["securityContext"] == {"runAsNonRoot": False, "runAsUser": 0}
+    err = await refusal(m.admit(request("CREATE", "pods", pod(securityContext={"runAsNonRoot": True,
+                                                                                 "runAsUser": 0}))))
+    assert (err.code, err.message) == (403, 'admission webhook "pod-defaults.example.com" denied the request: '
+                                             "runAsNonRoot specified, but runAsUser set to 0 (the root user)")
+
+
+async def test_validating_denies_and_warns(servers: Servers) -> None:
+    _, v = plugins(("v", [hook("labels.example.com", servers.url("/validate"), servers.ca)]))
+    err = await refusal(v.validate(request("CREATE", "configmaps", {"metadata": {"name": "c"}})))
+    assert (err.code, err.message) == (403, 'admission webhook "labels.example.com" denied the request: '
+                                             'missing required label "team"')
+    req = request("CREATE", "configmaps", {"metadata": {"name": "c", "labels": {"team": "a"}}})
+    await v.validate(req)
+    assert req.warnings == ['label "owner" is recommended']
+
+
+@pytest.mark.parametrize(("path", "ca", "expected"), [
+    ("/mutate", "other", 'failed to call webhook: Post "{url}?timeout=10s": tls: failed to verify certificate: x509:'),
+    ("/bad-uid", "ours", 'received invalid webhook response: expected response.uid="'),
+    ("/bad-status", "ours", "failed to call webhook: the server responded with status 500: boom"),
+    ("/bad-json", "ours", "received invalid webhook response:"),
+    ("/bad-patchtype", "ours", "received invalid webhook response: webhook returned response.patch but not"),
+])
+async def test_call_failures_obey_failure_policy(servers: Servers, path: str, ca: str, expected: str) -> None:
+    bundle = servers.ca if ca == "ours" else servers.other_ca
+    url = servers.url(path)
+    m, _ = plugins(("m", [hook("strict.example.com", url, bundle)]))
+    err = await refusal(m.admit(request("CREATE", "pods", pod())))
+    assert err.code == 500 and err.reason == "InternalError"
+    prefix = 'Internal error occurred: failed calling webhook "strict.example.com": '
+    assert err.message.startswith(prefix + expected.format(url=url)), err.message
+    m, _ = plugins(("m", [hook("lenient.example.com", url, bundle, failurePolicy="Ignore")]))
+    req = request("CREATE", "pods", pod())
+    await m.admit(req)  # Ignore: the request proceeds unchanged
+    assert "securityContext" not in req.object["spec"]
+
+
+async def test_timeout(servers: Servers) -> None:
+    _, v = plugins(("v", [hook("slow.example.com", servers.url("/slow"), servers.ca, timeoutSeconds=1)]))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    err = await refusal(v.validate(request("CREATE", "configmaps", {"metadata": {"name": "c"}})))
+    assert 0.9 < loop.time() - started < 2.5
+    assert err.message == (f'Internal error occurred: failed calling webhook "slow.example.com": failed to call '
+                           f'webhook: Post "{servers.url("/slow")}?timeout=1s": context deadline exceeded')
+    # the request deadline bounds the call too
+    _, v = plugins(("v", [hook("slow.example.com", servers.url("/slow"), servers.ca, failurePolicy="Ignore")]))
+    started = loop.time()
+    await v.validate(request("CREATE", "configmaps", {"metadata": {"name": "c"}}, timeout=0.5))
+    assert loop.time() - started < 1.5
+
+
+@pytest.mark.parametrize(("extra", "obj_labels", "called"), [
+    ({}, {}, True),
+    ({"namespaceSelector": {"matchLabels": {"env": "prod"}}}, {}, True),
+    ({"namespaceSelector": {"matchLabels": {"env": "dev"}}}, {}, False),
+    ({"namespaceSelector": {"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]}}, {},
+     False),
+    ({"objectSelector": {"matchLabels": {"app": "web"}}}, {"app": "web"}, True),
+    ({"objectSelector": {"matchExpressions": [{"key": "skip", "operator": "DoesNotExist"}]}}, {"skip": "1"}, False),
+    ({"matchConditions": [{"name": "not-kube-system", "expression": "request.namespace != 'kube-system'"}]}, {},
+     True),
+    ({"matchConditions": [{"name": "only-updates", "expression": "request.operation == 'UPDATE'"}]}, {}, False),
+    ({"rules": [{"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]}, {},
+     False),
+    ({"rules": [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/*"]}]}, {}, True),
+    ({"rules": [{"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/status"]}]},
+     {}, False),
+    ({"rules": [{"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
+                 "scope": "Cluster"}]}, {}, False),
+])
+async def test_selection(servers: Servers, extra: dict[str, Any], obj_labels: dict[str, str], called: bool) -> None:
+    m, _ = plugins(("m", [hook("pod-defaults.example.com", servers.url("/mutate"), servers.ca, **extra)]),
+                   ns_labels={"env": "prod"})
+    obj = pod()
+    obj["metadata"]["labels"] = obj_labels
+    req = request("CREATE", "pods", obj)
+    await m.admit(req)
+    assert ("runAsUser" in req.object["spec"].get("securityContext", {})) is called
+
+
+async def test_match_condition_error_obeys_failure_policy(servers: Servers) -> None:
+    bad = [{"name": "broken", "expression": "object.nope.deeper == 1"}]
+    m, _ = plugins(("m", [hook("cel.example.com", servers.url("/mutate"), servers.ca, matchConditions=bad)]))
+    err = await refusal(m.admit(request("CREATE", "pods", pod())))
+    assert err.code == 500 and 'failed calling webhook "cel.example.com"' in err.message
+
+
+async def test_dry_run_needs_side_effects_none(servers: Servers) -> None:
+    m, _ = plugins(("m", [hook("effects.example.com", servers.url("/mutate"), servers.ca, sideEffects="Unknown")]))
+    err = await refusal(m.admit(request("CREATE", "pods", pod(), dry_run=True)))
+    assert (err.code, err.message) == (400, 'admission webhook "effects.example.com" does not support dry run')
+    m, _ = plugins(("m", [hook("ok.example.com", servers.url("/mutate"), servers.ca, sideEffects="NoneOnDryRun")]))
+    req = request("CREATE", "pods", pod(), dry_run=True)
+    await m.admit(req)
+    assert servers.seen[-1]["dryRun"] is True and req.object["spec"]["securityContext"]["runAsUser"] == 1234
+
+
+async def test_mutating_order_and_reinvocation(servers: Servers) -> None:
+    first = hook("a-defaults.example.com", servers.url("/mutate"), servers.ca, reinvocationPolicy="IfNeeded")
+    second = hook("b-relabel.example.com", servers.url("/relabel"), servers.ca)
+    m, _ = plugins(("m", [first, second]))
+    before = len(servers.seen)
+    req = request("CREATE", "pods", pod())
+    await m.admit(req)
+    calls = servers.seen[before:]
+    assert len(calls) == 3  # a, b, then a again because b changed the object after a ran
+    assert calls[2]["object"]["metadata"]["labels"] == {"relabelled": "yes"}
+    assert req.object["metadata"]["labels"] == {"relabelled": "yes"}
+
+
+async def test_validating_webhooks_run_in_parallel(servers: Servers) -> None:
+    hooks = [hook(f"slow-{i}.example.com", servers.url("/slow"), servers.ca, timeoutSeconds=1,
+                  failurePolicy="Ignore") for i in range(3)]
+    _, v = plugins(("v", hooks))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await v.validate(request("CREATE", "configmaps", {"metadata": {"name": "c"}}))
+    assert loop.time() - started < 2.0  # three 1 s timeouts at once, not one after another
+
+
+async def test_service_reference_resolved_through_endpoints(servers: Servers) -> None:
+    spec = hook("svc.example.com", "", servers.ca)
+    spec["clientConfig"] = {"service": {"namespace": "demo", "name": "hook", "path": "/mutate", "port": 443},
+                            "caBundle": servers.ca}
+    m, _ = plugins(("m", [spec]))
+    informers = m.informers
+    informers.put("", "services", {"metadata": {"name": "hook", "namespace": "demo"},  # type: ignore[attr-defined]
+                                   "spec": {"ports": [{"name": "https", "port": 443}]}})
+    informers.put("", "endpoints", {"metadata": {"name": "hook", "namespace": "demo"},  # type: ignore[attr-defined]
+                                    "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                                                 "ports": [{"name": "https", "port": servers.port}]}]})
+    req = request("CREATE", "pods", pod())
+    await m.admit(req)  # TLS verified against hook.demo.svc
+    assert req.object["spec"]["securityContext"]["runAsUser"] == 1234
+    informers.cache("", "endpoints").items.clear()  # type: ignore[attr-defined]
+    err = await refusal(m.admit(request("CREATE", "pods", pod())))
+    assert err.code == 500 and 'service "hook" has no ready endpoints for port 443' in err.message
