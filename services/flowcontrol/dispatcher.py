@@ -31,6 +31,7 @@ class StartRequest:
     attributes: Attributes
     mutating: bool
     long_running: bool
+    list_limit: int = 0  # a LIST's ?limit= (0 = none), for its width in seats
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,9 @@ class Decision:
 
     ``execute`` False is a rejection: the gateway answers 429 with
     ``reason`` and ``Retry-After: retry_after_seconds``. ``flow_schema`` and
-    ``priority_level`` name the classification (the APF response headers).
+    ``priority_level`` name the classification; ``flow_schema_uid`` and
+    ``priority_level_uid`` are the values of the ``X-Kubernetes-PF-*-UID``
+    response headers.
     ``release`` frees the seat an executing request holds; calling it more
     than once is harmless.
     """
@@ -50,6 +53,8 @@ class Decision:
     retry_after_seconds: int = 0
     reason: str = ""
     release: Callable[[], None] = field(default=_no_seat, compare=False)
+    flow_schema_uid: str = ""
+    priority_level_uid: str = ""
 
 
 class Dispatcher(Protocol):

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
+from kapi import errors
 from kapi.attributes import Attributes
 from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc
 from services.flowcontrol.dispatcher import Decision, Dispatcher, StartRequest
@@ -27,7 +28,8 @@ log = logging.getLogger(__name__)
 def _response(request_id: int, decision: Decision) -> flowcontrol_pb2.DispatchResponse:
     return flowcontrol_pb2.DispatchResponse(
         request_id=request_id, execute=decision.execute, retry_after_seconds=decision.retry_after_seconds,
-        flow_schema=decision.flow_schema, priority_level=decision.priority_level, reason=decision.reason)
+        flow_schema=decision.flow_schema, priority_level=decision.priority_level, reason=decision.reason,
+        flow_schema_uid=decision.flow_schema_uid, priority_level_uid=decision.priority_level_uid)
 
 
 def _refusal(request_id: int, reason: str) -> flowcontrol_pb2.DispatchResponse:
@@ -67,7 +69,8 @@ class _Stream:
             log.warning("duplicate request_id %d on a Dispatch stream", request_id)
             self.outbox.put_nowait(_refusal(request_id, f"duplicate request_id {request_id}"))
             return
-        request = StartRequest(Attributes.from_proto(start.attributes), start.mutating, start.long_running)
+        request = StartRequest(Attributes.from_proto(start.attributes), start.mutating, start.long_running,
+                               start.list_limit)
         self.waiting[request_id] = asyncio.create_task(self._decide(request_id, request))
 
     async def _decide(self, request_id: int, request: StartRequest) -> None:
@@ -110,10 +113,24 @@ class _Stream:
 
 
 class FlowControlServicer(flowcontrol_pb2_grpc.FlowControlServicer):
-    """Serves Dispatch streams against one shared :class:`Dispatcher`."""
+    """Serves Dispatch streams against one shared :class:`Dispatcher`, and its debug dumps."""
 
     def __init__(self, dispatcher: Dispatcher):
         self._dispatcher = dispatcher
+
+    async def Dump(self, request: flowcontrol_pb2.DumpRequest,  # noqa: N802
+                   context: grpc.aio.ServicerContext) -> flowcontrol_pb2.DumpResponse:
+        """One debug view (DumpRequest.kind); 404 NotFound for an unknown kind or a dispatcher without dumps."""
+        dump = getattr(self._dispatcher, "dump", None)
+        try:
+            if dump is None:
+                raise KeyError(request.kind)
+            text = dump(request.kind, request.include_request_details)
+        except KeyError:
+            await errors.abort(context, errors.StatusError(
+                404, "NotFound", "the server could not find the requested resource"))
+            raise AssertionError("unreachable") from None
+        return flowcontrol_pb2.DumpResponse(text=text)
 
     async def Dispatch(self, request_iterator: AsyncIterator[flowcontrol_pb2.DispatchRequest],  # noqa: N802
                        context: grpc.aio.ServicerContext) -> AsyncIterator[flowcontrol_pb2.DispatchResponse]:

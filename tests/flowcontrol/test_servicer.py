@@ -29,9 +29,9 @@ async def flow() -> AsyncIterator[Flow]:
     args = flags.parse("flowcontrol", ["--max-requests-inflight=1", "--max-mutating-requests-inflight=1"])
     limiter = flowcontrol_server.build_dispatcher(args)
     assert isinstance(limiter, MaxInFlight)
-    server, port = await flowcontrol_server.start(args, limiter)
-    yield Flow(server, limiter, port)
-    await server.stop(0)
+    service = await flowcontrol_server.start(args, limiter)
+    yield Flow(service.server, limiter, service.port)
+    await service.stop(0)
 
 
 def _start(request_id: int, mutating: bool = False, user: UserInfo = ALICE) -> flowcontrol_pb2.DispatchRequest:

@@ -39,6 +39,11 @@ class FlowControlStub:
                 request_serializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchRequest.SerializeToString,
                 response_deserializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchResponse.FromString,
                 _registered_method=True)
+        self.Dump = channel.unary_unary(
+                '/kapi.flowcontrol.v1.FlowControl/Dump',
+                request_serializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DumpRequest.SerializeToString,
+                response_deserializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DumpResponse.FromString,
+                _registered_method=True)
 
 
 class FlowControlServicer:
@@ -50,6 +55,14 @@ class FlowControlServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Dump(self, request, context):
+        """One debug view as text: the /debug/api_priority_and_fairness/* dumps
+        (kube-apiserver's CSV), the current seat holders, or counters as JSON.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_FlowControlServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -57,6 +70,11 @@ def add_FlowControlServicer_to_server(servicer, server):
                     servicer.Dispatch,
                     request_deserializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchRequest.FromString,
                     response_serializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchResponse.SerializeToString,
+            ),
+            'Dump': grpc.unary_unary_rpc_method_handler(
+                    servicer.Dump,
+                    request_deserializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DumpRequest.FromString,
+                    response_serializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DumpResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -86,6 +104,33 @@ class FlowControl:
             '/kapi.flowcontrol.v1.FlowControl/Dispatch',
             kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchRequest.SerializeToString,
             kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Dump(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kapi.flowcontrol.v1.FlowControl/Dump',
+            kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DumpRequest.SerializeToString,
+            kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DumpResponse.FromString,
             options,
             channel_credentials,
             insecure,

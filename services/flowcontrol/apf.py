@@ -1,0 +1,540 @@
+"""API Priority and Fairness: classification -> priority level -> queue set -> seat (KEP-1040).
+
+:class:`Controller` is the synchronous core (clock injected, no sleeping
+in tests); :class:`APFDispatcher` wraps it as the Dispatch stream's
+:class:`~services.flowcontrol.dispatcher.Dispatcher` (waiting on an
+asyncio future with a queue-wait limit).
+
+Concurrency ("API Priority and Fairness", "Seats"; KEP-1040 borrowing):
+the server's limit is ``--max-requests-inflight`` +
+``--max-mutating-requests-inflight``; a Limited level's nominal limit is
+``ceil(total * shares / sum of all levels' shares)``, of which
+``round(nominal * lendablePercent / 100)`` seats may be lent. kube
+re-divides seats every 10 s from measured demand; kapi lends instantly
+instead: a level may run more than its nominal seats (up to
+``borrowingLimitPercent`` of it more, unlimited when unset) while every
+other level's unlent seats stay reserved, i.e. while
+``sum over levels of max(seats in use, nominal - lendable) <= sum of nominals``.
+Exempt requests never wait and take no seat from anyone.
+
+Requests: a Queue level enqueues by shuffle sharding and serves its queues
+fairly (:mod:`~services.flowcontrol.queueset`); a full queue or a wait past
+``queue_wait_limit`` seconds is a 429; a Reject level rejects at once when
+no seat is free. A request's width (seats) comes from
+:func:`services.flowcontrol.config.width`, at most its level's nominal limit.
+Retry-After is the time the level's measured drain rate (seats finished
+per second over the last ``DRAIN_WINDOW`` seconds) needs to serve the
+seats waiting ahead, in [1, 60] seconds (kube always says 1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kapi import jsonutil
+from kapi.attributes import Attributes
+from services.flowcontrol import config as cfg
+from services.flowcontrol import defaults
+from services.flowcontrol.dispatcher import TOO_MANY_REQUESTS, Decision, StartRequest
+from services.flowcontrol.queueset import QueueSet, Request
+
+QUEUE_WAIT_LIMIT = 15.0  # seconds; kube: --request-timeout / 4
+DRAIN_WINDOW = 10.0  # seconds of finished requests that measure the drain rate
+MAX_RETRY_AFTER = 60
+
+EXECUTING, QUEUED, REJECTED = "executing", "queued", "rejected"
+QUEUE_FULL, TIME_OUT, CONCURRENCY_LIMIT, CANCELLED = "queue-full", "time-out", "concurrency-limit", "cancelled"
+_WAIT_BUCKETS = (0.0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0)
+
+
+@dataclass(eq=False)
+class Ticket:
+    """One request's passage: classification, state, and (for 429s) reason and Retry-After seconds.
+
+    ``notify`` is called once when a queued ticket is dispatched or rejected.
+    """
+
+    attrs: Attributes
+    flow_schema: cfg.FlowSchema
+    level: Level
+    request: Request
+    wall_arrival: float
+    state: str = QUEUED
+    reason: str = ""
+    retry_after: int = 0
+    notify: Callable[[], None] | None = None
+
+    @property
+    def rejected_message(self) -> str:
+        """The 429 message."""
+        return TOO_MANY_REQUESTS
+
+
+class DrainMeter:
+    """Seats finished per second over the last ``window`` seconds."""
+
+    def __init__(self, clock: Callable[[], float], window: float = DRAIN_WINDOW):
+        self._clock, self._window = clock, window
+        self._events: deque[tuple[float, int]] = deque()
+        self._start = clock()
+
+    def record(self, seats: int) -> None:
+        """A request holding ``seats`` finished now."""
+        self._events.append((self._clock(), seats))
+        self._trim()
+
+    def rate(self) -> float:
+        """Seats per second (0 when nothing finished in the window)."""
+        self._trim()
+        if not self._events:
+            return 0.0
+        now = self._clock()
+        span = max(min(self._window, now - self._start), 1e-3)
+        return sum(s for _, s in self._events) / span
+
+    def _trim(self) -> None:
+        horizon = self._clock() - self._window
+        while self._events and self._events[0][0] < horizon:
+            self._events.popleft()
+
+
+@dataclass(eq=False)
+class Level:
+    """The live state of one priority level: its config, limits, queue set and executing requests."""
+
+    config: cfg.PriorityLevel
+    queueset: QueueSet | None
+    drain: DrainMeter
+    nominal: int = 0
+    lendable: int = 0
+    borrow_limit: int | None = None
+    executing: dict[int, Ticket] = field(default_factory=dict)
+    seats_in_use: int = 0
+    quiescing: bool = False
+
+    @property
+    def name(self) -> str:
+        """The level's name."""
+        return self.config.name
+
+    @property
+    def guaranteed(self) -> int:
+        """Seats never lent."""
+        return self.nominal - self.lendable
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting."""
+        return self.queueset.waiting if self.queueset else 0
+
+    @property
+    def idle(self) -> bool:
+        """Nothing waiting or executing."""
+        return not self.executing and not self.waiting
+
+
+class Controller:
+    """The APF state of the whole cluster: configuration, levels, tickets and counters (see module docstring).
+
+    ``server_concurrency_limit`` is total seats (max-requests-inflight +
+    max-mutating-requests-inflight); ``clock`` returns monotonic seconds,
+    ``wall`` wall-clock seconds (for arrival times in dumps).
+    """
+
+    def __init__(self, server_concurrency_limit: int, clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time, queue_wait_limit: float = QUEUE_WAIT_LIMIT):
+        if server_concurrency_limit < 1:
+            raise ValueError("the server concurrency limit (max-requests-inflight + "
+                             "max-mutating-requests-inflight) must be at least 1")
+        self.server_concurrency_limit = server_concurrency_limit
+        self.clock, self.wall = clock, wall
+        self.queue_wait_limit = queue_wait_limit
+        self.levels: dict[str, Level] = {}
+        self.schemas: dict[str, cfg.FlowSchema] = {}
+        self.classifier = cfg.Classifier((), ())
+        self.counters: dict[str, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
+        self.wait_histogram: dict[str, list[int]] = defaultdict(lambda: [0] * len(_WAIT_BUCKETS))
+        self.wait_sum: dict[str, float] = defaultdict(float)
+        self._ids = 0
+        self.configure([], [])
+
+    # ------------------------------------------------------------ configuration
+
+    def configure(self, flow_schemas: Iterable[cfg.FlowSchema], priority_levels: Iterable[cfg.PriorityLevel]) -> None:
+        """Adopt a new configuration; levels gone from it finish what they hold (quiescing) and then vanish.
+
+        The mandatory catch-all level always exists (kube's built-in copy when
+        the object is missing).
+        """
+        configs = {pl.name: pl for pl in priority_levels}
+        configs.setdefault(defaults.CATCH_ALL, cfg.FALLBACK_CATCH_ALL_LEVEL)
+        for name, pl in configs.items():
+            level = self.levels.get(name)
+            if level is None or level.config != pl or level.quiescing:
+                self.levels[name] = self._new_level(pl, level)
+        for name, level in list(self.levels.items()):
+            if name not in configs:
+                level.quiescing = True
+                if level.idle:
+                    del self.levels[name]
+        self.schemas = {fs.name: fs for fs in flow_schemas}
+        self.classifier = cfg.Classifier(self.schemas.values(), configs)
+        self._compute_limits()
+        self._dispatch()
+
+    def _new_level(self, pl: cfg.PriorityLevel, old: Level | None) -> Level:
+        queueset = None if pl.exempt else QueueSet(pl.queues, pl.hand_size, pl.queue_length_limit, self.clock)
+        level = Level(pl, queueset, old.drain if old else DrainMeter(self.clock))
+        if old is not None:  # keep what executes; requeue what waits (in arrival order)
+            level.executing, level.seats_in_use = old.executing, old.seats_in_use
+            for ticket in level.executing.values():
+                ticket.level = level
+            if level.queueset is not None:
+                level.queueset.executing = len(level.executing)
+                level.queueset.seats_in_use = level.seats_in_use
+            waiting = sorted((t for _, _, t in self._waiting_tickets(old)), key=lambda t: t.request.arrival)
+            for ticket in waiting:
+                ticket.level = level
+                ticket.request.queue = None
+                if level.queueset is None or not level.queueset.queues or not level.queueset.enqueue(ticket.request):
+                    self._reject(ticket, QUEUE_FULL)
+            # the old executing requests are finished against the new level's totals
+            for ticket in level.executing.values():
+                ticket.request.queue = None
+        return level
+
+    def _compute_limits(self) -> None:
+        levels = [lv for lv in self.levels.values() if not lv.quiescing]
+        shares = sum(lv.config.nominal_concurrency_shares for lv in levels) or 1
+        for level in self.levels.values():
+            pl = level.config
+            nominal = math.ceil(self.server_concurrency_limit * pl.nominal_concurrency_shares / shares)
+            level.nominal = nominal
+            level.lendable = _round(nominal * pl.lendable_percent / 100)
+            level.borrow_limit = (None if pl.borrowing_limit_percent is None
+                                  else _round(nominal * pl.borrowing_limit_percent / 100))
+
+    # ------------------------------------------------------------ requests
+
+    def submit(self, attrs: Attributes, list_limit: int = 0) -> Ticket:
+        """Classify and admit, queue or reject one request; the returned ticket's ``state`` says which."""
+        classification = self.classifier.classify(attrs)
+        schema = classification.flow_schema
+        level = self.levels.get(schema.priority_level) or self.levels[defaults.CATCH_ALL]
+        width = cfg.width(attrs, list_limit)
+        if not level.config.exempt:
+            width = max(1, min(width, level.nominal))
+        request = Request(schema.name, classification.distinguisher, width, self.clock())
+        ticket = Ticket(attrs, schema, level, request, self.wall())
+        request.payload = ticket
+        self._count("arrived", level.name, schema.name)
+        if level.config.exempt:
+            self._execute(ticket)
+            return ticket
+        assert level.queueset is not None
+        if not level.queueset.queues:  # Reject
+            if level.waiting == 0 and self._fits(level, width):
+                self._execute(ticket)
+            else:
+                self._reject(ticket, CONCURRENCY_LIMIT)
+            return ticket
+        if not level.queueset.enqueue(request):
+            self._reject(ticket, QUEUE_FULL)
+            return ticket
+        self._dispatch()
+        return ticket
+
+    def finish(self, ticket: Ticket) -> None:
+        """The request completed (or its stream broke): free its seats and dispatch what now fits."""
+        if ticket.state == QUEUED:
+            self.cancel(ticket)
+            return
+        if ticket.state != EXECUTING:
+            return
+        ticket.state = "finished"
+        level = ticket.level
+        level.executing.pop(id(ticket), None)
+        if not level.config.exempt:
+            level.seats_in_use -= ticket.request.width
+            assert level.queueset is not None
+            level.queueset.finish(ticket.request)
+        level.drain.record(ticket.request.width)
+        if level.quiescing and level.idle and self.levels.get(level.name) is level:
+            del self.levels[level.name]
+        self._dispatch()
+
+    def cancel(self, ticket: Ticket) -> None:
+        """Withdraw a queued request (the client went away); counted as cancelled. Finishes an executing one."""
+        if ticket.state == EXECUTING:
+            self.finish(ticket)
+            return
+        if ticket.state != QUEUED:
+            return
+        queueset = ticket.level.queueset
+        if queueset is not None:
+            queueset.remove(ticket.request)
+        ticket.state, ticket.reason = REJECTED, CANCELLED
+        self._count("rejected:" + CANCELLED, ticket.level.name, ticket.flow_schema.name)
+
+    def expire(self, ticket: Ticket) -> None:
+        """The queue wait limit passed: a still-queued ticket is rejected (429, reason time-out)."""
+        if ticket.state != QUEUED:
+            return
+        queueset = ticket.level.queueset
+        if queueset is not None:
+            queueset.remove(ticket.request)
+        self._reject(ticket, TIME_OUT)
+
+    # ------------------------------------------------------------ internals
+
+    def _fits(self, level: Level, width: int) -> bool:
+        if level.borrow_limit is not None and level.seats_in_use + width > level.nominal + level.borrow_limit:
+            return False
+        reserved = 0
+        for other in self.levels.values():
+            if other.config.exempt:
+                continue
+            use = other.seats_in_use + (width if other is level else 0)
+            reserved += max(use, 0 if other.quiescing else other.guaranteed)
+        return reserved <= self._total_seats()
+
+    def _total_seats(self) -> int:
+        return sum(lv.nominal for lv in self.levels.values() if not lv.config.exempt and not lv.quiescing)
+
+    def _dispatch(self) -> None:
+        """Start every waiting request that fits, least-loaded levels first."""
+        progress = True
+        while progress:
+            progress = False
+            candidates = [lv for lv in self.levels.values() if lv.queueset is not None and lv.waiting]
+            candidates.sort(key=lambda lv: lv.seats_in_use / max(lv.nominal, 1))
+            for level in candidates:
+                assert level.queueset is not None
+                request = level.queueset.peek()
+                if request is not None and self._fits(level, request.width):
+                    self._execute(request.payload)
+                    progress = True
+                    break
+
+    def _execute(self, ticket: Ticket) -> None:
+        level = ticket.level
+        waited = self.clock() - ticket.request.arrival
+        if level.queueset is not None:
+            level.queueset.start(ticket.request)
+            level.seats_in_use += ticket.request.width
+        ticket.state = EXECUTING
+        level.executing[id(ticket)] = ticket
+        self._count("dispatched", level.name, ticket.flow_schema.name)
+        self._observe_wait(level.name, waited)
+        if ticket.notify is not None:
+            ticket.notify()
+
+    def _reject(self, ticket: Ticket, reason: str) -> None:
+        ticket.state, ticket.reason = REJECTED, reason
+        ticket.retry_after = self.retry_after(ticket.level, ticket.request.width)
+        self._count("rejected:" + reason, ticket.level.name, ticket.flow_schema.name)
+        if ticket.notify is not None:
+            ticket.notify()
+
+    def retry_after(self, level: Level, width: int) -> int:
+        """Seconds until ``width`` more seats would likely be served at ``level`` (measured drain rate), in [1, 60]."""
+        rate = level.drain.rate()
+        if rate <= 0:
+            return 1
+        ahead = (level.queueset.waiting_seats if level.queueset else 0) + width
+        return max(1, min(MAX_RETRY_AFTER, math.ceil(ahead / rate)))
+
+    def _count(self, name: str, level: str, schema: str) -> None:
+        self.counters[name][(level, schema)] += 1
+
+    def _observe_wait(self, level: str, seconds: float) -> None:
+        self.wait_sum[level] += seconds
+        histogram = self.wait_histogram[level]
+        for i, bound in enumerate(_WAIT_BUCKETS):
+            if seconds <= bound:
+                histogram[i] += 1
+
+    def _waiting_tickets(self, level: Level) -> Iterable[tuple[int, int, Ticket]]:
+        if level.queueset is None:
+            return []
+        return [(q.index, pos, r.payload) for q, pos, r in level.queueset.waiting_requests()]
+
+    # ------------------------------------------------------------ views
+
+    def metrics(self) -> dict[str, Any]:
+        """Counters and gauges named after kube's apiserver_flowcontrol_* metrics.
+
+        ``{"rejected_requests_total": [{"priority_level", "flow_schema", "reason", "value"}],
+        "dispatched_requests_total": [...], "current_inqueue_requests": [{"priority_level", "value"}],
+        "current_executing_requests": [...], "current_executing_seats": [...], "nominal_limit_seats": [...],
+        "current_limit_seats": [...], "request_wait_duration_seconds": [{"priority_level", "buckets", "sum",
+        "count"}]}``; ``buckets`` maps upper bounds (seconds, as strings) to cumulative counts.
+        """
+        out: dict[str, Any] = {"rejected_requests_total": [], "dispatched_requests_total": []}
+        for name, by in sorted(self.counters.items()):
+            for (level, schema), value in sorted(by.items()):
+                if name.startswith("rejected:"):
+                    out["rejected_requests_total"].append({"priority_level": level, "flow_schema": schema,
+                                                           "reason": name.split(":", 1)[1], "value": value})
+                elif name == "dispatched":
+                    out["dispatched_requests_total"].append({"priority_level": level, "flow_schema": schema,
+                                                             "value": value})
+        levels = sorted(self.levels.values(), key=lambda lv: lv.name)
+        out["current_inqueue_requests"] = [{"priority_level": lv.name, "value": lv.waiting} for lv in levels]
+        out["current_executing_requests"] = [{"priority_level": lv.name, "value": len(lv.executing)} for lv in levels]
+        out["current_executing_seats"] = [{"priority_level": lv.name, "value": lv.seats_in_use} for lv in levels]
+        out["nominal_limit_seats"] = [{"priority_level": lv.name, "value": lv.nominal} for lv in levels]
+        out["current_limit_seats"] = [{"priority_level": lv.name, "value": self.current_limit(lv)} for lv in levels]
+        out["request_wait_duration_seconds"] = [
+            {"priority_level": name, "buckets": {str(b): c for b, c in zip(_WAIT_BUCKETS, counts, strict=True)},
+             "sum": self.wait_sum[name], "count": counts[-1]}
+            for name, counts in sorted(self.wait_histogram.items())]
+        return out
+
+    def current_limit(self, level: Level) -> int:
+        """Seats ``level`` could hold right now: its in-use seats plus what it could still take (borrowing)."""
+        if level.config.exempt:
+            return level.nominal
+        others = sum(max(o.seats_in_use, o.guaranteed) for o in self.levels.values()
+                     if o is not level and not o.config.exempt and not o.quiescing)
+        limit = self._total_seats() - others
+        if level.borrow_limit is not None:
+            limit = min(limit, level.nominal + level.borrow_limit)
+        return max(limit, level.seats_in_use)
+
+    def dump_priority_levels(self) -> str:
+        """kube's /debug/api_priority_and_fairness/dump_priority_levels CSV."""
+        lines = ["PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests"]
+        for level in sorted(self.levels.values(), key=lambda lv: lv.name):
+            if level.queueset is None:
+                lines.append(f"{level.name}, <none>, <none>, <none>, <none>, <none>")
+                continue
+            lines.append(f"{level.name}, {level.queueset.active_queues}, {_bool(level.idle)}, "
+                         f"{_bool(level.quiescing)}, {level.waiting}, {len(level.executing)}")
+        return "\n".join(lines) + "\n"
+
+    def dump_queues(self) -> str:
+        """kube's dump_queues CSV (one row per queue; ``<none>`` for the exempt level)."""
+        lines = ["PriorityLevelName, Index, PendingRequests, ExecutingRequests, VirtualStart"]
+        for level in sorted(self.levels.values(), key=lambda lv: lv.name):
+            if level.queueset is None:
+                lines.append(f"{level.name}, <none>, <none>, <none>, <none>")
+                continue
+            for queue in level.queueset.queues:
+                lines.append(f"{level.name}, {queue.index}, {len(queue.waiting)}, {queue.executing}, "
+                             f"{queue.next_dispatch_r:.4f}")
+        return "\n".join(lines) + "\n"
+
+    def dump_requests(self, include_request_details: bool = False) -> str:
+        """kube's dump_requests CSV of waiting requests (``includeRequestDetails=1`` adds user and request columns)."""
+        header = "PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, FlowDistingsher, ArriveTime"
+        if include_request_details:
+            header += ", UserName, Verb, APIPath, Namespace, Name, APIVersion, Resource, SubResource"
+        lines = [header]
+        for level in sorted(self.levels.values(), key=lambda lv: lv.name):
+            for index, position, ticket in self._waiting_tickets(level):
+                row = (f"{level.name}, {ticket.flow_schema.name}, {index}, {position}, "
+                       f"{ticket.request.distinguisher}, {_timestamp(ticket.wall_arrival)}")
+                if include_request_details:
+                    a = ticket.attrs
+                    row += (f", {a.user.username}, {a.verb}, {a.path}, {a.namespace}, {a.name}, "
+                            f"{_gv(a)}, {a.resource}, {a.subresource}")
+                lines.append(row)
+        return "\n".join(lines) + "\n"
+
+    def dump_seats(self) -> str:
+        """Requests holding seats now (kubernetes issue 118746), oldest first, as CSV."""
+        lines = ["PriorityLevelName, FlowSchemaName, FlowDistingsher, Seats, UserName, Verb, APIPath, AgeSeconds"]
+        now = self.clock()
+        tickets = [t for lv in self.levels.values() for t in lv.executing.values()]
+        tickets.sort(key=lambda t: t.request.started or 0.0)
+        for t in tickets:
+            seats = 0 if t.level.config.exempt else t.request.width
+            age = now - (t.request.started or now)
+            lines.append(f"{t.level.name}, {t.flow_schema.name}, {t.request.distinguisher}, {seats}, "
+                         f"{t.attrs.user.username}, {t.attrs.verb}, {t.attrs.path}, {age:.3f}")
+        return "\n".join(lines) + "\n"
+
+
+def _round(value: float) -> int:
+    """Go's math.Round for non-negative values (half away from zero)."""
+    return math.floor(value + 0.5)
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _timestamp(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int((seconds % 1) * 1e9):09d}Z"
+
+
+def _gv(attrs: Attributes) -> str:
+    return f"{attrs.api_group}/{attrs.api_version}" if attrs.api_group else attrs.api_version
+
+
+class APFDispatcher:
+    """The Dispatch stream's :class:`~services.flowcontrol.dispatcher.Dispatcher` over a :class:`Controller`.
+
+    A queued request waits on a future until dispatched or rejected, at most
+    ``controller.queue_wait_limit`` seconds (then 429); a cancelled wait
+    (the gateway gave up) withdraws it from its queue.
+    """
+
+    def __init__(self, controller: Controller):
+        self.controller = controller
+
+    async def dispatch(self, request: StartRequest) -> Decision:
+        """Admit, queue or reject ``request`` (see :class:`Controller`)."""
+        ctl = self.controller
+        ticket = ctl.submit(request.attributes, request.list_limit)
+        if ticket.state == QUEUED:
+            loop = asyncio.get_running_loop()
+            waiter: asyncio.Future[None] = loop.create_future()
+
+            def wake() -> None:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+            ticket.notify = wake
+            timer = loop.call_later(ctl.queue_wait_limit, ctl.expire, ticket)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                ctl.cancel(ticket)
+                raise
+            finally:
+                timer.cancel()
+        return self.decision(ticket)
+
+    def decision(self, ticket: Ticket) -> Decision:
+        """The Decision for a ticket that is executing or rejected."""
+        ctl = self.controller
+        fs_uid = ticket.flow_schema.uid
+        pl_uid = ticket.level.config.uid
+        if ticket.state == EXECUTING:
+            return Decision(True, ticket.flow_schema.name, ticket.level.name, release=lambda: ctl.finish(ticket),
+                            flow_schema_uid=fs_uid, priority_level_uid=pl_uid)
+        return Decision(False, ticket.flow_schema.name, ticket.level.name, ticket.retry_after or 1,
+                        TOO_MANY_REQUESTS, flow_schema_uid=fs_uid, priority_level_uid=pl_uid)
+
+    def dump(self, kind: str, include_request_details: bool = False) -> str:
+        """One debug view: priority_levels, queues, requests, seats (CSV) or counters (JSON); KeyError if unknown."""
+        ctl = self.controller
+        if kind == "priority_levels":
+            return ctl.dump_priority_levels()
+        if kind == "queues":
+            return ctl.dump_queues()
+        if kind == "requests":
+            return ctl.dump_requests(include_request_details)
+        if kind == "seats":
+            return ctl.dump_seats()
+        if kind == "counters":
+            return jsonutil.dumps(ctl.metrics()).decode()
+        raise KeyError(kind)
