@@ -79,6 +79,21 @@ FLAGS: tuple[Flag, ...] = (
          type=_bool, passthrough=True),
     Flag("service-account-key-file", frozenset({AUTHN}), "",
          "PEM public key(s) that verify service-account tokens.", passthrough=True),
+    Flag("service-account-signing-key-file", frozenset({AUTHN}), "",
+         "PEM private key that signs service-account tokens (kube-apiserver --service-account-signing-key-file).",
+         passthrough=True),
+    Flag("service-account-issuer", frozenset({AUTHN}), "https://kubernetes.default.svc.cluster.local",
+         "Comma-separated service-account token issuers; the first signs new tokens, all are accepted "
+         "(kube-apiserver --service-account-issuer).", passthrough=True),
+    Flag("api-audiences", frozenset({AUTHN}), "",
+         "Comma-separated audiences of the API; tokens must carry one (default: the issuers) "
+         "(kube-apiserver --api-audiences).", passthrough=True),
+    Flag("service-account-jwks-uri", frozenset({AUTHN}), "",
+         "jwks_uri published in the issuer's discovery document (default <issuer>/openid/v1/jwks) "
+         "(kube-apiserver --service-account-jwks-uri).", passthrough=True),
+    Flag("service-account-max-token-expiration", frozenset({AUTHN}), 0,
+         "Maximum lifetime in seconds of a requested service-account token; 0 = no limit "
+         "(kube-apiserver --service-account-max-token-expiration).", type=int, passthrough=True),
     # authz
     Flag("authorization-mode", frozenset({AUTHZ}), "RBAC",
          "Ordered comma-separated authorizers: RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver --authorization-mode).",

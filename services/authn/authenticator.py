@@ -33,15 +33,24 @@ class Request:
     authorization: str = ""
     client_certificate_chain: str = ""
     forwarded_client_cert: str = ""
+    # The audiences the credential must be valid for (kube's authenticator.Audiences in the request
+    # context): the API audiences (--api-audiences) for API requests, TokenReview's spec.audiences otherwise.
+    audiences: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Response:
-    """A successful answer: the user, which authenticator decided, and the cache TTL in seconds."""
+    """A successful answer: the user, which authenticator decided, the cache TTL in seconds, and the audiences.
+
+    ``audiences`` are those of the requested audiences the credential is
+    valid for (kube's ``authenticator.Response.Audiences``); ``cache_ttl_seconds``
+    never reaches past the credential's expiry.
+    """
 
     user: UserInfo
     authenticator: str
     cache_ttl_seconds: int = DEFAULT_CACHE_TTL_SECONDS
+    audiences: tuple[str, ...] = ()
 
 
 class Result(NamedTuple):
@@ -64,9 +73,10 @@ def failed(reason: str) -> Result:
     return Result(None, False, reason)
 
 
-def succeeded(user: UserInfo, authenticator: str, cache_ttl_seconds: int = DEFAULT_CACHE_TTL_SECONDS) -> Result:
+def succeeded(user: UserInfo, authenticator: str, cache_ttl_seconds: int = DEFAULT_CACHE_TTL_SECONDS,
+              audiences: tuple[str, ...] = ()) -> Result:
     """An authenticated user."""
-    return Result(Response(user, authenticator, cache_ttl_seconds), True, None)
+    return Result(Response(user, authenticator, cache_ttl_seconds, audiences), True, None)
 
 
 class Authenticator(Protocol):
@@ -80,6 +90,12 @@ class Authenticator(Protocol):
 class TokenAuthenticator(Protocol):
     """Identifies the owner of one bearer token (authenticator.Token)."""
 
-    async def authenticate_token(self, token: str) -> Result:
-        """Return NOT_MINE, ``failed(reason)`` or ``succeeded(user, name)`` for ``token``; never raises."""
+    async def authenticate_token(self, token: str, audiences: tuple[str, ...] = ()) -> Result:
+        """Return NOT_MINE, ``failed(reason)`` or ``succeeded(user, name)`` for ``token``; never raises.
+
+        ``audiences`` are the target audiences (empty: no audience check);
+        audience-aware authenticators (service-account JWTs, webhooks) check
+        the token against them; others are wrapped in
+        :class:`services.authn.bearer.AudienceAgnostic`.
+        """
         ...

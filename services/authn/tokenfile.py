@@ -95,8 +95,8 @@ class TokenFileAuthenticator:
     def __len__(self) -> int:
         return len(self._entries)
 
-    async def authenticate_token(self, token: str) -> Result:
-        """The user of ``token``, or NOT_MINE when the file does not hold it."""
+    async def authenticate_token(self, token: str, audiences: tuple[str, ...] = ()) -> Result:
+        """The user of ``token``, or NOT_MINE when the file does not hold it (audience-agnostic)."""
         raw = token.encode()
         entry = self._entries.get(_digest(raw))
         if entry is None or not hmac.compare_digest(entry.token, raw):

@@ -64,7 +64,8 @@ class AuthenticatedGroupAdder:
             return result
         response = result.response
         user = type(user)(user.username, user.uid, (*user.groups, ALL_AUTHENTICATED), user.extra)
-        return Result(Response(user, response.authenticator, response.cache_ttl_seconds), True, None)
+        return Result(Response(user, response.authenticator, response.cache_ttl_seconds, response.audiences),
+                      True, None)
 
 
 def build(authenticators: Sequence[Authenticator], anonymous: Authenticator | None) -> Authenticator:

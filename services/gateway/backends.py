@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import time
 from collections import OrderedDict
@@ -18,7 +19,7 @@ from typing import Any
 
 import grpc
 
-from kapi import grpcutil
+from kapi import errors, grpcutil
 from kapi.attributes import Attributes, UserInfo
 from kapi_proto.kapi.admission.v1 import admission_pb2, admission_pb2_grpc
 from kapi_proto.kapi.authn.v1 import authn_pb2, authn_pb2_grpc
@@ -40,31 +41,94 @@ class Credentials:
 
 
 class AuthnClient:
-    """Authenticate requests via the authn service, caching answers for their TTL (max 10 s, 10k entries)."""
+    """Authenticate requests via the authn service, caching positive and negative answers (DESIGN.md section 6).
 
-    def __init__(self, channel: object, max_entries: int = 10_000, clock: Any = time):
+    Entries are keyed by a SHA-256 digest of the credentials (no raw token
+    is kept as a key) and hold either the user (for the TTL authn gives,
+    at most ``max_ttl`` seconds; authn never gives one past the token's
+    expiry) or the 401 refusal (for ``negative_ttl`` seconds, like
+    kube-apiserver's token failure cache). Unavailability (503) is never
+    cached. At most ``max_entries`` entries are kept (least recently used
+    dropped). ``clock`` has ``monotonic()`` in seconds, injectable for tests.
+    The issuer discovery documents are fetched once and kept
+    ``DISCOVERY_TTL`` seconds.
+    """
+
+    DISCOVERY_TTL = 60.0
+
+    def __init__(self, channel: object, max_entries: int = 10_000, clock: Any = time, max_ttl: float = 10.0,
+                 negative_ttl: float = 2.0):
         self._stub = authn_pb2_grpc.AuthenticationStub(channel)
-        self._cache: OrderedDict[Credentials, tuple[float, UserInfo]] = OrderedDict()
+        self._cache: OrderedDict[bytes, tuple[float, UserInfo | errors.StatusError]] = OrderedDict()
         self._max = max_entries
         self._clock = clock
+        self._max_ttl = max_ttl
+        self._negative_ttl = negative_ttl
+        self._discovery: tuple[float, Any] | None = None
+        self.hits = 0
+        self.misses = 0
+
+    @staticmethod
+    def _key(creds: Credentials) -> bytes:
+        digest = hashlib.sha256()
+        for part in (creds.authorization, creds.client_certificate_chain, creds.forwarded_client_cert):
+            data = part.encode()
+            digest.update(len(data).to_bytes(8, "big"))
+            digest.update(data)
+        return digest.digest()
+
+    def _remember(self, key: bytes, expires: float, value: UserInfo | errors.StatusError) -> None:
+        self._cache[key] = (expires, value)
+        self._cache.move_to_end(key)
+        while len(self._cache) > self._max:
+            self._cache.popitem(last=False)
 
     async def authenticate(self, creds: Credentials, timeout: float = RPC_TIMEOUT) -> UserInfo:
         """The user behind ``creds``; raises 401 for bad credentials, 503 if authn is unreachable."""
         now = self._clock.monotonic()
-        hit = self._cache.get(creds)
-        if hit is not None and hit[0] > now:
-            return hit[1]
-        reply = await grpcutil.call("authentication", self._stub.Authenticate, authn_pb2.AuthenticateRequest(
-            authorization=creds.authorization, client_certificate_chain=creds.client_certificate_chain,
-            forwarded_client_cert=creds.forwarded_client_cert), timeout=timeout)
-        user = UserInfo.from_proto(reply.user)  # type: ignore[attr-defined]
-        ttl = min(int(reply.cache_ttl_seconds), 10)  # type: ignore[attr-defined]
+        key = self._key(creds)
+        hit = self._cache.get(key)
+        if hit is not None:
+            if hit[0] > now:
+                self.hits += 1
+                if isinstance(hit[1], errors.StatusError):
+                    raise hit[1]
+                return hit[1]
+            del self._cache[key]
+        self.misses += 1
+        try:
+            reply: Any = await grpcutil.call("authentication", self._stub.Authenticate, authn_pb2.AuthenticateRequest(
+                authorization=creds.authorization, client_certificate_chain=creds.client_certificate_chain,
+                forwarded_client_cert=creds.forwarded_client_cert), timeout=timeout)
+        except errors.StatusError as err:
+            if err.code == 401 and self._negative_ttl > 0:
+                self._remember(key, now + self._negative_ttl, err)
+            raise
+        user = UserInfo.from_proto(reply.user)
+        ttl = min(float(reply.cache_ttl_seconds), self._max_ttl)
         if ttl > 0:
-            self._cache[creds] = (now + ttl, user)
-            self._cache.move_to_end(creds)
-            while len(self._cache) > self._max:
-                self._cache.popitem(last=False)
+            self._remember(key, now + ttl, user)
         return user
+
+    async def review_token(self, token: str, audiences: tuple[str, ...] = (), timeout: float = RPC_TIMEOUT) -> Any:
+        """The ``ReviewTokenResponse`` for ``token`` (TokenReview; never cached); 503 if authn is unreachable."""
+        return await grpcutil.call("authentication", self._stub.ReviewToken, authn_pb2.ReviewTokenRequest(
+            token=token, audiences=list(audiences)), timeout=timeout)
+
+    async def issue_service_account_token(self, request: authn_pb2.IssueServiceAccountTokenRequest,
+                                          timeout: float = RPC_TIMEOUT) -> Any:
+        """The ``IssueServiceAccountTokenResponse`` (TokenRequest); raises authn's 422/503 Status."""
+        return await grpcutil.call("authentication", self._stub.IssueServiceAccountToken, request, timeout=timeout)
+
+    async def issuer_discovery(self, timeout: float = RPC_TIMEOUT) -> Any:
+        """The ``GetIssuerDiscoveryResponse`` (openid-configuration and JWKS JSON), cached ``DISCOVERY_TTL``."""
+        now = self._clock.monotonic()
+        if self._discovery is not None and self._discovery[0] > now:
+            return self._discovery[1]
+        reply = await grpcutil.call("authentication", self._stub.GetIssuerDiscovery,
+                                    authn_pb2.GetIssuerDiscoveryRequest(), timeout=timeout)
+        self._discovery = (now + self.DISCOVERY_TTL, reply)
+        return reply
 
 
 class AuthzClient:

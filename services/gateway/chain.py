@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from kapi import errors, jsonutil
 from kapi.attributes import Attributes, UserInfo
 from kapi.resources import REGISTRY, Resource
-from services.gateway import discovery, negotiation, openapi, reviews
+from services.gateway import discovery, impersonation, issuerdiscovery, negotiation, openapi, reviews
 from services.gateway.backends import Credentials
 from services.gateway.handlers.create import create
 from services.gateway.handlers.delete import delete, delete_collection
@@ -129,11 +129,16 @@ async def _serve(request: web.Request, backends: Backends) -> web.StreamResponse
         timeout = min(parse_go_duration(query["timeout"]), timeout) or timeout
     creds = credentials(request, config.front_proxy_names)
     user = await backends.authn.authenticate(creds, timeout=timeout)
+    acting = await impersonation.impersonate(request.headers, user, backends.authz, timeout)
+    if acting is not None:
+        request["impersonator"], user = acting.impersonator, acting.user
     attrs = attributes(info, user, query)
     async with backends.flowcontrol.seat(attrs, info.long_running, timeout):
         allowed, reason = await backends.authz.authorize(attrs, timeout=timeout)
         if not allowed:
             raise forbidden(attrs, reason)
+        if not info.is_resource_request and issuerdiscovery.handles(info.path):
+            return await issuerdiscovery.respond(info.path, backends, timeout)
         if not info.is_resource_request:
             return non_resource(request, info)
         return await resource_request(request, info, attrs, backends, timeout)

@@ -27,11 +27,22 @@ class Column:
 
 @dataclass(frozen=True)
 class Printer:
-    """Columns after Name, and the function computing their cells; ``age`` appends kube's Age column."""
+    """Columns after Name, and the function computing their cells.
+
+    kube's Age column goes at ``age_index`` among these columns; None puts it
+    after the last priority-0 column (before the ``-o wide`` ones), as most
+    kube printers do.
+    """
 
     columns: tuple[Column, ...]
     cells: Callable[[Obj], list[Any]]
-    age_last: bool = True
+    age_index: int | None = None
+
+    def age_position(self) -> int:
+        """Index among ``columns`` (and cells) where Age is inserted."""
+        if self.age_index is not None:
+            return self.age_index
+        return next((i for i, c in enumerate(self.columns) if c.priority > 0), len(self.columns))
 
 
 def _get(obj: Any, *path: str, default: Any = None) -> Any:
@@ -200,7 +211,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
                        for c in _get(o, "status", "conditions", default=[])) else "NotReady",
         _none(",".join(k.split("/", 1)[1] for k in (_get(o, "metadata", "labels", default={}))
                        if k.startswith("node-role.kubernetes.io/"))),
-        _get(o, "status", "nodeInfo", "kubeletVersion", default="")]),
+        _get(o, "status", "nodeInfo", "kubeletVersion", default="")], age_index=2),
     ("apps", "deployments"): Printer((Column("Ready"), Column("Up-to-date", "integer"), Column("Available", "integer"),
                                       Column("Containers", priority=1), Column("Images", priority=1),
                                       Column("Selector", priority=1)), _deployment),

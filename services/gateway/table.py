@@ -69,7 +69,7 @@ def age(obj: dict[str, Any], now: datetime | None = None) -> str:
 
 
 def column_definitions(resource: Resource) -> list[dict[str, Any]]:
-    """Table columnDefinitions: Name, the kind's printer columns, Age (or kube's default Name, Created At)."""
+    """Table columnDefinitions: Name, the kind's printer columns with Age at kube's place (or Name, Created At)."""
     cols = [dict(_NAME_COLUMN)]
     printer = printers.printer_for(resource.group, resource.resource)
     if printer is None:
@@ -79,7 +79,7 @@ def column_definitions(resource: Resource) -> list[dict[str, Any]]:
     for c in printer.columns:
         cols.append({"name": c.name, "type": c.type, "format": c.format, "description": c.name,
                      "priority": c.priority})
-    cols.append(dict(_AGE_COLUMN))
+    cols.insert(1 + printer.age_position(), dict(_AGE_COLUMN))
     return cols
 
 
@@ -95,8 +95,9 @@ def row(resource: Resource, obj: dict[str, Any], include_object: str, now: datet
             values = printer.cells(obj)
         except (AttributeError, TypeError, ValueError):  # malformed stored data must not break a listing
             values = ["<unknown>"] * len(printer.columns)
+        values = list(values)
+        values.insert(printer.age_position(), age(obj, now))
         cells.extend(values)
-        cells.append(age(obj, now))
     out: dict[str, Any] = {"cells": cells}
     if include_object == "Object":
         out["object"] = obj

@@ -31,9 +31,9 @@ async def stub(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[authn_
     (tmp / "tokens.csv").write_text('secret-token,bob,uid-bob,"system:masters,dev"\n')
     args = flags.parse(flags.AUTHN, ["--client-ca-file", str(tmp / "ca.crt"), "--token-auth-file",
                                      str(tmp / "tokens.csv"), "--port-file", str(tmp / "port")])
-    srv, port = await server.start(args, server.build_authenticator(args))
-    assert Path(tmp / "port").read_text() == str(port)
-    channel = grpcutil.channel(f"127.0.0.1:{port}", None)
+    srv = await server.start(args)
+    assert Path(tmp / "port").read_text() == str(srv.port)
+    channel = grpcutil.channel(f"127.0.0.1:{srv.port}", None)
     try:
         yield authn_pb2_grpc.AuthenticationStub(channel)
     finally:
@@ -94,8 +94,8 @@ async def test_grpc_status_code(stub: authn_pb2_grpc.AuthenticationStub) -> None
 
 async def test_anonymous_disabled(tmp_path: Path) -> None:
     args = flags.parse(flags.AUTHN, ["--anonymous-auth=false"])
-    srv, port = await server.start(args, server.build_authenticator(args))
-    channel = grpcutil.channel(f"127.0.0.1:{port}", None)
+    srv = await server.start(args)
+    channel = grpcutil.channel(f"127.0.0.1:{srv.port}", None)
     try:
         with pytest.raises(errors.StatusError) as info:
             await authenticate(authn_pb2_grpc.AuthenticationStub(channel))

@@ -61,9 +61,11 @@ def test_pod_printer_columns_and_wide_priority():
                       "containerStatuses": [{"ready": True, "restartCount": 2}, {"ready": False, "restartCount": 1}]}}
     out = table.table(pods, [pod], {}, "None")
     names = [(c["name"], c["priority"]) for c in out["columnDefinitions"]]
-    assert names[:4] == [("Name", 0), ("Ready", 0), ("Status", 0), ("Restarts", 0)]
-    assert ("IP", 1) in names and names[-1] == ("Age", 0)
-    assert out["rows"][0]["cells"][:6] == ["web", "1/2", "Running", 3, "10.0.0.5", "n1"]
+    # kube's order: Age after the priority-0 columns, before the -o wide ones.
+    assert names[:6] == [("Name", 0), ("Ready", 0), ("Status", 0), ("Restarts", 0), ("Age", 0), ("IP", 1)]
+    cells = out["rows"][0]["cells"]
+    assert cells[:4] + cells[5:7] == ["web", "1/2", "Running", 3, "10.0.0.5", "n1"]
+    assert cells[4] == "<unknown>"
     assert "object" not in out["rows"][0]
 
 
@@ -80,4 +82,10 @@ def test_deployment_ready_column():
                                               "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}},
            "status": {"readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2}}
     cells = table.table(deploy, [obj], {}, "None")["rows"][0]["cells"]
-    assert cells[:7] == ["d", "2/3", 3, 2, "c", "i", "app=d"]
+    assert cells[:4] + cells[5:8] == ["d", "2/3", 3, 2, "c", "i", "app=d"]
+
+
+def test_node_age_before_version():
+    nodes = REGISTRY.get("", "v1", "nodes")
+    names = [c["name"] for c in table.table(nodes, [], {}, "None")["columnDefinitions"]]
+    assert names[:5] == ["Name", "Status", "Roles", "Age", "Version"]

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from kapi_proto.kapi.common.v1 import common_pb2 as kapi_dot_common_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19kapi/authn/v1/authn.proto\x12\rkapi.authn.v1\x1a\x1bkapi/common/v1/common.proto\"m\n\x13\x41uthenticateRequest\x12\x15\n\rauthorization\x18\x01 \x01(\t\x12 \n\x18\x63lient_certificate_chain\x18\x02 \x01(\t\x12\x1d\n\x15\x66orwarded_client_cert\x18\x03 \x01(\t\"p\n\x14\x41uthenticateResponse\x12&\n\x04user\x18\x01 \x01(\x0b\x32\x18.kapi.common.v1.UserInfo\x12\x15\n\rauthenticator\x18\x02 \x01(\t\x12\x19\n\x11\x63\x61\x63he_ttl_seconds\x18\x03 \x01(\x05\x32i\n\x0e\x41uthentication\x12W\n\x0c\x41uthenticate\x12\".kapi.authn.v1.AuthenticateRequest\x1a#.kapi.authn.v1.AuthenticateResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19kapi/authn/v1/authn.proto\x12\rkapi.authn.v1\x1a\x1bkapi/common/v1/common.proto\"m\n\x13\x41uthenticateRequest\x12\x15\n\rauthorization\x18\x01 \x01(\t\x12 \n\x18\x63lient_certificate_chain\x18\x02 \x01(\t\x12\x1d\n\x15\x66orwarded_client_cert\x18\x03 \x01(\t\"p\n\x14\x41uthenticateResponse\x12&\n\x04user\x18\x01 \x01(\x0b\x32\x18.kapi.common.v1.UserInfo\x12\x15\n\rauthenticator\x18\x02 \x01(\t\x12\x19\n\x11\x63\x61\x63he_ttl_seconds\x18\x03 \x01(\x05\"6\n\x12ReviewTokenRequest\x12\r\n\x05token\x18\x01 \x01(\t\x12\x11\n\taudiences\x18\x02 \x03(\t\"v\n\x13ReviewTokenResponse\x12\x15\n\rauthenticated\x18\x01 \x01(\x08\x12&\n\x04user\x18\x02 \x01(\x0b\x32\x18.kapi.common.v1.UserInfo\x12\x11\n\taudiences\x18\x03 \x03(\t\x12\r\n\x05\x65rror\x18\x04 \x01(\t\"T\n\x14\x42oundObjectReference\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x13\n\x0b\x61pi_version\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0b\n\x03uid\x18\x04 \x01(\t\"\xb9\x01\n\x1fIssueServiceAccountTokenRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0b\n\x03uid\x18\x03 \x01(\t\x12\x11\n\taudiences\x18\x04 \x03(\t\x12\x1a\n\x12\x65xpiration_seconds\x18\x05 \x01(\x03\x12\x39\n\x0c\x62ound_object\x18\x06 \x01(\x0b\x32#.kapi.authn.v1.BoundObjectReference\"~\n IssueServiceAccountTokenResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12\x1c\n\x14\x65xpiration_timestamp\x18\x02 \x01(\x03\x12\x11\n\taudiences\x18\x03 \x03(\t\x12\x1a\n\x12\x65xpiration_seconds\x18\x04 \x01(\x03\"\x1b\n\x19GetIssuerDiscoveryRequest\"H\n\x1aGetIssuerDiscoveryResponse\x12\x1c\n\x14openid_configuration\x18\x01 \x01(\x0c\x12\x0c\n\x04jwks\x18\x02 \x01(\x0c\x32\xa7\x03\n\x0e\x41uthentication\x12W\n\x0c\x41uthenticate\x12\".kapi.authn.v1.AuthenticateRequest\x1a#.kapi.authn.v1.AuthenticateResponse\x12T\n\x0bReviewToken\x12!.kapi.authn.v1.ReviewTokenRequest\x1a\".kapi.authn.v1.ReviewTokenResponse\x12{\n\x18IssueServiceAccountToken\x12..kapi.authn.v1.IssueServiceAccountTokenRequest\x1a/.kapi.authn.v1.IssueServiceAccountTokenResponse\x12i\n\x12GetIssuerDiscovery\x12(.kapi.authn.v1.GetIssuerDiscoveryRequest\x1a).kapi.authn.v1.GetIssuerDiscoveryResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,6 +36,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_AUTHENTICATEREQUEST']._serialized_end=182
   _globals['_AUTHENTICATERESPONSE']._serialized_start=184
   _globals['_AUTHENTICATERESPONSE']._serialized_end=296
-  _globals['_AUTHENTICATION']._serialized_start=298
-  _globals['_AUTHENTICATION']._serialized_end=403
+  _globals['_REVIEWTOKENREQUEST']._serialized_start=298
+  _globals['_REVIEWTOKENREQUEST']._serialized_end=352
+  _globals['_REVIEWTOKENRESPONSE']._serialized_start=354
+  _globals['_REVIEWTOKENRESPONSE']._serialized_end=472
+  _globals['_BOUNDOBJECTREFERENCE']._serialized_start=474
+  _globals['_BOUNDOBJECTREFERENCE']._serialized_end=558
+  _globals['_ISSUESERVICEACCOUNTTOKENREQUEST']._serialized_start=561
+  _globals['_ISSUESERVICEACCOUNTTOKENREQUEST']._serialized_end=746
+  _globals['_ISSUESERVICEACCOUNTTOKENRESPONSE']._serialized_start=748
+  _globals['_ISSUESERVICEACCOUNTTOKENRESPONSE']._serialized_end=874
+  _globals['_GETISSUERDISCOVERYREQUEST']._serialized_start=876
+  _globals['_GETISSUERDISCOVERYREQUEST']._serialized_end=903
+  _globals['_GETISSUERDISCOVERYRESPONSE']._serialized_start=905
+  _globals['_GETISSUERDISCOVERYRESPONSE']._serialized_end=977
+  _globals['_AUTHENTICATION']._serialized_start=980
+  _globals['_AUTHENTICATION']._serialized_end=1403
 # @@protoc_insertion_point(module_scope)

@@ -39,6 +39,21 @@ class AuthenticationStub:
                 request_serializer=kapi_dot_authn_dot_v1_dot_authn__pb2.AuthenticateRequest.SerializeToString,
                 response_deserializer=kapi_dot_authn_dot_v1_dot_authn__pb2.AuthenticateResponse.FromString,
                 _registered_method=True)
+        self.ReviewToken = channel.unary_unary(
+                '/kapi.authn.v1.Authentication/ReviewToken',
+                request_serializer=kapi_dot_authn_dot_v1_dot_authn__pb2.ReviewTokenRequest.SerializeToString,
+                response_deserializer=kapi_dot_authn_dot_v1_dot_authn__pb2.ReviewTokenResponse.FromString,
+                _registered_method=True)
+        self.IssueServiceAccountToken = channel.unary_unary(
+                '/kapi.authn.v1.Authentication/IssueServiceAccountToken',
+                request_serializer=kapi_dot_authn_dot_v1_dot_authn__pb2.IssueServiceAccountTokenRequest.SerializeToString,
+                response_deserializer=kapi_dot_authn_dot_v1_dot_authn__pb2.IssueServiceAccountTokenResponse.FromString,
+                _registered_method=True)
+        self.GetIssuerDiscovery = channel.unary_unary(
+                '/kapi.authn.v1.Authentication/GetIssuerDiscovery',
+                request_serializer=kapi_dot_authn_dot_v1_dot_authn__pb2.GetIssuerDiscoveryRequest.SerializeToString,
+                response_deserializer=kapi_dot_authn_dot_v1_dot_authn__pb2.GetIssuerDiscoveryResponse.FromString,
+                _registered_method=True)
 
 
 class AuthenticationServicer:
@@ -53,6 +68,33 @@ class AuthenticationServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReviewToken(self, request, context):
+        """TokenReview (authentication.k8s.io/v1): run only the token
+        authenticators over one bearer token. Never fails for a bad token: the
+        answer says authenticated false with the error text.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def IssueServiceAccountToken(self, request, context):
+        """Sign a service-account token (TokenRequest, serviceaccounts/token). The
+        caller (the gateway) has checked that the ServiceAccount and the bound
+        object exist. INVALID_ARGUMENT (422) for bad audiences or expiration;
+        UNAVAILABLE if no signing key is configured.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetIssuerDiscovery(self, request, context):
+        """The service-account issuer's discovery documents
+        (/.well-known/openid-configuration and /openid/v1/jwks).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AuthenticationServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -60,6 +102,21 @@ def add_AuthenticationServicer_to_server(servicer, server):
                     servicer.Authenticate,
                     request_deserializer=kapi_dot_authn_dot_v1_dot_authn__pb2.AuthenticateRequest.FromString,
                     response_serializer=kapi_dot_authn_dot_v1_dot_authn__pb2.AuthenticateResponse.SerializeToString,
+            ),
+            'ReviewToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReviewToken,
+                    request_deserializer=kapi_dot_authn_dot_v1_dot_authn__pb2.ReviewTokenRequest.FromString,
+                    response_serializer=kapi_dot_authn_dot_v1_dot_authn__pb2.ReviewTokenResponse.SerializeToString,
+            ),
+            'IssueServiceAccountToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.IssueServiceAccountToken,
+                    request_deserializer=kapi_dot_authn_dot_v1_dot_authn__pb2.IssueServiceAccountTokenRequest.FromString,
+                    response_serializer=kapi_dot_authn_dot_v1_dot_authn__pb2.IssueServiceAccountTokenResponse.SerializeToString,
+            ),
+            'GetIssuerDiscovery': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetIssuerDiscovery,
+                    request_deserializer=kapi_dot_authn_dot_v1_dot_authn__pb2.GetIssuerDiscoveryRequest.FromString,
+                    response_serializer=kapi_dot_authn_dot_v1_dot_authn__pb2.GetIssuerDiscoveryResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -89,6 +146,87 @@ class Authentication:
             '/kapi.authn.v1.Authentication/Authenticate',
             kapi_dot_authn_dot_v1_dot_authn__pb2.AuthenticateRequest.SerializeToString,
             kapi_dot_authn_dot_v1_dot_authn__pb2.AuthenticateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReviewToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kapi.authn.v1.Authentication/ReviewToken',
+            kapi_dot_authn_dot_v1_dot_authn__pb2.ReviewTokenRequest.SerializeToString,
+            kapi_dot_authn_dot_v1_dot_authn__pb2.ReviewTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def IssueServiceAccountToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kapi.authn.v1.Authentication/IssueServiceAccountToken',
+            kapi_dot_authn_dot_v1_dot_authn__pb2.IssueServiceAccountTokenRequest.SerializeToString,
+            kapi_dot_authn_dot_v1_dot_authn__pb2.IssueServiceAccountTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetIssuerDiscovery(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kapi.authn.v1.Authentication/GetIssuerDiscovery',
+            kapi_dot_authn_dot_v1_dot_authn__pb2.GetIssuerDiscoveryRequest.SerializeToString,
+            kapi_dot_authn_dot_v1_dot_authn__pb2.GetIssuerDiscoveryResponse.FromString,
             options,
             channel_credentials,
             insecure,
