@@ -5,7 +5,9 @@ kube-apiserver fills defaults while decoding a request body (the generated
 folds write-only fields in during conversion (Secret ``stringData`` into
 ``data``). kapi does the same in the admission service, before mutating
 admission, so plugins and validation see defaulted objects.
-Sources: "Secrets: stringData", the Pod and Service API reference defaults.
+Sources: "Secrets: stringData", the API reference defaults of Pod, Service,
+Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob,
+ReplicationController and the admissionregistration.k8s.io/v1 kinds.
 """
 
 from __future__ import annotations
@@ -90,13 +92,176 @@ def pod_spec(spec: Any) -> None:
 
 
 def _pod(obj: Obj) -> None:
-    pod_spec(obj.get("spec"))
+    spec = obj.get("spec")
+    pod_spec(spec)
+    # SetDefaults_Pod: a container limit without a request requests the limit.
+    for key in ("initContainers", "containers"):
+        for c in (spec or {}).get(key) or () if isinstance(spec, dict) else ():
+            res = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(res, dict) and isinstance(res.get("limits"), dict) and res["limits"]:
+                requests = res.setdefault("requests", {})
+                if isinstance(requests, dict):
+                    for name, value in res["limits"].items():
+                        requests.setdefault(name, value)
 
 
+def _spec(obj: Obj) -> Obj:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        spec = obj["spec"] = {}
+    return spec
+
+
+def _template(spec: Obj) -> None:
+    template = spec.get("template")
+    if isinstance(template, dict):
+        pod_spec(template.get("spec"))
+
+
+def _deployment(obj: Obj) -> None:
+    """replicas 1, RollingUpdate 25%/25%, revisionHistoryLimit 10, progressDeadlineSeconds 600."""
+    spec = _spec(obj)
+    spec.setdefault("replicas", 1)
+    strategy = spec.setdefault("strategy", {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                rolling.setdefault("maxUnavailable", "25%")
+                rolling.setdefault("maxSurge", "25%")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    _template(spec)
+
+
+def _replicated(obj: Obj) -> None:
+    """ReplicaSet / ReplicationController: replicas 1."""
+    spec = _spec(obj)
+    spec.setdefault("replicas", 1)
+    _template(spec)
+
+
+def _statefulset(obj: Obj) -> None:
+    """replicas 1, OrderedReady, RollingUpdate partition 0, revisionHistoryLimit 10, PVC retention Retain."""
+    spec = _spec(obj)
+    spec.setdefault("replicas", 1)
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    strategy = spec.setdefault("updateStrategy", {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                rolling.setdefault("partition", 0)
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
+    _template(spec)
+
+
+def _daemonset(obj: Obj) -> None:
+    """RollingUpdate maxUnavailable 1 / maxSurge 0, revisionHistoryLimit 10."""
+    spec = _spec(obj)
+    strategy = spec.setdefault("updateStrategy", {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                rolling.setdefault("maxUnavailable", 1)
+                rolling.setdefault("maxSurge", 0)
+    spec.setdefault("revisionHistoryLimit", 10)
+    _template(spec)
+
+
+def job_spec(spec: Obj) -> None:
+    """JobSpec defaults: completions/parallelism 1, backoffLimit 6, NonIndexed, suspend false."""
+    if "completions" not in spec and "parallelism" not in spec:
+        spec["completions"] = 1
+        spec["parallelism"] = 1
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+    _template(spec)
+
+
+def _job(obj: Obj) -> None:
+    job_spec(_spec(obj))
+
+
+def _cronjob(obj: Obj) -> None:
+    """concurrencyPolicy Allow, suspend false, history limits 3 and 1, the job template's defaults."""
+    spec = _spec(obj)
+    spec.setdefault("concurrencyPolicy", "Allow")
+    spec.setdefault("suspend", False)
+    spec.setdefault("successfulJobsHistoryLimit", 3)
+    spec.setdefault("failedJobsHistoryLimit", 1)
+    template = spec.get("jobTemplate")
+    if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+        job_spec(template["spec"])
+
+
+def _webhook(hook: Any, mutating: bool) -> None:
+    if not isinstance(hook, dict):
+        return
+    hook.setdefault("failurePolicy", "Fail")
+    hook.setdefault("matchPolicy", "Equivalent")
+    hook.setdefault("namespaceSelector", {})
+    hook.setdefault("objectSelector", {})
+    hook.setdefault("timeoutSeconds", 10)
+    if mutating:
+        hook.setdefault("reinvocationPolicy", "Never")
+    for rule in hook.get("rules") or ():
+        if isinstance(rule, dict):
+            rule.setdefault("scope", "*")
+    service = (hook.get("clientConfig") or {}).get("service") if isinstance(hook.get("clientConfig"), dict) else None
+    if isinstance(service, dict):
+        service.setdefault("port", 443)
+
+
+def _mutating_webhooks(obj: Obj) -> None:
+    """failurePolicy Fail, matchPolicy Equivalent, selectors {}, timeoutSeconds 10, reinvocationPolicy Never."""
+    for hook in obj.get("webhooks") or ():
+        _webhook(hook, True)
+
+
+def _validating_webhooks(obj: Obj) -> None:
+    """failurePolicy Fail, matchPolicy Equivalent, selectors {}, timeoutSeconds 10, rule scope "*"."""
+    for hook in obj.get("webhooks") or ():
+        _webhook(hook, False)
+
+
+def _validating_policy(obj: Obj) -> None:
+    """failurePolicy Fail; matchConstraints matchPolicy Equivalent, selectors {}, rule scope "*"."""
+    spec = _spec(obj)
+    spec.setdefault("failurePolicy", "Fail")
+    constraints = spec.get("matchConstraints")
+    if isinstance(constraints, dict):
+        constraints.setdefault("matchPolicy", "Equivalent")
+        constraints.setdefault("namespaceSelector", {})
+        constraints.setdefault("objectSelector", {})
+        for rule in constraints.get("resourceRules") or ():
+            if isinstance(rule, dict):
+                rule.setdefault("scope", "*")
+
+
+_ADMREG = "admissionregistration.k8s.io"
 _BY_KIND: dict[tuple[str, str], Callable[[Obj], None]] = {
     ("", "Secret"): _secret,
     ("", "Service"): _service,
     ("", "Pod"): _pod,
+    ("", "ReplicationController"): _replicated,
+    ("apps", "Deployment"): _deployment,
+    ("apps", "ReplicaSet"): _replicated,
+    ("apps", "StatefulSet"): _statefulset,
+    ("apps", "DaemonSet"): _daemonset,
+    ("batch", "Job"): _job,
+    ("batch", "CronJob"): _cronjob,
+    (_ADMREG, "MutatingWebhookConfiguration"): _mutating_webhooks,
+    (_ADMREG, "ValidatingWebhookConfiguration"): _validating_webhooks,
+    (_ADMREG, "ValidatingAdmissionPolicy"): _validating_policy,
 }
 
 

@@ -229,3 +229,66 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
     else:
         meta.pop("generation", None)
     return out
+
+
+IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
+POD_UPDATE_FORBIDDEN = (
+    "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+    "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)")
+_POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds", "schedulingGates")
+
+
+def _forbidden(path: str, detail: str) -> errors.Cause:
+    return errors.Cause("FieldValueForbidden", f"Forbidden: {detail}", path)
+
+
+def _pod_spec_sans_mutable(spec: Any) -> Any:
+    if not isinstance(spec, dict):
+        return spec
+    out = {k: v for k, v in spec.items() if k not in _POD_MUTABLE}
+    for key in ("containers", "initContainers"):
+        if isinstance(out.get(key), list):
+            out[key] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, dict) else c
+                        for c in out[key]]
+    return out
+
+
+def validate_update(new: dict[str, Any], old: dict[str, Any], resource: Resource, *,
+                    subresource: str = "") -> list[errors.Cause]:
+    """Per-kind update rules beyond ObjectMeta (ValidateConfigMapUpdate, ValidateSecretUpdate, ValidatePodUpdate).
+
+    - ConfigMap/Secret stored with ``immutable: true``: ``immutable``,
+      ``data``, ``binaryData`` (ConfigMap) may not change -> Forbidden
+      ``field is immutable when `immutable` is set``; a Secret's ``type``
+      never changes (Invalid ``field is immutable``).
+    - Pod main-resource update: only container/init-container images,
+      activeDeadlineSeconds, tolerations, terminationGracePeriodSeconds and
+      schedulingGates may change; else ``spec: Forbidden: pod updates may
+      not change fields other than ...``; tolerations may only be added.
+    Returns the causes (empty when the update is allowed).
+    """
+    causes: list[errors.Cause] = []
+    if resource.group != "" or subresource not in ("",):
+        return causes
+    if resource.kind in ("ConfigMap", "Secret") and old.get("immutable") is True:
+        if new.get("immutable") is not True:
+            causes.append(_forbidden("immutable", IMMUTABLE_WHEN_SET))
+        fields = ("data", "binaryData") if resource.kind == "ConfigMap" else ("data",)
+        for key in fields:
+            if (new.get(key) or {}) != (old.get(key) or {}):
+                causes.append(_forbidden(key, IMMUTABLE_WHEN_SET))
+    if resource.kind == "Secret" and (new.get("type") or "Opaque") != (old.get("type") or "Opaque"):
+        causes.append(errors.Cause("FieldValueInvalid",
+                                   f'Invalid value: "{new.get("type", "")}": field is immutable', "type"))
+    if resource.kind == "Pod":
+        new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+        if _pod_spec_sans_mutable(new_spec) != _pod_spec_sans_mutable(old_spec):
+            causes.append(_forbidden("spec", POD_UPDATE_FORBIDDEN))
+        else:
+            old_tol = old_spec.get("tolerations") or []
+            new_tol = new_spec.get("tolerations") or []
+            if isinstance(old_tol, list) and isinstance(new_tol, list) and any(t not in new_tol for t in old_tol):
+                causes.append(_forbidden("spec.tolerations", "existing toleration can not be modified except its "
+                                         "tolerationSeconds"))
+    return causes

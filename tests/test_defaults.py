@@ -40,3 +40,58 @@ def test_explicit_values_are_kept_and_other_kinds_untouched():
     cm = {"data": {"a": "b"}}
     defaults.apply(cm, "", "ConfigMap")
     assert cm == {"data": {"a": "b"}}
+
+
+@pytest.mark.parametrize(("group", "kind", "obj", "expected"), [
+    ("apps", "Deployment", {"spec": {}}, {"replicas": 1, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600,
+                                         "strategy": {"type": "RollingUpdate", "rollingUpdate": {
+                                             "maxUnavailable": "25%", "maxSurge": "25%"}}}),
+    ("apps", "Deployment", {"spec": {"replicas": 0, "strategy": {"type": "Recreate"}}},
+     {"replicas": 0, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600, "strategy": {"type": "Recreate"}}),
+    ("apps", "ReplicaSet", {"spec": {}}, {"replicas": 1}),
+    ("apps", "StatefulSet", {"spec": {}}, {
+        "replicas": 1, "podManagementPolicy": "OrderedReady", "revisionHistoryLimit": 10,
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"}}),
+    ("apps", "DaemonSet", {"spec": {}}, {"revisionHistoryLimit": 10, "updateStrategy": {
+        "type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}}),
+    ("batch", "Job", {"spec": {}}, {"completions": 1, "parallelism": 1, "backoffLimit": 6,
+                                    "completionMode": "NonIndexed", "suspend": False,
+                                    "podReplacementPolicy": "TerminatingOrFailed"}),
+    ("batch", "Job", {"spec": {"parallelism": 3}}, {"parallelism": 3, "backoffLimit": 6,
+                                                    "completionMode": "NonIndexed", "suspend": False,
+                                                    "podReplacementPolicy": "TerminatingOrFailed"}),
+])
+def test_workload_defaults(group, kind, obj, expected):
+    defaults.apply(obj, group, kind)
+    assert obj["spec"] == expected
+
+
+def test_templates_and_cronjob_defaults():
+    cj = {"spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}}}}
+    defaults.apply(cj, "batch", "CronJob")
+    spec = cj["spec"]
+    assert (spec["concurrencyPolicy"], spec["suspend"], spec["successfulJobsHistoryLimit"],
+            spec["failedJobsHistoryLimit"]) == ("Allow", False, 3, 1)
+    job = spec["jobTemplate"]["spec"]
+    assert job["backoffLimit"] == 6
+    assert job["template"]["spec"]["dnsPolicy"] == "ClusterFirst"
+    assert job["template"]["spec"]["containers"][0]["imagePullPolicy"] == "Always"
+
+
+def test_pod_requests_default_to_limits():
+    pod = {"spec": {"containers": [{"name": "c", "image": "x", "resources": {"limits": {"cpu": "1"},
+                                                                          "requests": {"memory": "1Gi"}}}]}}
+    defaults.apply(pod, "", "Pod")
+    assert pod["spec"]["containers"][0]["resources"]["requests"] == {"memory": "1Gi", "cpu": "1"}
+
+
+def test_webhook_configuration_defaults():
+    cfg = {"webhooks": [{"name": "a", "rules": [{"operations": ["CREATE"]}],
+                         "clientConfig": {"service": {"name": "s", "namespace": "n"}}}]}
+    defaults.apply(cfg, "admissionregistration.k8s.io", "MutatingWebhookConfiguration")
+    hook = cfg["webhooks"][0]
+    assert (hook["failurePolicy"], hook["matchPolicy"], hook["timeoutSeconds"], hook["reinvocationPolicy"]) == (
+        "Fail", "Equivalent", 10, "Never")
+    assert hook["namespaceSelector"] == {} and hook["objectSelector"] == {}
+    assert hook["rules"][0]["scope"] == "*" and hook["clientConfig"]["service"]["port"] == 443

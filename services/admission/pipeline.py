@@ -128,6 +128,9 @@ class Admitter:
             version=resource.version))
         causes = objectmeta.validate_object_meta(request.object, resource, request.operation == CREATE,
                                                  old=request.old_object)
+        if request.operation == UPDATE and request.old_object is not None:
+            causes.extend(strategy.validate_update(request.object, request.old_object, resource,
+                                                   subresource=request.subresource))
         causes.extend(result.causes)
         if causes:
             meta = request.object.get("metadata") or {}
