@@ -328,6 +328,8 @@ class Controller:
         if level.queueset is not None:
             level.queueset.start(ticket.request)
             level.seats_in_use += ticket.request.width
+        else:
+            ticket.request.started = self.clock()
         ticket.state = EXECUTING
         level.executing[id(ticket)] = ticket
         self._count("dispatched", level.name, ticket.flow_schema.name)

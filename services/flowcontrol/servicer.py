@@ -135,6 +135,7 @@ class FlowControlServicer(flowcontrol_pb2_grpc.FlowControlServicer):
     async def Dispatch(self, request_iterator: AsyncIterator[flowcontrol_pb2.DispatchRequest],  # noqa: N802
                        context: grpc.aio.ServicerContext) -> AsyncIterator[flowcontrol_pb2.DispatchResponse]:
         """Answer each Start with one DispatchResponse (same request_id); release seats on Finish and on stream end."""
+        await context.send_initial_metadata(())  # tells the gateway the stream is up
         stream = _Stream(self._dispatcher)
         reader = asyncio.create_task(stream.read(request_iterator))
         try:

@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from kapi import errors, jsonutil
 from kapi.attributes import Attributes, UserInfo
 from kapi.resources import REGISTRY, Resource
-from services.gateway import discovery, impersonation, issuerdiscovery, negotiation, openapi, reviews
+from services.gateway import debug, discovery, impersonation, issuerdiscovery, negotiation, openapi, reviews
 from services.gateway.backends import Credentials
 from services.gateway.handlers.create import create
 from services.gateway.handlers.delete import delete, delete_collection
@@ -104,7 +104,9 @@ def build_handler_chain(backends: Backends) -> Callable[[web.Request], Awaitable
         try:
             response = await _serve(request, backends)
         except errors.StatusError as err:
-            return status_response(err, audit_id)
+            response = status_response(err, audit_id)
+            debug.set_pf_headers(request, response)
+            return response
         except (ConnectionResetError, web.HTTPException):
             raise
         except Exception as exc:  # noqa: BLE001 - the one place unknown errors become 500 Status
@@ -112,6 +114,7 @@ def build_handler_chain(backends: Backends) -> Callable[[web.Request], Awaitable
             return status_response(errors.internal(f"{type(exc).__name__}"), audit_id)
         if not response.prepared:
             response.headers["Audit-Id"] = audit_id
+            debug.set_pf_headers(request, response)
         return response
 
     return handle
@@ -120,7 +123,7 @@ def build_handler_chain(backends: Backends) -> Callable[[web.Request], Awaitable
 async def _serve(request: web.Request, backends: Backends) -> web.StreamResponse:
     path = request.path
     if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):
-        return health(path, backends)
+        return health(path, backends, "verbose" in request.query)
     query = request.query
     info = resolve(request.method, path, query)
     config = backends.config
@@ -133,12 +136,15 @@ async def _serve(request: web.Request, backends: Backends) -> web.StreamResponse
     if acting is not None:
         request["impersonator"], user = acting.impersonator, acting.user
     attrs = attributes(info, user, query)
-    async with backends.flowcontrol.seat(attrs, info.long_running, timeout):
+    seat = debug.new_seat(request, info.long_running)
+    async with backends.flowcontrol.seat(attrs, info.long_running, timeout, seat, debug.list_limit(query)):
         allowed, reason = await backends.authz.authorize(attrs, timeout=timeout)
         if not allowed:
             raise forbidden(attrs, reason)
         if not info.is_resource_request and issuerdiscovery.handles(info.path):
             return await issuerdiscovery.respond(info.path, backends, timeout)
+        if not info.is_resource_request and debug.handles(info.path):
+            return await debug.respond(info.path, query, backends, timeout)
         if not info.is_resource_request:
             return non_resource(request, info)
         return await resource_request(request, info, attrs, backends, timeout)
@@ -174,11 +180,17 @@ def forbidden(attrs: Attributes, reason: str) -> errors.StatusError:
     return errors.forbidden(attrs.resource, attrs.name, message, attrs.api_group)
 
 
-def health(path: str, backends: Backends) -> web.Response:
-    """/healthz, /livez, /readyz (and their /<check> forms): "ok", or 500 naming the failed check."""
+def health(path: str, backends: Backends, verbose: bool = False) -> web.Response:
+    """/healthz, /livez, /readyz (and their /<check> forms): "ok", or 500 naming the failed check.
+
+    ``?verbose`` lists the checks; /readyz's includes the flow-control line (services/gateway/debug.py).
+    """
     if path.startswith("/readyz") and not backends.ready:
         reason = "shutdown" if backends.shutting_down else "bootstrap"
         return web.Response(status=500, text=f"[-]{reason} failed: reason withheld\nreadyz check failed\n")
+    if verbose:
+        lines = ["[+]ping ok", *(debug.readyz_lines(backends) if path.startswith("/readyz") else [])]
+        return web.Response(text="\n".join(lines) + f"\n{path.strip('/').split('/')[0]} check passed\n")
     return web.Response(text="ok")
 
 

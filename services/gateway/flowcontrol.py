@@ -6,7 +6,12 @@ gateway process carries all of them (DESIGN.md section 6: no unary call per
 request). If the flowcontrol service is unreachable, the gateway falls back
 to local max-in-flight limits (``--max-requests-inflight``,
 ``--max-mutating-requests-inflight``; DESIGN.md section 4) and keeps trying
-to reconnect. Source: KEP-1040 and k8s.io/apiserver pkg/server/filters/maxinflight.go.
+to reconnect; :attr:`FlowControlClient.connected` says which is in use
+(``/readyz?verbose``). A :class:`Seat` carries the decision's FlowSchema and
+PriorityLevel UIDs (the ``X-Kubernetes-PF-*-UID`` response headers) and can
+be given back early: a long-running request (watch) holds its seat only
+until its response starts. Source: KEP-1040 and k8s.io/apiserver
+pkg/server/filters/maxinflight.go.
 """
 
 from __future__ import annotations
@@ -15,11 +20,11 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import grpc
 
-from kapi import errors
+from kapi import errors, grpcutil
 from kapi.attributes import Attributes
 from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc
 
@@ -48,6 +53,29 @@ class LocalLimiter:
         self.in_flight[mutating] = max(0, self.in_flight[mutating] - 1)
 
 
+class Seat:
+    """What one request got from flow control: classification UIDs and a seat that can be given back early.
+
+    The chain creates it before asking for the seat so the PF headers can be
+    set on every response, a 429 included. ``release`` frees the seat now
+    (idempotent); otherwise it is freed when the request completes.
+    """
+
+    __slots__ = ("flow_schema_uid", "priority_level_uid", "long_running", "_release")
+
+    def __init__(self, long_running: bool = False) -> None:
+        self.flow_schema_uid = ""
+        self.priority_level_uid = ""
+        self.long_running = long_running
+        self._release: Callable[[], None] | None = None
+
+    def release(self) -> None:
+        """Give the seat back now (a long-running request finished initialising); harmless when repeated."""
+        release, self._release = self._release, None
+        if release is not None:
+            release()
+
+
 class FlowControlClient:
     """Multiplexes request admission over one Dispatch stream, with a local fallback."""
 
@@ -60,6 +88,16 @@ class FlowControlClient:
         self._connected = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def configured(self) -> bool:
+        """True when a flowcontrol address was given."""
+        return self._stub is not None
+
+    @property
+    def connected(self) -> bool:
+        """True while the Dispatch stream is up (False: local max-in-flight limits are in use)."""
+        return self._connected.is_set()
+
     def start(self) -> None:
         """Begin (re)connecting in the background."""
         if self._stub is not None and self._task is None:
@@ -71,6 +109,15 @@ class FlowControlClient:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+
+    async def dump(self, kind: str, include_request_details: bool, timeout: float) -> str:
+        """One debug view from the flowcontrol service (``Dump`` RPC); StatusError 503 when unreachable."""
+        if self._stub is None:
+            raise errors.unavailable("flowcontrol is not configured on this gateway")
+        response = await grpcutil.call("flowcontrol", self._stub.Dump, flowcontrol_pb2.DumpRequest(
+            kind=kind, include_request_details=include_request_details), timeout=timeout)
+        assert isinstance(response, flowcontrol_pb2.DumpResponse)
+        return response.text
 
     async def _requests(self, outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequest | None]
                         ) -> AsyncIterator[flowcontrol_pb2.DispatchRequest]:
@@ -87,10 +134,12 @@ class FlowControlClient:
             outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequest | None] = asyncio.Queue()
             self._outbox = outbox
             try:
-                call = self._stub.Dispatch(self._requests(outbox), wait_for_ready=True)
+                call = self._stub.Dispatch(self._requests(outbox))
+                await call.initial_metadata()  # the service sends it at once: the stream is up
                 self._connected.set()
+                backoff = 0.1
+                log.info("flowcontrol stream connected")
                 async for reply in call:
-                    backoff = 0.1
                     fut = self._pending.pop(reply.request_id, None)
                     if fut is not None and not fut.done():
                         fut.set_result(reply)
@@ -110,23 +159,29 @@ class FlowControlClient:
             backoff = min(backoff * 2, 2.0)
 
     @contextlib.asynccontextmanager
-    async def seat(self, attrs: Attributes, long_running: bool, timeout: float) -> AsyncIterator[None]:
-        """Hold a seat for the body of the ``async with``.
+    async def seat(self, attrs: Attributes, long_running: bool, timeout: float, holder: Seat | None = None,
+                   list_limit: int = 0) -> AsyncIterator[Seat]:
+        """Hold a seat for the body of the ``async with`` (or until ``Seat.release``).
 
         Raises 429 TooManyRequests (with Retry-After) when rejected. ``timeout``
         (seconds) bounds the wait for a decision; past it the request is
         rejected with 429 as queued requests are in kube-apiserver.
+        ``holder`` receives the PF UIDs (also on rejection); ``list_limit`` is
+        a LIST's ``?limit=`` for its width in seats.
         """
+        seat = holder if holder is not None else Seat(long_running)
+        seat.long_running = long_running
         outbox = self._outbox
         if outbox is None or not self._connected.is_set():
-            async with self._local(attrs.mutating, long_running):
-                yield
+            async with self._local(attrs.mutating, long_running, seat):
+                yield seat
             return
         request_id = next(self._ids)
         fut: asyncio.Future[flowcontrol_pb2.DispatchResponse] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = fut
         outbox.put_nowait(flowcontrol_pb2.DispatchRequest(start=flowcontrol_pb2.Start(
-            request_id=request_id, attributes=attrs.to_proto(), mutating=attrs.mutating, long_running=long_running)))
+            request_id=request_id, attributes=attrs.to_proto(), mutating=attrs.mutating, long_running=long_running,
+            list_limit=list_limit)))
         try:
             reply = await asyncio.wait_for(fut, timeout)
         except TimeoutError:
@@ -134,26 +189,33 @@ class FlowControlClient:
             outbox.put_nowait(flowcontrol_pb2.DispatchRequest(finish=flowcontrol_pb2.Finish(request_id=request_id)))
             raise errors.too_many_requests(TOO_MANY, 1) from None
         except ConnectionError:
-            async with self._local(attrs.mutating, long_running):
-                yield
+            async with self._local(attrs.mutating, long_running, seat):
+                yield seat
             return
+        seat.flow_schema_uid, seat.priority_level_uid = reply.flow_schema_uid, reply.priority_level_uid
         if not reply.execute:
             raise errors.too_many_requests(reply.reason or TOO_MANY, reply.retry_after_seconds or 1)
+
+        def finish() -> None:
+            if self._outbox is outbox:
+                outbox.put_nowait(flowcontrol_pb2.DispatchRequest(finish=flowcontrol_pb2.Finish(
+                    request_id=request_id)))
+
+        seat._release = finish
         try:
-            yield
+            yield seat
         finally:
-            current = self._outbox
-            if current is outbox:
-                outbox.put_nowait(flowcontrol_pb2.DispatchRequest(finish=flowcontrol_pb2.Finish(request_id=request_id)))
+            seat.release()
 
     @contextlib.asynccontextmanager
-    async def _local(self, mutating: bool, long_running: bool) -> AsyncIterator[None]:
+    async def _local(self, mutating: bool, long_running: bool, seat: Seat) -> AsyncIterator[None]:
         if long_running:
             yield
             return
         if not self._fallback.try_acquire(mutating):
             raise errors.too_many_requests(TOO_MANY, 1)
+        seat._release = lambda: self._fallback.release(mutating)
         try:
             yield
         finally:
-            self._fallback.release(mutating)
+            seat.release()

@@ -28,7 +28,7 @@ from aiohttp import web
 
 from kapi import errors, flags, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import negotiation
+from services.gateway import allocator, debug, negotiation
 from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, storage_stub
 from services.gateway.chain import build_handler_chain
 from services.gateway.flowcontrol import FlowControlClient, LocalLimiter
@@ -56,6 +56,7 @@ class Backends:
     admission: AdmissionClient
     storage: Any
     flowcontrol: FlowControlClient
+    services: allocator.ServiceAllocations | None = None  # clusterIP / nodePort allocation (Service writes)
     ready: bool = False
     shutting_down: bool = False
     watches: set[Any] = field(default_factory=set)
@@ -110,6 +111,50 @@ async def ensure_system_namespaces(storage: Any, stop: asyncio.Event) -> None:
             await asyncio.sleep(0.5)
 
 
+async def ensure_kubernetes_service(backends: Backends, port: int, stop: asyncio.Event) -> None:
+    """Create the ``kubernetes`` Service in ``default`` with the range's first IP, and its Endpoints.
+
+    As kube's bootstrap controller: ClusterIP Service ``kubernetes`` (port
+    443 "https" -> the serving port), label ``component=apiserver``,
+    ``provider=kubernetes``; the first clusterIP is reserved in the shared
+    allocation so no other Service gets it. Existing objects are kept.
+    """
+    assert backends.services is not None
+    ips = backends.services.ips
+    first = ips.range.value(ips.range.first)
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    labels = {"component": "apiserver", "provider": "kubernetes"}
+    svc = {"apiVersion": "v1", "kind": "Service",
+           "metadata": {"name": "kubernetes", "namespace": "default", "uid": str(uuid.uuid4()),
+                        "creationTimestamp": now, "labels": labels},
+           "spec": {"type": "ClusterIP", "clusterIP": first, "clusterIPs": [first], "ipFamilies": ["IPv4"],
+                    "ipFamilyPolicy": "SingleStack", "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
+                    "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port or 6443}]},
+           "status": {"loadBalancer": {}}}
+    endpoints = {"apiVersion": "v1", "kind": "Endpoints",
+                 "metadata": {"name": "kubernetes", "namespace": "default", "uid": str(uuid.uuid4()),
+                              "creationTimestamp": now, "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+                 "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                              "ports": [{"name": "https", "port": port or 6443, "protocol": "TCP"}]}]}
+    for resource, obj in (("services", svc), ("endpoints", endpoints)):
+        while not stop.is_set():
+            try:
+                if resource == "services":
+                    try:
+                        await ips.allocate(first, timeout=5)
+                    except ValueError:
+                        pass  # already reserved (another gateway, or a restart)
+                await grpcutil.call("storage", backends.storage.Create, storage_pb2.CreateRequest(
+                    key=storage_pb2.ResourceKey(resource=resource, namespace="default", name="kubernetes"),
+                    object=jsonutil.dumps(obj)), timeout=5)
+                break
+            except errors.StatusError as err:
+                if err.reason == "AlreadyExists":
+                    break
+                log.info("waiting for storage to create the kubernetes %s: %s", resource, err.message)
+                await asyncio.sleep(0.5)
+
+
 async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     """Run the gateway until ``stop`` is set, then shut down gracefully."""
     _required(args, "storage-address", "authn-address", "authz-address", "admission-address")
@@ -129,9 +174,13 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         admission=AdmissionClient(chan(args.admission_address)), storage=storage_stub(chan(args.storage_address)),
         flowcontrol=FlowControlClient(flow_channel, fallback),
     )
+    backends.services = allocator.ServiceAllocations(
+        allocator.Allocator(backends.storage, allocator.ip_range(args.service_cluster_ip_range)),
+        allocator.Allocator(backends.storage, allocator.port_range(args.service_node_port_range)))
     backends.flowcontrol.start()
     app = web.Application(client_max_size=negotiation.MAX_BODY_BYTES + 1)
     app.router.add_route("*", "/{tail:.*}", build_handler_chain(backends))
+    app.on_response_prepare.append(debug.on_response_prepare)  # PF headers on streams; watch seats end here
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=10.0)
     await runner.setup()
     site = web.TCPSite(runner, args.bind_address, args.secure_port, ssl_context=ssl_context(args),
@@ -142,6 +191,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         Path(args.port_file).write_text(str(port))
     log.info("gateway serving on %s:%s", args.bind_address, port)
     await ensure_system_namespaces(backends.storage, stop)
+    await ensure_kubernetes_service(backends, args.secure_port, stop)
     backends.ready = True
     await stop.wait()
     log.info("shutting down: /readyz fails for %.1fs, then watches end", args.shutdown_delay_duration)

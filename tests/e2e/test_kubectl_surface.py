@@ -262,3 +262,35 @@ def test_exact_status_bodies(api: client.ApiClient, namespace: str):
             {"reason": "FieldValueInvalid", "message": f'Invalid value: "Bad_Name": {message}',
              "field": "metadata.name"}]},
         "code": 422}
+
+
+def test_service_cluster_ips(kubectl: Kubectl, namespace: str, tmp_path):
+    default = json.loads(kubectl.run("-n", "default", "get", "svc", "kubernetes", "-o", "json").stdout)
+    assert default["spec"]["clusterIP"] == "10.96.0.1"
+    assert default["spec"]["ports"][0]["port"] == 443
+    kubectl.run("-n", "default", "get", "endpoints", "kubernetes")
+
+    kubectl.run("-n", namespace, "apply", "-f", write(tmp_path, "s.yaml", SERVICE))
+    kubectl.run("-n", namespace, "create", "service", "nodeport", "np", "--tcp=80:8080")
+    web = json.loads(kubectl.run("-n", namespace, "get", "svc", "web", "-o", "json").stdout)["spec"]
+    np = json.loads(kubectl.run("-n", namespace, "get", "svc", "np", "-o", "json").stdout)["spec"]
+    import ipaddress
+    for spec in (web, np):
+        assert ipaddress.ip_address(spec["clusterIP"]) in ipaddress.ip_network("10.96.0.0/12")
+        assert spec["clusterIPs"] == [spec["clusterIP"]] and spec["clusterIP"] != "10.96.0.1"
+    assert web["clusterIP"] != np["clusterIP"]
+    assert 30000 <= np["ports"][0]["nodePort"] <= 32767
+    table = kubectl.run("-n", namespace, "get", "svc", "web").stdout.splitlines()
+    assert table[1].split()[2] == web["clusterIP"]
+
+    proc = kubectl.run("-n", namespace, "patch", "svc", "web", "-p", '{"spec":{"clusterIP":"10.96.0.200"}}',
+                       check=False)
+    assert proc.returncode != 0 and "may not change once set" in proc.stderr
+    proc = kubectl.run("-n", namespace, "create", "-f", "-", check=False, input=json.dumps({
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "dup"},
+        "spec": {"clusterIP": web["clusterIP"], "ports": [{"port": 1}]}}))
+    assert proc.returncode != 0 and "provided IP is already allocated" in proc.stderr
+    kubectl.run("-n", namespace, "delete", "svc", "web")
+    kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "reuse"},
+        "spec": {"clusterIP": web["clusterIP"], "ports": [{"port": 1}]}}))

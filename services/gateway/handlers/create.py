@@ -6,9 +6,8 @@ from typing import Any
 
 from aiohttp import web
 
-from kapi import errors, grpcutil, jsonutil
-from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import fieldmanager, negotiation
+from kapi import errors, jsonutil
+from services.gateway import allocator, fieldmanager, negotiation
 from services.gateway.reviews.authorization import check_rbac_escalation
 from services.gateway.scope import RequestScope, decode_object
 
@@ -36,7 +35,5 @@ async def create(scope: RequestScope) -> web.Response:
             scope.resource.group)
     if dry_run:
         return scope.respond(final, 201)
-    reply = await grpcutil.call("storage", scope.backends.storage.Create,
-                                storage_pb2.CreateRequest(key=scope.key(name=name), object=admitted),
-                                timeout=scope.timeout)
+    reply = await allocator.store_create(scope, name, admitted)
     return scope.respond(reply.object, 201)  # type: ignore[attr-defined]

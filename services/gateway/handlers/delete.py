@@ -8,7 +8,7 @@ from aiohttp import web
 
 from kapi import errors, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import negotiation
+from services.gateway import allocator, negotiation
 from services.gateway.scope import RequestScope, parse_resource_version, success_status
 
 
@@ -39,7 +39,10 @@ async def _delete_one(scope: RequestScope, name: str, options: dict[str, Any]) -
     reply: Any = await grpcutil.call("storage", scope.backends.storage.Delete, storage_pb2.DeleteRequest(
         key=scope.key(name=name), expected_resource_version=expected_rv, expected_uid=str(pre.get("uid") or "")),
         timeout=scope.timeout)
-    return dict(jsonutil.loads(reply.object))
+    deleted = dict(jsonutil.loads(reply.object))
+    if not getattr(reply, "deletion_pending", False):
+        await allocator.after_delete(scope, deleted)
+    return deleted
 
 
 async def delete(scope: RequestScope) -> web.Response:

@@ -8,7 +8,7 @@ from aiohttp import web
 
 from kapi import errors, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import fieldmanager, negotiation
+from services.gateway import allocator, fieldmanager, negotiation
 from services.gateway.reviews.authorization import check_rbac_escalation
 from services.gateway.scope import RequestScope, decode_object, parse_resource_version
 
@@ -30,8 +30,7 @@ async def store_update(scope: RequestScope, obj: dict[str, Any], current: Any, e
     admitted = fieldmanager.track_update(scope, current.object, admitted)
     if dry_run:
         return scope.respond(admitted)
-    reply = await grpcutil.call("storage", scope.backends.storage.Update, storage_pb2.UpdateRequest(
-        key=scope.key(), object=admitted, expected_resource_version=expected_rv), timeout=scope.timeout)
+    reply = await allocator.store_update(scope, admitted, current, expected_rv)
     return scope.respond(reply.object)  # type: ignore[attr-defined]
 
 

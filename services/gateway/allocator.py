@@ -1,0 +1,332 @@
+"""Cluster-wide Service clusterIP and nodePort allocation, kept in storage so every gateway agrees.
+
+As kube-apiserver's ``pkg/registry/core/service/{ipallocator,portallocator}``:
+each range is a bitmap in one object under a reserved key
+(``/registry/ranges/serviceips``, ``/registry/ranges/servicenodeports``,
+kind ``RangeAllocation`` with ``range`` and base64 ``data``), changed only
+by conditional writes (mod revision unchanged), retried on conflict. The
+first address of ``--service-cluster-ip-range`` (default 10.96.0.0/12) is
+the ``kubernetes`` Service's; nodePorts come from
+``--service-node-port-range`` (default 30000-32767).
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kapi import errors, grpcutil, jsonutil
+from kapi_proto.kapi.storage.v1 import storage_pb2
+
+RETRIES = 20
+
+
+@dataclass(frozen=True)
+class Range:
+    """A range of ``size`` values; ``value(offset)`` and ``offset(value)`` convert (offset None: outside)."""
+
+    name: str  # the reserved object's name: serviceips | servicenodeports
+    text: str  # the flag's value, stored as ``range``
+    size: int
+    value: Callable[[int], str]
+    offset: Callable[[str], int | None]
+    first: int = 0  # lowest allocatable offset
+
+
+def ip_range(cidr: str) -> Range:
+    """The clusterIP range of a CIDR: every host address but the network (and broadcast for IPv4)."""
+    net = ipaddress.ip_network(cidr, strict=False)
+    size = min(net.num_addresses, 1 << 20)
+    base = int(net.network_address)
+
+    def offset(text: str) -> int | None:
+        try:
+            addr = ipaddress.ip_address(text)
+        except ValueError:
+            return None
+        off = int(addr) - base
+        return off if addr in net and 1 <= off < size - (1 if net.version == 4 else 0) else None
+
+    return Range("serviceips", str(net), size, lambda off: str(ipaddress.ip_address(base + off)), offset, first=1)
+
+
+def port_range(text: str) -> Range:
+    """The nodePort range ``low-high`` (inclusive) or ``low+count``."""
+    if "+" in text:
+        low_text, count = text.split("+", 1)
+        low, high = int(low_text), int(low_text) + int(count) - 1
+    else:
+        low_text, _, high_text = text.partition("-")
+        low, high = int(low_text), int(high_text)
+
+    def offset(value: str) -> int | None:
+        try:
+            port = int(value)
+        except ValueError:
+            return None
+        return port - low if low <= port <= high else None
+
+    return Range("servicenodeports", f"{low}-{high}", high - low + 1, lambda off: str(low + off), offset)
+
+
+class Allocator:
+    """Allocate and release values of one Range in storage; safe across gateways (conditional writes)."""
+
+    def __init__(self, storage: Any, rng: Range, rand: random.Random | None = None):
+        self._storage = storage
+        self.range = rng
+        self._rand = rand or random.Random()
+
+    def _key(self) -> storage_pb2.ResourceKey:
+        return storage_pb2.ResourceKey(resource="ranges", name=self.range.name)
+
+    async def _read(self, timeout: float) -> tuple[bytearray, int]:
+        try:
+            reply: Any = await grpcutil.call("storage", self._storage.Get, storage_pb2.GetRequest(key=self._key()),
+                                             timeout=timeout)
+        except errors.StatusError as err:
+            if err.reason != "NotFound":
+                raise
+            return bytearray((self.range.size + 7) // 8), 0
+        obj = jsonutil.loads(reply.object)
+        data = bytearray(base64.b64decode(obj.get("data") or ""))
+        data.extend(b"\0" * ((self.range.size + 7) // 8 - len(data)))
+        return data, int(reply.resource_version)
+
+    async def _write(self, bitmap: bytearray, revision: int, timeout: float) -> None:
+        obj = jsonutil.dumps({"kind": "RangeAllocation", "apiVersion": "v1", "metadata": {"name": self.range.name},
+                              "range": self.range.text, "data": base64.b64encode(bytes(bitmap)).decode()})
+        if revision == 0:
+            await grpcutil.call("storage", self._storage.Create, storage_pb2.CreateRequest(
+                key=self._key(), object=obj), timeout=timeout)
+        else:
+            await grpcutil.call("storage", self._storage.Update, storage_pb2.UpdateRequest(
+                key=self._key(), object=obj, expected_resource_version=revision), timeout=timeout)
+
+    async def _change(self, pick: Callable[[bytearray], int | None], set_bit: bool, timeout: float) -> int | None:
+        for _ in range(RETRIES):
+            bitmap, revision = await self._read(timeout)
+            off = pick(bitmap)
+            if off is None:
+                return None
+            if set_bit:
+                bitmap[off // 8] |= 0x80 >> (off % 8)
+            else:
+                bitmap[off // 8] &= ~(0x80 >> (off % 8)) & 0xFF
+            try:
+                await self._write(bitmap, revision, timeout)
+                return off
+            except errors.StatusError as err:
+                if err.reason not in ("Conflict", "AlreadyExists"):
+                    raise
+        raise errors.StatusError(500, "InternalError", f"could not update the {self.range.name} allocation "
+                                 f"after {RETRIES} attempts")
+
+    @staticmethod
+    def _used(bitmap: bytearray, off: int) -> bool:
+        return bool(bitmap[off // 8] & (0x80 >> (off % 8)))
+
+    async def allocate(self, wanted: str = "", timeout: float = 10.0) -> str:
+        """Allocate ``wanted`` (422-style ValueError text on failure) or a random free value; returns it.
+
+        Raises ``ValueError("provided ... is already allocated")`` or
+        ``ValueError("provided ... is not in the valid range ...")`` for a
+        bad ``wanted``; 500 InternalError ``range is full`` when none is free.
+        """
+        rng = self.range
+        if wanted:
+            want = rng.offset(wanted)
+            if want is None:
+                raise ValueError(f"provided {'IP' if rng.name == 'serviceips' else 'port'} is not in the valid "
+                                 f"range. The range of valid {'IPs' if rng.name == 'serviceips' else 'ports'} "
+                                 f"is {rng.text}")
+
+            def pick_wanted(bitmap: bytearray) -> int | None:
+                if self._used(bitmap, want):
+                    raise ValueError(f"provided {'IP' if rng.name == 'serviceips' else 'port'} is already "
+                                     f"allocated")
+                return want
+
+            await self._change(pick_wanted, True, timeout)
+            return wanted
+
+        def pick_free(bitmap: bytearray) -> int | None:
+            start = self._rand.randrange(rng.first, rng.size)
+            for i in range(rng.size - rng.first):
+                off = rng.first + (start - rng.first + i) % (rng.size - rng.first)
+                if rng.offset(rng.value(off)) is not None and not self._used(bitmap, off):
+                    return off
+            return None
+
+        off = await self._change(pick_free, True, timeout)
+        if off is None:
+            raise errors.StatusError(500, "InternalError", "failed to allocate a serviceIP: range is full"
+                                     if rng.name == "serviceips" else "failed to allocate a nodePort: range is full")
+        return rng.value(off)
+
+    async def release(self, value: str, timeout: float = 10.0) -> None:
+        """Free ``value`` (values outside the range are ignored)."""
+        off = self.range.offset(value)
+        if off is None:
+            return
+        await self._change(lambda bitmap: off if self._used(bitmap, off) else None, False, timeout)
+
+
+def _invalid(name: str, field: str, value: Any, detail: str) -> errors.StatusError:
+    shown = jsonutil.dumps(value).decode()
+    return errors.invalid("Service", name, [errors.Cause("FieldValueInvalid", f"Invalid value: {shown}: {detail}",
+                                                         field)])
+
+
+class ServiceAllocations:
+    """clusterIP and nodePort allocation for Service writes (kube's service REST storage)."""
+
+    def __init__(self, ips: Allocator, ports: Allocator):
+        self.ips = ips
+        self.ports = ports
+
+    async def on_create(self, svc: dict[str, Any], timeout: float) -> list[tuple[Allocator, str]]:
+        """Allocate the Service's clusterIP and nodePorts in place; returns what to release if the write fails."""
+        spec = svc.get("spec")
+        if not isinstance(spec, dict):
+            return []
+        name = (svc.get("metadata") or {}).get("name", "")
+        taken: list[tuple[Allocator, str]] = []
+        try:
+            await self._allocate(name, spec, {}, taken, timeout)
+        except BaseException:
+            await self.release_all(taken, timeout)
+            raise
+        return taken
+
+    async def on_update(self, svc: dict[str, Any], old: dict[str, Any], timeout: float
+                        ) -> tuple[list[tuple[Allocator, str]], list[tuple[Allocator, str]]]:
+        """Keep clusterIP immutable (422), allocate for a type change; returns (allocated, to release after)."""
+        spec, old_spec = svc.get("spec"), old.get("spec") or {}
+        if not isinstance(spec, dict):
+            return [], []
+        name = (svc.get("metadata") or {}).get("name", "")
+        old_ip = old_spec.get("clusterIP") or ""
+        new_type, old_type = spec.get("type", "ClusterIP"), old_spec.get("type", "ClusterIP")
+        if old_ip and old_ip != "None" and new_type != "ExternalName":
+            if spec.get("clusterIP") in (None, ""):
+                spec["clusterIP"] = old_ip
+                spec["clusterIPs"] = list(old_spec.get("clusterIPs") or [old_ip])
+            elif spec.get("clusterIP") != old_ip:
+                raise _invalid(name, "spec.clusterIPs[0]", [spec.get("clusterIP")], "may not change once set")
+        taken: list[tuple[Allocator, str]] = []
+        try:
+            await self._allocate(name, spec, old_spec, taken, timeout)
+        except BaseException:
+            await self.release_all(taken, timeout)
+            raise
+        freed: list[tuple[Allocator, str]] = []
+        if old_ip and old_ip != "None" and new_type == "ExternalName":
+            freed.append((self.ips, old_ip))
+        new_ports = {p.get("nodePort") for p in spec.get("ports") or () if isinstance(p, dict)}
+        for p in old_spec.get("ports") or ():
+            if isinstance(p, dict) and p.get("nodePort") and p["nodePort"] not in new_ports:
+                freed.append((self.ports, str(p["nodePort"])))
+        del old_type
+        return taken, freed
+
+    async def _allocate(self, name: str, spec: dict[str, Any], old_spec: dict[str, Any],
+                        taken: list[tuple[Allocator, str]], timeout: float) -> None:
+        kind = spec.get("type", "ClusterIP")
+        if kind == "ExternalName":
+            return
+        ip = spec.get("clusterIP") or ""
+        if ip != "None" and ip != old_spec.get("clusterIP"):
+            try:
+                ip = await self.ips.allocate(ip, timeout)
+            except ValueError as exc:
+                raise _invalid(name, "spec.clusterIPs", [ip], str(exc)) from None
+            taken.append((self.ips, ip))
+            spec["clusterIP"] = ip
+            spec["clusterIPs"] = [ip]
+        if kind not in ("NodePort", "LoadBalancer"):
+            return
+        old_ports = {str(p.get("nodePort")) for p in old_spec.get("ports") or () if isinstance(p, dict)}
+        for i, port in enumerate(spec.get("ports") or ()):
+            if not isinstance(port, dict):
+                continue
+            wanted = str(port.get("nodePort") or "")
+            if wanted and wanted in old_ports:
+                continue
+            try:
+                value = await self.ports.allocate(wanted, timeout)
+            except ValueError as exc:
+                raise _invalid(name, f"spec.ports[{i}].nodePort", port.get("nodePort"), str(exc)) from None
+            taken.append((self.ports, value))
+            port["nodePort"] = int(value)
+
+    async def on_delete(self, svc: dict[str, Any], timeout: float) -> None:
+        """Release a deleted Service's clusterIP and nodePorts."""
+        spec = svc.get("spec") or {}
+        ip = spec.get("clusterIP") or ""
+        items: list[tuple[Allocator, str]] = []
+        if ip and ip != "None":
+            items.append((self.ips, ip))
+        items.extend((self.ports, str(p["nodePort"])) for p in spec.get("ports") or ()
+                     if isinstance(p, dict) and p.get("nodePort"))
+        await self.release_all(items, timeout)
+
+    @staticmethod
+    async def release_all(items: list[tuple[Allocator, str]], timeout: float) -> None:
+        """Release every (allocator, value) pair, ignoring failures (a leaked value is repaired by nobody yet)."""
+        for allocator, value in items:
+            try:
+                await allocator.release(value, timeout)
+            except errors.StatusError:
+                pass
+
+
+async def store_create(scope: Any, name: str, admitted: bytes) -> Any:
+    """Storage Create of ``admitted``; for Services first allocate clusterIP/nodePorts (released if the write fails)."""
+    allocations: ServiceAllocations | None = getattr(scope.backends, "services", None)
+    taken: list[tuple[Allocator, str]] = []
+    if allocations is not None and scope.resource.group == "" and scope.resource.resource == "services":
+        svc = jsonutil.loads(admitted)
+        taken = await allocations.on_create(svc, scope.timeout)
+        admitted = jsonutil.dumps(svc)
+    try:
+        return await grpcutil.call("storage", scope.backends.storage.Create,
+                                   storage_pb2.CreateRequest(key=scope.key(name=name), object=admitted),
+                                   timeout=scope.timeout)
+    except BaseException:
+        if taken and allocations is not None:
+            await allocations.release_all(taken, scope.timeout)
+        raise
+
+
+async def store_update(scope: Any, admitted: bytes, current: Any, expected_rv: int) -> Any:
+    """Storage Update of ``admitted``; for Services keep clusterIP immutable and allocate/release on type changes."""
+    allocations: ServiceAllocations | None = getattr(scope.backends, "services", None)
+    taken: list[tuple[Allocator, str]] = []
+    freed: list[tuple[Allocator, str]] = []
+    if (allocations is not None and scope.resource.group == "" and scope.resource.resource == "services"
+            and not scope.info.subresource):
+        svc = jsonutil.loads(admitted)
+        taken, freed = await allocations.on_update(svc, jsonutil.loads(current.object), scope.timeout)
+        admitted = jsonutil.dumps(svc)
+    try:
+        reply = await grpcutil.call("storage", scope.backends.storage.Update, storage_pb2.UpdateRequest(
+            key=scope.key(), object=admitted, expected_resource_version=expected_rv), timeout=scope.timeout)
+    except BaseException:
+        if taken and allocations is not None:
+            await allocations.release_all(taken, scope.timeout)
+        raise
+    if freed and allocations is not None:
+        await allocations.release_all(freed, scope.timeout)
+    return reply
+
+
+async def after_delete(scope: Any, deleted: dict[str, Any]) -> None:
+    """Release a deleted Service's clusterIP and nodePorts."""
+    allocations: ServiceAllocations | None = getattr(scope.backends, "services", None)
+    if allocations is not None and scope.resource.group == "" and scope.resource.resource == "services":
+        await allocations.on_delete(deleted, scope.timeout)

@@ -1,0 +1,93 @@
+"""API Priority and Fairness as users see it at the gateway: debug dumps, PF headers, readiness detail.
+
+- ``/debug/api_priority_and_fairness/dump_priority_levels``, ``dump_queues``,
+  ``dump_requests`` (``?includeRequestDetails=1``): kube-apiserver's CSV,
+  read from the flowcontrol service (which holds the cluster-wide state);
+  ``dump_seats`` lists the requests holding seats now (user, flow schema,
+  verb, path, age; kubernetes issue 118746). They are non-resource GETs,
+  authorized like any other path before they get here.
+- ``X-Kubernetes-PF-FlowSchema-UID`` and ``X-Kubernetes-PF-PriorityLevel-UID``
+  on every response that went through flow control, 429s included.
+- ``/readyz?verbose`` detail: whether the flowcontrol stream is up or the
+  gateway is on its local max-in-flight fallback (which does not fail
+  readiness; DESIGN.md section 4).
+
+Source: "API Priority and Fairness", "Debug endpoints" and "Good practices".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from kapi import errors
+from services.gateway.flowcontrol import Seat
+
+if TYPE_CHECKING:
+    from services.gateway.server import Backends
+
+PREFIX = "/debug/api_priority_and_fairness/"
+DUMPS = {"dump_priority_levels": "priority_levels", "dump_queues": "queues", "dump_requests": "requests",
+         "dump_seats": "seats"}
+SEAT_KEY = "kapi.flowcontrol.seat"
+FLOW_SCHEMA_UID = "X-Kubernetes-PF-FlowSchema-UID"
+PRIORITY_LEVEL_UID = "X-Kubernetes-PF-PriorityLevel-UID"
+
+
+def handles(path: str) -> bool:
+    """True for the APF debug paths."""
+    return path.startswith(PREFIX)
+
+
+async def respond(path: str, query: Any, backends: Backends, timeout: float) -> web.Response:
+    """The dump named by ``path`` as text/plain; 404 for an unknown dump, 503 if flowcontrol is unreachable."""
+    kind = DUMPS.get(path[len(PREFIX):].rstrip("/"))
+    if kind is None:
+        raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+    details = query.get("includeRequestDetails", "") in ("1", "true")
+    text = await backends.flowcontrol.dump(kind, details, timeout)
+    return web.Response(text=text, content_type="text/plain")
+
+
+def new_seat(request: web.Request, long_running: bool) -> Seat:
+    """A :class:`Seat` holder remembered on the request (for the PF headers and the early release)."""
+    seat = Seat(long_running)
+    request[SEAT_KEY] = seat
+    return seat
+
+
+def list_limit(query: Any) -> int:
+    """A LIST's ``?limit=`` as an int (0 when absent or malformed; the handler reports malformed ones)."""
+    try:
+        return max(0, int(query.get("limit", "0") or 0))
+    except ValueError:
+        return 0
+
+
+def set_pf_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """Add the PF UID headers (when flow control classified the request) to a response not yet sent."""
+    seat = request.get(SEAT_KEY)
+    if seat is None or response.prepared or not seat.flow_schema_uid:
+        return
+    response.headers[FLOW_SCHEMA_UID] = seat.flow_schema_uid
+    response.headers[PRIORITY_LEVEL_UID] = seat.priority_level_uid
+
+
+async def on_response_prepare(request: web.Request, response: web.StreamResponse) -> None:
+    """aiohttp ``on_response_prepare``: PF headers on streamed responses; a watch gives its seat back now."""
+    set_pf_headers(request, response)
+    seat = request.get(SEAT_KEY)
+    if seat is not None and seat.long_running:
+        seat.release()
+
+
+def readyz_lines(backends: Backends) -> list[str]:
+    """The flow-control lines of ``/readyz?verbose`` (informational: they never fail readiness)."""
+    client = backends.flowcontrol
+    if not client.configured:
+        return ["[+]flowcontrol excluded: ok (no --flowcontrol-address: local max-in-flight limits)"]
+    if client.connected:
+        return ["[+]poststarthook/apiserver/bootstrap-system-flowcontrol-configuration ok"]
+    return ["[-]flowcontrol failed: stream to the flowcontrol service is down; using local max-in-flight "
+            "limits (not counted against readiness)"]

@@ -1,0 +1,137 @@
+"""API Priority and Fairness through Envoy: default objects, Dangling, PF headers, debug dumps, readyz detail."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import time
+import urllib.error
+import urllib.request
+from email.message import Message
+
+from kapi.launcher import Stack
+
+from .conftest import TOKENS, Kubectl
+
+FLOW_SCHEMAS = ["catch-all", "exempt", "global-default", "kube-controller-manager", "kube-scheduler",
+                "kube-system-service-accounts", "probes", "service-accounts", "system-leader-election",
+                "system-node-high", "system-nodes", "workload-leader-election"]
+PRIORITY_LEVELS = ["catch-all", "exempt", "global-default", "leader-election", "node-high", "system",
+                   "workload-high", "workload-low"]
+
+
+def names(kubectl: Kubectl, resource: str) -> list[str]:
+    return kubectl.run("get", resource, "-o", "jsonpath={.items[*].metadata.name}").stdout.split()
+
+
+def uid(kubectl: Kubectl, resource: str, name: str) -> str:
+    return kubectl.run("get", resource, name, "-o", "jsonpath={.metadata.uid}").stdout
+
+
+def request(stack: Stack, path: str, token: str | None = None) -> tuple[int, Message, str]:
+    """GET ``path`` through Envoy as a token user, or as the admin (client certificate) when ``token`` is None."""
+    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    headers = {}
+    if token is None:
+        context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
+    else:
+        headers["Authorization"] = f"Bearer {token}"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(stack.url + path, headers=headers), context=context,
+                                    timeout=30) as response:
+            return response.status, response.headers, response.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers, err.read().decode()
+
+
+def test_default_objects_exist_with_autoupdate_annotation(kubectl: Kubectl) -> None:
+    assert names(kubectl, "flowschemas") == FLOW_SCHEMAS
+    assert names(kubectl, "prioritylevelconfigurations") == PRIORITY_LEVELS
+    schema = json.loads(kubectl.run("get", "flowschema", "exempt", "-o", "json").stdout)
+    assert schema["metadata"]["annotations"]["apf.kubernetes.io/autoupdate-spec"] == "true"
+    assert schema["spec"]["rules"][0]["subjects"] == [{"kind": "Group", "group": {"name": "system:masters"}}]
+    level = json.loads(kubectl.run("get", "prioritylevelconfiguration", "workload-low", "-o", "json").stdout)
+    assert level["spec"]["limited"]["nominalConcurrencyShares"] == 100
+
+
+def test_dangling_condition_on_a_schema_without_its_level(kubectl: Kubectl) -> None:
+    manifest = {
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+        "metadata": {"name": "e2e-dangling"},
+        "spec": {"priorityLevelConfiguration": {"name": "e2e-missing"}, "matchingPrecedence": 5000,
+                 "distinguisherMethod": {"type": "ByUser"},
+                 "rules": [{"subjects": [{"kind": "User", "user": {"name": "nobody-at-all"}}],
+                            "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/version"]}]}]}}
+    kubectl.run("apply", "-f", "-", input=json.dumps(manifest))
+    try:
+        deadline = time.monotonic() + 15
+        status = ""
+        while time.monotonic() < deadline:
+            status = kubectl.run("get", "flowschema", "e2e-dangling", "-o",
+                                 'jsonpath={.status.conditions[?(@.type=="Dangling")].status}').stdout
+            if status:
+                break
+            time.sleep(0.2)
+        assert status == "True"
+        message = kubectl.run("get", "flowschema", "e2e-dangling", "-o",
+                              'jsonpath={.status.conditions[?(@.type=="Dangling")].message}').stdout
+        assert message.endswith('named "e2e-missing" but there is no such object')
+    finally:
+        kubectl.run("delete", "flowschema", "e2e-dangling", "--ignore-not-found")
+
+
+def test_pf_headers_name_the_classification(stack: Stack, kubectl: Kubectl) -> None:
+    code, headers, _ = request(stack, "/api/v1/namespaces/default/configmaps", TOKENS["alice"])
+    assert code == 403  # alice has no bindings; flow control ran before authorization
+    assert headers["X-Kubernetes-PF-FlowSchema-UID"] == uid(kubectl, "flowschema", "global-default")
+    assert headers["X-Kubernetes-PF-PriorityLevel-UID"] == uid(kubectl, "prioritylevelconfiguration",
+                                                               "global-default")
+    code, headers, _ = request(stack, "/api/v1/namespaces/default/configmaps")
+    assert code == 200
+    assert headers["X-Kubernetes-PF-FlowSchema-UID"] == uid(kubectl, "flowschema", "exempt")
+
+
+def test_debug_dumps_in_kube_csv(kubectl: Kubectl, alice: Kubectl) -> None:
+    base = "/debug/api_priority_and_fairness/"
+    levels = kubectl.run("get", "--raw", base + "dump_priority_levels").stdout.splitlines()
+    assert levels[0] == "PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests"
+    assert "exempt, <none>, <none>, <none>, <none>, <none>" in levels
+    assert any(line.startswith("global-default, ") for line in levels)
+    queues = kubectl.run("get", "--raw", base + "dump_queues").stdout.splitlines()
+    assert queues[0] == "PriorityLevelName, Index, PendingRequests, ExecutingRequests, VirtualStart"
+    assert sum(line.startswith("global-default, ") for line in queues) == 128
+    requests = kubectl.run("get", "--raw", base + "dump_requests").stdout.splitlines()
+    assert requests[0] == ("PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, FlowDistingsher, "
+                           "ArriveTime")
+    seats = kubectl.run("get", "--raw", base + "dump_seats").stdout.splitlines()
+    assert seats[0].startswith("PriorityLevelName, FlowSchemaName, FlowDistingsher, Seats, UserName")
+    assert any(f"get, {base}dump_seats, " in line for line in seats[1:])
+    denied = alice.run("get", "--raw", base + "dump_queues", check=False)
+    assert denied.returncode != 0 and "Forbidden" in denied.stderr
+    missing = kubectl.run("get", "--raw", base + "dump_nothing", check=False)
+    assert missing.returncode != 0 and "NotFound" in missing.stderr
+
+
+def test_a_watch_gives_its_seat_back_once_started(kubectl: Kubectl, namespace: str) -> None:
+    watcher = kubectl.popen("get", "configmaps", "-n", namespace, "--watch", "--request-timeout=30s")
+    path = f"watch, /api/v1/namespaces/{namespace}/configmaps"
+    try:
+        deadline = time.monotonic() + 10
+        seen_seats: list[str] = []
+        while time.monotonic() < deadline:
+            time.sleep(0.3)
+            seen_seats.append(kubectl.run("get", "--raw", "/debug/api_priority_and_fairness/dump_seats").stdout)
+            if len(seen_seats) > 3 and path not in seen_seats[-1]:
+                break
+        assert watcher.poll() is None, "the watch ended"
+        assert path not in seen_seats[-1]
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
+
+
+def test_readyz_verbose_reports_flowcontrol(stack: Stack) -> None:
+    code, _, body = request(stack, "/readyz?verbose")
+    assert code == 200
+    assert "[+]poststarthook/apiserver/bootstrap-system-flowcontrol-configuration ok" in body.splitlines()
+    assert body.endswith("readyz check passed\n")

@@ -1,0 +1,66 @@
+"""The gateway's FlowControlClient: local fallback while flowcontrol is unreachable, readyz detail, early release."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+
+from kapi import errors, flags, grpcutil
+from kapi.attributes import Attributes, UserInfo
+from services.flowcontrol import server as flowcontrol_server
+from services.gateway import debug
+from services.gateway.flowcontrol import FlowControlClient, LocalLimiter, Seat
+from tests.conftest import free_port
+
+ALICE = Attributes(UserInfo("alice", groups=("system:authenticated",)), "get", True, resource="pods", namespace="x")
+
+
+async def _until(predicate, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, "condition not reached"
+        await asyncio.sleep(0.02)
+
+
+async def test_fallback_until_connected_then_remote_seats() -> None:
+    port = free_port()
+    channel = grpcutil.channel(f"127.0.0.1:{port}", None)
+    client = FlowControlClient(channel, LocalLimiter(1, 1))
+    client.start()
+    try:
+        await asyncio.sleep(0.2)
+        assert not client.connected
+        backends = SimpleNamespace(flowcontrol=client)
+        assert debug.readyz_lines(backends)[0].startswith("[-]flowcontrol failed:")  # type: ignore[arg-type]
+        async with client.seat(ALICE, False, 1.0):  # local max-in-flight: one read-only seat
+            with pytest.raises(errors.StatusError) as err:
+                async with client.seat(ALICE, False, 1.0):
+                    pass
+            assert err.value.code == 429
+
+        args = flags.parse(flags.FLOWCONTROL, ["--listen-address", f"127.0.0.1:{port}",
+                                               "--max-requests-inflight=1", "--max-mutating-requests-inflight=1"])
+        service = await flowcontrol_server.start(args, flowcontrol_server.build_dispatcher(args))
+        try:
+            await _until(lambda: client.connected)
+            assert debug.readyz_lines(backends) == [  # type: ignore[arg-type]
+                "[+]poststarthook/apiserver/bootstrap-system-flowcontrol-configuration ok"]
+            seat = Seat()
+            async with client.seat(ALICE, False, 1.0, seat):
+                seat.release()  # given back early: the next request gets the only seat
+                async with client.seat(ALICE, False, 1.0):
+                    pass
+        finally:
+            await service.stop(0)
+        await _until(lambda: not client.connected)
+    finally:
+        await client.close()
+        await channel.close()
+
+
+def test_unconfigured_client_says_so() -> None:
+    client = FlowControlClient(None, LocalLimiter(0, 0))
+    lines = debug.readyz_lines(SimpleNamespace(flowcontrol=client))  # type: ignore[arg-type]
+    assert lines[0].startswith("[+]flowcontrol excluded: ok")
