@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from kapi import pki
+from kapi.launcher import Stack
 from tests.e2e.conftest import Kubectl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -233,3 +234,19 @@ def test_validating_admission_policy(kubectl: Kubectl, namespace: str) -> None:
         kubectl.run("delete", "validatingadmissionpolicybinding", pname + "-b")
         kubectl.run("delete", "validatingadmissionpolicy", pname)
 
+
+
+def test_admission_unreachable_writes_503_reads_served(stack: Stack, kubectl: Kubectl, namespace: str) -> None:
+    kubectl.run("-n", namespace, "create", "configmap", "before")
+    name = next(n for n in stack.processes if n.startswith("admission"))
+    stack.kill_process(name)
+    try:
+        refused = kubectl.run("-n", namespace, "create", "configmap", "during", "--request-timeout=20s", check=False)
+        assert refused.returncode == 1
+        assert "ServiceUnavailable" in refused.stderr or "503" in refused.stderr or \
+            "unavailable" in refused.stderr.lower(), refused.stderr
+        assert "before" in kubectl.run("-n", namespace, "get", "configmap", "before", "-o", "name").stdout
+    finally:
+        stack.restart_process(name)
+    assert until(lambda: kubectl.run("-n", namespace, "create", "configmap", "after", check=False).returncode == 0,
+                 20)
