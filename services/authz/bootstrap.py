@@ -1,19 +1,29 @@
-"""Default RBAC policy, created at start like kube-apiserver's ``rbac/bootstrap-roles`` post-start hook.
+"""Default RBAC policy, created and reconciled at start like kube-apiserver's ``rbac/bootstrap-roles`` hook.
 
 "Using RBAC Authorization", "Default roles and role bindings": the
-user-facing ClusterRoles (cluster-admin, admin, edit, view), the discovery
-roles (system:discovery, system:basic-user, system:public-info-viewer) and
-their ClusterRoleBindings. Every object carries the label
-``kubernetes.io/bootstrapping: rbac-defaults`` and the annotation
-``rbac.authorization.kubernetes.io/autoupdate: "true"``. Objects that
-already exist are left alone (an operator may have edited them). kube's
-admin/edit/view are aggregated from ``system:aggregate-to-*`` roles by a
-controller kapi does not run; here they carry the aggregated rules directly.
+user-facing ClusterRoles (cluster-admin; admin, edit and view aggregated
+from ``system:aggregate-to-*`` by label, see ``aggregation.py``), the
+discovery roles (system:discovery, system:basic-user,
+system:public-info-viewer), the component roles (system:kube-scheduler,
+system:kube-controller-manager, system:node, system:node-proxier,
+system:volume-scheduler, system:monitoring, system:auth-delegator,
+system:node-bootstrapper, system:kube-dns, system:service-account-issuer-discovery,
+system:heapster) and their ClusterRoleBindings. Every object carries the
+label ``kubernetes.io/bootstrapping: rbac-defaults`` and the annotation
+``rbac.authorization.kubernetes.io/autoupdate: "true"``.
+
+Reconciliation (kube's ``reconciliation.ReconcileRole``/``ReconcileRoleBinding``):
+an absent object is created; an existing one whose autoupdate annotation
+is not ``"false"`` gets the missing labels, annotations, rules (rules it
+does not already cover; aggregated roles' rules are left to the
+aggregator), aggregation selectors and subjects added — never removed; a
+binding whose roleRef differs is deleted and recreated.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import datetime
 import logging
 import uuid
@@ -24,13 +34,15 @@ import grpc
 
 from kapi import errors, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
-from services.authz.rbac import GROUP
+from services.authz.rbac import GROUP, PolicyRule
+from services.authz.rules import covers
 
 log = logging.getLogger(__name__)
 
 API_VERSION = f"{GROUP}/v1"
 LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
-ANNOTATIONS = {"rbac.authorization.kubernetes.io/autoupdate": "true"}
+AUTOUPDATE = "rbac.authorization.kubernetes.io/autoupdate"
+ANNOTATIONS = {AUTOUPDATE: "true"}
 
 READ = ["get", "list", "watch"]
 WRITE = ["create", "delete", "deletecollection", "patch", "update"]
@@ -68,7 +80,7 @@ _VIEW_RULES = [
     rule(READ, ["networking.k8s.io"], ["ingresses", "ingresses/status", "networkpolicies"]),
 ]
 
-_EDIT_RULES = [
+_EDIT_ONLY_RULES = [
     rule(READ, [""], ["pods/attach", "pods/exec", "pods/portforward", "pods/proxy", "secrets", "services/proxy"]),
     rule(["impersonate"], [""], ["serviceaccounts"]),
     rule(WRITE, [""], ["pods", "pods/attach", "pods/exec", "pods/portforward", "pods/proxy"]),
@@ -85,41 +97,152 @@ _EDIT_RULES = [
                                  "replicationcontrollers/scale"]),
     rule(WRITE, ["policy"], ["poddisruptionbudgets"]),
     rule(WRITE, ["networking.k8s.io"], ["ingresses", "networkpolicies"]),
-    *_VIEW_RULES,
+    rule(READ, ["coordination.k8s.io"], ["leases"]),
+    rule(WRITE, ["coordination.k8s.io"], ["leases"]),
 ]
 
-_ADMIN_RULES = [
+_ADMIN_ONLY_RULES = [
     rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews"]),
     rule([*READ, *WRITE], [GROUP], ["rolebindings", "roles"]),
-    *_EDIT_RULES,
 ]
 
-CLUSTER_ROLES: dict[str, list[dict[str, Any]]] = {
-    "cluster-admin": [rule(["*"], ["*"], ["*"]), rule(["*"], urls=["*"])],
-    "system:discovery": [rule(["get"], urls=["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez",
-                                             "/openapi", "/openapi/*", "/readyz", "/version", "/version/"])],
-    "system:basic-user": [
+AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"
+EVENTS = ["create", "patch", "update"]
+ANY_REVIEW = [rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+              rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"])]
+
+_SCHEDULER_RULES = [
+    rule(EVENTS, ["", "events.k8s.io"], ["events"]),
+    rule(["create"], ["coordination.k8s.io"], ["leases"]),
+    {**rule(["get", "update"], ["coordination.k8s.io"], ["leases"]), "resourceNames": ["kube-scheduler"]},
+    rule(READ, [""], ["nodes"]),
+    rule(["delete", "get", "list", "watch"], [""], ["pods"]),
+    rule(["create"], [""], ["bindings", "pods/binding"]),
+    rule(["patch", "update"], [""], ["pods/status"]),
+    rule(READ, [""], ["replicationcontrollers", "services"]),
+    rule(READ, ["apps", "extensions"], ["replicasets"]),
+    rule(READ, ["apps"], ["statefulsets"]),
+    rule(READ, ["policy"], ["poddisruptionbudgets"]),
+    rule(READ, [""], ["persistentvolumeclaims", "persistentvolumes"]),
+    *ANY_REVIEW,
+    rule(READ, ["storage.k8s.io"], ["csinodes"]),
+    rule(READ, [""], ["namespaces"]),
+    rule(READ, ["storage.k8s.io"], ["csidrivers"]),
+    rule(READ, ["storage.k8s.io"], ["csistoragecapacities"]),
+]
+
+_CONTROLLER_MANAGER_RULES = [
+    rule(EVENTS, ["", "events.k8s.io"], ["events"]),
+    rule(["create"], ["coordination.k8s.io"], ["leases"]),
+    {**rule(["get", "update"], ["coordination.k8s.io"], ["leases"]), "resourceNames": ["kube-controller-manager"]},
+    rule(["create"], [""], ["secrets", "serviceaccounts"]),
+    rule(["delete"], [""], ["secrets"]),
+    rule(["get"], [""], ["configmaps", "namespaces", "secrets", "serviceaccounts"]),
+    rule(["update"], [""], ["secrets", "serviceaccounts"]),
+    *ANY_REVIEW,
+    rule(["list", "watch"], ["*"], ["*"]),
+    rule(["create"], [""], ["serviceaccounts/token"]),
+]
+
+_NODE_RULES = [
+    rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+    rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews", "subjectaccessreviews"]),
+    rule(READ, [""], ["services"]),
+    rule(["create", "get", "list", "watch"], [""], ["nodes"]),
+    rule(["patch", "update"], [""], ["nodes/status"]),
+    rule(["patch", "update"], [""], ["nodes"]),
+    rule(EVENTS, ["", "events.k8s.io"], ["events"]),
+    rule(READ, [""], ["pods"]),
+    rule(["create", "delete"], [""], ["pods"]),
+    rule(["patch", "update"], [""], ["pods/status"]),
+    rule(["create"], [""], ["pods/eviction"]),
+    rule(["get"], [""], ["configmaps", "secrets"]),
+    rule(["get"], [""], ["persistentvolumeclaims", "persistentvolumes"]),
+    rule(["get"], [""], ["endpoints"]),
+    rule(["create", "get", "list", "watch"], ["certificates.k8s.io"], ["certificatesigningrequests"]),
+    rule(["create", "delete", "get", "patch", "update"], ["coordination.k8s.io"], ["leases"]),
+    rule(["get"], ["storage.k8s.io"], ["volumeattachments"]),
+    rule(["create"], [""], ["serviceaccounts/token"]),
+    rule(["patch", "update"], [""], ["persistentvolumeclaims/status"]),
+    rule(READ, ["storage.k8s.io"], ["csidrivers"]),
+    rule(["create", "delete", "get", "patch", "update"], ["storage.k8s.io"], ["csinodes"]),
+    rule(READ, ["node.k8s.io"], ["runtimeclasses"]),
+]
+
+# name -> (rules, extra labels, aggregated-from label suffix or "").
+ClusterRoleSpec = tuple[list[dict[str, Any]], dict[str, str], str]
+CLUSTER_ROLES: dict[str, ClusterRoleSpec] = {
+    "cluster-admin": ([rule(["*"], ["*"], ["*"]), rule(["*"], urls=["*"])], {}, ""),
+    "system:discovery": ([rule(["get"], urls=["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez",
+                                              "/openapi", "/openapi/*", "/readyz", "/version", "/version/"])], {}, ""),
+    "system:basic-user": ([
         rule(["create"], ["authorization.k8s.io"], ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]),
         rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"]),
-    ],
-    "system:public-info-viewer": [rule(["get"], urls=["/healthz", "/livez", "/readyz", "/version", "/version/"])],
-    "admin": _ADMIN_RULES,
-    "edit": _EDIT_RULES,
-    "view": _VIEW_RULES,
+    ], {}, ""),
+    "system:public-info-viewer": ([rule(["get"], urls=["/healthz", "/livez", "/readyz", "/version", "/version/"])],
+                                  {}, ""),
+    "admin": ([], {}, "admin"),
+    "edit": ([], {AGGREGATE_TO + "admin": "true"}, "edit"),
+    "view": ([], {AGGREGATE_TO + "edit": "true"}, "view"),
+    "system:aggregate-to-admin": (_ADMIN_ONLY_RULES, {AGGREGATE_TO + "admin": "true"}, ""),
+    "system:aggregate-to-edit": (_EDIT_ONLY_RULES, {AGGREGATE_TO + "edit": "true"}, ""),
+    "system:aggregate-to-view": (_VIEW_RULES, {AGGREGATE_TO + "view": "true"}, ""),
+    "system:kube-scheduler": (_SCHEDULER_RULES, {}, ""),
+    "system:volume-scheduler": ([rule(["get", "list", "patch", "update", "watch"], [""], ["persistentvolumes"]),
+                                 rule(READ, ["storage.k8s.io"], ["storageclasses"]),
+                                 rule(["get", "list", "patch", "update", "watch"], [""],
+                                      ["persistentvolumeclaims"])], {}, ""),
+    "system:kube-controller-manager": (_CONTROLLER_MANAGER_RULES, {}, ""),
+    "system:node": (_NODE_RULES, {}, ""),
+    "system:node-proxier": ([rule(["list", "watch"], [""], ["endpoints", "services"]),
+                             rule(["get", "list", "watch"], [""], ["nodes"]),
+                             rule(EVENTS, ["", "events.k8s.io"], ["events"]),
+                             rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"])], {}, ""),
+    "system:node-bootstrapper": ([rule(["create", "get", "list", "watch"], ["certificates.k8s.io"],
+                                       ["certificatesigningrequests"])], {}, ""),
+    "system:auth-delegator": (ANY_REVIEW, {}, ""),
+    "system:monitoring": ([rule(["get"], urls=["/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics",
+                                               "/metrics/slis", "/readyz", "/readyz/*"])], {}, ""),
+    "system:kube-dns": ([rule(["list", "watch"], [""], ["endpoints", "services"])], {}, ""),
+    "system:heapster": ([rule(READ, [""], ["events", "namespaces", "nodes", "pods"]),
+                         rule(READ, ["extensions"], ["deployments"])], {}, ""),
+    "system:service-account-issuer-discovery": ([rule(["get"], urls=["/.well-known/openid-configuration",
+                                                                     "/.well-known/openid-configuration/",
+                                                                     "/openid/v1/jwks", "/openid/v1/jwks/"])],
+                                                {}, ""),
 }
 
-# ClusterRoleBinding name -> (ClusterRole, groups).
-CLUSTER_ROLE_BINDINGS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "cluster-admin": ("cluster-admin", ("system:masters",)),
-    "system:discovery": ("system:discovery", ("system:authenticated",)),
-    "system:basic-user": ("system:basic-user", ("system:authenticated",)),
-    "system:public-info-viewer": ("system:public-info-viewer", ("system:authenticated", "system:unauthenticated")),
+# ClusterRoleBinding name -> (ClusterRole, subjects as (kind, name, namespace)).
+Subject = tuple[str, str, str]
+CLUSTER_ROLE_BINDINGS: dict[str, tuple[str, tuple[Subject, ...]]] = {
+    "cluster-admin": ("cluster-admin", (("Group", "system:masters", ""),)),
+    "system:discovery": ("system:discovery", (("Group", "system:authenticated", ""),)),
+    "system:basic-user": ("system:basic-user", (("Group", "system:authenticated", ""),)),
+    "system:public-info-viewer": ("system:public-info-viewer", (("Group", "system:authenticated", ""),
+                                                                ("Group", "system:unauthenticated", ""))),
+    "system:monitoring": ("system:monitoring", (("Group", "system:monitoring", ""),)),
+    "system:kube-scheduler": ("system:kube-scheduler", (("User", "system:kube-scheduler", ""),)),
+    "system:volume-scheduler": ("system:volume-scheduler", (("User", "system:kube-scheduler", ""),)),
+    "system:kube-controller-manager": ("system:kube-controller-manager",
+                                       (("User", "system:kube-controller-manager", ""),)),
+    "system:node": ("system:node", ()),
+    "system:node-proxier": ("system:node-proxier", (("User", "system:kube-proxy", ""),)),
+    "system:kube-dns": ("system:kube-dns", (("ServiceAccount", "kube-dns", "kube-system"),)),
+    "system:service-account-issuer-discovery": ("system:service-account-issuer-discovery",
+                                                (("Group", "system:serviceaccounts", ""),)),
 }
 
 
-def _metadata(name: str, now: datetime.datetime, new_uid: Callable[[], str]) -> dict[str, Any]:
+def _subject(kind: str, name: str, namespace: str) -> dict[str, Any]:
+    if kind == "ServiceAccount":
+        return {"kind": kind, "name": name, "namespace": namespace}
+    return {"apiGroup": GROUP, "kind": kind, "name": name}
+
+
+def _metadata(name: str, now: datetime.datetime, new_uid: Callable[[], str],
+              labels: dict[str, str] | None = None) -> dict[str, Any]:
     return {"name": name, "uid": new_uid(), "creationTimestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "labels": dict(LABELS), "annotations": dict(ANNOTATIONS)}
+            "labels": {**LABELS, **(labels or {})}, "annotations": dict(ANNOTATIONS)}
 
 
 def default_objects(now: datetime.datetime | None = None,
@@ -127,52 +250,125 @@ def default_objects(now: datetime.datetime | None = None,
     """The bootstrap policy as (resource, object) pairs: ClusterRoles first, then ClusterRoleBindings.
 
     ``now`` (UTC) stamps metadata.creationTimestamp (RFC 3339, seconds);
-    ``new_uid`` makes metadata.uid.
+    ``new_uid`` makes metadata.uid. Aggregated roles (admin, edit, view)
+    carry an ``aggregationRule`` and no rules: the aggregator fills them.
     """
     now = now or datetime.datetime.now(datetime.UTC)
     out: list[tuple[str, dict[str, Any]]] = []
-    for name, rules in CLUSTER_ROLES.items():
-        out.append(("clusterroles", {"apiVersion": API_VERSION, "kind": "ClusterRole",
-                                     "metadata": _metadata(name, now, new_uid), "rules": rules}))
-    for name, (role, groups) in CLUSTER_ROLE_BINDINGS.items():
-        out.append(("clusterrolebindings", {
+    for name, (rules, labels, aggregate_from) in CLUSTER_ROLES.items():
+        obj: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "ClusterRole",
+                               "metadata": _metadata(name, now, new_uid, labels), "rules": rules}
+        if aggregate_from:
+            obj["aggregationRule"] = {"clusterRoleSelectors": [
+                {"matchLabels": {AGGREGATE_TO + aggregate_from: "true"}}]}
+        out.append(("clusterroles", obj))
+    for name, (role, subjects) in CLUSTER_ROLE_BINDINGS.items():
+        binding: dict[str, Any] = {
             "apiVersion": API_VERSION, "kind": "ClusterRoleBinding", "metadata": _metadata(name, now, new_uid),
-            "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": role},
-            "subjects": [{"apiGroup": GROUP, "kind": "Group", "name": g} for g in groups],
-        }))
+            "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": role}}
+        if subjects:
+            binding["subjects"] = [_subject(*s) for s in subjects]
+        out.append(("clusterrolebindings", binding))
     return out
+
+
+def reconciled(resource: str, existing: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any] | None:
+    """The object ``existing`` should become to include ``expected`` (additively), or None if nothing to do.
+
+    Returns ``{}`` (empty) when a binding's roleRef differs and the binding
+    must be deleted and recreated. Objects annotated
+    ``rbac.authorization.kubernetes.io/autoupdate: "false"`` are left alone.
+    """
+    meta = existing.get("metadata") or {}
+    if (meta.get("annotations") or {}).get(AUTOUPDATE) == "false":
+        return None
+    out = copy.deepcopy(existing)
+    out_meta = out.setdefault("metadata", {})
+    for key in ("labels", "annotations"):
+        wanted = expected["metadata"].get(key) or {}
+        have = out_meta.get(key) or {}
+        if any(k not in have for k in wanted):
+            out_meta[key] = {**wanted, **have}
+    if resource == "clusterroles":
+        if expected.get("aggregationRule"):
+            have_rule = out.get("aggregationRule") or {}
+            selectors = list(have_rule.get("clusterRoleSelectors") or [])
+            for selector in expected["aggregationRule"]["clusterRoleSelectors"]:
+                if selector not in selectors:
+                    selectors.append(selector)
+            out["aggregationRule"] = {**have_rule, "clusterRoleSelectors": selectors}
+        else:
+            have_rules = [PolicyRule.from_json(r) for r in out.get("rules") or [] if isinstance(r, dict)]
+            missing = [r for r in expected["rules"] if not covers(have_rules, [PolicyRule.from_json(r)])[0]]
+            if missing:
+                out["rules"] = [*(out.get("rules") or []), *missing]
+    else:
+        if out.get("roleRef") != expected["roleRef"]:
+            return {}
+        subjects = list(out.get("subjects") or [])
+        for subject in expected.get("subjects") or []:
+            if subject not in subjects:
+                subjects.append(subject)
+        if subjects:
+            out["subjects"] = subjects
+    return None if out == existing else out
+
+
+async def _call(rpc: Callable[..., Any], request: Any, timeout: float, sleep: Callable[[float], Any],
+                min_backoff: float, max_backoff: float) -> Any:
+    """Call storage, retrying while it is unavailable (503/504/transport); other refusals raise StatusError."""
+    backoff = min_backoff
+    while True:
+        try:
+            return await rpc(request, timeout=timeout)
+        except grpc.RpcError as exc:
+            err = errors.from_rpc_error(exc, "storage")
+        if err.code not in (503, 504):
+            raise err
+        log.info("storage not ready for bootstrap policy (%s); retrying in %.1fs", err.message, backoff)
+        await sleep(backoff)
+        backoff = min(backoff * 2, max_backoff)
 
 
 async def ensure(stub: storage_pb2_grpc.StorageStub, *, timeout: float = 10.0, min_backoff: float = 0.1,
                  max_backoff: float = 5.0, sleep: Callable[[float], Any] = asyncio.sleep) -> int:
-    """Create each default object that is absent; returns how many were created.
+    """Create each absent default object and reconcile existing ones; returns how many were written.
 
-    AlreadyExists is success. While storage is unavailable (503, 504,
-    transport failure) the same object is retried with a capped backoff
-    (seconds). Any other refusal is logged and the object skipped, so one
-    bad object cannot block the rest.
+    While storage is unavailable (503, 504, transport failure) the same
+    object is retried with a capped backoff (seconds). Any other refusal is
+    logged and the object skipped, so one bad object cannot block the rest.
     """
-    created = 0
+    written = 0
     for resource, obj in default_objects():
         name = obj["metadata"]["name"]
-        request = storage_pb2.CreateRequest(key=storage_pb2.ResourceKey(group=GROUP, resource=resource, name=name),
-                                            object=jsonutil.dumps(obj))
-        backoff = min_backoff
-        while True:
+        key = storage_pb2.ResourceKey(group=GROUP, resource=resource, name=name)
+
+        async def call(rpc: Callable[..., Any], request: Any) -> Any:
+            return await _call(rpc, request, timeout, sleep, min_backoff, max_backoff)
+
+        try:
             try:
-                await stub.Create(request, timeout=timeout)
-                created += 1
+                await call(stub.Create, storage_pb2.CreateRequest(key=key, object=jsonutil.dumps(obj)))
+                written += 1
                 log.info("created %s %s", resource, name)
-                break
-            except grpc.RpcError as exc:
-                err = errors.from_rpc_error(exc, "storage")
-            if err.reason == "AlreadyExists":
-                break
-            if err.code in (503, 504):
-                log.info("storage not ready for bootstrap policy (%s); retrying in %.1fs", err.message, backoff)
-                await sleep(backoff)
-                backoff = min(backoff * 2, max_backoff)
                 continue
-            log.error("cannot create bootstrap %s %s: %s", resource, name, err.message)
-            break
-    return created
+            except errors.StatusError as err:
+                if err.reason != "AlreadyExists":
+                    raise
+            current = await call(stub.Get, storage_pb2.GetRequest(key=key))
+            existing = jsonutil.loads(current.object)
+            update = reconciled(resource, existing, obj)
+            if update is None:
+                continue
+            if not update:  # roleRef changed: delete and recreate (a roleRef is immutable)
+                await call(stub.Delete, storage_pb2.DeleteRequest(key=key,
+                                                                  expected_resource_version=current.resource_version))
+                await call(stub.Create, storage_pb2.CreateRequest(key=key, object=jsonutil.dumps(obj)))
+            else:
+                await call(stub.Update, storage_pb2.UpdateRequest(key=key, object=jsonutil.dumps(update),
+                                                                  expected_resource_version=current.resource_version))
+            written += 1
+            log.info("reconciled %s %s", resource, name)
+        except errors.StatusError as err:
+            log.error("cannot reconcile bootstrap %s %s: %s", resource, name, err.message)
+    return written

@@ -100,6 +100,7 @@ class PolicyIndex:
         self._listed: set[str] = set()
         self._roles: dict[Key, Role] = {}
         self._cluster_roles: dict[str, Role] = {}
+        self._cluster_role_objects: dict[str, Mapping[str, Any]] = {}
         self._bindings: dict[Key, Binding] = {}
         self._cluster_bindings: dict[str, Binding] = {}
         # Per-namespace subject indexes for RoleBindings; one for ClusterRoleBindings.
@@ -152,6 +153,10 @@ class PolicyIndex:
         """The ClusterRole ``name``, or None."""
         return self._cluster_roles.get(name)
 
+    def cluster_role_objects(self) -> dict[str, Mapping[str, Any]]:
+        """ClusterRole name -> the object as stored (labels, aggregationRule, resourceVersion), for aggregation."""
+        return dict(self._cluster_role_objects)
+
     def bindings(self) -> list[Binding]:
         """Every RoleBinding and ClusterRoleBinding (for tests and debugging)."""
         return [*self._cluster_bindings.values(), *self._bindings.values()]
@@ -200,6 +205,7 @@ class PolicyIndex:
                     self._roles[(role.namespace, role.name)] = role
                 else:
                     self._cluster_roles[role.name] = role
+                    self._cluster_role_objects[role.name] = obj
             elif resource == ROLE_BINDINGS:
                 binding = Binding.from_json(obj)
                 key = (binding.namespace, binding.name)
@@ -219,6 +225,7 @@ class PolicyIndex:
             self._roles.pop(key, None)
         elif resource == CLUSTER_ROLES:
             self._cluster_roles.pop(key[1], None)
+            self._cluster_role_objects.pop(key[1], None)
         elif resource == ROLE_BINDINGS:
             self._bindings.pop(key, None)
             index = self._rb_index.get(key[0])

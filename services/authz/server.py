@@ -25,6 +25,7 @@ from kapi import flags, grpcutil
 from kapi_proto.kapi.authz.v1 import authz_pb2, authz_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
 from services.authz import bootstrap, union
+from services.authz.aggregation import Aggregator
 from services.authz.escalation import EscalationChecker
 from services.authz.policy import PolicyIndex, PolicySync
 from services.authz.rbac import RBACAuthorizer
@@ -53,6 +54,7 @@ class AuthzService:
     health: health.HealthServicer
     index: PolicyIndex
     sync: PolicySync | None = None
+    aggregator: Aggregator | None = None
     channel: grpc.aio.Channel | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -87,6 +89,9 @@ async def start(args: argparse.Namespace) -> AuthzService:
         service.sync = PolicySync(stub, index)
         service.tasks.append(asyncio.create_task(service.sync.run(), name="rbac-sync"))
         service.tasks.append(asyncio.create_task(_become_ready(service, stub), name="rbac-bootstrap"))
+        service.aggregator = Aggregator(stub, index)
+        service.tasks.append(asyncio.create_task(service.aggregator.run(service.sync.synced),
+                                                 name="clusterrole-aggregation"))
     else:
         grpcutil.set_serving(health_servicer, [SERVICE_NAME])
     await grpcutil.start_serving(server, port, args.port_file)

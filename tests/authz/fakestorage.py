@@ -31,6 +31,7 @@ class FakeStorage(storage_pb2_grpc.StorageServicer):
         self.fail_lists = 0  # this many List calls answer 503
         self.fail_creates = 0  # this many Create calls answer 503
         self.expire_watches = 0  # this many Watch calls answer 410
+        self.updates = 0
 
     # ---------------------------------------------------------------- test helpers
 
@@ -74,6 +75,37 @@ class FakeStorage(storage_pb2_grpc.StorageServicer):
                                                               request.key.group))
         revision = await self.put(request.key.resource, jsonutil.loads(request.object))
         return storage_pb2.ObjectResponse(object=jsonutil.dumps(self.objects[key]), resource_version=revision)
+
+    async def Get(self, request: storage_pb2.GetRequest,  # noqa: N802
+                  context: grpc.aio.ServicerContext) -> storage_pb2.ObjectResponse:
+        key = (request.key.resource, request.key.namespace, request.key.name)
+        if key not in self.objects:
+            await errors.abort(context, errors.not_found(request.key.resource, request.key.name, request.key.group))
+        obj = self.objects[key]
+        return storage_pb2.ObjectResponse(object=jsonutil.dumps(obj),
+                                          resource_version=int(obj["metadata"]["resourceVersion"]))
+
+    async def Update(self, request: storage_pb2.UpdateRequest,  # noqa: N802
+                     context: grpc.aio.ServicerContext) -> storage_pb2.ObjectResponse:
+        self.updates += 1
+        key = (request.key.resource, request.key.namespace, request.key.name)
+        if key not in self.objects:
+            await errors.abort(context, errors.not_found(request.key.resource, request.key.name, request.key.group))
+        stored = int(self.objects[key]["metadata"]["resourceVersion"])
+        if request.expected_resource_version and request.expected_resource_version != stored:
+            await errors.abort(context, errors.conflict(request.key.resource, request.key.name, "modified",
+                                                        request.key.group))
+        revision = await self.put(request.key.resource, jsonutil.loads(request.object))
+        return storage_pb2.ObjectResponse(object=jsonutil.dumps(self.objects[key]), resource_version=revision)
+
+    async def Delete(self, request: storage_pb2.DeleteRequest,  # noqa: N802
+                     context: grpc.aio.ServicerContext) -> storage_pb2.ObjectResponse:
+        key = (request.key.resource, request.key.namespace, request.key.name)
+        if key not in self.objects:
+            await errors.abort(context, errors.not_found(request.key.resource, request.key.name, request.key.group))
+        obj = self.objects[key]
+        await self.delete(*key)
+        return storage_pb2.ObjectResponse(object=jsonutil.dumps(obj))
 
     async def List(self, request: storage_pb2.ListRequest,  # noqa: N802
                    context: grpc.aio.ServicerContext) -> storage_pb2.ListResponse:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime
 import re
+from typing import Any
 
 import pytest
 
 from kapi.attributes import Attributes, UserInfo
+from services.authz.aggregation import aggregate
 from services.authz.authorizer import Decision
 from services.authz.bootstrap import default_objects
 from services.authz.policy import PolicyIndex
@@ -30,7 +32,7 @@ def test_object_shape() -> None:
         assert obj["apiVersion"] == "rbac.authorization.k8s.io/v1"
         assert meta["creationTimestamp"] == "2031-02-03T04:05:06Z"
         assert re.fullmatch(r"[0-9a-f-]{36}", meta["uid"])
-        assert meta["labels"] == {"kubernetes.io/bootstrapping": "rbac-defaults"}
+        assert meta["labels"]["kubernetes.io/bootstrapping"] == "rbac-defaults"
         assert meta["annotations"] == {"rbac.authorization.kubernetes.io/autoupdate": "true"}
         assert "resourceVersion" not in meta
         uids.add(meta["uid"])
@@ -44,9 +46,18 @@ def test_object_shape() -> None:
                                                     "name": "cluster-admin"}
 
 
+def aggregated_defaults() -> list[tuple[str, dict[str, Any]]]:
+    """The defaults with admin/edit/view filled as the aggregator would (view before edit before admin)."""
+    objects = default_objects()
+    roles = {o["metadata"]["name"]: o for r, o in objects if r == "clusterroles"}
+    for name in ("view", "edit", "admin"):
+        roles[name]["rules"] = aggregate(name, roles[name]["aggregationRule"], roles)
+    return objects
+
+
 def bootstrap_index() -> PolicyIndex:
     index = PolicyIndex()
-    objects = default_objects()
+    objects = aggregated_defaults()
     for resource in ("clusterroles", "clusterrolebindings"):
         index.replace(resource, [o for r, o in objects if r == resource], 1)
     index.replace("roles", [], 1)

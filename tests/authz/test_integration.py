@@ -77,7 +77,7 @@ async def test_bootstrap_and_live_policy(storage: str) -> None:
                 group=G, resource=resource, name=name)), timeout=5)
             stored = jsonutil.loads(got.object)
             assert stored["kind"] == obj["kind"]
-            assert stored["metadata"]["labels"] == {"kubernetes.io/bootstrapping": "rbac-defaults"}
+            assert stored["metadata"]["labels"] == obj["metadata"]["labels"]
             assert int(stored["metadata"]["resourceVersion"]) == got.resource_version > 0
 
         reply = await decide()

@@ -156,6 +156,8 @@ async def test_server_rbac_end_to_end(tmp_path: Path) -> None:
             await eventually(lambda: ("clusterrolebindings", "", "system:basic-user") in fake.objects, 5)
             await eventually(lambda: service.index.cluster_role("system:public-info-viewer") is not None)
             await eventually(lambda: service.index.cluster_role_bindings_for(ALICE) != [])
+            # The aggregator fills view (from system:aggregate-to-view) through storage.
+            await eventually(lambda: bool((r := service.index.cluster_role("view")) and r.rules), 5)
             assert await health_status(channel) == health_pb2.HealthCheckResponse.SERVING
 
             reply = await authorize(stub, attrs(ALICE, "get", path="/version"))

@@ -143,3 +143,24 @@ def test_authz_unreachable_fails_closed(stack: Stack, kubectl: Kubectl, alice: K
     finally:
         stack.restart_process(name)
     eventually(lambda: kubectl.run("get", "configmaps", "-n", namespace, check=False).returncode == 0, 20)
+
+
+def test_aggregation_and_default_roles(kubectl: Kubectl, alice: Kubectl, namespace: str) -> None:
+    scheduler = kubectl.run("describe", "clusterrole", "system:kube-scheduler").stdout
+    assert "pods/status" in scheduler and "[patch update]" in scheduler
+    assert "rbac.authorization.kubernetes.io/autoupdate" in scheduler
+    kubectl.run("create", "rolebinding", "alice-view", "-n", namespace, "--clusterrole=view", "--user=alice")
+    assert can_i(alice, "list", "leases.coordination.k8s.io", "-n", namespace) == ("no", 1)
+    kubectl.run("create", "-f", "-", input=json.dumps({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": f"{namespace}-lease-viewer",
+                     "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
+        "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["list"]}]}))
+    try:
+        eventually(lambda: can_i(alice, "list", "leases.coordination.k8s.io", "-n", namespace) == ("yes", 0))
+        lease_rule = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["list"]}
+        eventually(lambda: lease_rule in json.loads(kubectl.run("get", "clusterrole", "admin", "-o", "json").stdout)[
+            "rules"])  # view -> edit -> admin
+    finally:
+        kubectl.run("delete", "clusterrole", f"{namespace}-lease-viewer")
+    eventually(lambda: can_i(alice, "list", "leases.coordination.k8s.io", "-n", namespace) == ("no", 1))
