@@ -142,6 +142,8 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
         "name": "https",
         "address": _socket(bind_address, port),
         "per_connection_buffer_limit_bytes": 4 * 1024 * 1024,
+        # Without SO_REUSEPORT a second stack on the same port fails to start instead of sharing it.
+        "enable_reuse_port": False,
         "filter_chains": [{
             "filters": [{"name": "envoy.filters.network.http_connection_manager", "typed_config": hcm}],
             "transport_socket": {

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kapi.launcher import Stack
+from kapi.launcher import Stack, StartupError
 
 
 class Client:
@@ -108,6 +108,13 @@ def test_a_second_stack_runs_beside_the_first(stack: Stack, tmp_path: Path) -> N
         assert Client(other).request("GET", "/readyz")[0] == 200
         assert Client(stack).request("GET", "/readyz")[0] == 200
     assert all(p.poll() is not None for p in other.processes.values())
+
+
+def test_a_second_stack_on_a_taken_port_fails_instead_of_sharing_it(stack: Stack, tmp_path: Path) -> None:
+    taken = int(stack.url.rsplit(":", 1)[1])
+    with pytest.raises(StartupError):
+        Stack(tmp_path / "clash", port=taken, gateways=1, timeout=30).start()
+    assert Client(stack).request("GET", "/readyz")[0] == 200
 
 
 def test_killed_gateway_is_routed_around_then_rejoins(stack: Stack) -> None:
