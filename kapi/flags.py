@@ -94,6 +94,18 @@ FLAGS: tuple[Flag, ...] = (
     Flag("service-account-max-token-expiration", frozenset({AUTHN}), 0,
          "Maximum lifetime in seconds of a requested service-account token; 0 = no limit "
          "(kube-apiserver --service-account-max-token-expiration).", type=int, passthrough=True),
+    Flag("enable-bootstrap-token-auth", frozenset({AUTHN}), False,
+         "Accept bootstrap tokens from kube-system Secrets (kube-apiserver --enable-bootstrap-token-auth).",
+         type=_bool, passthrough=True),
+    Flag("basic-auth-file", frozenset({AUTHN}), "",
+         "Deprecated static password CSV: password,user,uid,\"groups\" (removed from kube-apiserver in 1.19).",
+         passthrough=True),
+    Flag("authentication-token-webhook-config-file", frozenset({AUTHN}), "",
+         "kubeconfig of a TokenReview webhook (kube-apiserver --authentication-token-webhook-config-file).",
+         passthrough=True),
+    Flag("authentication-token-webhook-cache-ttl", frozenset({AUTHN}), "2m",
+         "How long webhook answers are cached, a duration like 2m (kube-apiserver "
+         "--authentication-token-webhook-cache-ttl).", passthrough=True),
     # authz
     Flag("authorization-mode", frozenset({AUTHZ}), "RBAC",
          "Ordered comma-separated authorizers: RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver --authorization-mode).",

@@ -71,6 +71,10 @@ class ObjectIndex:
         self._keep_full = keep_full
         self.revision = 0
 
+    def keep_full(self, resource: str, obj: Mapping[str, Any]) -> bool:
+        """Whether this index keeps ``obj`` whole (the keep-predicate it was built with)."""
+        return self._keep_full(resource, obj)
+
     @property
     def synced(self) -> bool:
         """True once every resource has been listed at least once."""
@@ -217,7 +221,8 @@ class ObjectLookup:
             if err.code == 404:
                 return None
             raise
-        return ref_of(jsonutil.loads(reply.object))[1]  # type: ignore[attr-defined]
+        obj = jsonutil.loads(reply.object)  # type: ignore[attr-defined]
+        return ref_of(obj, self.index.keep_full(resource, obj))[1]
 
     async def current(self, resource: str, namespace: str, name: str, uid: str) -> bool:
         """True if the object exists with ``uid`` and is not being deleted."""

@@ -25,7 +25,9 @@ from kapi_proto.kapi.authn.v1 import authn_pb2, authn_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
 from services.authn.anonymous import AnonymousAuthenticator
 from services.authn.authenticator import Authenticator, TokenAuthenticator
+from services.authn.basicauth import BasicAuthAuthenticator
 from services.authn.bearer import AudienceAgnostic, BearerTokenAuthenticator
+from services.authn.bootstrap import BootstrapTokenAuthenticator
 from services.authn.objects import ObjectIndex, ObjectLookup, ObjectSync
 from services.authn.serviceaccount import (
     ServiceAccountTokenAuthenticator,
@@ -37,6 +39,7 @@ from services.authn.serviceaccount import (
 from services.authn.servicer import AuthenticationServicer, Authn
 from services.authn.tokenfile import TokenFileAuthenticator
 from services.authn.union import AuthenticatedGroupAdder, build
+from services.authn.webhook import WebhookTokenAuthenticator, load_config, parse_duration
 from services.authn.x509 import X509Authenticator
 
 log = logging.getLogger(__name__)
@@ -76,9 +79,19 @@ def build_authn(args: argparse.Namespace, lookup: ObjectLookup | None = None) ->
     if keys and issuers:
         token_authenticators.append(ServiceAccountTokenAuthenticator(keys, issuers, lookup))
         discovery = discovery_documents(issuers[0], keys, args.service_account_jwks_uri)
+    if args.enable_bootstrap_token_auth:
+        if lookup is None:
+            raise ValueError("--enable-bootstrap-token-auth needs --storage-address")
+        token_authenticators.append(AudienceAgnostic(BootstrapTokenAuthenticator(lookup), api_audiences))
+    if args.authentication_token_webhook_config_file:
+        ttl = parse_duration(args.authentication_token_webhook_cache_ttl)
+        token_authenticators.append(WebhookTokenAuthenticator(
+            load_config(args.authentication_token_webhook_config_file), api_audiences, cache_ttl=ttl))
     authenticators: list[Authenticator] = []
     if args.client_ca_file:
         authenticators.append(X509Authenticator.from_file(args.client_ca_file))
+    if args.basic_auth_file:
+        authenticators.append(BasicAuthAuthenticator.from_file(args.basic_auth_file))
     bearer = BearerTokenAuthenticator(token_authenticators) if token_authenticators else None
     # As kube-apiserver: with no token authenticator configured, bearer tokens are not looked at at all.
     if bearer is not None:
@@ -151,7 +164,7 @@ def main(argv: Sequence[str]) -> int:
     args = flags.parse(flags.AUTHN, argv)
     grpcutil.configure_logging(args.log_level)
     try:
-        build_authn(args)
+        build_authn(args, ObjectLookup(ObjectIndex()) if args.storage_address else None)
     except (OSError, ValueError) as exc:
         log.error("invalid authentication configuration: %s", exc)
         return 1

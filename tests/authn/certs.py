@@ -67,3 +67,24 @@ def make_client(issuer: Issued, cn: str, orgs: tuple[str, ...] = (), *,
 
 CLIENT_AUTH = ExtendedKeyUsageOID.CLIENT_AUTH
 SERVER_AUTH = ExtendedKeyUsageOID.SERVER_AUTH
+
+
+def make_server(issuer: Issued, host: str = "127.0.0.1", *, not_before: datetime.datetime,
+                not_after: datetime.datetime) -> Issued:
+    """A serving certificate for the IP address ``host`` (SAN, serverAuth), signed by ``issuer``."""
+    import ipaddress
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (x509.CertificateBuilder().subject_name(_name(host)).issuer_name(issuer.cert.subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(not_before).not_valid_after(not_after)
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(host))]), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([SERVER_AUTH]), critical=False)
+            .sign(issuer.key, hashes.SHA256()))
+    return Issued(cert, key)
+
+
+def key_pem(issued: Issued) -> str:
+    """The PEM (PKCS#8) private key of ``issued``."""
+    return issued.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption()).decode()

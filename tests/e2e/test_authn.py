@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import base64
 import json
+import ssl
+import subprocess
+import sys
 import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import jwt
+import pytest
+import yaml
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from kapi.launcher import Stack
+from tests.authn.webhookutil import ROOT, tls_files
+from tests.authn.webhookutil import kubeconfig as webhook_kubeconfig
 
 from .conftest import Kubectl, token_kubeconfig
 
@@ -213,3 +223,85 @@ def test_issuer_discovery(kubectl: Kubectl, namespace: str) -> None:
     token = kubectl.run("create", "token", "d", "-n", namespace).stdout.strip()
     key = jwt.PyJWK(keys[jwt.get_unverified_header(token)["kid"]])
     assert jwt.decode(token, key.key, algorithms=["RS256"], audience=ISSUER)["iss"] == ISSUER
+
+
+# ------------------------------------------------------------------ a stack with every optional authenticator
+
+WEBHOOK_USERS = "tokens:\n  carol-token: {username: carol, uid: '1001', groups: [devs]}\n"
+BOOTSTRAP = "abcdef.0123456789abcdef"
+
+
+def user_kubeconfig(stack: Stack, path: Path, user: dict[str, Any]) -> Kubectl:
+    admin = yaml.safe_load(Path(stack.kubeconfig).read_text())
+    cluster = admin["clusters"][0]
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "clusters": [cluster], "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "u", "context": {"cluster": cluster["name"], "user": "u"}}], "current-context": "u"}))
+    return Kubectl(path)
+
+
+@pytest.fixture(scope="module")
+def authn_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, Path]]:
+    """A second stack: bootstrap tokens, a basic-auth file, the example webhook over TLS; anonymous off."""
+    tmp = tmp_path_factory.mktemp("authn-stack")
+    _, ca, cert, key = tls_files(tmp)
+    (tmp / "users.yaml").write_text(WEBHOOK_USERS)
+    port_file = tmp / "webhook.port"
+    webhook = subprocess.Popen([sys.executable, str(ROOT / "examples" / "authn-webhook" / "webhook.py"),
+                                "--tokens-file", str(tmp / "users.yaml"), "--tls-cert-file", str(cert),
+                                "--tls-private-key-file", str(key), "--port", "0", "--port-file", str(port_file)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not port_file.exists() or not port_file.read_text():
+            assert time.monotonic() < deadline and webhook.poll() is None, "the example webhook did not start"
+            time.sleep(0.05)
+        config = webhook_kubeconfig(tmp / "webhook.kubeconfig", f"https://127.0.0.1:{port_file.read_text()}/", ca)
+        (tmp / "passwords.csv").write_text('pw-dan,dan,uid-dan,"ops"\n')
+        stack = Stack(tmp / "state", port=0, extra_flags=[
+            "--enable-bootstrap-token-auth=true", f"--basic-auth-file={tmp / 'passwords.csv'}",
+            f"--authentication-token-webhook-config-file={config}", "--anonymous-auth=false"])
+        stack.start()
+        try:
+            yield stack, tmp
+        finally:
+            stack.stop()
+    finally:
+        webhook.terminate()
+        webhook.wait(10)
+
+
+def bootstrap_secret(token_id: str, expiration: str) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "Secret", "type": "bootstrap.kubernetes.io/token",
+                       "metadata": {"name": f"bootstrap-token-{token_id}", "namespace": "kube-system"},
+                       "stringData": {"token-id": token_id, "token-secret": "0123456789abcdef",
+                                      "usage-bootstrap-authentication": "true", "expiration": expiration,
+                                      "auth-extra-groups": "system:bootstrappers:worker"}})
+
+
+def test_optional_authenticators_end_to_end(authn_stack: tuple[Stack, Path]) -> None:
+    stack, tmp = authn_stack
+    admin = Kubectl(Path(stack.kubeconfig))
+    future = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+    past = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
+    admin.run("create", "-f", "-", input=bootstrap_secret("abcdef", future))
+    admin.run("create", "-f", "-", input=bootstrap_secret("expire", past))
+    boot = whoami(as_token(stack, tmp, BOOTSTRAP, "boot"))
+    assert boot == {"username": "system:bootstrap:abcdef",
+                    "groups": ["system:bootstrappers", "system:bootstrappers:worker", "system:authenticated"]}
+    refused(as_token(stack, tmp, "expire.0123456789abcdef", "expired-boot"))
+    assert whoami(as_token(stack, tmp, "carol-token", "carol")) == {
+        "username": "carol", "uid": "1001", "groups": ["devs", "system:authenticated"]}
+    refused(as_token(stack, tmp, "unknown-to-the-webhook", "unknown"))
+    dan = user_kubeconfig(stack, tmp / "dan.kubeconfig", {"username": "dan", "password": "pw-dan"})
+    assert whoami(dan) == {"username": "dan", "uid": "uid-dan", "groups": ["ops", "system:authenticated"]}
+    refused(user_kubeconfig(stack, tmp / "bad-pw.kubeconfig", {"username": "dan", "password": "nope"}))
+    # Anonymous is off on this stack: no credential at all is 401 too.
+    cluster = yaml.safe_load(Path(stack.kubeconfig).read_text())["clusters"][0]["cluster"]
+    context = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(cluster["server"] + "/api", context=context, timeout=10)
+    assert info.value.code == 401 and json.loads(info.value.read())["reason"] == "Unauthorized"
+    # TokenReview runs the same token authenticators.
+    assert review(admin, "carol-token")["status"]["user"]["username"] == "carol"
+    assert review(admin, BOOTSTRAP)["status"]["user"]["username"] == "system:bootstrap:abcdef"

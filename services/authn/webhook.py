@@ -1,0 +1,229 @@
+"""Webhook token authentication (``--authentication-token-webhook-config-file``; k8s.io/apiserver
+plugin/pkg/authenticator/token/webhook; "Authenticating", "Webhook Token Authentication").
+
+The configuration file is a kubeconfig: the cluster is the remote service
+(``server``, ``certificate-authority[-data]``, ``insecure-skip-tls-verify``),
+the user is how authn authenticates to it (``client-certificate[-data]``
+and ``client-key[-data]``, or ``token``); the current context (else the
+first entry) is used. Each token is POSTed as an
+``authentication.k8s.io/v1`` TokenReview with the target audiences; the
+answer's ``status`` decides. Answers (authenticated or not) are cached for
+``--authentication-token-webhook-cache-ttl`` (default 2m, kube's default),
+keyed by a digest of the token and audiences. A webhook that times out,
+fails to connect, answers non-2xx or garbage makes the token fail (401),
+never a 500, and such failures are not cached.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import re
+import ssl
+import tempfile
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import yaml
+
+from kapi import jsonutil
+from kapi.attributes import UserInfo
+from services.authn.authenticator import DEFAULT_CACHE_TTL_SECONDS, NOT_MINE, Result, failed, succeeded
+
+log = logging.getLogger(__name__)
+
+NAME = "webhook"
+DEFAULT_TIMEOUT_SECONDS = 10.0
+MAX_RESPONSE_BYTES = 1 << 20
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_UNITS = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """A Go duration ("2m", "1m30s", "500ms", "0") or plain seconds ("120") in seconds; ValueError if malformed."""
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    pos, total = 0, 0.0
+    for match in _DURATION.finditer(text):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _UNITS[match.group(2)]
+        pos = match.end()
+    if not text or pos != len(text):
+        raise ValueError(f"invalid duration {text!r}")
+    return total
+
+
+@dataclass(frozen=True)
+class WebhookConfig:
+    """The remote service of a webhook kubeconfig: URL, TLS context (None for http), bearer token."""
+
+    server: str
+    ssl_context: ssl.SSLContext | None
+    token: str = ""
+
+
+def _material(entry: Mapping[str, Any], key: str, base: Path) -> bytes | None:
+    if entry.get(f"{key}-data"):
+        return base64.b64decode(entry[f"{key}-data"])
+    if entry.get(key):
+        path = Path(entry[key])
+        return (path if path.is_absolute() else base / path).read_bytes()
+    return None
+
+
+def _pick(doc: Mapping[str, Any], kind: str, name: str) -> dict[str, Any]:
+    items = doc.get(f"{kind}s") or []
+    for item in items:
+        if item.get("name") == name:
+            return dict(item.get(kind) or {})
+    if not items:
+        raise ValueError(f"webhook kubeconfig has no {kind}s")
+    return dict(items[0].get(kind) or {})
+
+
+def load_config(path: str) -> WebhookConfig:
+    """Parse a webhook kubeconfig file; raises OSError or ValueError."""
+    doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: not a kubeconfig")
+    base = Path(path).resolve().parent
+    context: dict[str, Any] = {}
+    current = doc.get("current-context") or ""
+    for item in doc.get("contexts") or []:
+        if item.get("name") == current or not current:
+            context = dict(item.get("context") or {})
+            break
+    cluster = _pick(doc, "cluster", context.get("cluster", ""))
+    user = _pick(doc, "user", context.get("user", "")) if doc.get("users") else {}
+    server = str(cluster.get("server") or "")
+    if not server.startswith(("https://", "http://")):
+        raise ValueError(f"{path}: the cluster server must be an http(s) URL, got {server!r}")
+    context_ssl: ssl.SSLContext | None = None
+    if server.startswith("https://"):
+        ca = _material(cluster, "certificate-authority", base)
+        context_ssl = ssl.create_default_context(cadata=ca.decode() if ca else None)
+        if cluster.get("insecure-skip-tls-verify"):
+            context_ssl.check_hostname = False
+            context_ssl.verify_mode = ssl.CERT_NONE
+        cert, key = _material(user, "client-certificate", base), _material(user, "client-key", base)
+        if cert and key:
+            with tempfile.TemporaryDirectory() as tmp:  # ssl loads client credentials only from files
+                (Path(tmp) / "c.pem").write_bytes(cert)
+                (Path(tmp) / "k.pem").write_bytes(key)
+                context_ssl.load_cert_chain(str(Path(tmp) / "c.pem"), str(Path(tmp) / "k.pem"))
+    return WebhookConfig(server, context_ssl, str(user.get("token") or ""))
+
+
+def _user(status: Mapping[str, Any]) -> UserInfo:
+    user = status.get("user") or {}
+    if not isinstance(user, dict) or not isinstance(user.get("username", ""), str):
+        raise ValueError("status.user is not a UserInfo")
+    groups = user.get("groups") or []
+    extra = user.get("extra") or {}
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups) or not isinstance(extra, dict):
+        raise ValueError("status.user groups/extra are malformed")
+    return UserInfo(user.get("username") or "", str(user.get("uid") or ""), tuple(groups),
+                    tuple(sorted((str(k), tuple(str(x) for x in (v or []))) for k, v in extra.items())))
+
+
+class WebhookTokenAuthenticator:
+    """Asks a remote TokenReview service about tokens (see the module docstring).
+
+    ``api_audiences`` are the audiences a webhook answer without
+    ``status.audiences`` is taken to mean (kube's implicit audiences);
+    ``cache_ttl`` and ``timeout`` are seconds; ``clock`` is monotonic seconds.
+    """
+
+    def __init__(self, config: WebhookConfig, api_audiences: tuple[str, ...], cache_ttl: float = 120.0,
+                 timeout: float = DEFAULT_TIMEOUT_SECONDS, max_entries: int = 10_000,
+                 clock: Callable[[], float] = time.monotonic):
+        self._config = config
+        self._api_audiences = api_audiences
+        self._cache_ttl = cache_ttl
+        self._timeout = timeout
+        self._max = max_entries
+        self._clock = clock
+        self._cache: OrderedDict[bytes, tuple[float, Result]] = OrderedDict()
+        self._session: aiohttp.ClientSession | None = None
+
+    async def close(self) -> None:
+        """Close the HTTP session."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=self._config.ssl_context
+                                                                                 or False))
+        return self._session
+
+    async def _ask(self, token: str, audiences: tuple[str, ...]) -> dict[str, Any]:
+        spec: dict[str, Any] = {"token": token}
+        if audiences:
+            spec["audiences"] = list(audiences)
+        review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+                  "metadata": {"creationTimestamp": None}, "spec": spec, "status": {"user": {}}}
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._config.token:
+            headers["Authorization"] = f"Bearer {self._config.token}"
+        async with self._http().post(self._config.server, data=jsonutil.dumps(review), headers=headers,
+                                     timeout=aiohttp.ClientTimeout(total=self._timeout)) as response:
+            body = await response.content.read(MAX_RESPONSE_BYTES + 1)
+            if response.status // 100 != 2:
+                raise ValueError(f"the webhook answered HTTP {response.status}")
+        if len(body) > MAX_RESPONSE_BYTES:
+            raise ValueError("the webhook's answer is too large")
+        answer = jsonutil.loads(body)
+        if not isinstance(answer, dict) or not isinstance(answer.get("status"), dict):
+            raise ValueError("the webhook's answer is not a TokenReview with a status")
+        status: dict[str, Any] = answer["status"]
+        return status
+
+    def _decide(self, status: Mapping[str, Any], audiences: tuple[str, ...]) -> Result:
+        if status.get("authenticated") is not True:
+            error = status.get("error")
+            return failed(str(error)) if error else NOT_MINE
+        user = _user(status)
+        if not user.username:
+            raise ValueError("the webhook authenticated a user without a username")
+        answered = status.get("audiences")
+        token_auds = tuple(a for a in answered if isinstance(a, str)) if isinstance(answered, list) and answered \
+            else self._api_audiences
+        common = tuple(a for a in token_auds if a in audiences) if audiences else token_auds
+        if audiences and not common:
+            return failed(f"token audiences {list(token_auds)} is invalid for the target audiences "
+                          f"{list(audiences)}")
+        return succeeded(user, NAME, min(DEFAULT_CACHE_TTL_SECONDS, int(self._cache_ttl)), common)
+
+    async def authenticate_token(self, token: str, audiences: tuple[str, ...] = ()) -> Result:
+        """The webhook's verdict on ``token`` (cached); an error when the webhook cannot be used."""
+        key = hashlib.sha256(jsonutil.dumps([token, list(audiences)])).digest()
+        now = self._clock()
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] > now:
+            self._cache.move_to_end(key)
+            return hit[1]
+        try:
+            result = self._decide(await self._ask(token, audiences), audiences)
+        except TimeoutError:
+            return failed("the authentication webhook did not answer in time")
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            log.warning("authentication webhook %s failed: %s", self._config.server, exc)
+            return failed(f"the authentication webhook failed: {exc}")
+        if self._cache_ttl > 0:
+            self._cache[key] = (now + self._cache_ttl, result)
+            self._cache.move_to_end(key)
+            while len(self._cache) > self._max:
+                self._cache.popitem(last=False)
+        return result
