@@ -21,7 +21,6 @@ Python API (tests, benchmarks)::
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import signal
@@ -206,17 +205,25 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
-_PRCTL: Callable[..., int] | None
-try:
-    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl  # resolved before any fork
-except (OSError, AttributeError):  # pragma: no cover - not Linux
-    _PRCTL = None
+# Children must die with the launcher. PR_SET_PDEATHSIG is set by a tiny exec wrapper in the child rather
+# than with Popen(preexec_fn=...): preexec_fn can deadlock when the parent has other threads (gRPC, pytest).
+_DIE_WITH_PARENT = (
+    "import ctypes, os, signal, sys\n"
+    "try:\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))\n"
+    "except (OSError, AttributeError):\n"
+    "    pass\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    sys.exit(1)\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Ask Linux to SIGTERM this child when the launcher's thread dies (prctl PR_SET_PDEATHSIG = 1)."""
-    if _PRCTL is not None:
-        _PRCTL(1, int(signal.SIGTERM))
+def die_with_parent(argv: list[str]) -> list[str]:
+    """``argv`` wrapped so the child gets SIGTERM when this process (its parent) dies (Linux prctl)."""
+    if not sys.platform.startswith("linux"):
+        return argv
+    return [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *argv]
 
 
 def tail(path: Path, lines: int = 40) -> str:
@@ -499,10 +506,8 @@ class Stack:
         with open(p.log_path, "ab") as log:
             log.write(f"\n==> {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(argv)}\n".encode())
             log.flush()
-            main_thread = threading.current_thread() is threading.main_thread()
-            p.popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                       env=env, start_new_session=True,
-                                       preexec_fn=_die_with_parent if main_thread and _PRCTL else None)
+            p.popen = subprocess.Popen(die_with_parent(argv), stdin=subprocess.DEVNULL, stdout=log,
+                                       stderr=subprocess.STDOUT, env=env, start_new_session=True)
         self._echo(f"started {p.name} (pid {p.popen.pid}), log {p.log_path}")
 
     def _probe(self, p: Process) -> Callable[[Process], bool]:
@@ -624,7 +629,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--advertise-address", action="append", default=[], metavar="ADDRESS",
                         help="Extra IP address or DNS name for the serving certificate (repeatable).")
     parser.add_argument("--gateways", type=int, default=2, help="Number of gateway processes behind Envoy.")
-    parser.add_argument("--storage-replicas", type=int, default=1, help="Number of storage processes.")
+    parser.add_argument("--storage-replicas", type=int, default=2, help="Number of storage processes.")
     parser.add_argument("--log-level", default=None, help="Log level of every kapi service (DEBUG, INFO, ...).")
     parser.add_argument("--timeout", type=float, default=START_TIMEOUT_SECONDS, help="Startup timeout in seconds.")
     flags.add_passthrough(parser)
