@@ -2,13 +2,14 @@
 # (created if missing; reinstalled when pyproject.toml changes).
 #   make up      start the whole stack (kapi up; pass flags with ARGS="--port 7443 ...")
 #   make test    the whole test suite (pass pytest flags with PYTEST_ARGS="-x tests/launcher")
+#   make bench-apf  APF noisy-neighbour benchmark (bench/apf.py; pass flags with ARGS="--seconds 20")
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kapi-installed
 
-.PHONY: install up test proto check-proto envoy-config check-envoy lint ruff mypy
+.PHONY: install up test proto check-proto envoy-config check-envoy lint ruff mypy bench-apf
 
 install: $(STAMP)
 
@@ -45,3 +46,6 @@ ruff: $(STAMP)
 
 mypy: $(STAMP)
 	$(BIN)/mypy kapi services
+
+bench-apf: $(STAMP)
+	$(BIN)/python bench/apf.py $(ARGS)

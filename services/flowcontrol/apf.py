@@ -324,7 +324,7 @@ class Controller:
 
     def _execute(self, ticket: Ticket) -> None:
         level = ticket.level
-        waited = self.clock() - ticket.request.arrival
+        waited = 0.0 if level.config.exempt else self.clock() - ticket.request.arrival
         if level.queueset is not None:
             level.queueset.start(ticket.request)
             level.seats_in_use += ticket.request.width
