@@ -189,6 +189,30 @@ def _lease(obj: Obj) -> list[Any]:
     return [_none(_get(obj, "spec", "holderIdentity"))]
 
 
+def _flowschema(obj: Obj) -> list[Any]:
+    """kube's FlowSchema columns; MissingPL from the Dangling condition."""
+    spec = obj.get("spec") or {}
+    method = _get(spec, "distinguisherMethod", "type", default="<none>")
+    dangling = next((c.get("status") for c in _get(obj, "status", "conditions", default=[])
+                     if c.get("type") == "Dangling"), "?")
+    missing = {"True": "True", "False": "False"}.get(str(dangling), "?")
+    return [_get(spec, "priorityLevelConfiguration", "name", default=""), spec.get("matchingPrecedence", 0), method,
+            missing]
+
+
+def _priority_level(obj: Obj) -> list[Any]:
+    """kube's PriorityLevelConfiguration columns ("<none>" where a level has no queuing)."""
+    spec = obj.get("spec") or {}
+    limited = spec.get("limited") or {}
+    queuing = _get(limited, "limitResponse", "queuing", default={})
+    if spec.get("type") != "Limited":
+        return [spec.get("type", ""), "<none>", "<none>", "<none>", "<none>"]
+    return [spec.get("type", ""), limited.get("nominalConcurrencyShares", 30),
+            queuing.get("queues", "<none>") if queuing else "<none>",
+            queuing.get("handSize", "<none>") if queuing else "<none>",
+            queuing.get("queueLengthLimit", "<none>") if queuing else "<none>"]
+
+
 _ROLE_COLUMNS = (Column("Role"), Column("Users", priority=1), Column("Groups", priority=1),
                  Column("ServiceAccounts", priority=1))
 
@@ -241,6 +265,12 @@ PRINTERS: dict[tuple[str, str], Printer] = {
                                                                                       "boolean")), lambda o: [
         o.get("provisioner", ""), o.get("reclaimPolicy", "Delete"), o.get("volumeBindingMode", "Immediate"),
         o.get("allowVolumeExpansion", False)]),
+    ("flowcontrol.apiserver.k8s.io", "flowschemas"): Printer(
+        (Column("PriorityLevel"), Column("MatchingPrecedence", "string"), Column("DistinguisherMethod"),
+         Column("MissingPL")), _flowschema, age_index=3),
+    ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"): Printer(
+        (Column("Type"), Column("NominalConcurrencyShares", "string"), Column("Queues", "string"),
+         Column("HandSize", "string"), Column("QueueLengthLimit", "string")), _priority_level),
 }
 
 

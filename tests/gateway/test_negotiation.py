@@ -89,3 +89,21 @@ def test_node_age_before_version():
     nodes = REGISTRY.get("", "v1", "nodes")
     names = [c["name"] for c in table.table(nodes, [], {}, "None")["columnDefinitions"]]
     assert names[:5] == ["Name", "Status", "Roles", "Age", "Version"]
+
+
+def test_flowschema_and_priority_level_columns():
+    fs = REGISTRY.get("flowcontrol.apiserver.k8s.io", "v1", "flowschemas")
+    obj = {"metadata": {"name": "probes"}, "spec": {"priorityLevelConfiguration": {"name": "exempt"},
+                                                     "matchingPrecedence": 2, "distinguisherMethod": None},
+           "status": {"conditions": [{"type": "Dangling", "status": "False"}]}}
+    out = table.table(fs, [obj], {}, "None")
+    assert [c["name"] for c in out["columnDefinitions"]] == [
+        "Name", "PriorityLevel", "MatchingPrecedence", "DistinguisherMethod", "Age", "MissingPL"]
+    cells = out["rows"][0]["cells"]
+    assert cells[:4] == ["probes", "exempt", 2, "<none>"] and cells[-1] == "False"
+    plc = REGISTRY.get("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations")
+    level = {"metadata": {"name": "global-default"}, "spec": {"type": "Limited", "limited": {
+        "nominalConcurrencyShares": 20, "limitResponse": {"type": "Queue", "queuing": {
+            "queues": 128, "handSize": 6, "queueLengthLimit": 50}}}}}
+    assert table.table(plc, [level], {}, "None")["rows"][0]["cells"][:6] == [
+        "global-default", "Limited", 20, 128, 6, 50]
