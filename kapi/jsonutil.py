@@ -19,3 +19,8 @@ def dumps(obj: Any) -> bytes:
 def loads(data: bytes | str) -> Any:
     """Decode JSON bytes or text; raises ``orjson.JSONDecodeError`` (a ValueError) on bad input."""
     return orjson.loads(data)
+
+
+def dumps_pretty(obj: Any) -> bytes:
+    """Encode ``obj`` as JSON indented by two spaces plus a trailing newline (the ``pretty=true`` form)."""
+    return orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n"

@@ -8,6 +8,7 @@ with its HTTP code (kapi.errors); nothing escapes as a bare 500.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import re
@@ -147,7 +148,15 @@ async def _serve(request: web.Request, backends: Backends) -> web.StreamResponse
             return await debug.respond(info.path, query, backends, timeout)
         if not info.is_resource_request:
             return non_resource(request, info)
-        return await resource_request(request, info, attrs, backends, timeout)
+        if info.long_running:
+            return await resource_request(request, info, attrs, backends, timeout)
+        try:
+            async with asyncio.timeout(timeout):
+                return await resource_request(request, info, attrs, backends, timeout)
+        except TimeoutError:
+            # kube's WithTimeoutForNonLongRunningRequests answer.
+            raise errors.StatusError(504, "Timeout", "Timeout: request did not complete within requested timeout - "
+                                     "context deadline exceeded", {}) from None
 
 
 def attributes(info: RequestInfo, user: UserInfo, query: Any) -> Attributes:

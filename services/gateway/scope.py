@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from services.gateway.server import Backends
 
 
+# kube-apiserver gzips responses larger than this when the client accepts gzip (defaultGzipThresholdBytes).
+GZIP_THRESHOLD_BYTES = 128 * 1024
+
+
 @dataclass
 class RequestScope:
     """One resource request: what it addresses, who sent it, how to answer, and the backends to use."""
@@ -88,7 +92,11 @@ class RequestScope:
         return self._response(data, content_type, status)
 
     def _response(self, data: bytes, content_type: str, status: int) -> web.Response:
+        if content_type == negotiation.JSON and self.param("pretty").lower() in ("true", "1"):
+            data = jsonutil.dumps_pretty(jsonutil.loads(data))
         response = web.Response(body=data, status=status, content_type=content_type)
+        if len(data) > GZIP_THRESHOLD_BYTES and "gzip" in self.request.headers.get("Accept-Encoding", ""):
+            response.enable_compression(web.ContentCoding.gzip)
         add_warnings(response, self.warnings)
         return response
 

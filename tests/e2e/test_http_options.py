@@ -1,0 +1,65 @@
+"""HTTP-level options of kube-apiserver's REST surface: pretty, gzip, request timeout, missing Content-Type."""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import json
+import ssl
+from urllib.parse import urlparse
+
+from kapi.launcher import Stack
+from tests.e2e.conftest import Kubectl
+
+
+def _request(stack: Stack, method: str, path: str, headers: dict[str, str] | None = None,
+             body: bytes | None = None) -> tuple[int, dict[str, str], bytes]:
+    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
+    url = urlparse(stack.url)
+    conn = http.client.HTTPSConnection(url.hostname, url.port, context=context, timeout=30)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        response = conn.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        conn.close()
+
+
+def test_pretty_output(stack: Stack):
+    status, _, body = _request(stack, "GET", "/api/v1/namespaces/default?pretty=true")
+    assert status == 200
+    assert body.startswith(b'{\n  "') and body.endswith(b"}\n")
+
+
+def test_large_lists_are_gzipped_when_asked(stack: Stack, kubectl: Kubectl, namespace: str):
+    for i in range(3):
+        kubectl.run("-n", namespace, "create", "configmap", f"big{i}", f"--from-literal=v={'x' * 60_000}")
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    status, headers, body = _request(stack, "GET", path, {"Accept-Encoding": "gzip"})
+    assert status == 200 and headers.get("content-encoding") == "gzip"
+    assert len(json.loads(gzip.decompress(body))["items"]) == 3
+    status, headers, body = _request(stack, "GET", path)
+    assert status == 200 and "content-encoding" not in headers
+    assert len(json.loads(body)["items"]) == 3
+
+
+def test_request_timeout_is_a_504_status(stack: Stack):
+    status, headers, body = _request(stack, "GET", "/api/v1/namespaces?timeout=1ms")
+    assert status == 504
+    reply = json.loads(body)
+    assert reply["kind"] == "Status" and reply["reason"] == "Timeout" and reply["code"] == 504
+
+
+def test_body_without_content_type_is_json(stack: Stack, namespace: str):
+    cm = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "plain"}}).encode()
+    status, _, body = _request(stack, "POST", f"/api/v1/namespaces/{namespace}/configmaps", body=cm)
+    assert status == 201, body
+    assert json.loads(body)["metadata"]["name"] == "plain"
+
+
+def test_malformed_json_is_400(stack: Stack, namespace: str):
+    status, _, body = _request(stack, "POST", f"/api/v1/namespaces/{namespace}/configmaps", {
+        "Content-Type": "application/json"}, b'{"apiVersion": "v1", ')
+    assert status == 400
+    assert json.loads(body)["reason"] == "BadRequest"
