@@ -103,6 +103,26 @@ FLAGS: tuple[Flag, ...] = (
     Flag("authentication-token-webhook-config-file", frozenset({AUTHN}), "",
          "kubeconfig of a TokenReview webhook (kube-apiserver --authentication-token-webhook-config-file).",
          passthrough=True),
+    Flag("oidc-issuer-url", frozenset({AUTHN}), "",
+         "https URL of the OpenID issuer (kube-apiserver --oidc-issuer-url).", passthrough=True),
+    Flag("oidc-client-id", frozenset({AUTHN}), "", "Audience tokens must carry (kube-apiserver --oidc-client-id).",
+         passthrough=True),
+    Flag("oidc-username-claim", frozenset({AUTHN}), "sub", "Claim used as the user name (kube-apiserver "
+         "--oidc-username-claim).", passthrough=True),
+    Flag("oidc-username-prefix", frozenset({AUTHN}), "", "Prefix of OIDC user names; default <issuer># unless the "
+         "claim is email; - for none (kube-apiserver --oidc-username-prefix).", passthrough=True),
+    Flag("oidc-groups-claim", frozenset({AUTHN}), "", "Claim holding the groups (kube-apiserver --oidc-groups-claim).",
+         passthrough=True),
+    Flag("oidc-groups-prefix", frozenset({AUTHN}), "", "Prefix of OIDC groups (kube-apiserver --oidc-groups-prefix).",
+         passthrough=True),
+    Flag("oidc-required-claim", frozenset({AUTHN}), "", "Comma-separated key=value claims every token must carry "
+         "(kube-apiserver --oidc-required-claim).", passthrough=True),
+    Flag("oidc-ca-file", frozenset({AUTHN}), "", "PEM CA of the issuer's serving certificate (kube-apiserver "
+         "--oidc-ca-file).", passthrough=True),
+    Flag("oidc-signing-algs", frozenset({AUTHN}), "RS256", "Comma-separated JOSE algorithms accepted "
+         "(kube-apiserver --oidc-signing-algs).", passthrough=True),
+    Flag("authentication-config", frozenset({AUTHN}), "", "AuthenticationConfiguration file: JWT issuers, claim "
+         "mappings and CEL rules (kube-apiserver --authentication-config).", passthrough=True),
     Flag("authentication-token-webhook-cache-ttl", frozenset({AUTHN}), "2m",
          "How long webhook answers are cached, a duration like 2m (kube-apiserver "
          "--authentication-token-webhook-cache-ttl).", passthrough=True),

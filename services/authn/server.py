@@ -23,6 +23,7 @@ import grpc
 from kapi import flags, grpcutil
 from kapi_proto.kapi.authn.v1 import authn_pb2, authn_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
+from services.authn import oidc
 from services.authn.anonymous import AnonymousAuthenticator
 from services.authn.authenticator import Authenticator, TokenAuthenticator
 from services.authn.basicauth import BasicAuthAuthenticator
@@ -83,6 +84,9 @@ def build_authn(args: argparse.Namespace, lookup: ObjectLookup | None = None) ->
         if lookup is None:
             raise ValueError("--enable-bootstrap-token-auth needs --storage-address")
         token_authenticators.append(AudienceAgnostic(BootstrapTokenAuthenticator(lookup), api_audiences))
+    for jwt_authenticator in oidc.build(args):
+        log.info("JWT issuer %s configured", jwt_authenticator.issuer.url)
+        token_authenticators.append(AudienceAgnostic(jwt_authenticator, api_audiences))
     if args.authentication_token_webhook_config_file:
         ttl = parse_duration(args.authentication_token_webhook_cache_ttl)
         token_authenticators.append(WebhookTokenAuthenticator(

@@ -20,6 +20,7 @@ import yaml
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from kapi.launcher import Stack
+from tests.authn.oidcutil import Issuer
 from tests.authn.webhookutil import ROOT, tls_files
 from tests.authn.webhookutil import kubeconfig as webhook_kubeconfig
 
@@ -241,9 +242,29 @@ def user_kubeconfig(stack: Stack, path: Path, user: dict[str, Any]) -> Kubectl:
 
 
 @pytest.fixture(scope="module")
-def authn_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, Path]]:
-    """A second stack: bootstrap tokens, a basic-auth file, the example webhook over TLS; anonymous off."""
+def authn_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, Path, Issuer]]:
+    """A second stack: bootstrap tokens, a basic-auth file, the example webhook over TLS, a local OIDC issuer
+    through --authentication-config; anonymous off."""
     tmp = tmp_path_factory.mktemp("authn-stack")
+    issuer = Issuer(tmp_path_factory.mktemp("oidc"))
+    issuer.add_key("k1")
+    issuer.start()
+    ca = "\n".join("        " + line for line in issuer.ca_pem.splitlines())
+    (tmp / "authn-config.yaml").write_text(f"""apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: {issuer.url}
+    audiences: [kapi]
+    certificateAuthority: |
+{ca}
+  claimValidationRules:
+  - expression: 'claims.hd == "example.com"'
+    message: only example.com accounts
+  claimMappings:
+    username: {{claim: email, prefix: "oidc:"}}
+    groups: {{claim: groups, prefix: "oidc:"}}
+""")
     _, ca, cert, key = tls_files(tmp)
     (tmp / "users.yaml").write_text(WEBHOOK_USERS)
     port_file = tmp / "webhook.port"
@@ -260,15 +281,17 @@ def authn_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stac
         (tmp / "passwords.csv").write_text('pw-dan,dan,uid-dan,"ops"\n')
         stack = Stack(tmp / "state", port=0, extra_flags=[
             "--enable-bootstrap-token-auth=true", f"--basic-auth-file={tmp / 'passwords.csv'}",
-            f"--authentication-token-webhook-config-file={config}", "--anonymous-auth=false"])
+            f"--authentication-token-webhook-config-file={config}", "--anonymous-auth=false",
+            f"--authentication-config={tmp / 'authn-config.yaml'}"])
         stack.start()
         try:
-            yield stack, tmp
+            yield stack, tmp, issuer
         finally:
             stack.stop()
     finally:
         webhook.terminate()
         webhook.wait(10)
+        issuer.stop()
 
 
 def bootstrap_secret(token_id: str, expiration: str) -> str:
@@ -279,8 +302,8 @@ def bootstrap_secret(token_id: str, expiration: str) -> str:
                                       "auth-extra-groups": "system:bootstrappers:worker"}})
 
 
-def test_optional_authenticators_end_to_end(authn_stack: tuple[Stack, Path]) -> None:
-    stack, tmp = authn_stack
+def test_optional_authenticators_end_to_end(authn_stack: tuple[Stack, Path, Issuer]) -> None:
+    stack, tmp, _ = authn_stack
     admin = Kubectl(Path(stack.kubeconfig))
     future = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
     past = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
@@ -305,3 +328,21 @@ def test_optional_authenticators_end_to_end(authn_stack: tuple[Stack, Path]) -> 
     # TokenReview runs the same token authenticators.
     assert review(admin, "carol-token")["status"]["user"]["username"] == "carol"
     assert review(admin, BOOTSTRAP)["status"]["user"]["username"] == "system:bootstrap:abcdef"
+
+
+def test_oidc_end_to_end(authn_stack: tuple[Stack, Path, Issuer]) -> None:
+    stack, tmp, issuer = authn_stack
+    token = issuer.token(email="ann@example.com", hd="example.com", groups=["dev"])
+    assert whoami(as_token(stack, tmp, token, "ann")) == {
+        "username": "oidc:ann@example.com", "groups": ["oidc:dev", "system:authenticated"]}
+    refused(as_token(stack, tmp, issuer.token(email="eve@evil.com", hd="evil.com"), "eve"))
+    refused(as_token(stack, tmp, issuer.token(email="ann@example.com", hd="example.com", aud="other"), "aud"))
+    issuer.add_key("k2")  # rotation: a new key id makes authn refetch the JWKS
+    rotated = as_token(stack, tmp, issuer.token("k2", email="bo@example.com", hd="example.com"), "bo")
+    deadline = time.monotonic() + 8  # refreshes are at most once a second; each gateway caches a 401 for 2 s
+    while True:
+        proc = rotated.run("auth", "whoami", "-o", "json", check=False)
+        if proc.returncode == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert json.loads(proc.stdout)["status"]["userInfo"]["username"] == "oidc:bo@example.com"
