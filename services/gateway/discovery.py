@@ -57,9 +57,25 @@ def api_resource(r: Resource) -> dict[str, Any]:
     return out
 
 
+# Subresources whose kind or verbs differ from the parent's: (group, version, kind, verbs).
+_SUBRESOURCES: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
+    "scale": ("autoscaling", "v1", "Scale", ("get", "patch", "update")),
+    "token": ("authentication.k8s.io", "v1", "TokenRequest", ("create",)),
+    "eviction": ("policy", "v1", "Eviction", ("create",)),
+}
+
+
 def _subresource_kind(r: Resource, sub: str) -> tuple[str, str, str]:
-    """(group, version, kind) a subresource answers with: Scale is autoscaling/v1."""
-    return ("autoscaling", "v1", "Scale") if sub == "scale" else (r.group, r.version, r.kind)
+    """(group, version, kind) a subresource answers with (Scale, TokenRequest...; else the parent's kind)."""
+    known = _SUBRESOURCES.get(sub)
+    return known[:3] if known else (r.group, r.version, r.kind)
+
+
+def _subresource_verbs(sub: str) -> list[str]:
+    if sub == "finalize":
+        return ["update"]
+    known = _SUBRESOURCES.get(sub)
+    return list(known[3]) if known else ["get", "patch", "update"]
 
 
 def subresource_entries(r: Resource) -> list[dict[str, Any]]:
@@ -68,8 +84,8 @@ def subresource_entries(r: Resource) -> list[dict[str, Any]]:
     for sub in r.subresources:
         group, version, kind = _subresource_kind(r, sub)
         entry: dict[str, Any] = {"name": f"{r.resource}/{sub}", "singularName": "", "namespaced": r.namespaced,
-                                 "kind": kind, "verbs": ["update"] if sub == "finalize" else ["get", "patch", "update"]}
-        if sub == "scale":
+                                 "kind": kind, "verbs": _subresource_verbs(sub)}
+        if (group, version) != (r.group, r.version):
             entry["group"], entry["version"] = group, version
         out.append(entry)
     return out
@@ -124,7 +140,7 @@ def _aggregated_resource(r: Resource) -> dict[str, Any]:
         out["subresources"] = [{
             "subresource": sub,
             "responseKind": dict(zip(("group", "version", "kind"), _subresource_kind(r, sub), strict=True)),
-            "verbs": ["update"] if sub == "finalize" else ["get", "patch", "update"]} for sub in r.subresources]
+            "verbs": _subresource_verbs(sub)} for sub in r.subresources]
     return out
 
 

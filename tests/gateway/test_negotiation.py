@@ -107,3 +107,16 @@ def test_flowschema_and_priority_level_columns():
             "queues": 128, "handSize": 6, "queueLengthLimit": 50}}}}}
     assert table.table(plc, [level], {}, "None")["rows"][0]["cells"][:6] == [
         "global-default", "Limited", 20, 128, 6, 50]
+
+
+def test_discovery_names_subresource_kinds_and_verbs():
+    from services.gateway import discovery
+
+    token = discovery.subresource_entries(REGISTRY.get("", "v1", "serviceaccounts"))[0]
+    assert (token["name"], token["kind"], token["verbs"], token["group"]) == (
+        "serviceaccounts/token", "TokenRequest", ["create"], "authentication.k8s.io")
+    scale = [e for e in discovery.subresource_entries(REGISTRY.get("apps", "v1", "deployments"))
+             if e["name"] == "deployments/scale"][0]
+    assert (scale["kind"], scale["group"], scale["verbs"]) == ("Scale", "autoscaling", ["get", "patch", "update"])
+    status = [e for e in discovery.subresource_entries(REGISTRY.get("", "v1", "pods")) if e["name"] == "pods/status"]
+    assert status[0]["kind"] == "Pod" and "group" not in status[0]
