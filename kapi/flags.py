@@ -66,6 +66,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag("etcd-prefix", frozenset({STORAGE}), "/registry", "Key prefix of every object in etcd."),
     Flag("watch-cache-sizes", frozenset({STORAGE}), "",
          "resource[.group]#size list of watch cache sizes (kube-apiserver --watch-cache-sizes).", passthrough=True),
+    Flag("etcd-compaction-interval", frozenset({STORAGE}), "5m",
+         "Interval of etcd compaction requests, a duration like 5m or 90s; 0 disables compaction "
+         "(kube-apiserver --etcd-compaction-interval).", passthrough=True),
     Flag("storage-allowed-clients", frozenset({STORAGE}),
          "kapi-gateway,kapi-authn,kapi-authz,kapi-flowcontrol,kapi-admission",
          "Comma-separated gRPC certificate CNs allowed to call storage."),

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -134,6 +134,7 @@ class EtcdClient:
                                              rpc_pb2_grpc.WatchStub(channel),
                                              rpc_pb2_grpc.MaintenanceStub(channel)))
         self._current = 0
+        self.compaction_listeners: list[Callable[[int], None]] = []
 
     @property
     def targets(self) -> list[str]:
@@ -243,10 +244,18 @@ class EtcdClient:
         )
         return await self._call("kv", "Txn", request, repeatable=False)
 
+    async def txn(self, request: rpc_pb2.TxnRequest) -> rpc_pb2.TxnResponse:
+        """Run a transaction (not retried once sent, like every write)."""
+        return await self._call("kv", "Txn", request, repeatable=False)
+
     async def compact(self, revision: int, physical: bool = True) -> rpc_pb2.CompactionResponse:
-        """Compact history up to ``revision`` (tests and a future compactor)."""
+        """Compact history up to ``revision`` (:mod:`services.storage.compactor`); then calls every
+        ``compaction_listeners`` entry with ``revision`` (the watch caches)."""
         request = rpc_pb2.CompactionRequest(revision=revision, physical=physical)
-        return await self._call("kv", "Compact", request, repeatable=False, revision=revision)
+        response = await self._call("kv", "Compact", request, repeatable=False, revision=revision)
+        for listener in self.compaction_listeners:
+            listener(revision)
+        return response
 
     async def status(self, timeout: float | None = None) -> rpc_pb2.StatusResponse:
         """Maintenance Status of the current endpoint (health checks); ``timeout`` in seconds."""

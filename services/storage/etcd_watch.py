@@ -14,10 +14,11 @@ notifications (delivered in order with its events, but only every
 ``--experimental-watch-progress-notify-interval``, 10 minutes by default), and
 the mux sends a ``WatchProgressRequest`` every ``progress_interval`` seconds
 while some subscription wants progress. etcd before 3.5.8 may deliver that
-stream-wide answer (watch id -1) ahead of events still queued for a watcher,
-so its revision is only trusted one round later: on each answer, watches
-created before the previous answer arrived get a progress batch at the
-previous answer's revision.
+stream-wide answer (watch id -1) ahead of events still queued for a watcher
+(and a watch that started in the past is caught up only every 100 ms), so an
+answer's revision is trusted only once a later answer arrived at least
+SETTLE_SECONDS after it: then watches created before that answer arrived get
+a progress batch at its revision.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +43,9 @@ log = logging.getLogger(__name__)
 CREATE_TIMEOUT = 10.0  # seconds to wait for etcd to confirm a new watch
 MAX_PENDING = 10_000  # queued batches per subscription before it is closed as too slow
 _PROGRESS_ALL = -1  # watch_id of an answer to WatchProgressRequest
+# Seconds before a stream-wide progress answer is trusted: etcd < 3.5.13 may send it ahead of events still queued
+# for a watcher, and a watcher that started in the past ("unsynced") is caught up by etcd every 100 ms.
+SETTLE_SECONDS = 0.25
 
 
 class WatchOverflow(Exception):
@@ -120,7 +125,9 @@ class WatchMux:
         self._task: asyncio.Task[None] | None = None
         self._progress_task: asyncio.Task[None] | None = None
         self._epoch = 0
-        self._last_progress: int | None = None  # revision of the previous stream-wide progress answer
+        # Stream-wide progress answers not yet trusted: (monotonic time received, epoch, revision).
+        self._answers: deque[tuple[float, int, int]] = deque()
+        self._progress_answer: asyncio.Future[int] | None = None  # the next answer, while one is requested
 
     async def subscribe(self, key: bytes, range_end: bytes, start_revision: int, *,
                         wants_progress: bool = False) -> Subscription:
@@ -148,6 +155,19 @@ class WatchMux:
             raise
         return sub
 
+    async def progress_round(self) -> int:
+        """Ask etcd for a stream-wide progress notification now (RequestProgress) and wait for the answer;
+        returns its revision. Concurrent callers share one request. Subscriptions that want progress get a
+        progress batch per answer (at the previous answer's revision, see the module docstring), so two rounds
+        bring every such watch up to the revision etcd had when the first was asked. Raises StatusError 503
+        if the stream fails."""
+        self._ensure_stream()
+        if self._progress_answer is None or self._progress_answer.done():
+            assert self._outbox is not None
+            self._progress_answer = asyncio.get_running_loop().create_future()
+            self._outbox.put_nowait(rpc_pb2.WatchRequest(progress_request=rpc_pb2.WatchProgressRequest()))
+        return await asyncio.shield(self._progress_answer)
+
     async def close(self) -> None:
         """Stop the stream; every open subscription fails with 503."""
         for task in (self._progress_task, self._task):
@@ -163,7 +183,7 @@ class WatchMux:
         if self._task is not None and not self._task.done():
             return
         self._outbox = asyncio.Queue()
-        self._last_progress = None
+        self._answers.clear()
         self._task = asyncio.get_running_loop().create_task(self._run(self._outbox), name="etcd-watch-stream")
         if self._progress_task is None or self._progress_task.done():
             self._progress_task = asyncio.get_running_loop().create_task(self._request_progress(),
@@ -182,6 +202,10 @@ class WatchMux:
             self._cancel(sub)
 
     def _fail_all(self, err: BaseException) -> None:
+        answer, self._progress_answer = self._progress_answer, None
+        if answer is not None and not answer.done():
+            answer.set_exception(err)
+            answer.exception()
         subs, self._subs = list(self._subs.values()), {}
         for sub in subs:
             _fail_created(sub, err)
@@ -244,14 +268,21 @@ class WatchMux:
             sub._push(WatchBatch((), revision, progress=True))  # per-watch progress notify: ordered
 
     def _on_progress_all(self, revision: int) -> None:
-        confirmed, self._last_progress = self._last_progress, revision
         self._epoch += 1
-        if confirmed is None:
-            return
-        for sub in list(self._subs.values()):
-            if (sub.wants_progress and sub.created_epoch is not None and sub.created_epoch < self._epoch - 1
-                    and confirmed >= sub.start_revision - 1):
-                sub._push(WatchBatch((), confirmed, progress=True))
+        now = time.monotonic()
+        self._answers.append((now, self._epoch, revision))
+        confirmed: tuple[float, int, int] | None = None
+        while len(self._answers) > 1 and self._answers[0][0] <= now - SETTLE_SECONDS:
+            confirmed = self._answers.popleft()
+        if confirmed is not None:
+            _, epoch, at = confirmed
+            for sub in list(self._subs.values()):
+                if (sub.wants_progress and sub.created_epoch is not None and sub.created_epoch < epoch
+                        and at >= sub.start_revision - 1):
+                    sub._push(WatchBatch((), at, progress=True))
+        answer, self._progress_answer = self._progress_answer, None
+        if answer is not None and not answer.done():
+            answer.set_result(revision)
 
     async def _request_progress(self) -> None:
         while True:

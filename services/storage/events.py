@@ -24,11 +24,13 @@ Matcher = Callable[[Object], bool]
 
 @dataclass(frozen=True)
 class WatchEvent:
-    """One watch event: ``type`` (ADDED/MODIFIED/DELETED/BOOKMARK), the object, and its resourceVersion."""
+    """One watch event: ``type`` (ADDED/MODIFIED/DELETED/BOOKMARK), the object, and its resourceVersion;
+    ``encoded`` is the object's JSON when already known (the watch cache encodes each object once)."""
 
     type: str
     object: Object
     resource_version: int
+    encoded: bytes | None = None
 
 
 def bookmark(revision: int, initial_events_end: bool = False) -> WatchEvent:

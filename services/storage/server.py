@@ -21,10 +21,12 @@ from grpc_health.v1 import health
 
 from kapi import errors, flags, grpcutil
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
+from services.storage.compactor import Compactor, parse_duration
 from services.storage.etcd import EtcdClient, parse_endpoints
 from services.storage.etcd_watch import WatchMux
 from services.storage.servicer import StorageServicer
 from services.storage.store import Store
+from services.storage.watchcache import WatchCaches, parse_watch_cache_sizes
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,7 @@ class StorageService:
     watches: WatchMux
     store: Store
     health: health.HealthServicer
+    compactor: Compactor
     _health_task: asyncio.Task[None] | None = None
 
     async def stop(self, grace: float = GRACE_SECONDS) -> None:
@@ -58,6 +61,9 @@ class StorageService:
             self._health_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._health_task
+        await self.compactor.stop()
+        if self.store.caches is not None:
+            await self.store.caches.stop()
         await self.watches.close()
         await self.server.stop(grace)
         await self.etcd.close()
@@ -82,16 +88,20 @@ async def _watch_health(service: StorageService) -> None:
 
 
 async def start(args: argparse.Namespace, *, bookmark_interval: float = BOOKMARK_INTERVAL) -> StorageService:
-    """Build and start the storage server from parsed flags; raises ValueError for bad ``--etcd-servers``."""
+    """Build and start the storage server from parsed flags; raises ValueError for bad ``--etcd-servers``,
+    ``--watch-cache-sizes`` or ``--etcd-compaction-interval``."""
     etcd = EtcdClient(parse_endpoints(args.etcd_servers))
     watches = WatchMux(etcd, progress_interval=bookmark_interval)
-    store = Store(etcd, watches, args.etcd_prefix)
+    caches = WatchCaches(etcd, watches, parse_watch_cache_sizes(args.watch_cache_sizes))
+    store = Store(etcd, watches, args.etcd_prefix, caches)
     server, health_servicer, port = grpcutil.make_server(args.listen_address, grpcutil.tls_from_args(args))
     storage_pb2_grpc.add_StorageServicer_to_server(
         StorageServicer(store, allowed_clients(args.storage_allowed_clients)), server)
     grpcutil.set_serving(health_servicer, [SERVICE_NAME])
+    compactor = Compactor(etcd, parse_duration(args.etcd_compaction_interval), store.compacted)
     await grpcutil.start_serving(server, port, args.port_file)
-    service = StorageService(server, port, etcd, watches, store, health_servicer)
+    compactor.start()
+    service = StorageService(server, port, etcd, watches, store, health_servicer, compactor)
     service._health_task = asyncio.get_running_loop().create_task(_watch_health(service))
     log.info("storage serving on port %d (etcd %s, prefix %s)", port, ",".join(etcd.targets), args.etcd_prefix)
     return service
@@ -111,5 +121,12 @@ def main(argv: Sequence[str]) -> int:
     except ValueError as exc:
         log.error("invalid --etcd-servers: %s", exc)
         return 1
+    for name, value, parse in (("--watch-cache-sizes", args.watch_cache_sizes, parse_watch_cache_sizes),
+                               ("--etcd-compaction-interval", args.etcd_compaction_interval, parse_duration)):
+        try:
+            parse(value)
+        except ValueError as exc:
+            log.error("invalid %s: %s", name, exc)
+            return 1
     grpcutil.run(lambda stop: serve(args, stop))
     return 0

@@ -41,7 +41,8 @@ def _body(data: bytes) -> dict[str, Any]:
 
 
 def _object_response(stored: StoredObject) -> storage_pb2.ObjectResponse:
-    return storage_pb2.ObjectResponse(object=jsonutil.dumps(stored.object), resource_version=stored.resource_version)
+    return storage_pb2.ObjectResponse(object=jsonutil.dumps(stored.object), resource_version=stored.resource_version,
+                                      deletion_pending=stored.deletion_pending)
 
 
 class StorageServicer(storage_pb2_grpc.StorageServicer):
@@ -85,8 +86,8 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
                 limit=request.limit, continue_=getattr(request, "continue"),
                 resource_version=request.resource_version,
                 resource_version_match=request.resource_version_match))
-            response = storage_pb2.ListResponse(items=[jsonutil.dumps(item) for item in result.items],
-                                                resource_version=result.resource_version)
+            items = result.encoded if result.encoded is not None else [jsonutil.dumps(i) for i in result.items]
+            response = storage_pb2.ListResponse(items=items, resource_version=result.resource_version)
             setattr(response, "continue", result.continue_)  # noqa: B010 - "continue" is a Python keyword
             if result.remaining_item_count is not None:
                 response.remaining_item_count = result.remaining_item_count
@@ -104,7 +105,8 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
 
     async def Delete(self, request: storage_pb2.DeleteRequest,  # noqa: N802
                      context: grpc.aio.ServicerContext) -> storage_pb2.ObjectResponse:
-        """Delete an object (optional resourceVersion / UID preconditions); answers its last state."""
+        """Delete an object (optional resourceVersion / UID preconditions); answers its last state, or, for an
+        object with finalizers, its state marked for deletion with ``deletion_pending`` set."""
         async def work() -> storage_pb2.ObjectResponse:
             return _object_response(await self._store.delete(_key(request.key), request.expected_resource_version,
                                                              request.expected_uid))
@@ -121,7 +123,8 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
             async with contextlib.aclosing(self._store.watch(_key(request.key), options)) as stream:
                 async for events in stream:
                     yield storage_pb2.WatchResponse(events=[
-                        storage_pb2.WatchEvent(type=e.type, object=jsonutil.dumps(e.object),
+                        storage_pb2.WatchEvent(type=e.type,
+                                               object=e.encoded if e.encoded is not None else jsonutil.dumps(e.object),
                                                resource_version=e.resource_version) for e in events])
         except errors.StatusError as err:
             await errors.abort(context, err)

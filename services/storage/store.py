@@ -11,13 +11,19 @@ converted to ADDED / MODIFIED / DELETED / BOOKMARK ("API concepts":
 "Resource versions", "Efficient detection of changes", "Retrieving large
 results sets in chunks").
 
-All reads of current state go through :meth:`Store._range` so a watch cache can
-later serve them instead of etcd.
+Reads of etcd go through :meth:`Store._range`. With a watch cache
+(:mod:`services.storage.watchcache`), ``resourceVersion=0`` gets and lists,
+not-older-than lists, consistent (unset resourceVersion) lists once the cache
+has caught up with etcd (KEP-2340), continue tokens at the cache's revision
+and every watch are served from the cache; everything else (and any request
+while the cache does not follow etcd) reads etcd.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import datetime
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -32,6 +38,7 @@ from services.storage.events import ADDED, Matcher, WatchEvent, bookmark, conver
 from services.storage.keys import KeySpace, ObjectKey, decode_continue, encode_continue
 from services.storage.objects import Object, decode, stamped, without_resource_version
 from services.storage.versions import list_read_plan, parse_resource_version, too_large_resource_version
+from services.storage.watchcache import FRESH_TIMEOUT, KeyRange, WatchCache, WatchCaches
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +56,18 @@ _DELETE_RETRIES = 16
 Events = list[WatchEvent]  # one batch (the Store class has a method named "list")
 
 
+def _now() -> str:
+    """The current time as Kubernetes serialises metav1.Time (RFC 3339, seconds, UTC, "Z")."""
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 @dataclass(frozen=True)
 class StoredObject:
     """An object as stored, ``metadata.resourceVersion`` set; ``resource_version`` is its etcd mod revision."""
 
     object: Object
     resource_version: int
+    deletion_pending: bool = False  # Delete only: marked with deletionTimestamp (finalizers remain), not removed
 
 
 @dataclass(frozen=True)
@@ -78,6 +91,7 @@ class ListResult:
     resource_version: int
     continue_: str = ""
     remaining_item_count: int | None = None
+    encoded: list[bytes] | None = None  # the items as JSON, when the cache already had them encoded
 
 
 @dataclass(frozen=True)
@@ -93,12 +107,35 @@ class WatchOptions:
 
 
 class Store:
-    """Generic store over etcd. ``prefix`` is ``--etcd-prefix``; ``watches`` the process's shared watch stream."""
+    """Generic store over etcd. ``prefix`` is ``--etcd-prefix``; ``watches`` the process's shared watch stream;
+    ``caches`` the watch caches (None = serve everything from etcd)."""
 
-    def __init__(self, client: EtcdClient, watches: WatchMux, prefix: str = "/registry"):
+    def __init__(self, client: EtcdClient, watches: WatchMux, prefix: str = "/registry",
+                 caches: WatchCaches | None = None):
         self._etcd = client
         self._watches = watches
         self.keys = KeySpace(prefix)
+        self.caches = caches
+        self.fresh_timeout = FRESH_TIMEOUT  # seconds a read waits for the cache to reach a revision
+        client.compaction_listeners.append(self.compacted)
+
+    async def compact(self, revision: int) -> None:
+        """Compact etcd to ``revision``; the caches hear of it through the client's compaction listeners."""
+        await self._etcd.compact(revision)
+
+    def compacted(self, revision: int) -> None:
+        """etcd was compacted to ``revision`` (by this or another replica): older watches get 410 Expired."""
+        if self.caches is not None:
+            self.caches.compacted(revision)
+
+    async def _cache(self, key: ObjectKey) -> WatchCache | None:
+        """The watch cache of ``key``'s resource if it may serve now (started on first use), else None."""
+        if self.caches is None:
+            return None
+        cache = self.caches.get(key.group, key.resource, self.keys.collection(ObjectKey(key.group, key.resource)))
+        if cache is None or not await cache.usable():
+            return None
+        return cache
 
     # ------------------------------------------------------------ writes
 
@@ -122,6 +159,11 @@ class Store:
         """
         etcd_key = self.keys.object(key)
         stored = without_resource_version(obj)
+        meta = stored.get("metadata") or {}
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            finished = await self._finish_deletion(key, etcd_key, stored, expected_resource_version)
+            if finished is not None:
+                return finished
         response = await self._etcd.update(etcd_key, jsonutil.dumps(stored), expected_resource_version)
         if not response.succeeded:
             if not response.responses[0].response_range.kvs:
@@ -141,32 +183,65 @@ class Store:
         ``expected_resource_version`` (0 = none) must match the stored object,
         else 409 Conflict with kube's ``Precondition failed: ...`` message.
         404 NotFound if absent.
+
+        Graceful deletion with finalizers (kube's generic registry
+        ``BeforeDelete`` + ``updateForGracefulDeletionAndFinalizers``): an
+        object whose ``metadata.finalizers`` is not empty is not removed but
+        marked with ``deletionTimestamp`` (now, RFC 3339 UTC) and
+        ``deletionGracePeriodSeconds`` 0, and returned with
+        ``deletion_pending`` True (already marked: returned unchanged). It is
+        removed by the update that clears its last finalizer (:meth:`update`).
         """
         etcd_key = self.keys.object(key)
-        if not expected_uid:
-            response = await self._etcd.delete(etcd_key, expected_resource_version)
-            if response.succeeded:
-                return self._deleted(response, etcd_key)
-            current = response.responses[0].response_range.kvs
-            if not current:
-                raise errors.not_found(key.resource, key.name, key.group)
-            raise self._precondition_failed(key, etcd_key, "ResourceVersion", expected_resource_version,
-                                            current[0].mod_revision)
         for _ in range(_DELETE_RETRIES):
             current = (await self._etcd.range(etcd_key)).kvs
             if not current:
                 raise errors.not_found(key.resource, key.name, key.group)
             kv = current[0]
-            uid = str((decode(kv.value, kv.mod_revision, kv.key).get("metadata") or {}).get("uid") or "")
-            if uid != expected_uid:
-                raise self._precondition_failed(key, etcd_key, "UID", expected_uid, uid)
+            obj = decode(kv.value, kv.mod_revision, kv.key)
+            meta = obj["metadata"]
+            if expected_uid:
+                uid = str(meta.get("uid") or "")
+                if uid != expected_uid:
+                    raise self._precondition_failed(key, etcd_key, "UID", expected_uid, uid)
             if expected_resource_version and kv.mod_revision != expected_resource_version:
                 raise self._precondition_failed(key, etcd_key, "ResourceVersion", expected_resource_version,
                                                 kv.mod_revision)
+            if meta.get("finalizers"):
+                if meta.get("deletionTimestamp"):
+                    return StoredObject(obj, kv.mod_revision, deletion_pending=True)
+                marked = without_resource_version(obj)
+                marked["metadata"] = {**marked["metadata"], "deletionTimestamp": _now(),
+                                      "deletionGracePeriodSeconds": 0}
+                written = await self._etcd.update(etcd_key, jsonutil.dumps(marked), kv.mod_revision)
+                if written.succeeded:
+                    revision = written.header.revision
+                    return StoredObject(stamped(marked, revision), revision, deletion_pending=True)
+                continue
             response = await self._etcd.delete(etcd_key, kv.mod_revision)
             if response.succeeded:
                 return self._deleted(response, etcd_key)
         raise errors.conflict(key.resource, key.name, MODIFIED_MESSAGE, key.group)
+
+    async def _finish_deletion(self, key: ObjectKey, etcd_key: bytes, stored: Object,
+                               expected_resource_version: int) -> StoredObject | None:
+        """An update clearing the last finalizer of an object marked for deletion with grace period 0 removes
+        it (kube's ``ShouldDeleteDuringUpdate``); returns the object at its deletion revision, or None when the
+        stored object is not such a deletion (then the update proceeds as usual)."""
+        current = (await self._etcd.range(etcd_key)).kvs
+        if not current:
+            raise errors.not_found(key.resource, key.name, key.group)
+        kv = current[0]
+        if expected_resource_version and kv.mod_revision != expected_resource_version:
+            raise errors.conflict(key.resource, key.name, MODIFIED_MESSAGE, key.group)
+        old_meta = decode(kv.value, kv.mod_revision, kv.key)["metadata"]
+        if not old_meta.get("deletionTimestamp") or old_meta.get("deletionGracePeriodSeconds", 0) not in (0, None):
+            return None
+        response = await self._etcd.delete(etcd_key, kv.mod_revision)
+        if not response.succeeded:
+            raise errors.conflict(key.resource, key.name, MODIFIED_MESSAGE, key.group)
+        revision = response.header.revision
+        return StoredObject(stamped(stored, revision), revision)
 
     @staticmethod
     def _deleted(response: rpc_pb2.TxnResponse, etcd_key: bytes) -> StoredObject:
@@ -187,14 +262,22 @@ class Store:
 
     async def _range(self, start: bytes, end: bytes = b"", *, revision: int = 0, limit: int = 0,
                      serializable: bool = False) -> rpc_pb2.RangeResponse:
-        """The one read path for current state (a watch cache slots in here)."""
+        """The one etcd read path for current state."""
         return await self._etcd.range(start, end, revision=revision, limit=limit, serializable=serializable)
 
     async def get(self, key: ObjectKey, resource_version: str = "") -> StoredObject:
-        """Read one object. ``resource_version`` "" = linearizable read, "0" = any (serializable),
-        else not older than that revision (504 Timeout if etcd is behind). 404 NotFound if absent."""
+        """Read one object. ``resource_version`` "" = linearizable read, "0" = any (the watch cache, else a
+        serializable etcd read), else not older than that revision (504 Timeout if etcd is behind). 404 NotFound
+        if absent."""
         etcd_key = self.keys.object(key)
         minimum = parse_resource_version(resource_version) if resource_version else 0
+        if resource_version == "0":
+            cache = await self._cache(key)
+            if cache is not None:
+                entry = cache.get(etcd_key)
+                if entry is None:
+                    raise errors.not_found(key.resource, key.name, key.group)
+                return StoredObject(entry.object, entry.revision)
         response = await self._range(etcd_key, serializable=resource_version == "0")
         if minimum and response.header.revision < minimum:
             raise too_large_resource_version(minimum, response.header.revision)
@@ -246,6 +329,20 @@ class Store:
             start, token_revision = decode_continue(options.continue_, prefix)
             revision = max(token_revision, 0)  # -1: inconsistent continuation at the latest revision
         limit = max(options.limit, 0)
+        cache = await self._cache(key) if not plan.revision else None
+        if cache is not None:
+            if options.continue_:
+                if revision and revision == cache.revision:  # the cache holds exactly the state at the token's
+                    return self._list_cached(cache, prefix, matches, limit, start)
+            elif options.resource_version == "0":
+                return self._list_cached(cache, prefix, matches, limit)
+            elif minimum:  # not older than minimum: the cache if it is there already, else etcd
+                if cache.revision >= minimum:
+                    return self._list_cached(cache, prefix, matches, limit)
+            elif cache.revision >= await self._current_revision(prefix):
+                # Consistent read (KEP-2340): from the cache only if it already reached etcd's revision; etcd 3.5
+                # before 3.5.13 cannot order RequestProgress with events, so kube reads etcd then too.
+                return self._list_cached(cache, prefix, matches, limit)
         page = limit
         items: list[Object] = []
         more, last_key, remaining = False, b"", None
@@ -285,6 +382,29 @@ class Store:
         token = encode_continue(last_key + b"\x00", prefix, revision) if more else ""
         return ListResult(items, revision, token, remaining)
 
+    @staticmethod
+    def _list_cached(cache: WatchCache, prefix: bytes, matches: Matcher | None, limit: int,
+                     start: bytes = b"") -> ListResult:
+        """One page of the collection ``prefix`` from the cache at its current revision (no await: consistent)."""
+        keys = KeyRange(prefix, prefix_end(prefix))
+        revision = cache.revision
+        items: list[Object] = []
+        encoded: list[bytes] = []
+        last, more = b"", False
+        for k, entry in cache.scan(keys, start):
+            if matches is not None and not matches(entry.object):
+                continue
+            if limit and len(items) >= limit:
+                more = True
+                break
+            items.append(entry.object)
+            encoded.append(entry.encoded)
+            last = k
+        if not more:
+            return ListResult(items, revision, "", None, encoded)
+        remaining = cache.count(keys, last + b"\x00") if matches is None else None
+        return ListResult(items, revision, encode_continue(last + b"\x00", prefix, revision), remaining, encoded)
+
     async def _current_revision(self, prefix: bytes) -> int:
         return (await self._etcd.range(prefix, limit=1)).header.revision
 
@@ -319,6 +439,12 @@ class Store:
         events (object ``{"metadata": {"resourceVersion": ...}}``, no kind)
         follow etcd progress notifications. Raises 410 Expired if N is
         compacted, 503 if the etcd watch stream breaks, 400 for bad input.
+
+        With the resource's watch cache: served from it (one etcd watch per
+        resource however many watchers); "" waits for the cache to catch up
+        with etcd (consistent), N waits for the cache to reach N (504 Too
+        large resource version after FRESH_TIMEOUT) and must be within the
+        cache window (410 ``too old resource version: N (oldest)``).
         """
         matches = self._matcher(key, options.label_selector, options.field_selector)
         if key.name:
@@ -328,6 +454,60 @@ class Store:
             end_key = prefix_end(start_key)
         text = options.resource_version
         wanted = parse_resource_version(text) if text not in ("", "0") else 0
+        cache = await self._cache(key)
+        if cache is not None:
+            initial = options.send_initial_events or not wanted
+            if initial:
+                # The current state must be at least ``wanted`` (or etcd's revision for ""): else read etcd.
+                target = wanted or (await self._current_revision(start_key) if text == "" else 0)
+                usable = cache.revision >= target
+            else:
+                # Changes after ``wanted``: every one still reaches the cache, so a watcher registered now with
+                # that threshold misses none, provided ``wanted`` is not in etcd's future.
+                usable = (wanted <= cache.applied or wanted <= await self._current_revision(start_key)
+                          or await cache.wait_fresh(wanted, self.fresh_timeout))
+                if not usable:
+                    raise too_large_resource_version(wanted, await self._current_revision(start_key))
+            if usable:
+                async with contextlib.aclosing(self._watch_cached(cache, KeyRange(start_key, end_key), matches,
+                                                                  options, wanted, initial)) as stream:
+                    async for events in stream:
+                        yield events
+                return
+        async with contextlib.aclosing(self._watch_etcd(start_key, end_key, matches, options, wanted)) as stream:
+            async for events in stream:
+                yield events
+
+    async def _watch_cached(self, cache: WatchCache, keys: KeyRange, matches: Matcher | None,
+                            options: WatchOptions, wanted: int, initial: bool) -> AsyncGenerator[Events, None]:
+        """A watch served from ``cache``: the state and the watcher are taken with no await in between."""
+        revision = cache.revision
+        if initial:
+            events = [WatchEvent(ADDED, entry.object, entry.revision, entry.encoded)
+                      for _, entry in cache.scan(keys) if matches is None or matches(entry.object)]
+            watcher = cache.add_watcher(keys, matches, options.allow_bookmarks, cache.applied)
+        else:
+            since = cache.events_since(wanted) if wanted <= cache.applied else []
+            events = [e for e in (ev.to_watch_event(matches) for ev in since if ev.key in keys) if e is not None]
+            watcher = cache.add_watcher(keys, matches, options.allow_bookmarks, max(cache.applied, wanted))
+        try:
+            for i in range(0, len(events), EVENTS_PER_MESSAGE):
+                yield events[i:i + EVENTS_PER_MESSAGE]
+            if initial and options.send_initial_events and options.allow_bookmarks:
+                yield [bookmark(revision, initial_events_end=True)]
+            while True:
+                try:
+                    batch = await watcher.next()
+                except WatchOverflow:
+                    return  # too slow: end the watch; the client resumes from its last resourceVersion
+                yield batch
+        finally:
+            watcher.close()
+
+    async def _watch_etcd(self, start_key: bytes, end_key: bytes, matches: Matcher | None, options: WatchOptions,
+                          wanted: int) -> AsyncGenerator[Events, None]:
+        """A watch served by its own etcd watch (resources whose watch cache is off, or not following etcd)."""
+        text = options.resource_version
         if options.send_initial_events or not wanted:
             revision = 0
             async for response in self._scan(start_key, end_key, serializable=text == "0"):

@@ -16,11 +16,17 @@ from services.storage import server
 BOOKMARK_INTERVAL = 0.3  # seconds; tests wait for bookmarks
 
 
-async def start_storage(etcd_endpoint: str, prefix: str) -> server.StorageService:
-    """A storage server on a free 127.0.0.1 port (insecure) for ``etcd_endpoint`` under ``prefix``."""
+FRESH_TIMEOUT = 1.0  # seconds a read waits for the watch cache to reach a revision (tests: short)
+
+
+async def start_storage(etcd_endpoint: str, prefix: str, *extra: str) -> server.StorageService:
+    """A storage server on a free 127.0.0.1 port (insecure) for ``etcd_endpoint`` under ``prefix``;
+    ``extra`` are more storage flags."""
     args = flags.parse(flags.STORAGE, ["--listen-address", "127.0.0.1:0", "--etcd-servers", etcd_endpoint,
-                                       "--etcd-prefix", prefix])
-    return await server.start(args, bookmark_interval=BOOKMARK_INTERVAL)
+                                       "--etcd-prefix", prefix, *extra])
+    service = await server.start(args, bookmark_interval=BOOKMARK_INTERVAL)
+    service.store.fresh_timeout = FRESH_TIMEOUT
+    return service
 
 
 @pytest.fixture(scope="session")

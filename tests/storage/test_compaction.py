@@ -16,8 +16,10 @@ from typing import Any
 import grpc
 import pytest
 
-from kapi import errors
+from kapi import errors, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
+from services.storage.compactor import COMPACT_REV_KEY, Compactor, parse_duration
+from services.storage.etcd import CompactedError
 from services.storage.server import StorageService
 from tests.conftest import Etcd  # the session fixture's etcd launcher
 
@@ -50,7 +52,7 @@ async def compacting() -> AsyncIterator[tuple[StorageService, storage_pb2_grpc.S
 
 async def _compact_now(service: StorageService) -> int:
     revision = (await service.etcd.range(b"/")).header.revision
-    await service.etcd.compact(revision)
+    await service.store.compact(revision)
     return revision
 
 
@@ -95,3 +97,48 @@ async def test_watch_from_compacted_revision_ends_with_expired_status(compacting
     err = errors.from_rpc_error(info.value, "storage")
     assert (err.code, err.reason) == (410, "Expired")
     assert err.message == f"too old resource version: {old} ({compacted})"
+
+
+async def test_compaction_expires_cached_watches_older_than_the_compacted_revision(compacting: Any) -> None:
+    service, stub = compacting
+    ns = unique("c")
+    start = (await stub.List(storage_pb2.ListRequest(key=key(ns)), timeout=10)).resource_version
+    await create(stub, configmap(ns, "a"))
+    compacted = await _compact_now(service)
+    err = await status_of(stub.Watch(storage_pb2.WatchRequest(key=key(ns), resource_version=str(start))).read())
+    assert (err.code, err.reason, err.message) == (410, "Expired", f"too old resource version: {start} ({compacted})")
+    live = stub.Watch(storage_pb2.WatchRequest(key=key(ns), resource_version=str(compacted)))  # still servable
+    await stub.Update(storage_pb2.UpdateRequest(key=key(ns, "a"), object=jsonutil.dumps(configmap(ns, "a", x="1"))),
+                      timeout=10)
+    message = await asyncio.wait_for(live.read(), 10)
+    assert [e.type for e in message.events] == ["MODIFIED"]
+    live.cancel()
+
+
+async def test_one_replica_compacts_per_interval_and_the_other_learns_the_revision(compacting: Any) -> None:
+    service, stub = compacting
+    seen: dict[str, list[int]] = {"a": [], "b": []}
+    a = Compactor(service.etcd, 1.0, seen["a"].append)
+    b = Compactor(service.etcd, 1.0, seen["b"].append)
+    assert await a.run_once() == 0  # bootstrap: records the revision, compacts nothing
+    first = (await service.etcd.range(COMPACT_REV_KEY)).kvs[0]
+    assert await b.run_once() == int(first.value)  # lost the race; learns the last compacted revision
+    await create(stub, configmap(unique("c"), "x"))
+    target = a._revision
+    assert await a.run_once() == target  # compacts to the revision it saw one interval ago
+    assert await b.run_once() == target
+    assert seen["a"][-1] == target and seen["b"][-1] == target
+    with pytest.raises(CompactedError):
+        await service.etcd.range(b"/", revision=target - 1)
+
+
+@pytest.mark.parametrize("text, seconds", [("5m", 300.0), ("90s", 90.0), ("1h30m", 5400.0), ("0", 0.0),
+                                           ("250ms", 0.25), ("12", 12.0)])
+def test_parse_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "5x", "-1", "m5", "5m junk"])
+def test_parse_duration_rejects(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_duration(text)

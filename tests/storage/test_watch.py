@@ -79,6 +79,7 @@ async def test_watch_from_now_sends_initial_state_then_changes(stub: Stub, start
     ns = unique("w")
     a = await create(stub, configmap(ns, "a"))
     b = await create(stub, configmap(ns, "b"))
+    await rv_of(stub, ns)  # a consistent list: the cache has caught up, so "0" (any) includes a and b
     watcher = Watcher(stub, key(ns), resource_version=start)
     initial = await watcher.events(2)
     assert initial == [("ADDED", "a", int(a["metadata"]["resourceVersion"])),
@@ -137,6 +138,7 @@ async def test_label_selector_turns_transitions_into_added_and_deleted(stub: Stu
     ns = unique("w")
     await create(stub, configmap(ns, "a", {"app": "web"}))
     await create(stub, configmap(ns, "b", {"app": "db"}))
+    await rv_of(stub, ns)
     watcher = Watcher(stub, key(ns), resource_version="0", label_selector="app=web")
     assert [(t, n) for t, n, _ in await watcher.events(1)] == [("ADDED", "a")]
     await update(stub, configmap(ns, "b", {"app": "web"}))       # starts matching
@@ -199,18 +201,25 @@ async def test_send_initial_events_ends_with_annotated_bookmark(stub: Stub) -> N
     watcher.cancel()
 
 
-async def test_cancelled_watch_cancels_etcd_watch(stub: Stub, storage: Any) -> None:
+async def test_watchers_share_the_cache_and_cancel_releases_them(stub: Stub, storage: Any) -> None:
     ns = unique("w")
-    mine = f"/{ns}/".encode()
-    watcher = Watcher(stub, key(ns), resource_version="0")
+    mine = f"/configmaps/{ns}/".encode()
     await create(stub, configmap(ns, "a"))
-    await watcher.events(1)
+    watchers = [Watcher(stub, key(ns), resource_version="0") for _ in range(5)]
+    for watcher in watchers:
+        await watcher.events(1)
+    cache = next(c for c in storage.store.caches if c.prefix.endswith(b"/configmaps/"))
 
-    def open_here() -> list[int]:
-        return [i for i, s in storage.watches._subs.items() if s.key.endswith(mine)]
+    def open_here() -> int:
+        return sum(1 for w in cache._watchers if w.keys.start.endswith(mine))
 
-    assert len(open_here()) == 1
-    watcher.cancel()
+    def etcd_watches_of_configmaps() -> int:
+        return sum(1 for s in storage.watches._subs.values() if b"/configmaps/" in s.key)
+
+    assert open_here() == 5
+    assert etcd_watches_of_configmaps() == 1  # the cache's: watchers never open their own
+    for watcher in watchers:
+        watcher.cancel()
     for _ in range(50):
         if not open_here():
             break

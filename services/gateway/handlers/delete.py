@@ -25,7 +25,8 @@ async def _options(scope: RequestScope) -> dict[str, Any]:
     return options
 
 
-async def _delete_one(scope: RequestScope, name: str, options: dict[str, Any]) -> dict[str, Any]:
+async def _delete_one(scope: RequestScope, name: str, options: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Delete one object: (its last state, True if it was only marked for deletion because of finalizers)."""
     current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
                                        storage_pb2.GetRequest(key=scope.key(name=name)), timeout=scope.timeout)
     dry_run = scope.dry_run() or bool(options.get("dryRun"))
@@ -33,7 +34,7 @@ async def _delete_one(scope: RequestScope, name: str, options: dict[str, Any]) -
         "DELETE", scope.attrs, scope.resource.kind, b"", current.object, dry_run, "", timeout=scope.timeout)
     scope.warnings.extend(warnings)
     if dry_run:
-        return dict(jsonutil.loads(current.object))
+        return dict(jsonutil.loads(current.object)), False
     pre = options.get("preconditions") or {}
     expected_rv = parse_resource_version(str(pre.get("resourceVersion") or ""))
     reply: Any = await grpcutil.call("storage", scope.backends.storage.Delete, storage_pb2.DeleteRequest(
@@ -42,17 +43,20 @@ async def _delete_one(scope: RequestScope, name: str, options: dict[str, Any]) -
     deleted = dict(jsonutil.loads(reply.object))
     if not getattr(reply, "deletion_pending", False):
         await allocator.after_delete(scope, deleted)
-    return deleted
+    return deleted, reply.deletion_pending
 
 
 async def delete(scope: RequestScope) -> web.Response:
-    """Delete the object named by the URL; answers ``Status`` Success (kube's generic registry).
+    """Delete the object named by the URL; answers ``Status`` Success (kube's generic registry), or the object
+    itself (200) when finalizers keep it, marked with ``metadata.deletionTimestamp``.
 
     DeleteOptions ``preconditions`` (uid, resourceVersion) make it
     conditional (409 Conflict); 404 if absent.
     """
     options = await _options(scope)
-    deleted = await _delete_one(scope, scope.info.name, options)
+    deleted, pending = await _delete_one(scope, scope.info.name, options)
+    if pending:  # finalizers remain: kube answers the object marked with deletionTimestamp, 200
+        return scope.respond(deleted)
     return scope.respond(success_status(scope, deleted))
 
 
@@ -67,7 +71,7 @@ async def delete_collection(scope: RequestScope) -> web.Response:
         obj = jsonutil.loads(raw)
         meta = obj.get("metadata") or {}
         try:
-            items.append(await _delete_one(scope, meta.get("name", ""), options))
+            items.append((await _delete_one(scope, meta.get("name", ""), options))[0])
         except errors.StatusError as err:
             if err.reason != "NotFound":
                 raise

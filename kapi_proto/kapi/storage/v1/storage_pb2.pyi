@@ -35,12 +35,14 @@ class GetRequest(_message.Message):
     def __init__(self, key: _Optional[_Union[ResourceKey, _Mapping]] = ..., resource_version: _Optional[str] = ...) -> None: ...
 
 class ObjectResponse(_message.Message):
-    __slots__ = ("object", "resource_version")
+    __slots__ = ("object", "resource_version", "deletion_pending")
     OBJECT_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    DELETION_PENDING_FIELD_NUMBER: _ClassVar[int]
     object: bytes
     resource_version: int
-    def __init__(self, object: _Optional[bytes] = ..., resource_version: _Optional[int] = ...) -> None: ...
+    deletion_pending: bool
+    def __init__(self, object: _Optional[bytes] = ..., resource_version: _Optional[int] = ..., deletion_pending: _Optional[bool] = ...) -> None: ...
 
 class ListRequest(_message.Message):
     __slots__ = ("key", "label_selector", "field_selector", "limit", "resource_version", "resource_version_match")

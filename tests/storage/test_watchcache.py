@@ -1,0 +1,200 @@
+"""The watch cache against the real etcd: window and 410, rv=0 / consistent lists, pagination, WatchList."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+
+from kapi import jsonutil
+from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
+from services.storage.server import StorageService
+from services.storage.watchcache import parse_watch_cache_sizes
+
+from .conftest import start_storage
+from .helpers import configmap, create, key, status_of, unique
+from .test_watch import Watcher, rv_of, update
+
+pytestmark = pytest.mark.timeout(60)
+
+Stub = storage_pb2_grpc.StorageStub
+WINDOW = 4  # configmaps#4 on this module's server
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("", {}),
+    ("pods#1000", {("", "pods"): 1000}),
+    ("deployments.apps#500, configmaps#0", {("apps", "deployments"): 500, ("", "configmaps"): 0}),
+    ("ingresses.networking.k8s.io#7", {("networking.k8s.io", "ingresses"): 7}),
+])
+def test_parse_watch_cache_sizes(text: str, expected: dict[tuple[str, str], int]) -> None:
+    assert parse_watch_cache_sizes(text) == expected
+
+
+@pytest.mark.parametrize("text", ["pods", "pods#", "#5", "pods#-1", "pods#x"])
+def test_parse_watch_cache_sizes_rejects(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_watch_cache_sizes(text)
+
+
+@pytest.fixture(scope="module")
+async def small(etcd: Any) -> AsyncIterator[tuple[StorageService, Stub]]:
+    """A storage server whose configmaps cache holds WINDOW events and whose secrets are not cached."""
+    service = await start_storage(etcd.endpoint, f"/kapi-wc-{uuid.uuid4().hex[:8]}/registry",
+                                  "--watch-cache-sizes", f"configmaps#{WINDOW},secrets#0")
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{service.port}")
+    yield service, storage_pb2_grpc.StorageStub(channel)
+    await channel.close()
+    await service.stop(0)
+
+
+def _cache(service: StorageService, resource: str = "configmaps") -> Any:
+    assert service.store.caches is not None
+    return next(c for c in service.store.caches if c.prefix.endswith(f"/{resource}/".encode()))
+
+
+async def test_watch_within_window_replays_and_older_is_expired(small: Any) -> None:
+    service, stub = small
+    ns = unique("wc")
+    start = await rv_of(stub, ns)
+    revisions = [int((await create(stub, configmap(ns, f"cm{i}")))["metadata"]["resourceVersion"])
+                 for i in range(WINDOW + 2)]
+    await rv_of(stub, ns)  # caught up
+    cache = _cache(service)
+    assert cache.oldest == revisions[1]  # two events evicted: the window starts after the second-oldest evicted
+    inside = Watcher(stub, key(ns), resource_version=str(revisions[1]))
+    assert [n for _, n, _ in await inside.events(WINDOW)] == [f"cm{i}" for i in range(2, WINDOW + 2)]
+    inside.cancel()
+    err = await status_of(stub.Watch(storage_pb2.WatchRequest(key=key(ns), resource_version=str(start))).read())
+    assert (err.code, err.reason) == (410, "Expired")
+    assert err.message == f"too old resource version: {start} ({revisions[1]})"
+
+
+async def test_uncached_resource_is_served_by_etcd(small: Any) -> None:
+    service, stub = small
+    ns = unique("wc")
+    await create(stub, configmap(ns, "s"), resource="secrets")
+    listed = await stub.List(storage_pb2.ListRequest(key=key(ns, resource="secrets"), resource_version="0"))
+    assert len(listed.items) == 1
+    assert not any(c.prefix.endswith(b"/secrets/") for c in service.store.caches)
+
+
+async def test_resource_version_zero_list_pages_from_the_cache(small: Any) -> None:
+    service, stub = small
+    ns = unique("wc")
+    for i in range(5):
+        await create(stub, configmap(ns, f"cm{i}", {"odd": str(i % 2)}))
+    await rv_of(stub, ns)
+    cache = _cache(service)
+    page = await stub.List(storage_pb2.ListRequest(key=key(ns), resource_version="0", limit=2))
+    assert [jsonutil.loads(i)["metadata"]["name"] for i in page.items] == ["cm0", "cm1"]
+    assert page.resource_version == cache.revision
+    assert page.has_remaining_item_count and page.remaining_item_count == 3
+    names = []
+    token = getattr(page, "continue")
+    while token:
+        request = storage_pb2.ListRequest(key=key(ns), limit=2)
+        setattr(request, "continue", token)  # noqa: B010
+        page = await stub.List(request)
+        names += [jsonutil.loads(i)["metadata"]["name"] for i in page.items]
+        token = getattr(page, "continue")
+    assert names == ["cm2", "cm3", "cm4"]
+    odd = await stub.List(storage_pb2.ListRequest(key=key(ns), resource_version="0", label_selector="odd=1"))
+    assert [jsonutil.loads(i)["metadata"]["name"] for i in odd.items] == ["cm1", "cm3"]
+
+
+async def test_continue_after_later_writes_reads_etcd_at_the_token_revision(small: Any) -> None:
+    _, stub = small
+    ns = unique("wc")
+    for i in range(3):
+        await create(stub, configmap(ns, f"cm{i}"))
+    await rv_of(stub, ns)
+    first = await stub.List(storage_pb2.ListRequest(key=key(ns), resource_version="0", limit=1))
+    await update(stub, configmap(ns, "cm2", changed="yes"))
+    await create(stub, configmap(ns, "cm3"))
+    request = storage_pb2.ListRequest(key=key(ns), limit=10)
+    setattr(request, "continue", getattr(first, "continue"))  # noqa: B010
+    rest = await stub.List(request)
+    objects = [jsonutil.loads(i) for i in rest.items]
+    assert [o["metadata"]["name"] for o in objects] == ["cm1", "cm2"]  # the state at the first page's revision
+    assert "changed" not in objects[1]["data"]
+    assert rest.resource_version == first.resource_version
+
+
+async def test_consistent_list_from_the_cache_once_caught_up(small: Any) -> None:
+    service, stub = small
+    ns = unique("wc")
+    await create(stub, configmap(ns, "a"))
+    await rv_of(stub, ns)
+    # A write to another resource moves etcd's revision; the configmaps cache sees it only via progress notify.
+    other = (await stub.Create(storage_pb2.CreateRequest(
+        key=key(ns, "x", resource="endpoints"), object=jsonutil.dumps(configmap(ns, "x"))))).resource_version
+    listed = await stub.List(storage_pb2.ListRequest(key=key(ns)))  # etcd, or the cache if it caught up
+    assert listed.resource_version >= other
+    assert [jsonutil.loads(i)["metadata"]["name"] for i in listed.items] == ["a"]
+    assert await _cache(service).wait_fresh(other, 5.0)  # RequestProgress brings the cache to etcd's revision
+    assert _cache(service).revision >= other
+    again = await stub.List(storage_pb2.ListRequest(key=key(ns)))
+    assert again.resource_version == _cache(service).revision  # now served from the cache
+    assert [jsonutil.loads(i)["metadata"]["name"] for i in again.items] == ["a"]
+
+
+async def test_not_older_than_beyond_etcd_is_too_large(small: Any) -> None:
+    _, stub = small
+    err = await status_of(stub.List(storage_pb2.ListRequest(key=key("x"), resource_version="999999999",
+                                                            resource_version_match="NotOlderThan")))
+    assert (err.code, err.reason) == (504, "Timeout")
+    assert err.message.startswith("Timeout: Too large resource version: 999999999, current: ")
+
+
+async def test_get_resource_version_zero_from_the_cache(small: Any) -> None:
+    _, stub = small
+    ns = unique("wc")
+    created = await create(stub, configmap(ns, "a"))
+    await rv_of(stub, ns)
+    got = await stub.Get(storage_pb2.GetRequest(key=key(ns, "a"), resource_version="0"))
+    assert jsonutil.loads(got.object) == created
+    err = await status_of(stub.Get(storage_pb2.GetRequest(key=key(ns, "absent"), resource_version="0")))
+    assert err.code == 404
+
+
+@pytest.mark.parametrize("resource_version", ["", "0"])
+async def test_watch_list_sends_initial_state_then_annotated_bookmark(small: Any, resource_version: str) -> None:
+    _, stub = small
+    ns = unique("wc")
+    await create(stub, configmap(ns, "a"))
+    await create(stub, configmap(ns, "b"))
+    if resource_version == "0":
+        await rv_of(stub, ns)
+    current = await rv_of(stub, ns)
+    watcher = Watcher(stub, key(ns), resource_version=resource_version, send_initial_events=True,
+                      allow_bookmarks=True)
+    events = await watcher.events(3, bookmarks=True)
+    assert [(t, n) for t, n, _ in events] == [("ADDED", "a"), ("ADDED", "b"), ("BOOKMARK", "")]
+    end = next(e for e in watcher.raw if e.type == "BOOKMARK")
+    assert jsonutil.loads(end.object)["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert end.resource_version >= current
+    changed = await update(stub, configmap(ns, "a", x="1"))
+    assert await watcher.events(1) == [("MODIFIED", "a", changed)]
+    watcher.cancel()
+
+
+async def test_watch_from_future_revision_waits_then_too_large(small: Any) -> None:
+    _, stub = small
+    err = await status_of(stub.Watch(storage_pb2.WatchRequest(key=key("x"), resource_version="999999999")).read())
+    assert (err.code, err.reason) == (504, "Timeout")
+
+
+async def test_bookmarks_reach_idle_watchers(small: Any) -> None:
+    _, stub = small
+    ns = unique("wc")
+    start = await rv_of(stub, ns)
+    watchers = [Watcher(stub, key(ns), resource_version=str(start), allow_bookmarks=True) for _ in range(3)]
+    await create(stub, configmap(ns + "-other", "noise"))
+    for watcher in watchers:
+        events = await watcher.next_message(timeout=5)
+        assert [e.type for e in events] == ["BOOKMARK"] and events[0].resource_version > start
+        watcher.cancel()
