@@ -124,6 +124,9 @@ RESOURCES: tuple[Resource, ...] = (
     _r("flowcontrol.apiserver.k8s.io", "flowschemas", "FlowSchema", False, subresources=_ST),
     _r("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "PriorityLevelConfiguration", False,
        subresources=_ST),
+    _r("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", False, ("crd", "crds"),
+       ("api-extensions",), _ST),
+    _r("apiregistration.k8s.io", "apiservices", "APIService", False, (), ("api-extensions",), _ST),
 )
 
 
@@ -131,9 +134,21 @@ class Registry:
     """Lookup over a resource table by (group, version, resource) and by kind."""
 
     def __init__(self, rows: Iterable[Resource] = RESOURCES):
-        self.rows: tuple[Resource, ...] = tuple(rows)
+        self.static: tuple[Resource, ...] = tuple(rows)
+        self._static_gvrs = {(r.group, r.version, r.resource) for r in self.static}
+        self.generation = 0  # bumped by every set_overlay, so derived documents can be rebuilt
+        self.set_overlay(())
+
+    def set_overlay(self, rows: Iterable[Resource]) -> None:
+        """Serve ``rows`` (custom resources from CRDs) after the static table; a static row wins a clash."""
+        self.rows = self.static + tuple(r for r in rows if (r.group, r.version, r.resource) not in self._static_gvrs)
         self._by_gvr = {(r.group, r.version, r.resource): r for r in self.rows}
         self._by_gvk = {(r.group, r.version, r.kind): r for r in self.rows}
+        self.generation += 1
+
+    def is_static(self, resource: Resource) -> bool:
+        """True for a group/version/resource of the built-in table (not from the overlay)."""
+        return (resource.group, resource.version, resource.resource) in self._static_gvrs
 
     def get(self, group: str, version: str, resource: str) -> Resource | None:
         """The row for a group/version/resource, or None if not served."""
