@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kapi import defaults, errors, jsonutil, objectmeta, schema, strategy
+from kapi import crd, defaults, errors, jsonutil, objectmeta, schema, strategy
 from kapi.attributes import Attributes
 from kapi.resources import REGISTRY, Registry, Resource
+from services.admission import crd_schema
 from services.admission.chain import CONNECT, CREATE, DELETE, OPERATIONS, UPDATE, AdmissionRequest, Chain
 
 
@@ -61,8 +62,9 @@ class Admitter:
     """
 
     def __init__(self, chain: Chain, registry: Registry = REGISTRY, now: Callable[[], datetime] = _now,
-                 rng: random.Random | None = None):
+                 rng: random.Random | None = None, custom_resources: crd_schema.CustomResources | None = None):
         self.chain = chain
+        self.custom_resources = custom_resources  # CRD lookup: custom resources validate with crd_schema
         self.registry = registry
         self.now = now
         self.rng = rng
@@ -87,17 +89,25 @@ class Admitter:
         """
         if operation not in OPERATIONS:
             raise errors.bad_request(f"unknown admission operation {operation!r}")
-        resource = self.resource_for(attributes, kind)
+        definition = None
+        if self.custom_resources is not None and self.registry.get(
+                attributes.api_group, attributes.api_version, attributes.resource) is None:
+            definition = await self.custom_resources.crd_for(attributes.api_group, attributes.resource, timeout)
+        resource = crd_schema.resource_row(definition, attributes.api_version) if definition \
+            else self.resource_for(attributes, kind)
         new = _decode(obj, "the object") if operation in (CREATE, UPDATE) else None
         old = _decode(old_obj, "the old object") if old_obj else None
         if operation == UPDATE and old is None:
             raise errors.bad_request("an UPDATE needs the stored object (old_object)")
-        if new is not None and kind == resource.kind:
+        if new is not None and kind == resource.kind and definition is None:
             defaults.apply(new, resource.group, resource.kind)
         request = AdmissionRequest(operation, attributes, resource, kind, new, old, dry_run, timeout)
 
         await self.chain.admit(request)
-        if request.object is not None and kind == resource.kind:
+        if request.object is not None and kind == resource.kind and definition is not None:
+            crd_schema.prepare_and_validate(request, definition, field_validation,
+                                            _options_kind(attributes, operation), self.now())
+        elif request.object is not None and kind == resource.kind:
             self._prepare_and_validate(request, field_validation)
         await self.chain.validate(request)
 
@@ -132,6 +142,12 @@ class Admitter:
             causes.extend(strategy.validate_update(request.object, request.old_object, resource,
                                                    subresource=request.subresource))
         causes.extend(result.causes)
+        if resource.group == crd.GROUP and resource.resource == crd.RESOURCE and not request.subresource:
+            causes.extend(crd.validate(request.object, request.old_object))
+            if request.operation == CREATE:  # removed by the gateway's CRD controller once the objects are gone
+                finalizers = request.object["metadata"].setdefault("finalizers", [])
+                if crd.CLEANUP_FINALIZER not in finalizers:
+                    finalizers.append(crd.CLEANUP_FINALIZER)
         if causes:
             meta = request.object.get("metadata") or {}
             name = meta.get("name") or request.attributes.name or ""

@@ -21,7 +21,7 @@ from kapi import flags, grpcutil, schema
 from kapi.resources import REGISTRY
 from kapi_proto.kapi.admission.v1 import admission_pb2, admission_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
-from services.admission import plugins
+from services.admission import crd_schema, plugins
 from services.admission.chain import Chain
 from services.admission.informers import Informers
 from services.admission.namespaces import NamespaceCache
@@ -108,7 +108,9 @@ async def start(args: argparse.Namespace, names: list[str], config: dict[str, An
     if not await namespaces.wait_synced(CACHE_SYNC_WAIT):
         log.warning("namespace cache not synced after %.0fs; serving with live lookups", CACHE_SYNC_WAIT)
     server, health, port = grpcutil.make_server(args.listen_address, tls)
-    admission_pb2_grpc.add_AdmissionServicer_to_server(AdmissionServicer(Admitter(chain)), server)
+    assert context.informers is not None
+    admitter = Admitter(chain, custom_resources=crd_schema.CustomResources(context.informers))
+    admission_pb2_grpc.add_AdmissionServicer_to_server(AdmissionServicer(admitter), server)
     grpcutil.set_serving(health, [SERVICE_NAME])
     await grpcutil.start_serving(server, port, args.port_file)
     log.info("admission serving on port %d with plugins %s", port, ",".join(chain.names) or "(none)")

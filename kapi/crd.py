@@ -1,0 +1,297 @@
+"""CustomResourceDefinitions (apiextensions.k8s.io/v1) as resource-table rows, plus the CRD rules every service shares.
+
+A CRD ``<plural>.<group>`` serves one :class:`kapi.resources.Resource` row per
+served version once it is Established; its objects live under
+``/registry/<group>/<plural>/...`` like kube-apiserver's. This module is pure:
+it reads CRD objects (decoded JSON dicts) and answers names, versions,
+schemas, printer columns, subresources and conditions, and validates a CRD
+the way apiextensions-apiserver's strategy does (the subset kapi needs).
+Sources: "Extend the Kubernetes API with CustomResourceDefinitions",
+"Versions in CustomResourceDefinitions" and k8s.io/apiextensions-apiserver
+``pkg/apis/apiextensions/validation``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from kapi.errors import Cause
+from kapi.resources import ALL_VERBS, Resource
+
+GROUP = "apiextensions.k8s.io"
+RESOURCE = "customresourcedefinitions"
+CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+AGE_COLUMN = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
+
+Obj = dict[str, Any]
+
+
+def _dict(value: Any) -> Obj:
+    return value if isinstance(value, dict) else {}
+
+
+def spec(crd: Obj) -> Obj:
+    """``spec`` of a CRD ({} when absent or malformed)."""
+    return _dict(crd.get("spec"))
+
+
+def names(crd: Obj) -> Obj:
+    """``spec.names`` with listKind and singular defaulted as kube does (``<Kind>List``, lower-cased kind)."""
+    out = dict(_dict(spec(crd).get("names")))
+    kind = str(out.get("kind") or "")
+    out.setdefault("listKind", kind + "List")
+    out.setdefault("singular", kind.lower())
+    return out
+
+
+def group(crd: Obj) -> str:
+    """``spec.group``."""
+    return str(spec(crd).get("group") or "")
+
+
+def versions(crd: Obj) -> list[Obj]:
+    """``spec.versions`` (dicts only)."""
+    return [v for v in spec(crd).get("versions") or [] if isinstance(v, dict)]
+
+
+def version(crd: Obj, name: str) -> Obj | None:
+    """The ``spec.versions`` entry called ``name``, or None."""
+    return next((v for v in versions(crd) if v.get("name") == name), None)
+
+
+def storage_version(crd: Obj) -> str:
+    """The name of the version with ``storage: true`` ("" if none)."""
+    return next((str(v.get("name")) for v in versions(crd) if v.get("storage")), "")
+
+
+def namespaced(crd: Obj) -> bool:
+    """``spec.scope`` is Namespaced (the default)."""
+    return spec(crd).get("scope", "Namespaced") != "Cluster"
+
+
+def subresources(crd: Obj, version_name: str) -> Obj:
+    """``versions[].subresources`` of one version (``{"status": {}, "scale": {...}}``)."""
+    return _dict(_dict(version(crd, version_name)).get("subresources"))
+
+
+def schema(crd: Obj, version_name: str) -> Obj | None:
+    """``versions[].schema.openAPIV3Schema`` of one version, or None."""
+    found = _dict(_dict(version(crd, version_name)).get("schema")).get("openAPIV3Schema")
+    return found if isinstance(found, dict) else None
+
+
+def printer_columns(crd: Obj, version_name: str) -> list[Obj]:
+    """``additionalPrinterColumns`` of one version; kube's default is one ``Age`` column (type date)."""
+    columns = [c for c in _dict(version(crd, version_name)).get("additionalPrinterColumns") or []
+               if isinstance(c, dict) and c.get("name") and c.get("jsonPath")]
+    return columns or [dict(AGE_COLUMN)]
+
+
+def selectable_fields(crd: Obj, version_name: str) -> list[str]:
+    """``selectableFields[].jsonPath`` of one version, as field labels without the leading dot."""
+    return [str(f["jsonPath"]).lstrip(".") for f in _dict(version(crd, version_name)).get("selectableFields") or []
+            if isinstance(f, dict) and f.get("jsonPath")]
+
+
+def condition(crd: Obj, type_: str) -> Obj | None:
+    """The status condition of ``type_`` (NamesAccepted, Established, Terminating), or None."""
+    for c in _dict(crd.get("status")).get("conditions") or []:
+        if isinstance(c, dict) and c.get("type") == type_:
+            return c
+    return None
+
+
+def is_true(crd: Obj, type_: str) -> bool:
+    """Whether the condition ``type_`` has status "True"."""
+    found = condition(crd, type_)
+    return bool(found and found.get("status") == "True")
+
+
+def terminating(crd: Obj) -> bool:
+    """The CRD has a deletionTimestamp: its objects are being deleted."""
+    return bool(_dict(crd.get("metadata")).get("deletionTimestamp"))
+
+
+def rows(crd: Obj) -> list[Resource]:
+    """One resource-table row per served version (by version priority, preferred first) of an Established CRD."""
+    n = names(crd)
+    plural, kind = str(n.get("plural") or ""), str(n.get("kind") or "")
+    if not plural or not kind or not group(crd) or not is_true(crd, "Established"):
+        return []
+    out = []
+    for v in sorted(versions(crd), key=lambda v: version_priority(str(v.get("name")))):
+        if not v.get("served"):
+            continue
+        subs = tuple(s for s in ("status", "scale") if s in _dict(v.get("subresources")))
+        out.append(Resource(group(crd), str(v.get("name")), plural, kind, namespaced(crd),
+                            tuple(n.get("shortNames") or ()), tuple(n.get("categories") or ()), ALL_VERBS, subs))
+    return out
+
+
+def now() -> str:
+    """The current time as an RFC 3339 UTC timestamp (seconds)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def set_condition(crd: Obj, type_: str, status: str, reason: str, message: str) -> bool:
+    """Set a status condition in place, keeping lastTransitionTime when status is unchanged; True if it changed."""
+    status_obj = crd.setdefault("status", {})
+    conditions = status_obj.setdefault("conditions", [])
+    current = condition(crd, type_)
+    if current is not None and (current.get("status"), current.get("reason"), current.get("message")) == (
+            status, reason, message):
+        return False
+    entry = {"type": type_, "status": status, "lastTransitionTime": now(), "reason": reason, "message": message}
+    if current is not None:
+        if current.get("status") == status:
+            entry["lastTransitionTime"] = current.get("lastTransitionTime") or entry["lastTransitionTime"]
+        conditions[conditions.index(current)] = entry
+    else:
+        conditions.append(entry)
+    return True
+
+
+def accepted_names(crd: Obj) -> Obj:
+    """``status.acceptedNames`` kube publishes once the names are accepted: kind, listKind, plural, singular, ..."""
+    n = names(crd)
+    return {k: n[k] for k in ("plural", "singular", "shortNames", "kind", "listKind", "categories") if n.get(k)}
+
+
+def validate(crd: Obj, old: Obj | None = None) -> list[Cause]:
+    """Field errors of a CRD beyond its OpenAPI schema (apiextensions validation, the rules kapi enforces).
+
+    metadata.name must be ``<plural>.<group>``; group a DNS subdomain with a
+    dot; plural/singular DNS labels; kind a CamelCase identifier; scope
+    Namespaced or Cluster (immutable); at least one version, unique names,
+    exactly one storage version; a served version needs a schema.
+    """
+    causes: list[Cause] = []
+    s, n = spec(crd), names(crd)
+    grp = group(crd)
+    plural = str(n.get("plural") or "")
+    if not grp:
+        causes.append(Cause("FieldValueRequired", "Required value", "spec.group"))
+    elif not _DNS_SUBDOMAIN.match(grp) or "." not in grp:
+        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{grp}": should be a domain with at least one dot',
+                            "spec.group"))
+    for key in ("plural", "singular"):
+        value = str(n.get(key) or "")
+        if not value and key == "plural":
+            causes.append(Cause("FieldValueRequired", "Required value", f"spec.names.{key}"))
+        elif value and not _DNS_LABEL.match(value):
+            causes.append(Cause("FieldValueInvalid", f'Invalid value: "{value}": a lowercase RFC 1123 label must '
+                                "consist of lower case alphanumeric characters or '-', and must start and end with "
+                                "an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation "
+                                "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')", f"spec.names.{key}"))
+    kind = str(n.get("kind") or "")
+    if not kind:
+        causes.append(Cause("FieldValueRequired", "Required value", "spec.names.kind"))
+    elif not _KIND.match(kind):
+        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{kind}": may have mixed case, but should '
+                            "otherwise match: ^[a-z]([-a-z0-9]*[a-z0-9])?$", "spec.names.kind"))
+    name = str(_dict(crd.get("metadata")).get("name") or "")
+    if plural and grp and name != f"{plural}.{grp}":
+        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group',
+                            "metadata.name"))
+    scope = s.get("scope")
+    if scope not in ("Namespaced", "Cluster"):
+        causes.append(Cause("FieldValueNotSupported", f'Unsupported value: "{scope or ""}": supported values: '
+                            '"Cluster", "Namespaced"', "spec.scope"))
+    elif old is not None and spec(old).get("scope") not in (None, scope):
+        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{scope}": field is immutable', "spec.scope"))
+    if old is not None and group(old) and grp != group(old):
+        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{grp}": field is immutable', "spec.group"))
+    vs = versions(crd)
+    if not vs:
+        causes.append(Cause("FieldValueRequired", "Required value: must have exactly one version marked as storage "
+                            "version", "spec.versions"))
+    seen: set[str] = set()
+    for i, v in enumerate(vs):
+        vname = str(v.get("name") or "")
+        if vname in seen:
+            causes.append(Cause("FieldValueDuplicate", f'Duplicate value: "{vname}"', f"spec.versions[{i}].name"))
+        seen.add(vname)
+        if not _DNS_LABEL.match(vname):
+            causes.append(Cause("FieldValueInvalid", f'Invalid value: "{vname}": a DNS-1035 label must consist of '
+                                "lower case alphanumeric characters or '-'", f"spec.versions[{i}].name"))
+    if vs and sum(1 for v in vs if v.get("storage")) != 1:
+        causes.append(Cause("FieldValueInvalid", "Invalid value: must have exactly one version marked as storage "
+                            "version", "spec.versions"))
+    if vs and not any(v.get("served") for v in vs):
+        causes.append(Cause("FieldValueInvalid", "Invalid value: must have at least one version marked as served",
+                            "spec.versions"))
+    return causes
+
+
+_SEGMENT = re.compile(r"""\.?([A-Za-z0-9_$-]+)|\[(\d+|\*)\]|\[\?\(@\.([A-Za-z0-9_.-]+)\s*==\s*["']([^"']*)["']\)\]""")
+
+
+def jsonpath(obj: Any, path: str) -> list[Any]:
+    """Evaluate the JSONPath subset of printer columns and selectable fields; the list of matches.
+
+    Supports ``.a.b``, ``[n]``, ``[*]`` and ``[?(@.type=="Ready")]`` filters
+    (the forms kube's docs use). ``{`` ``}`` around the path are ignored.
+    """
+    text = path.strip().strip("{}").strip()
+    current = [obj]
+    pos = 0
+    while pos < len(text):
+        m = _SEGMENT.match(text, pos)
+        if m is None or m.end() == pos:
+            return []
+        pos = m.end()
+        nxt: list[Any] = []
+        for value in current:
+            if m.group(1) is not None:
+                if isinstance(value, dict) and m.group(1) in value:
+                    nxt.append(value[m.group(1)])
+            elif m.group(2) is not None:
+                if isinstance(value, list):
+                    if m.group(2) == "*":
+                        nxt.extend(value)
+                    elif int(m.group(2)) < len(value):
+                        nxt.append(value[int(m.group(2))])
+                elif isinstance(value, dict) and m.group(2) == "*":
+                    nxt.extend(value.values())
+            elif isinstance(value, list):
+                for item in value:
+                    found = jsonpath(item, "." + m.group(3))
+                    if found and str(found[0]) == m.group(4):
+                        nxt.append(item)
+        current = nxt
+    return current
+
+
+_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_priority(name: str) -> tuple[int, int, int, str]:
+    """Sort key of kube's version priority (smaller first): GA > beta > alpha, higher numbers first, then others.
+
+    ``v2`` < ``v1`` < ``v1beta2`` < ``v1beta1`` < ``v1alpha1`` < ``foo`` (as
+    k8s.io/apimachinery ``version.CompareKubeAwareVersionStrings``).
+    """
+    m = _VERSION.match(name)
+    if m is None:
+        return (3, 0, 0, name)
+    stage = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    return (stage, -int(m.group(1)), -int(m.group(3) or 0), "")
+
+
+def deprecation_warning(crd: Obj, version_name: str) -> str | None:
+    """The Warning a request to a deprecated version gets (``deprecationWarning`` or kube's default), else None."""
+    v = version(crd, version_name)
+    if not v or not v.get("deprecated"):
+        return None
+    if v.get("deprecationWarning"):
+        return str(v["deprecationWarning"])
+    kind = names(crd).get("kind")
+    msg = f"{group(crd)}/{version_name} {kind} is deprecated"
+    newer = sorted((str(o.get("name")) for o in versions(crd) if o.get("served") and not o.get("deprecated")
+                    and version_priority(str(o.get("name"))) < version_priority(version_name)), key=version_priority)
+    return msg + (f"; use {group(crd)}/{newer[0]} {kind}" if newer else "")

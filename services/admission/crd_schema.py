@@ -1,0 +1,419 @@
+"""Custom resources in admission: the CRD's structural schema instead of kapi.schema (apiextensions-apiserver).
+
+For a write to a resource served from a CustomResourceDefinition the
+admission pipeline calls :func:`prepare_and_validate`, which does what
+apiextensions-apiserver's decoder and ``customResourceStrategy`` do:
+
+1. defaulting (``default`` of absent properties, recursively),
+2. pruning of fields the schema does not declare (unless
+   ``x-kubernetes-preserve-unknown-fields``; root ``apiVersion``/``kind``/
+   ``metadata`` and those of ``x-kubernetes-embedded-resource`` objects are
+   kept), reported through ``fieldValidation`` (Strict -> 400, Warn ->
+   warnings) like unknown fields of built-in kinds,
+3. prepare for create/update: generation 1 on create and +1 on a spec
+   change; with the status subresource, status is dropped on create, kept
+   from the stored object on a main-resource update, and only status
+   changes through ``/status``,
+4. validation with kube's messages: type, nullable, enum, pattern, formats,
+   min/max, lengths, items, properties, required, ``x-kubernetes-int-or-
+   string``, ``x-kubernetes-list-type`` (set/map) with ``-list-map-keys``,
+   allOf/anyOf/oneOf/not, and ``x-kubernetes-validations`` CEL rules with
+   ``self`` and (transition rules) ``oldSelf``; ObjectMeta as for every kind.
+
+Sources: "Extend the Kubernetes API with CustomResourceDefinitions"
+(Specifying a structural schema, Field pruning, Defaulting, Validation
+rules) and k8s.io/kube-openapi ``pkg/validation/validate`` messages.
+"""
+
+from __future__ import annotations
+
+import copy
+import ipaddress
+import math
+import re
+import uuid as uuidlib
+from datetime import datetime
+from typing import Any
+
+from kapi import crd, errors, jsonutil, objectmeta, schema, strategy
+from kapi.errors import Cause
+from kapi.resources import Resource
+from services.admission.chain import CREATE, AdmissionRequest
+from services.admission.informers import Informers
+from services.admission.matching import evaluate_cel
+
+Schema = dict[str, Any]
+_TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number",
+               type(None): "null"}
+
+
+class CustomResources:
+    """Finds the CRD of a custom resource request: the cached CRD ``<resource>.<group>``, else a live read."""
+
+    def __init__(self, informers: Informers):
+        self.informers = informers
+
+    async def crd_for(self, group: str, resource: str, timeout: float) -> dict[str, Any] | None:
+        """The CRD serving ``group``/``resource`` (by its name ``<plural>.<group>``), or None."""
+        if not group or "." not in group or not resource:
+            return None
+        found = await self.informers.lookup(crd.GROUP, crd.RESOURCE, "", f"{resource}.{group}", timeout)
+        if found is None or crd.group(found) != group or crd.names(found).get("plural") != resource:
+            return None
+        return found
+
+
+def resource_row(definition: dict[str, Any], version: str) -> Resource:
+    """The resource-table row of ``version`` of a CRD (even before it is Established)."""
+    n = crd.names(definition)
+    subs = tuple(s for s in ("status", "scale") if s in crd.subresources(definition, version))
+    return Resource(crd.group(definition), version, str(n.get("plural")), str(n.get("kind")),
+                    crd.namespaced(definition), subresources=subs)
+
+
+def _type_name(value: Any) -> str:
+    return _TYPE_NAMES.get(type(value), "object")
+
+
+def _show(value: Any) -> str:
+    """A value as kube's field errors print it: strings quoted, numbers plain, objects by type name."""
+    if isinstance(value, (dict, list)):
+        return f'"{_type_name(value)}"'
+    return jsonutil.dumps(value).decode()
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+# --- defaulting and pruning --------------------------------------------------------------------------------------
+
+
+def default(value: Any, sch: Schema) -> None:
+    """Fill ``default`` of absent properties in place, recursively (objects, arrays, additionalProperties)."""
+    if not isinstance(sch, dict):
+        return
+    if isinstance(value, dict):
+        for key, sub in (sch.get("properties") or {}).items():
+            if key not in value and isinstance(sub, dict) and "default" in sub:
+                value[key] = copy.deepcopy(sub["default"])
+            if key in value:
+                default(value[key], sub)
+        extra = sch.get("additionalProperties")
+        if isinstance(extra, dict):
+            for key, item in value.items():
+                if key not in (sch.get("properties") or {}):
+                    default(item, extra)
+    elif isinstance(value, list) and isinstance(sch.get("items"), dict):
+        for item in value:
+            default(item, sch["items"])
+
+
+def prune(value: Any, sch: Schema, path: str = "", unknown: list[str] | None = None, root: bool = False) -> list[str]:
+    """Remove fields ``sch`` does not declare, in place; returns their JSON paths (``spec.foo``) in order."""
+    unknown = [] if unknown is None else unknown
+    if not isinstance(sch, dict):
+        return unknown
+    if isinstance(value, dict):
+        props = sch.get("properties") or {}
+        extra = sch.get("additionalProperties")
+        preserve = bool(sch.get("x-kubernetes-preserve-unknown-fields"))
+        embedded = root or bool(sch.get("x-kubernetes-embedded-resource"))
+        for key in list(value):
+            if embedded and key in ("apiVersion", "kind", "metadata"):
+                continue
+            if key in props:
+                prune(value[key], props[key], _join(path, key), unknown)
+            elif isinstance(extra, dict):
+                prune(value[key], extra, _join(path, key), unknown)
+            elif not (preserve or extra is True):
+                unknown.append(_join(path, key))
+                del value[key]
+    elif isinstance(value, list) and isinstance(sch.get("items"), dict):
+        for i, item in enumerate(value):
+            prune(item, sch["items"], f"{path}[{i}]", unknown)
+    return unknown
+
+
+# --- validation ---------------------------------------------------------------------------------------------------
+
+_FORMATS: dict[str, Any] = {
+    "int32": None, "int64": None, "float": None, "double": None, "byte": None, "password": None,
+    "date": lambda s: bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", s)) and _parses(datetime.fromisoformat, s),
+    "date-time": lambda s: _parses(lambda t: datetime.fromisoformat(t.replace("Z", "+00:00")), s),
+    "uuid": lambda s: _parses(uuidlib.UUID, s) and len(s) == 36,
+    "ipv4": lambda s: _parses(ipaddress.IPv4Address, s),
+    "ipv6": lambda s: _parses(ipaddress.IPv6Address, s),
+    "cidr": lambda s: _parses(ipaddress.ip_network, s),
+    "email": lambda s: bool(re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", s)),
+    "hostname": lambda s: bool(re.fullmatch(r"[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]"
+                                            r"{0,61}[A-Za-z0-9])?)*", s)) and len(s) <= 253,
+    "uri": lambda s: bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", s)),
+}
+
+
+def _parses(parse: Any, text: str) -> bool:
+    try:
+        parse(text)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def _type_ok(value: Any, type_: str) -> bool:
+    if type_ == "object":
+        return isinstance(value, dict)
+    if type_ == "array":
+        return isinstance(value, list)
+    if type_ == "string":
+        return isinstance(value, str)
+    if type_ == "boolean":
+        return isinstance(value, bool)
+    if type_ == "integer":
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer())
+    if type_ == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return True
+
+
+class Validator:
+    """Validates one object against a structural schema, collecting kube-style field causes."""
+
+    def __init__(self) -> None:
+        self.causes: list[Cause] = []
+
+    def _invalid(self, path: str, value: Any, detail: str) -> None:
+        self.causes.append(Cause("FieldValueInvalid", f"Invalid value: {_show(value)}: {detail}", path))
+
+    def validate(self, value: Any, sch: Schema, path: str, old: Any = None, has_old: bool = False,
+                 root: bool = False) -> None:
+        """Check ``value`` at JSON path ``path`` (``old``: the stored value at the same path, for oldSelf)."""
+        if not isinstance(sch, dict):
+            return
+        before = len(self.causes)
+        if value is None:
+            if not sch.get("nullable") and sch.get("type"):
+                self._invalid(path, "null", f'{path} in body must be of type {sch["type"]}: "null"')
+            return
+        if sch.get("x-kubernetes-int-or-string"):
+            if not (isinstance(value, (int, str)) and not isinstance(value, bool)):
+                self._invalid(path, _type_name(value), f'{path} in body must be of type integer,string: '
+                                                       f'"{_type_name(value)}"')
+                return
+        elif sch.get("type") and not _type_ok(value, str(sch["type"])):
+            self._invalid(path, _type_name(value), f'{path} in body must be of type {sch["type"]}: '
+                                                   f'"{_type_name(value)}"')
+            return
+        self._scalar(value, sch, path)
+        if isinstance(value, dict):
+            self._object(value, sch, path, old if isinstance(old, dict) else None, has_old, root)
+        elif isinstance(value, list):
+            self._array(value, sch, path, old if isinstance(old, list) else None, has_old)
+        self._combinators(value, sch, path)
+        if len(self.causes) == before:
+            self._rules(value, sch, path, old, has_old)
+
+    def _scalar(self, value: Any, sch: Schema, path: str) -> None:
+        if "enum" in sch and isinstance(sch["enum"], list) and value not in sch["enum"]:
+            supported = ", ".join(_show(v) for v in sch["enum"])
+            self.causes.append(Cause("FieldValueNotSupported",
+                                     f"Unsupported value: {_show(value)}: supported values: {supported}", path))
+        if isinstance(value, str):
+            if isinstance(sch.get("maxLength"), int) and len(value) > sch["maxLength"]:
+                self.causes.append(Cause("FieldValueTooLong", f"Too long: may not be more than {sch['maxLength']} "
+                                         "bytes", path))
+            if isinstance(sch.get("minLength"), int) and len(value) < sch["minLength"]:
+                self._invalid(path, value, f"{path} in body should be at least {sch['minLength']} chars long")
+            if isinstance(sch.get("pattern"), str):
+                try:
+                    if re.search(sch["pattern"], value) is None:
+                        self._invalid(path, value, f"{path} in body should match '{sch['pattern']}'")
+                except re.error:
+                    pass
+            check = _FORMATS.get(str(sch.get("format") or ""))
+            if check is not None and not check(value):
+                self._invalid(path, value, f'{path} in body must be of type {sch["format"]}: {_show(value)}')
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            for key, excl, word in (("minimum", "exclusiveMinimum", "greater than"),
+                                    ("maximum", "exclusiveMaximum", "less than")):
+                bound = sch.get(key)
+                if not isinstance(bound, (int, float)):
+                    continue
+                exclusive = sch.get(excl) is True
+                bad = (value <= bound if exclusive else value < bound) if key == "minimum" else (
+                    value >= bound if exclusive else value > bound)
+                if bad:
+                    self._invalid(path, value, f"{path} in body should be {word}{'' if exclusive else ' or equal to'}"
+                                               f" {_show(bound)}")
+            multiple = sch.get("multipleOf")
+            if isinstance(multiple, (int, float)) and multiple and not math.isclose(value / multiple,
+                                                                                     round(value / multiple)):
+                self._invalid(path, value, f"{path} in body should be a multiple of {_show(multiple)}")
+
+    def _object(self, value: dict[str, Any], sch: Schema, path: str, old: dict[str, Any] | None, has_old: bool,
+                root: bool) -> None:
+        props = sch.get("properties") or {}
+        for key in sch.get("required") or []:
+            if key not in value:
+                self.causes.append(Cause("FieldValueRequired", "Required value", _join(path, key)))
+        if isinstance(sch.get("maxProperties"), int) and len(value) > sch["maxProperties"]:
+            self.causes.append(Cause("FieldValueTooMany", f"Too many: {len(value)}: must have at most "
+                                     f"{sch['maxProperties']} items", path))
+        if isinstance(sch.get("minProperties"), int) and len(value) < sch["minProperties"]:
+            self._invalid(path, len(value), f"{path} in body should have at least {sch['minProperties']} properties")
+        extra = sch.get("additionalProperties")
+        for key, item in value.items():
+            if (root or sch.get("x-kubernetes-embedded-resource")) and key == "metadata":
+                continue
+            sub = props.get(key) if key in props else (extra if isinstance(extra, dict) else None)
+            if isinstance(sub, dict):
+                has = has_old and old is not None and key in old
+                self.validate(item, sub, _join(path, key), old.get(key) if has and old is not None else None, has)
+        if sch.get("x-kubernetes-embedded-resource"):
+            for key in ("apiVersion", "kind"):
+                if not value.get(key):
+                    self.causes.append(Cause("FieldValueRequired", "Required value: must not be empty",
+                                             _join(path, key)))
+
+    def _array(self, value: list[Any], sch: Schema, path: str, old: list[Any] | None, has_old: bool) -> None:
+        if isinstance(sch.get("maxItems"), int) and len(value) > sch["maxItems"]:
+            self.causes.append(Cause("FieldValueTooMany", f"Too many: {len(value)}: must have at most "
+                                     f"{sch['maxItems']} items", path))
+        if isinstance(sch.get("minItems"), int) and len(value) < sch["minItems"]:
+            self._invalid(path, len(value), f"{path} in body should have at least {sch['minItems']} items")
+        list_type = sch.get("x-kubernetes-list-type")
+        keys = [str(k) for k in sch.get("x-kubernetes-list-map-keys") or []]
+        seen: list[Any] = []
+        for i, item in enumerate(value):
+            if list_type == "map" and isinstance(item, dict):
+                ident = tuple(item.get(k) for k in keys)
+                if ident in seen:
+                    shown = ", ".join(f'"{k}":{_show(item.get(k))}' for k in keys)
+                    self.causes.append(Cause("FieldValueDuplicate", f"Duplicate value: map[string]interface {{}}"
+                                             f"{{{shown}}}", f"{path}[{i}]"))
+                seen.append(ident)
+            elif list_type == "set" or sch.get("uniqueItems"):
+                if item in seen:
+                    self.causes.append(Cause("FieldValueDuplicate", f"Duplicate value: {_show(item)}", f"{path}[{i}]"))
+                seen.append(item)
+        items = sch.get("items")
+        if isinstance(items, dict):
+            old_by_key: dict[Any, Any] = {}
+            if old is not None and list_type == "map":
+                old_by_key = {tuple(o.get(k) for k in keys): o for o in old if isinstance(o, dict)}
+            for i, item in enumerate(value):
+                if list_type == "map" and isinstance(item, dict):
+                    ident = tuple(item.get(k) for k in keys)
+                    self.validate(item, items, f"{path}[{i}]", old_by_key.get(ident), has_old and ident in old_by_key)
+                else:
+                    self.validate(item, items, f"{path}[{i}]")
+
+    def _combinators(self, value: Any, sch: Schema, path: str) -> None:
+        def passes(sub: Any) -> bool:
+            probe = Validator()
+            probe.validate(value, sub, path)
+            return not probe.causes
+
+        for sub in sch.get("allOf") or []:
+            self.validate(value, sub, path)
+        any_of = sch.get("anyOf")
+        if isinstance(any_of, list) and any_of and not any(passes(s) for s in any_of):
+            self._invalid(path, value, f"{path} in body must validate at least one schema (anyOf)")
+        one_of = sch.get("oneOf")
+        if isinstance(one_of, list) and one_of and sum(1 for s in one_of if passes(s)) != 1:
+            self._invalid(path, value, f"{path} in body must validate one and only one schema (oneOf)")
+        if isinstance(sch.get("not"), dict) and passes(sch["not"]):
+            self._invalid(path, value, f"{path} in body should not be valid against the schema (not)")
+
+    def _rules(self, value: Any, sch: Schema, path: str, old: Any, has_old: bool) -> None:
+        for rule in sch.get("x-kubernetes-validations") or []:
+            if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str):
+                continue
+            expression = rule["rule"]
+            transition = re.search(r"\boldSelf\b", expression) is not None
+            if transition and not has_old and not rule.get("optionalOldSelf"):
+                continue
+            env: dict[str, Any] = {"self": value}
+            if transition:
+                env["oldSelf"] = old
+            try:
+                ok = evaluate_cel(expression, env) is True
+            except (ValueError, KeyError, TypeError, RuntimeError) as exc:
+                if isinstance(exc, KeyError):
+                    ok = False  # a missing field: kube reports "no such key" as a failed rule
+                else:
+                    self.causes.append(Cause("FieldValueInvalid", f"Invalid value: {_show(_type_name(value))}: "
+                                             f"compilation failed: {exc}", path))
+                    continue
+            if ok:
+                continue
+            message = str(rule.get("message") or f"failed rule: {expression}")
+            if rule.get("messageExpression"):
+                try:
+                    message = str(evaluate_cel(str(rule["messageExpression"]), env))
+                except (ValueError, KeyError, TypeError, RuntimeError):
+                    pass
+            field_path = path + str(rule.get("fieldPath") or "") if rule.get("fieldPath") else path
+            reason = str(rule.get("reason") or "FieldValueInvalid")
+            prefix = {"FieldValueForbidden": "Forbidden", "FieldValueRequired": "Required value",
+                      "FieldValueDuplicate": "Duplicate value"}.get(reason)
+            text = f"{prefix}: {message}" if prefix else f"Invalid value: {_show(_type_name(value))}: {message}"
+            self.causes.append(Cause(reason, text, field_path))
+
+
+def validate(obj: dict[str, Any], sch: Schema, old: dict[str, Any] | None = None) -> list[Cause]:
+    """Field causes of ``obj`` against a CRD version's ``openAPIV3Schema`` (``old``: the stored object)."""
+    validator = Validator()
+    validator.validate(obj, sch, "", old, old is not None, root=True)
+    return validator.causes
+
+
+# --- the admission step ------------------------------------------------------------------------------------------
+
+
+def _spec_changed(new: dict[str, Any], old: dict[str, Any], with_status: bool) -> bool:
+    def body(o: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in o.items() if k not in ("metadata", "status" if with_status else "metadata",
+                                                         "apiVersion", "kind")}
+    return body(new) != body(old)
+
+
+def prepare_and_validate(request: AdmissionRequest, definition: dict[str, Any], field_validation: str,
+                         options_kind: str, now: datetime) -> None:
+    """Default, prune, prepare and validate ``request.object`` of a custom resource; raises 400/422.
+
+    Sets ``request.object`` to the object to store and adds unknown-field
+    warnings to ``request.warnings``.
+    """
+    assert request.object is not None
+    resource = request.resource
+    sch = crd.schema(definition, resource.version) or {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    with_status = "status" in resource.subresources
+    obj = request.object
+    default(obj, sch)
+    unknown = prune(obj, sch, root=True)
+    if request.operation == CREATE:
+        obj = strategy.prepare_for_create(obj, resource, request.namespace, now)
+        obj.setdefault("metadata", {})["generation"] = 1
+        if with_status:
+            obj.pop("status", None)
+    else:
+        old = request.old_object or {}
+        obj = strategy.prepare_for_update(obj, old, resource, subresource=request.subresource)
+        generation = (old.get("metadata") or {}).get("generation")
+        generation = generation if isinstance(generation, int) else 1
+        if request.subresource != "status" and _spec_changed(obj, old, with_status):
+            generation += 1
+        obj.setdefault("metadata", {})["generation"] = generation
+    request.object = obj
+    decoded = options_kind != "PatchOptions"
+    request.warnings.extend(schema.apply_field_validation(unknown, field_validation, options_kind,
+                                                          kind=resource.kind if decoded else "",
+                                                          version=resource.version))
+    causes = objectmeta.validate_object_meta(obj, resource, request.operation == CREATE, old=request.old_object)
+    causes.extend(validate(obj, sch, request.old_object))
+    if causes:
+        meta = obj.get("metadata") or {}
+        name = meta.get("name") or request.attributes.name or ""
+        raise errors.invalid(resource.kind, name if isinstance(name, str) else "", causes, resource.group)
