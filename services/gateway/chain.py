@@ -291,7 +291,10 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
     if handler is None:
         name = f"{resource.resource}/{info.subresource}" if info.subresource else resource.resource
         raise errors.method_not_allowed(name, info.verb or request.method, resource.group)
+    custom = backends.custom_resources  # CRD rules: 405/415 refusals, deprecated-version warnings (dynamic.py)
+    warnings = custom.check(resource, info.verb, request.headers.get("Content-Type", "").split(";")[0].strip()) \
+        if custom is not None else []
     output = negotiation.negotiate(request.headers.get("Accept", ""))
     scope = RequestScope(request=request, info=info, attrs=attrs, resource=resource, query=request.query,
-                         output=output, backends=backends, timeout=timeout)
+                         output=output, backends=backends, timeout=timeout, warnings=warnings)
     return await handler(scope)

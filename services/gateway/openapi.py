@@ -38,7 +38,28 @@ def api_path(group: str, version: str) -> str:
     return f"apis/{group}/{version}" if group else f"api/{version}"
 
 
+# Custom resources (services/gateway/dynamic.py): (group, version, kind) -> (definition name, schema), and every
+# definition they add (kinds and lists), as OpenAPI v3 schemas with #/components/schemas/ references.
+_CUSTOM_KINDS: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = {}
+_CUSTOM_DEFINITIONS: dict[str, dict[str, Any]] = {}
+
+
+def set_custom(kinds: dict[tuple[str, str, str], tuple[str, dict[str, Any]]],
+               definitions: dict[str, dict[str, Any]]) -> None:
+    """Replace the custom resources' definitions and drop every cached document (they are rebuilt on demand)."""
+    _CUSTOM_KINDS.clear()
+    _CUSTOM_KINDS.update(kinds)
+    _CUSTOM_DEFINITIONS.clear()
+    _CUSTOM_DEFINITIONS.update(definitions)
+    group_version_document.cache_clear()
+    index.cache_clear()
+    swagger_v2.cache_clear()
+
+
 def _definition_name(r: Resource) -> str | None:
+    custom = _CUSTOM_KINDS.get((r.group, r.version, r.kind))
+    if custom is not None:
+        return custom[0]
     return patching._kind_index().get((r.group, r.version, r.kind))
 
 
@@ -95,9 +116,12 @@ def _closure(names: list[str], ref_prefix: str = "#/components/schemas/", v2: bo
     stack = list(names)
     while stack:
         name = stack.pop()
-        if name in out or name not in defs:
+        if name in out or (name not in defs and name not in _CUSTOM_DEFINITIONS):
             continue
-        out[name] = _definition(name, ref_prefix, v2)
+        if name in _CUSTOM_DEFINITIONS:
+            out[name] = openapi_schema(_CUSTOM_DEFINITIONS[name], ref_prefix, v2)
+        else:
+            out[name] = _definition(name, ref_prefix, v2)
         text = jsonutil.dumps(out[name]).decode()
         start = 0
         while (i := text.find(ref_prefix, start)) >= 0:

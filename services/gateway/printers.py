@@ -23,6 +23,7 @@ class Column:
     type: str = "string"
     priority: int = 0
     format: str = ""
+    description: str = ""  # "" -> the name
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Printer:
     columns: tuple[Column, ...]
     cells: Callable[[Obj], list[Any]]
     age_index: int | None = None
+    with_age: bool = True  # False: the columns are complete (custom resources' additionalPrinterColumns)
 
     def age_position(self) -> int:
         """Index among ``columns`` (and cells) where Age is inserted."""

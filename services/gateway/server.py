@@ -28,7 +28,7 @@ from aiohttp import web
 
 from kapi import errors, flags, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import allocator, debug, negotiation
+from services.gateway import allocator, debug, dynamic, negotiation
 from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, storage_stub
 from services.gateway.chain import build_handler_chain
 from services.gateway.flowcontrol import FlowControlClient, LocalLimiter
@@ -60,6 +60,7 @@ class Backends:
     ready: bool = False
     shutting_down: bool = False
     watches: set[Any] = field(default_factory=set)
+    custom_resources: dynamic.CustomResourceRegistry | None = None  # CRD-served resources and the CRD controller
 
 
 def _required(args: argparse.Namespace, *names: str) -> None:
@@ -192,6 +193,9 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     log.info("gateway serving on %s:%s", args.bind_address, port)
     await ensure_system_namespaces(backends.storage, stop)
     await ensure_kubernetes_service(backends, args.secure_port, stop)
+    backends.custom_resources = dynamic.CustomResourceRegistry(backends.storage)
+    if not await backends.custom_resources.wait_synced(5.0):
+        log.warning("CustomResourceDefinitions not listed after 5s; serving built-in resources meanwhile")
     backends.ready = True
     await stop.wait()
     log.info("shutting down: /readyz fails for %.1fs, then watches end", args.shutdown_delay_duration)
@@ -200,6 +204,8 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     for call in list(backends.watches):
         call.cancel()
     await runner.cleanup()
+    if backends.custom_resources is not None:
+        await backends.custom_resources.stop()
     await backends.flowcontrol.close()
     for channel in channels:
         with contextlib.suppress(Exception):

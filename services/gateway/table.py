@@ -77,9 +77,10 @@ def column_definitions(resource: Resource) -> list[dict[str, Any]]:
                      "description": _AGE_COLUMN["description"]})
         return cols
     for c in printer.columns:
-        cols.append({"name": c.name, "type": c.type, "format": c.format, "description": c.name,
+        cols.append({"name": c.name, "type": c.type, "format": c.format, "description": c.description or c.name,
                      "priority": c.priority})
-    cols.insert(1 + printer.age_position(), dict(_AGE_COLUMN))
+    if printer.with_age:
+        cols.insert(1 + printer.age_position(), dict(_AGE_COLUMN))
     return cols
 
 
@@ -96,7 +97,8 @@ def row(resource: Resource, obj: dict[str, Any], include_object: str, now: datet
         except (AttributeError, TypeError, ValueError):  # malformed stored data must not break a listing
             values = ["<unknown>"] * len(printer.columns)
         values = list(values)
-        values.insert(printer.age_position(), age(obj, now))
+        if printer.with_age:
+            values.insert(printer.age_position(), age(obj, now))
         cells.extend(values)
     out: dict[str, Any] = {"cells": cells}
     if include_object == "Object":

@@ -1,0 +1,383 @@
+"""Custom resources served from CustomResourceDefinitions: a CRD-fed overlay of the resource table.
+
+Every gateway lists and watches ``customresourcedefinitions`` in storage
+and, within a watch event of a change, serves each Established CRD's
+versions: the rows go into :data:`kapi.resources.REGISTRY`'s overlay (so
+routing, discovery legacy and aggregated pick them up), Table printers come
+from ``additionalPrinterColumns`` and OpenAPI v3/v2 definitions from each
+version's ``openAPIV3Schema``.
+
+The CRD controller (kube's establishing, naming and finalizer controllers)
+runs in every gateway: each reconciles the CRDs it sees and writes their
+status with a storage update conditioned on the revision it read, so with
+two gateways one write wins and the other's 409 Conflict is dropped (it
+sees the new state in its watch). It sets NamesAccepted (False with
+NameConflict when another CRD of the group already uses the plural or
+kind) and Established, acceptedNames and storedVersions; on deletion it sets
+Terminating, deletes every object of the resource, and removes the
+``customresourcecleanup.apiextensions.k8s.io`` finalizer once none is left,
+which deletes the CRD. Sources: "Extend the Kubernetes API with
+CustomResourceDefinitions" and apiextensions-apiserver's
+``pkg/controller/{establish,status,finalizer}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+
+from kapi import crd, errors, grpcutil, jsonutil
+from kapi.resources import REGISTRY, Registry, Resource
+from kapi_proto.kapi.storage.v1 import storage_pb2
+from services.gateway import openapi, printers, table
+
+log = logging.getLogger(__name__)
+
+RETRY_DELAY = 1.0  # seconds between failed list/watch attempts and terminating-CRD re-checks
+LIST_TIMEOUT = 30.0
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+_LIST_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"
+
+
+class Watcher:
+    """List then watch one resource from storage, calling ``on_change(objects by name)`` after every change."""
+
+    def __init__(self, storage: Any, group: str, resource: str, on_change: Callable[[dict[str, Any]], None]):
+        self.storage, self.group, self.resource = storage, group, resource
+        self.on_change = on_change
+        self.items: dict[str, dict[str, Any]] = {}
+        self.synced = asyncio.Event()
+        self._revision = 0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start the list/watch loop (idempotent; needs a running loop)."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"watch-{self.resource}")
+
+    async def stop(self) -> None:
+        """Stop the loop."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+
+    def _key(self) -> storage_pb2.ResourceKey:
+        return storage_pb2.ResourceKey(group=self.group, resource=self.resource)
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                reply: Any = await grpcutil.call("storage", self.storage.List, storage_pb2.ListRequest(
+                    key=self._key()), timeout=LIST_TIMEOUT)
+                self.items = {o["metadata"]["name"]: o for o in map(jsonutil.loads, reply.items)}
+                self._revision = int(reply.resource_version)
+                self.on_change(self.items)
+                self.synced.set()
+                await self._watch()
+            except asyncio.CancelledError:
+                raise
+            except errors.StatusError as err:
+                if err.code != 410:
+                    log.info("%s list/watch: %s", self.resource, err.message)
+            except Exception:
+                log.exception("%s list/watch failed", self.resource)
+            await asyncio.sleep(RETRY_DELAY)
+
+    async def _watch(self) -> None:
+        call = self.storage.Watch(storage_pb2.WatchRequest(key=self._key(), resource_version=str(self._revision),
+                                                           allow_bookmarks=True))
+        try:
+            async for batch in call:
+                changed = False
+                for event in batch.events:
+                    self._revision = max(self._revision, int(event.resource_version))
+                    if event.type == "BOOKMARK" or not event.object:
+                        continue
+                    obj = jsonutil.loads(event.object)
+                    name = str((obj.get("metadata") or {}).get("name") or "")
+                    if event.type == "DELETED":
+                        self.items.pop(name, None)
+                    else:
+                        self.items[name] = obj
+                    changed = True
+                if changed:
+                    self.on_change(self.items)
+        except grpc.RpcError as exc:
+            raise errors.from_rpc_error(exc, "storage") from None
+        finally:
+            call.cancel()
+
+
+def _definition_name(group: str, version: str, kind: str) -> str:
+    """kube's OpenAPI definition name of a custom kind: reversed group, version, kind (``com.example.v1.Foo``)."""
+    return ".".join([*reversed(group.split(".")), version, kind])
+
+
+def openapi_definitions(definition: dict[str, Any], version: str) -> dict[str, dict[str, Any]]:
+    """OpenAPI v3 component schemas of one served version: the kind and its list, keyed by definition name."""
+    n = crd.names(definition)
+    grp, kind, list_kind = crd.group(definition), str(n.get("kind")), str(n.get("listKind"))
+    name = _definition_name(grp, version, kind)
+    schema = copy.deepcopy(crd.schema(definition, version) or {"type": "object",
+                                                               "x-kubernetes-preserve-unknown-fields": True})
+    props = schema.setdefault("properties", {})
+    props["apiVersion"] = {"type": "string", "description": "APIVersion defines the versioned schema of this "
+                           "representation of an object."}
+    props["kind"] = {"type": "string", "description": "Kind is a string value representing the REST resource this "
+                     "object represents."}
+    props["metadata"] = {"$ref": f"#/components/schemas/{_OBJECT_META}", "description": "Standard object's metadata."}
+    schema["type"] = "object"
+    schema["x-kubernetes-group-version-kind"] = [{"group": grp, "kind": kind, "version": version}]
+    list_schema = {
+        "type": "object", "description": f"{list_kind} is a list of {kind}", "required": ["items"],
+        "properties": {"apiVersion": props["apiVersion"], "kind": props["kind"],
+                       "items": {"type": "array", "items": {"$ref": f"#/components/schemas/{name}"}},
+                       "metadata": {"$ref": f"#/components/schemas/{_LIST_META}"}},
+        "x-kubernetes-group-version-kind": [{"group": grp, "kind": list_kind, "version": version}],
+    }
+    return {name: schema, _definition_name(grp, version, list_kind): list_schema}
+
+
+def _cell(column: dict[str, Any], obj: dict[str, Any]) -> Any:
+    """One cell as apiextensions' table convertor makes it: first JSONPath match, typed; None when absent."""
+    found = crd.jsonpath(obj, str(column.get("jsonPath")))
+    if not found or found[0] is None:
+        return None
+    value, type_ = found[0], column.get("type")
+    try:
+        if type_ == "integer":
+            return int(value)
+        if type_ == "number":
+            return float(value)
+        if type_ == "boolean":
+            return bool(value)
+        if type_ == "date":
+            return table.age({"metadata": {"creationTimestamp": value}})
+    except (TypeError, ValueError):
+        return None
+    return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+
+
+def printer(definition: dict[str, Any], version: str) -> printers.Printer:
+    """The Table printer of one version: its additionalPrinterColumns (default: Age), priority as given."""
+    columns = crd.printer_columns(definition, version)
+    cols = tuple(printers.Column(str(c["name"]), str(c.get("type") or "string"), int(c.get("priority") or 0),
+                                 str(c.get("format") or ""), str(c.get("description") or c["name"]))
+                 for c in columns)
+    return printers.Printer(cols, lambda obj: [_cell(c, obj) for c in columns], with_age=False)
+
+
+class CustomResourceRegistry:
+    """The CRDs this gateway serves, kept current from storage, and the CRD controller (see module doc)."""
+
+    def __init__(self, storage: Any, registry: Registry = REGISTRY):
+        self.storage = storage
+        self.registry = registry
+        self.crds: dict[str, dict[str, Any]] = {}
+        self._by_gvr: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._printed: set[tuple[str, str]] = set()
+        self._watcher = Watcher(storage, crd.GROUP, crd.RESOURCE, self._changed)
+        self._reconciling: dict[str, asyncio.Task[None]] = {}
+
+    def start(self) -> None:
+        """Start watching CRDs."""
+        self._watcher.start()
+
+    async def wait_synced(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the first list; True once synced."""
+        self.start()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._watcher.synced.wait(), timeout)
+        return self._watcher.synced.is_set()
+
+    async def stop(self) -> None:
+        """Stop watching and reconciling."""
+        await self._watcher.stop()
+        for task in self._reconciling.values():
+            task.cancel()
+
+    def crd_of(self, resource: Resource) -> dict[str, Any] | None:
+        """The CRD behind a served custom resource row, or None for built-ins."""
+        return self._by_gvr.get((resource.group, resource.version, resource.resource))
+
+    def check(self, resource: Resource, verb: str, content_type: str) -> list[str]:
+        """Per-request rules of a custom resource: Warnings to send; raises 405/415 as apiextensions does.
+
+        A deprecated version warns; a create while the CRD is terminating is
+        405 MethodNotAllowed; a strategic merge patch is 415 (custom
+        resources have no patch strategies).
+        """
+        definition = self.crd_of(resource)
+        if definition is None:
+            return []
+        if verb == "patch" and content_type == "application/strategic-merge-patch+json":
+            raise errors.StatusError(415, "UnsupportedMediaType", "the body of the request was in an unknown format "
+                                     "- accepted media types include: application/json-patch+json, "
+                                     "application/merge-patch+json, application/apply-patch+yaml")
+        if verb == "create" and crd.terminating(definition):
+            raise errors.StatusError(405, "MethodNotAllowed",
+                                     "create not allowed while custom resource definition is terminating")
+        warning = crd.deprecation_warning(definition, resource.version)
+        return [warning] if warning else []
+
+    # --- serving ---------------------------------------------------------------------------------------------
+
+    def _changed(self, items: dict[str, dict[str, Any]]) -> None:
+        self.crds = dict(items)
+        rows: list[Resource] = []
+        by_gvr: dict[tuple[str, str, str], dict[str, Any]] = {}
+        definitions: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = {}
+        extra: dict[str, dict[str, Any]] = {}
+        for definition in self.crds.values():
+            for row in crd.rows(definition):
+                rows.append(row)
+                by_gvr[(row.group, row.version, row.resource)] = definition
+        self.registry.set_overlay(rows)
+        rows = [r for r in rows if not self.registry.is_static(r)
+                and self.registry.get(r.group, r.version, r.resource) == r]
+        for row in rows:
+            definition = by_gvr[(row.group, row.version, row.resource)]
+            defs = openapi_definitions(definition, row.version)
+            extra.update(defs)
+            first = next(iter(defs))
+            definitions[(row.group, row.version, row.kind)] = (first, defs[first])
+        served = {(r.group, r.resource): r for r in reversed(rows)}  # the preferred (first) version's columns
+        for key in self._printed - set(served):
+            printers.PRINTERS.pop(key, None)
+        for key, row in served.items():
+            printers.PRINTERS[key] = printer(by_gvr[(row.group, row.version, row.resource)], row.version)
+        self._printed = set(served)
+        self._by_gvr = by_gvr
+        openapi.set_custom(definitions, extra)
+        for name, definition in self.crds.items():
+            self._reconcile_soon(name, definition)
+
+    # --- the CRD controller --------------------------------------------------------------------------------
+
+    def _reconcile_soon(self, name: str, definition: dict[str, Any]) -> None:
+        if not self._needs_work(definition) or name in self._reconciling:
+            return
+        task = asyncio.get_running_loop().create_task(self._reconcile(name), name=f"crd-{name}")
+        self._reconciling[name] = task
+        task.add_done_callback(lambda _t: self._reconciling.pop(name, None))
+
+    def _needs_work(self, definition: dict[str, Any]) -> bool:
+        if crd.terminating(definition):
+            return True
+        wanted = copy.deepcopy(definition)
+        return self._desired_status(wanted)
+
+    def _desired_status(self, definition: dict[str, Any]) -> bool:
+        """Set the status the controller wants on ``definition`` in place; True if anything changed."""
+        name = definition["metadata"]["name"]
+        n = crd.names(definition)
+        conflict = ""
+        for other_name, other in self.crds.items():
+            if other_name == name or crd.group(other) != crd.group(definition) or not crd.is_true(other,
+                                                                                                   "NamesAccepted"):
+                continue
+            accepted = _dict(_dict(other.get("status")).get("acceptedNames"))
+            if n.get("plural") == accepted.get("plural"):
+                conflict = f'"{n.get("plural")}" is already in use'
+            elif n.get("kind") == accepted.get("kind"):
+                conflict = f'"{n.get("kind")}" is already in use'
+        changed = False
+        if conflict and not crd.is_true(definition, "NamesAccepted"):
+            changed |= crd.set_condition(definition, "NamesAccepted", "False", "NameConflict", conflict)
+            changed |= crd.set_condition(definition, "Established", "False", "NotAccepted",
+                                         "not all names are accepted")
+            return changed
+        status = definition.setdefault("status", {})
+        accepted_names = crd.accepted_names(definition)
+        if status.get("acceptedNames") != accepted_names:
+            status["acceptedNames"] = accepted_names
+            changed = True
+        changed |= crd.set_condition(definition, "NamesAccepted", "True", "NoConflicts", "no conflicts found")
+        if not crd.is_true(definition, "Established"):
+            changed |= crd.set_condition(definition, "Established", "True", "InitialNamesAccepted",
+                                         "the initial names have been accepted")
+        stored = list(status.get("storedVersions") or [])
+        storage = crd.storage_version(definition)
+        if storage and storage not in stored:
+            status["storedVersions"] = [*stored, storage]
+            changed = True
+        return changed
+
+    async def _write(self, definition: dict[str, Any]) -> bool:
+        """Conditional update at the revision read; False on a conflict or absence (someone else moved it on)."""
+        meta = definition["metadata"]
+        try:
+            await grpcutil.call("storage", self.storage.Update, storage_pb2.UpdateRequest(
+                key=storage_pb2.ResourceKey(group=crd.GROUP, resource=crd.RESOURCE, name=meta["name"]),
+                object=jsonutil.dumps(definition), expected_resource_version=int(meta.get("resourceVersion") or 0)),
+                timeout=10)
+        except errors.StatusError as err:
+            if err.code in (404, 409):
+                return False
+            raise
+        return True
+
+    async def _reconcile(self, name: str) -> None:
+        try:
+            while True:
+                current = self.crds.get(name)
+                if current is None:
+                    return
+                definition = copy.deepcopy(current)
+                if crd.terminating(definition):
+                    if await self._finalize(definition):
+                        return
+                elif self._desired_status(definition):
+                    await self._write(definition)
+                    return
+                else:
+                    return
+                await asyncio.sleep(RETRY_DELAY)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("reconciling CustomResourceDefinition %s", name)
+
+    async def _finalize(self, definition: dict[str, Any]) -> bool:
+        """One step of deleting a CRD: Terminating, delete its objects, then drop the finalizer. True when done."""
+        meta = definition["metadata"]
+        if crd.CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
+            return True
+        if crd.set_condition(definition, "Terminating", "True", "InstanceDeletionInProgress",
+                             "CustomResource deletion is in progress"):
+            crd.set_condition(definition, "Established", "True", "InitialNamesAccepted",
+                              "the initial names have been accepted")
+            await self._write(definition)
+            return False
+        plural = str(crd.names(definition).get("plural") or "")
+        key = storage_pb2.ResourceKey(group=crd.group(definition), resource=plural)
+        listed: Any = await grpcutil.call("storage", self.storage.List, storage_pb2.ListRequest(key=key), timeout=30)
+        for raw in listed.items:
+            obj_meta = jsonutil.loads(raw).get("metadata") or {}
+            if obj_meta.get("deletionTimestamp"):
+                continue  # waiting for its own finalizers
+            with contextlib.suppress(errors.StatusError):
+                await grpcutil.call("storage", self.storage.Delete, storage_pb2.DeleteRequest(
+                    key=storage_pb2.ResourceKey(group=key.group, resource=plural,
+                                                namespace=obj_meta.get("namespace") or "", name=obj_meta.get("name")),
+                ), timeout=10)
+        if listed.items:
+            return False
+        crd.set_condition(definition, "Terminating", "False", "InstanceDeletionCompleted",
+                          "removed all instances")
+        meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f != crd.CLEANUP_FINALIZER]
+        await self._write(definition)
+        return True
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
