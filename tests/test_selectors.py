@@ -146,3 +146,88 @@ def test_field_selector_exact_match() -> None:
     assert selector.requires_exact_match("metadata.name") == "a"
     assert selector.requires_exact_match("status.phase") is None
     assert parse_field_selector("", SUPPORTED).empty and not selector.empty
+
+
+# ---------------------------------------------------------------- property-based (hypothesis)
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_KEYS = st.sampled_from(["app", "tier", "example.com/owner", "a.b-c_d", "n", "x"])
+_VALUES = st.sampled_from(["web", "db", "", "5", "12", "v-1.2_x"])
+_LABELS = st.dictionaries(_KEYS, _VALUES, max_size=6)
+
+
+@st.composite
+def _requirement(draw: st.DrawFn) -> tuple[str, str, tuple[str, ...]]:
+    key = draw(_KEYS)
+    op = draw(st.sampled_from(["=", "==", "!=", "in", "notin", "exists", "!", ">", "<"]))
+    if op in ("in", "notin"):
+        values = tuple(draw(st.lists(_VALUES.filter(bool), min_size=1, max_size=3)))
+    elif op in (">", "<"):
+        values = (str(draw(st.integers(0, 20))),)
+    elif op in ("exists", "!"):
+        values = ()
+    else:
+        values = (draw(_VALUES),)
+    return key, op, values
+
+
+def _render(req: tuple[str, str, tuple[str, ...]]) -> str:
+    key, op, values = req
+    if op == "exists":
+        return key
+    if op == "!":
+        return "!" + key
+    if op in ("in", "notin"):
+        return f"{key} {op} ({', '.join(values)})"
+    return f"{key}{op}{values[0]}"
+
+
+def _oracle(req: tuple[str, str, tuple[str, ...]], labels: dict[str, str]) -> bool:
+    """An independent reading of "Labels and Selectors" (kubernetes.io concepts page)."""
+    key, op, values = req
+    has = key in labels
+    if op in ("=", "==", "in"):
+        return has and labels[key] in values
+    if op in ("!=", "notin"):
+        return not has or labels[key] not in values
+    if op == "exists":
+        return has
+    if op == "!":
+        return not has
+    if not has or not labels[key].lstrip("-").isdigit():
+        return False
+    return int(labels[key]) > int(values[0]) if op == ">" else int(labels[key]) < int(values[0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_requirement(), max_size=4), _LABELS)
+def test_property_parse_and_match_agree_with_the_oracle(reqs: list[tuple[str, str, tuple[str, ...]]],
+                                                        labels: dict[str, str]) -> None:
+    text = ",".join(_render(r) for r in reqs)
+    selector = parse_label_selector(text)
+    assert selector.matches(labels) == all(_oracle(r, labels) for r in reqs)
+    again = parse_label_selector(str(selector))  # the canonical form means the same
+    assert again.matches(labels) == selector.matches(labels)
+    assert parse_label_selector(str(again)) == again
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab=!(),<> in\\.-_/0x")), max_size=30))
+def test_property_arbitrary_text_parses_or_raises_selector_error(text: str) -> None:
+    for parse in (parse_label_selector, lambda t: parse_field_selector(t, frozenset({"metadata.name", "a"}))):
+        try:
+            parse(text)
+        except SelectorError:
+            pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["metadata.name", "metadata.namespace"]), st.sampled_from(["=", "==", "!="]),
+       st.text(alphabet=st.sampled_from(list("abc-.,=\\")), max_size=8))
+def test_property_field_selector_escaping_round_trips(field: str, op: str, value: str) -> None:
+    escaped = value.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
+    selector = parse_field_selector(f"{field}{op}{escaped}", frozenset({"metadata.name", "metadata.namespace"}))
+    fields = {"metadata.name": value, "metadata.namespace": value}
+    assert selector.matches(fields) == (op != "!=")

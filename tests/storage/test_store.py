@@ -357,3 +357,11 @@ async def test_continue_with_specific_resource_version_is_bad_request(stub: Stub
     err = await status_of(list_(stub, ns, limit=1, continue_=getattr(first, "continue"),
                                 resource_version=str(first.resource_version)))
     assert (err.code, err.message) == (400, "specifying resource version is not allowed when using continue")
+
+
+@pytest.mark.parametrize("size", [1_600_000, 3_000_000])  # over etcd's 1.5 MiB request limit; over its gRPC limit
+async def test_object_over_etcd_request_limit_is_request_entity_too_large(stub: Stub, size: int) -> None:
+    ns = unique("big")
+    err = await status_of(create(stub, configmap(ns, "big", blob="x" * size)))
+    assert (err.code, err.reason) == (413, "RequestEntityTooLarge"), err
+    assert "request is too large" in err.message or "larger than max" in err.message, err.message
