@@ -10,6 +10,7 @@ the same ("kube-apiserver" command-line reference).
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,27 @@ def _bool(text: str) -> bool:
     if text.lower() in ("false", "0", "no"):
         return False
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+_GO_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|ms|s|m|h)")
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _seconds(text: str) -> float:
+    """A Go duration ("30s", "1m30s", "500ms") or a bare number of seconds, as float seconds."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    pos, total = 0, 0.0
+    for match in _GO_DURATION.finditer(text):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _GO_UNITS[match.group(2)]
+        pos = match.end()
+    if not text or pos != len(text):
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}")
+    return total
 
 
 FLAGS: tuple[Flag, ...] = (
@@ -166,6 +188,65 @@ FLAGS: tuple[Flag, ...] = (
     Flag("shutdown-delay-duration", frozenset({GATEWAY}), 0.0,
          "Seconds /readyz fails before the gateway stops accepting (kube-apiserver --shutdown-delay-duration).",
          type=float),
+    # Audit (gateway; kube-apiserver's --audit-* flags, "Auditing" docs).
+    Flag("audit-policy-file", frozenset({GATEWAY}), "",
+         "audit.k8s.io/v1 Policy file; with a backend below it turns auditing on (kube-apiserver flag).",
+         passthrough=True),
+    Flag("audit-log-path", frozenset({GATEWAY}), "",
+         "Write audit events as JSON lines to this file ('-' = stdout) (kube-apiserver flag).", passthrough=True),
+    Flag("audit-log-maxsize", frozenset({GATEWAY}), 0,
+         "Megabytes an audit log file grows to before it is rotated; 0 = 100 (kube-apiserver flag).", type=int,
+         passthrough=True),
+    Flag("audit-log-maxbackup", frozenset({GATEWAY}), 0,
+         "Rotated audit log files to keep; 0 = all (kube-apiserver flag).", type=int, passthrough=True),
+    Flag("audit-log-maxage", frozenset({GATEWAY}), 0,
+         "Days to keep rotated audit log files; 0 = forever (kube-apiserver flag).", type=int, passthrough=True),
+    Flag("audit-webhook-config-file", frozenset({GATEWAY}), "",
+         "kubeconfig of a webhook that receives audit.k8s.io/v1 EventLists (kube-apiserver flag).", passthrough=True),
+    Flag("audit-webhook-batch-max-size", frozenset({GATEWAY}), 400,
+         "Events per webhook batch at most (kube-apiserver flag).", type=int, passthrough=True),
+    Flag("audit-webhook-batch-max-wait", frozenset({GATEWAY}), 30.0,
+         "Longest a batch waits to fill before it is sent, a duration like 30s (kube-apiserver flag).",
+         type=_seconds, passthrough=True),
+    Flag("audit-webhook-batch-buffer-size", frozenset({GATEWAY}), 10000,
+         "Events buffered for the webhook before new ones are dropped (kube-apiserver flag).", type=int,
+         passthrough=True),
+    Flag("audit-webhook-initial-backoff", frozenset({GATEWAY}), 10.0,
+         "Wait before retrying a failed webhook batch, doubling each retry, a duration like 10s (kube-apiserver flag).",
+         type=_seconds, passthrough=True),
+    # controllers (kube-controller-manager's flag names)
+    Flag("kubeconfig", frozenset({CONTROLLERS}), "",
+         "kubeconfig with the API server's address and this process's credential (kube-controller-manager flag)."),
+    Flag("master", frozenset({CONTROLLERS}), "",
+         "API server URL, overriding the kubeconfig's server (kube-controller-manager --master)."),
+    Flag("controllers", frozenset({CONTROLLERS}), "*",
+         "Loops to run: '*' = every default-on loop, 'name' enables, '-name' disables, e.g. '*,tokencleaner' "
+         "(kube-controller-manager --controllers).", passthrough=True),
+    Flag("root-ca-file", frozenset({CONTROLLERS}), "",
+         "CA bundle published as kube-root-ca.crt; default: the kubeconfig's CA (kube-controller-manager flag)."),
+    Flag("leader-elect", frozenset({CONTROLLERS}), True,
+         "Run the loops only while holding the leader Lease (kube-controller-manager --leader-elect).", type=_bool),
+    Flag("leader-elect-lease-duration", frozenset({CONTROLLERS}), 15.0,
+         "Seconds a standby waits after the last renewal before taking the Lease (kube-controller-manager flag).",
+         type=float, passthrough=True),
+    Flag("leader-elect-renew-deadline", frozenset({CONTROLLERS}), 10.0,
+         "Seconds the leader keeps trying to renew before it stops leading (kube-controller-manager flag).",
+         type=float, passthrough=True),
+    Flag("leader-elect-retry-period", frozenset({CONTROLLERS}), 2.0,
+         "Seconds between acquire/renew attempts (kube-controller-manager flag).", type=float, passthrough=True),
+    Flag("leader-elect-resource-namespace", frozenset({CONTROLLERS}), "kube-system",
+         "Namespace of the leader Lease (kube-controller-manager flag)."),
+    Flag("leader-elect-resource-name", frozenset({CONTROLLERS}), "kube-controller-manager",
+         "Name of the leader Lease (kube-controller-manager flag)."),
+    Flag("min-resync-period", frozenset({CONTROLLERS}), 300.0,
+         "Seconds between informer resyncs, when every cached object is reconciled again "
+         "(kube-controller-manager --min-resync-period).", type=float),
+    Flag("tenant-namespace-provisioning", frozenset({CONTROLLERS}), True,
+         "Let every authenticated user create namespaces (ClusterRoleBinding kapi:namespace-provisioners); "
+         "false removes the grant.", type=_bool, passthrough=True),
+    Flag("tenant-quota-configmap", frozenset({CONTROLLERS}), "tenant-quota-template",
+         "kube-system ConfigMap whose data entries are the ResourceQuota specs of each tenant namespace.",
+         passthrough=True),
     Flag("port-file", frozenset(SERVICES), "", "Write the bound port to this file once serving (for launchers)."),
 )
 

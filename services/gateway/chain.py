@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from kapi import errors, jsonutil
 from kapi.attributes import Attributes, UserInfo
 from kapi.resources import REGISTRY, Resource
-from services.gateway import debug, discovery, impersonation, issuerdiscovery, negotiation, openapi, reviews
+from services.gateway import audit, debug, discovery, impersonation, issuerdiscovery, negotiation, openapi, reviews
 from services.gateway.backends import Credentials
 from services.gateway.handlers.create import create
 from services.gateway.handlers.delete import delete, delete_collection
@@ -102,6 +102,7 @@ def build_handler_chain(backends: Backends) -> Callable[[web.Request], Awaitable
 
     async def handle(request: web.Request) -> web.StreamResponse:
         audit_id = request.headers.get("Audit-ID") or str(uuid.uuid4())
+        request[audit.AUDIT_ID] = audit_id
         try:
             response = await _serve(request, backends)
         except errors.StatusError as err:
@@ -111,6 +112,7 @@ def build_handler_chain(backends: Backends) -> Callable[[web.Request], Awaitable
         except (ConnectionResetError, web.HTTPException):
             raise
         except Exception as exc:  # noqa: BLE001 - the one place unknown errors become 500 Status
+            request[audit.PANIC] = exc
             log.exception("audit-id %s: %s %s failed", audit_id, request.method, request.path)
             return status_response(errors.internal(f"{type(exc).__name__}"), audit_id)
         if not response.prepared:
@@ -118,7 +120,7 @@ def build_handler_chain(backends: Backends) -> Callable[[web.Request], Awaitable
             debug.set_pf_headers(request, response)
         return response
 
-    return handle
+    return audit.with_audit(handle, backends.audit)
 
 
 async def _serve(request: web.Request, backends: Backends) -> web.StreamResponse:
@@ -137,6 +139,7 @@ async def _serve(request: web.Request, backends: Backends) -> web.StreamResponse
     if acting is not None:
         request["impersonator"], user = acting.impersonator, acting.user
     attrs = attributes(info, user, query)
+    audit.received(request, attrs)
     seat = debug.new_seat(request, info.long_running)
     async with backends.flowcontrol.seat(attrs, info.long_running, timeout, seat, debug.list_limit(query)):
         allowed, reason = await backends.authz.authorize(attrs, timeout=timeout)

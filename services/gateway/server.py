@@ -28,7 +28,8 @@ from aiohttp import web
 
 from kapi import errors, flags, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import allocator, debug, dynamic, negotiation
+from services.gateway import allocator, audit, debug, dynamic, negotiation
+from services.gateway.audit import Auditor
 from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, storage_stub
 from services.gateway.chain import build_handler_chain
 from services.gateway.flowcontrol import FlowControlClient, LocalLimiter
@@ -61,6 +62,7 @@ class Backends:
     shutting_down: bool = False
     watches: set[Any] = field(default_factory=set)
     custom_resources: dynamic.CustomResourceRegistry | None = None  # CRD-served resources and the CRD controller
+    audit: Auditor | None = None  # --audit-* flags (services/gateway/audit.py)
 
 
 def _required(args: argparse.Namespace, *names: str) -> None:
@@ -179,7 +181,10 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         allocator.Allocator(backends.storage, allocator.ip_range(args.service_cluster_ip_range)),
         allocator.Allocator(backends.storage, allocator.port_range(args.service_node_port_range)))
     backends.flowcontrol.start()
+    backends.audit = audit.from_args(args)
     app = web.Application(client_max_size=negotiation.MAX_BODY_BYTES + 1)
+    app.on_response_prepare.append(audit.on_response_prepare)  # Audit-Id on streams; ResponseStarted
+    app.on_cleanup.append(audit.cleanup(backends.audit))
     app.router.add_route("*", "/{tail:.*}", build_handler_chain(backends))
     app.on_response_prepare.append(debug.on_response_prepare)  # PF headers on streams; watch seats end here
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=10.0)
