@@ -1,0 +1,187 @@
+"""CustomResourceDefinitions end to end with kubectl: the acceptance list of issue 11 (CRD part)."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import time
+import urllib.request
+from typing import Any
+
+import yaml
+
+from kapi.launcher import Stack
+from tests.e2e.conftest import Kubectl
+
+GROUP = "stable.example.com"
+
+
+def crd_manifest(group: str = GROUP, plural: str = "crontabs", kind: str = "CronTab") -> str:
+    return yaml.safe_dump({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group, "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "shortNames": ["ct"]},
+            "versions": [
+                {"name": "v1beta1", "served": True, "storage": False, "deprecated": True,
+                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}},
+                {"name": "v1", "served": True, "storage": True,
+                 "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
+                                                          "statusReplicasPath": ".status.replicas"}},
+                 "additionalPrinterColumns": [
+                     {"name": "Spec", "type": "string", "jsonPath": ".spec.cronSpec"},
+                     {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+                     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}],
+                 "schema": {"openAPIV3Schema": {
+                     "type": "object", "description": "CronTab runs an image on a schedule.",
+                     "properties": {
+                         "spec": {
+                             "type": "object", "description": "What the CronTab runs.",
+                             "x-kubernetes-validations": [{"rule": "self.replicas <= 10",
+                                                           "message": "replicas must be at most 10"}],
+                             "properties": {
+                                 "cronSpec": {"type": "string", "pattern": r"^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$",
+                                              "description": "The schedule in cron format."},
+                                 "image": {"type": "string"},
+                                 "replicas": {"type": "integer", "minimum": 1, "default": 1}}},
+                         "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}}}}}},
+            ],
+        },
+    })
+
+
+def cron_tab(name: str, namespace: str, **spec: Any) -> str:
+    return yaml.safe_dump({"apiVersion": f"{GROUP}/v1", "kind": "CronTab",
+                           "metadata": {"name": name, "namespace": namespace},
+                           "spec": {"cronSpec": "* * * * */5", "image": "my-cron-image", **spec}})
+
+
+def gateway_get(stack: Stack, gateway: str, path: str) -> Any:
+    """GET ``path`` straight from one gateway (not through Envoy) as the admin."""
+    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
+    context.check_hostname = False
+    with urllib.request.urlopen(f"https://{stack.addresses[gateway]}{path}", context=context, timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+def wait_for(check: Any, timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            result = check()
+            if result:
+                return result
+        except Exception:  # noqa: BLE001 - retried until the deadline
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.2)
+
+
+def test_crd_with_kubectl(kubectl: Kubectl, stack: Stack, namespace: str) -> None:
+    kubectl.run("apply", "-f", "-", input=crd_manifest())
+    kubectl.run("wait", "--for=condition=Established", f"crd/crontabs.{GROUP}", "--timeout=20s")
+    crd = json.loads(kubectl.run("get", "crd", f"crontabs.{GROUP}", "-o", "json").stdout)
+    conditions = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
+    assert conditions == {"NamesAccepted": "True", "Established": "True"}
+    assert crd["status"]["acceptedNames"]["kind"] == "CronTab" and crd["status"]["storedVersions"] == ["v1"]
+
+    # Every gateway serves it in legacy and aggregated discovery and in OpenAPI, within seconds.
+    for gateway in ("gateway-1", "gateway-2"):
+        doc = wait_for(lambda g=gateway: gateway_get(stack, g, f"/apis/{GROUP}/v1"))
+        assert {r["name"] for r in doc["resources"]} == {"crontabs", "crontabs/status", "crontabs/scale"}
+        group = gateway_get(stack, gateway, f"/apis/{GROUP}")
+        assert group["preferredVersion"]["version"] == "v1"
+        assert f"apis/{GROUP}/v1" in gateway_get(stack, gateway, "/openapi/v3")["paths"]
+    assert "crontabs" in kubectl.run("api-resources", f"--api-group={GROUP}").stdout
+
+    kubectl.run("apply", "-f", "-", input=cron_tab("daily", namespace))
+    got = json.loads(kubectl.run("get", "ct", "daily", "-n", namespace, "-o", "json").stdout)
+    assert got["spec"]["replicas"] == 1 and got["metadata"]["generation"] == 1  # defaulted
+    table = kubectl.run("get", "crontabs", "-n", namespace).stdout.splitlines()
+    assert table[0].split() == ["NAME", "SPEC", "REPLICAS", "AGE"]
+    assert table[1].split()[:7] == ["daily", "*", "*", "*", "*", "*/5", "1"]
+
+    explain = kubectl.run("explain", "crontab.spec").stdout
+    assert "KIND:       CronTab" in explain and "What the CronTab runs." in explain and "cronSpec" in explain
+
+    # 422s in kube-apiserver's format.
+    bad = kubectl.run("patch", "ct", "daily", "-n", namespace, "--type=merge", "-p",
+                      '{"spec":{"replicas":"two"}}', check=False)
+    assert bad.returncode == 1
+    assert ('The CronTab "daily" is invalid: spec.replicas: Invalid value: "string": spec.replicas in body must be '
+            'of type integer: "string"') in bad.stderr
+    bad = kubectl.run("patch", "ct", "daily", "-n", namespace, "--type=merge", "-p", '{"spec":{"replicas":11}}',
+                      check=False)
+    assert 'The CronTab "daily" is invalid: spec: Invalid value: "object": replicas must be at most 10' in bad.stderr
+    bad = kubectl.run("patch", "ct", "daily", "-n", namespace, "--type=merge", "-p", '{"spec":{"cronSpec":"x"}}',
+                      check=False)
+    assert "spec.cronSpec in body should match" in bad.stderr
+    bad = kubectl.run("apply", "-f", "-", input=cron_tab("extra", namespace, color="red"), check=False)
+    assert 'strict decoding error: unknown field "spec.color"' in bad.stderr
+
+    # Patches: merge, JSON, server-side apply; strategic merge is refused (415).
+    kubectl.run("patch", "ct", "daily", "-n", namespace, "--type=merge", "-p", '{"spec":{"replicas":2}}')
+    kubectl.run("patch", "ct", "daily", "-n", namespace, "--type=json", "-p",
+                '[{"op":"replace","path":"/spec/image","value":"v2"}]')
+    kubectl.run("apply", "--server-side", "--force-conflicts", "-f", "-",
+                input=cron_tab("daily", namespace, replicas=3))
+    smp = kubectl.run("patch", "ct", "daily", "-n", namespace, "-p", '{"spec":{"replicas":4}}', check=False)
+    assert "application/strategic-merge-patch+json is not supported" in smp.stderr
+    got = json.loads(kubectl.run("get", "ct", "daily", "-n", namespace, "-o", "json").stdout)
+    assert (got["spec"]["replicas"], got["spec"]["image"], got["metadata"]["generation"]) == (3, "my-cron-image", 4)
+
+    # Subresources: status writes only status (no generation bump); scale reads/writes spec.replicas.
+    kubectl.run("patch", "ct", "daily", "-n", namespace, "--subresource=status", "--type=merge",
+                "-p", '{"status":{"replicas":3},"spec":{"replicas":9}}')
+    kubectl.run("scale", "ct", "daily", "-n", namespace, "--replicas=5")
+    got = json.loads(kubectl.run("get", "ct", "daily", "-n", namespace, "-o", "json").stdout)
+    assert (got["spec"]["replicas"], got["status"], got["metadata"]["generation"]) == (5, {"replicas": 3}, 5)
+
+    # Watch sees changes; the deprecated version answers with a Warning.
+    watcher = kubectl.popen("get", "ct", "-n", namespace, "--watch", "-o", "name")
+    try:
+        assert watcher.stdout is not None
+        assert watcher.stdout.readline().strip() == f"crontab.{GROUP}/daily"
+        kubectl.run("apply", "-f", "-", input=cron_tab("hourly", namespace))
+        assert watcher.stdout.readline().strip() == f"crontab.{GROUP}/hourly"
+    finally:
+        watcher.kill()
+        watcher.wait()
+    old = kubectl.run("get", f"crontabs.v1beta1.{GROUP}", "-n", namespace)
+    assert f"Warning: {GROUP}/v1beta1 CronTab is deprecated; use {GROUP}/v1 CronTab" in old.stderr
+
+    # Deleting the CRD deletes its objects first (a finalizer holds one until removed), then the CRD.
+    kubectl.run("patch", "ct", "hourly", "-n", namespace, "--type=merge", "-p",
+                '{"metadata":{"finalizers":["example.com/hold"]}}')
+    kubectl.run("delete", "crd", f"crontabs.{GROUP}", "--wait=false")
+    terminating = wait_for(lambda: [c for c in json.loads(kubectl.run(
+        "get", "crd", f"crontabs.{GROUP}", "-o", "json").stdout)["status"]["conditions"]
+        if c["type"] == "Terminating" and c["status"] == "True"])
+    assert terminating[0]["reason"] == "InstanceDeletionInProgress"
+    wait_for(lambda: kubectl.run("get", "ct", "-n", namespace, "-o", "name").stdout.strip()
+             == f"crontab.{GROUP}/hourly")
+    created = kubectl.run("apply", "-f", "-", input=cron_tab("late", namespace), check=False)
+    assert "create not allowed while custom resource definition is terminating" in created.stderr
+    kubectl.run("patch", "ct", "hourly", "-n", namespace, "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+    wait_for(lambda: kubectl.run("get", "crd", f"crontabs.{GROUP}", check=False).returncode == 1)
+    for gateway in ("gateway-1", "gateway-2"):
+        wait_for(lambda g=gateway: GROUP not in {grp["name"] for grp in gateway_get(stack, g, "/apis")["groups"]})
+
+
+def test_crd_name_conflict_and_invalid(kubectl: Kubectl) -> None:
+    bad = kubectl.run("apply", "-f", "-", input=crd_manifest(group="nodot"), check=False)
+    assert "should be a domain with at least one dot" in bad.stderr
+    kubectl.run("apply", "-f", "-", input=crd_manifest(group="conflict.example.com", plural="widgets",
+                                                       kind="Widget"))
+    kubectl.run("wait", "--for=condition=Established", "crd/widgets.conflict.example.com", "--timeout=20s")
+    kubectl.run("apply", "-f", "-", input=crd_manifest(group="conflict.example.com", plural="gadgets",
+                                                       kind="Widget"))
+    cond = wait_for(lambda: [c for c in json.loads(kubectl.run(
+        "get", "crd", "gadgets.conflict.example.com", "-o", "json").stdout).get("status", {}).get("conditions", [])
+        if c["type"] == "NamesAccepted"])
+    assert (cond[0]["status"], cond[0]["reason"]) == ("False", "NameConflict")
+    kubectl.run("delete", "crd", "gadgets.conflict.example.com", "widgets.conflict.example.com")
