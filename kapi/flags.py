@@ -153,7 +153,26 @@ FLAGS: tuple[Flag, ...] = (
          "--authentication-token-webhook-cache-ttl).", passthrough=True),
     # authz
     Flag("authorization-mode", frozenset({AUTHZ}), "RBAC",
-         "Ordered comma-separated authorizers: RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver --authorization-mode).",
+         "Ordered comma-separated authorizers: Node, RBAC, ABAC, Webhook, AlwaysAllow, AlwaysDeny "
+         "(kube-apiserver --authorization-mode).", passthrough=True),
+    Flag("authorization-policy-file", frozenset({AUTHZ}), "",
+         "ABAC policy file, one abac.authorization.kubernetes.io/v1beta1 Policy JSON per line "
+         "(kube-apiserver --authorization-policy-file).", passthrough=True),
+    Flag("authorization-webhook-config-file", frozenset({AUTHZ}), "",
+         "kubeconfig of a SubjectAccessReview webhook (kube-apiserver --authorization-webhook-config-file).",
+         passthrough=True),
+    Flag("authorization-webhook-version", frozenset({AUTHZ}), "v1",
+         "authorization.k8s.io version of the SubjectAccessReview sent: v1 or v1beta1 "
+         "(kube-apiserver --authorization-webhook-version).", passthrough=True),
+    Flag("authorization-webhook-cache-authorized-ttl", frozenset({AUTHZ}), "5m",
+         "How long 'authorized' webhook answers are cached, a duration like 5m "
+         "(kube-apiserver --authorization-webhook-cache-authorized-ttl).", passthrough=True),
+    Flag("authorization-webhook-cache-unauthorized-ttl", frozenset({AUTHZ}), "30s",
+         "How long 'unauthorized' webhook answers are cached, a duration like 30s "
+         "(kube-apiserver --authorization-webhook-cache-unauthorized-ttl).", passthrough=True),
+    Flag("authorization-webhook-timeout", frozenset({AUTHZ}), "30s",
+         "Deadline of one webhook decision, retries included, a duration like 3s (kapi's flag for the "
+         "timeout kube-apiserver fixes at 30s for the legacy flags; AuthorizationConfiguration webhook.timeout).",
          passthrough=True),
     # flowcontrol (and the gateway's local fallback)
     Flag("max-requests-inflight", frozenset({FLOWCONTROL, GATEWAY}), 400,

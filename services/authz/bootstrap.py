@@ -144,7 +144,8 @@ _CONTROLLER_MANAGER_RULES = [
     rule(["create"], [""], ["serviceaccounts/token"]),
 ]
 
-_NODE_RULES = [
+# system:node's rules; also the Node authorizer's static rules (kube's bootstrappolicy.NodeRules()).
+NODE_RULES = [
     rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
     rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews", "subjectaccessreviews"]),
     rule(READ, [""], ["services"]),
@@ -193,7 +194,7 @@ CLUSTER_ROLES: dict[str, ClusterRoleSpec] = {
                                  rule(["get", "list", "patch", "update", "watch"], [""],
                                       ["persistentvolumeclaims"])], {}, ""),
     "system:kube-controller-manager": (_CONTROLLER_MANAGER_RULES, {}, ""),
-    "system:node": (_NODE_RULES, {}, ""),
+    "system:node": (NODE_RULES, {}, ""),
     "system:node-proxier": ([rule(["list", "watch"], [""], ["endpoints", "services"]),
                              rule(["get", "list", "watch"], [""], ["nodes"]),
                              rule(EVENTS, ["", "events.k8s.io"], ["events"]),
@@ -231,6 +232,66 @@ CLUSTER_ROLE_BINDINGS: dict[str, tuple[str, tuple[Subject, ...]]] = {
     "system:service-account-issuer-discovery": ("system:service-account-issuer-discovery",
                                                 (("Group", "system:serviceaccounts", ""),)),
 }
+
+# kube-controller-manager's per-loop roles (kube binds them to each loop's ServiceAccount; kapi's controller
+# manager runs every loop as one user, system:kube-controller-manager, so they are bound to it) and the seeds'
+# tenant roles (kapi.tenancy): namespace-creator is what a tenant may do in a namespace it created; the
+# controllers bind it there, and bind kapi:namespace-provisioner to system:authenticated when
+# --tenant-namespace-provisioning is on.
+_ANY = [*READ, *WRITE]
+CONTROLLER_ROLES: dict[str, ClusterRoleSpec] = {
+    "system:controller:namespace-controller": ([
+        rule(["delete", "deletecollection", "get", "list"], ["*"], ["*"]),
+        rule(["update"], [""], ["namespaces/finalize", "namespaces/status"]),
+    ], {}, ""),
+    "system:controller:generic-garbage-collector": ([
+        rule(["delete", "get", "list", "patch", "update", "watch"], ["*"], ["*"]),
+    ], {}, ""),
+    "system:controller:resourcequota-controller": ([
+        rule(["list", "watch"], ["*"], ["*"]),
+        rule(["get"], [""], ["resourcequotas"]),
+        rule(["update"], [""], ["resourcequotas/status"]),
+        rule(EVENTS, ["", "events.k8s.io"], ["events"]),
+    ], {}, ""),
+    "system:controller:service-account-controller": ([
+        rule(["create"], [""], ["serviceaccounts"]),
+        rule(EVENTS, ["", "events.k8s.io"], ["events"]),
+    ], {}, ""),
+    "system:controller:root-ca-cert-publisher": ([
+        rule(["create", "update"], [""], ["configmaps"]),
+        rule(EVENTS, ["", "events.k8s.io"], ["events"]),
+    ], {}, ""),
+    "kapi:controller:tenant": ([
+        rule(["create", "delete", "get", "update"], [GROUP], ["rolebindings"]),
+        rule(["create", "delete", "get"], [GROUP], ["clusterrolebindings"]),
+        {**rule(["bind"], [GROUP], ["clusterroles"]), "resourceNames": ["kapi:namespace-provisioner",
+                                                                         "namespace-creator"]},
+        rule(["create", "get"], [""], ["configmaps", "resourcequotas"]),
+    ], {}, ""),
+    "namespace-creator": ([
+        rule(_ANY, [""], ["configmaps", "endpoints", "events", "persistentvolumeclaims", "pods", "podtemplates",
+                          "replicationcontrollers", "replicationcontrollers/scale", "secrets", "serviceaccounts",
+                          "services"]),
+        rule(READ, [""], ["limitranges", "namespaces/status", "pods/log", "pods/status", "resourcequotas",
+                          "resourcequotas/status", "services/status"]),
+        rule(["create", "get"], [""], ["pods/attach", "pods/exec", "pods/portforward"]),
+        rule(["create"], [""], ["pods/eviction", "serviceaccounts/token"]),
+        rule(["delete", "get"], [""], ["namespaces"]),
+        rule(_ANY, ["apps", "autoscaling", "batch"], ["*"]),
+        rule(_ANY, ["networking.k8s.io"], ["ingresses", "networkpolicies"]),
+        rule(_ANY, ["policy"], ["poddisruptionbudgets"]),
+        rule(_ANY, ["coordination.k8s.io"], ["leases"]),
+        rule(_ANY, ["events.k8s.io"], ["events"]),
+        rule(_ANY, [GROUP], ["rolebindings", "roles"]),
+        rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews"]),
+    ], {}, ""),
+    "kapi:namespace-provisioner": ([rule(["create"], [""], ["namespaces"])], {}, ""),
+}
+CLUSTER_ROLES.update(CONTROLLER_ROLES)
+CLUSTER_ROLE_BINDINGS.update({
+    name: (name, (("User", "system:kube-controller-manager", ""),))
+    for name in CONTROLLER_ROLES if name.startswith(("system:controller:", "kapi:controller:"))
+})
 
 
 def _subject(kind: str, name: str, namespace: str) -> dict[str, Any]:

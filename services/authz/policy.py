@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -238,24 +238,33 @@ class PolicyIndex:
             self._crb_index.remove(key)
 
 
-def resource_key(resource: str) -> storage_pb2.ResourceKey:
-    """The storage key of one RBAC collection across all namespaces."""
-    return storage_pb2.ResourceKey(group=GROUP, resource=resource)
+def resource_key(resource: str, group: str = GROUP) -> storage_pb2.ResourceKey:
+    """The storage key of one collection (an RBAC one by default) across all namespaces."""
+    return storage_pb2.ResourceKey(group=group, resource=resource)
 
 
 class PolicySync:
     """Keeps a :class:`PolicyIndex` in step with storage (List, then Watch; re-list on 410 or failure).
+
+    Any index with the same ``replace``/``apply``/``synced``/``revision``
+    members can be fed the same way: ``group`` and ``resources`` name the
+    collections (the Node authorizer's graph syncs ``("", ("pods",))``) and
+    ``what`` names them in logs.
 
     ``sleep`` is injectable for tests; ``list_timeout`` is the List
     deadline in seconds; backoff between failed attempts grows from
     ``min_backoff`` to ``max_backoff`` seconds.
     """
 
-    def __init__(self, stub: storage_pb2_grpc.StorageStub, index: PolicyIndex, *, list_timeout: float = 30.0,
+    def __init__(self, stub: storage_pb2_grpc.StorageStub, index: Any, *, list_timeout: float = 30.0,
                  min_backoff: float = 0.1, max_backoff: float = 5.0,
-                 sleep: Callable[[float], Any] = asyncio.sleep):
+                 sleep: Callable[[float], Any] = asyncio.sleep,
+                 group: str = GROUP, resources: Sequence[str] = RESOURCES, what: str = "RBAC policy"):
         self._stub = stub
         self._index = index
+        self._group = group
+        self._resources = tuple(resources)
+        self._what = what
         self._list_timeout = list_timeout
         self._min_backoff = min_backoff
         self._max_backoff = max_backoff
@@ -263,8 +272,8 @@ class PolicySync:
         self.synced = asyncio.Event()
 
     async def run(self) -> None:
-        """Sync every RBAC resource until cancelled."""
-        await asyncio.gather(*(self._run_resource(r) for r in RESOURCES))
+        """Sync every resource until cancelled."""
+        await asyncio.gather(*(self._run_resource(r) for r in self._resources))
 
     async def _run_resource(self, resource: str) -> None:
         backoff = self._min_backoff
@@ -286,7 +295,7 @@ class PolicySync:
 
     async def _list(self, resource: str) -> int:
         try:
-            response = await self._stub.List(storage_pb2.ListRequest(key=resource_key(resource)),
+            response = await self._stub.List(storage_pb2.ListRequest(key=resource_key(resource, self._group)),
                                              timeout=self._list_timeout)
         except grpc.RpcError as exc:
             raise errors.from_rpc_error(exc, "storage") from None
@@ -298,12 +307,12 @@ class PolicySync:
                 log.warning("ignoring undecodable %s object: %s", resource, exc)
         self._index.replace(resource, objects, response.resource_version)
         if self._index.synced and not self.synced.is_set():
-            log.info("RBAC policy synced at revision %d", self._index.revision)
+            log.info("%s synced at revision %d", self._what, self._index.revision)
             self.synced.set()
         return int(response.resource_version)
 
     async def _watch(self, resource: str, revision: int) -> None:
-        request = storage_pb2.WatchRequest(key=resource_key(resource), resource_version=str(revision),
+        request = storage_pb2.WatchRequest(key=resource_key(resource, self._group), resource_version=str(revision),
                                            allow_bookmarks=True)
         try:
             async for batch in self._stub.Watch(request):

@@ -1,12 +1,15 @@
-"""Wiring of the authorization service: flags -> authorizer union (+ RBAC policy sync, bootstrap) -> gRPC.
+"""Wiring of the authorization service: flags -> authorizer union (+ RBAC policy sync, bootstrap, Node graph) -> gRPC.
 
-    kapi authz --listen-address 127.0.0.1:0 --storage-address 127.0.0.1:7001 --authorization-mode RBAC
+    kapi authz --listen-address 127.0.0.1:0 --storage-address 127.0.0.1:7001 --authorization-mode Node,RBAC
 
 With RBAC the service lists and watches the RBAC objects from storage and
-creates the default roles (``bootstrap.py``); its gRPC health is
-NOT_SERVING until the policy is synced and the defaults exist (like
+creates the default roles (``bootstrap.py``); with Node it lists and
+watches pods for the node graph (``node.py``). Its gRPC health is
+NOT_SERVING until those are synced and the defaults exist (like
 kube-apiserver's ``/readyz`` waiting for ``poststarthook/rbac/bootstrap-roles``),
-and Authorize answers 503 until the first sync.
+and Authorize answers 503 until the first sync. ABAC reads
+``--authorization-policy-file`` and Webhook ``--authorization-webhook-config-file``
+once at start; a bad file makes the service exit 1.
 """
 
 from __future__ import annotations
@@ -15,21 +18,25 @@ import argparse
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 import grpc
 from grpc_health.v1 import health
 
 from kapi import flags, grpcutil
+from kapi.kubeconfig import WebhookConfig, load_webhook_config, parse_duration
 from kapi_proto.kapi.authz.v1 import authz_pb2, authz_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
-from services.authz import bootstrap, union
+from services.authz import abac, bootstrap, node, union, webhook
 from services.authz.aggregation import Aggregator
+from services.authz.authorizer import Authorizer
 from services.authz.escalation import EscalationChecker
+from services.authz.node import NodeAuthorizer, NodeGraph
 from services.authz.policy import PolicyIndex, PolicySync
 from services.authz.rbac import RBACAuthorizer
 from services.authz.servicer import AuthorizationServicer
+from services.authz.webhook import WebhookAuthorizer
 
 log = logging.getLogger(__name__)
 
@@ -37,29 +44,72 @@ SERVICE_NAME = authz_pb2.DESCRIPTOR.services_by_name["Authorization"].full_name
 GRACE_SECONDS = 2.0
 
 
-def check_args(args: argparse.Namespace) -> list[str]:
-    """Validate the flags; returns the ordered modes. Raises :class:`union.ModeError` (a ValueError)."""
+@dataclass(frozen=True)
+class Config:
+    """Validated authorization configuration: ordered modes, ABAC policies, webhook settings (seconds)."""
+
+    modes: list[str]
+    policies: list[abac.Policy] = field(default_factory=list)
+    webhook_config: WebhookConfig | None = None
+    webhook_version: str = "v1"
+    authorized_ttl: float = webhook.DEFAULT_AUTHORIZED_TTL
+    unauthorized_ttl: float = webhook.DEFAULT_UNAUTHORIZED_TTL
+    webhook_timeout: float = webhook.DEFAULT_TIMEOUT
+
+
+def check_args(args: argparse.Namespace) -> Config:
+    """Validate the flags and load the files they name (kube-apiserver's authorization options validation).
+
+    Raises :class:`union.ModeError`, :class:`abac.PolicyLoadError` (ValueErrors) or OSError.
+    """
     modes = union.parse_modes(args.authorization_mode)
-    if union.RBAC in modes and not args.storage_address:
-        raise union.ModeError("--storage-address is required with --authorization-mode=RBAC")
-    return modes
+    for mode in (union.RBAC, union.NODE):
+        if mode in modes and not args.storage_address:
+            raise union.ModeError(f"--storage-address is required with --authorization-mode={mode}")
+    policy_file = getattr(args, "authorization_policy_file", "")
+    webhook_file = getattr(args, "authorization_webhook_config_file", "")
+    if union.ABAC in modes and not policy_file:
+        raise union.ModeError("authorization-mode ABAC's authorization policy file not passed")
+    if policy_file and union.ABAC not in modes:
+        raise union.ModeError("cannot specify --authorization-policy-file without mode ABAC")
+    if union.WEBHOOK in modes and not webhook_file:
+        raise union.ModeError("authorization-mode Webhook's authorization config file not passed")
+    if webhook_file and union.WEBHOOK not in modes:
+        raise union.ModeError("cannot specify --authorization-webhook-config-file without mode Webhook")
+    config = Config(modes, abac.load(policy_file) if policy_file else [])
+    if union.WEBHOOK in modes:
+        version = getattr(args, "authorization_webhook_version", "v1")
+        if version not in webhook.VERSIONS:
+            raise union.ModeError(f"--authorization-webhook-version must be one of {', '.join(webhook.VERSIONS)}, "
+                                  f"got {version!r}")
+        config = replace(
+            config, webhook_config=load_webhook_config(webhook_file), webhook_version=version,
+            authorized_ttl=parse_duration(args.authorization_webhook_cache_authorized_ttl),
+            unauthorized_ttl=parse_duration(args.authorization_webhook_cache_unauthorized_ttl),
+            webhook_timeout=parse_duration(args.authorization_webhook_timeout))
+        if config.webhook_timeout <= 0:
+            raise union.ModeError("--authorization-webhook-timeout must be positive")
+    return config
 
 
 @dataclass
 class AuthzService:
-    """A running authz service: its server, bound port, policy index and background tasks."""
+    """A running authz service: its server, bound port, policy index, node graph and background tasks."""
 
     server: grpc.aio.Server
     port: int
     health: health.HealthServicer
     index: PolicyIndex
+    graph: NodeGraph = field(default_factory=NodeGraph)
     sync: PolicySync | None = None
+    graph_sync: PolicySync | None = None
     aggregator: Aggregator | None = None
+    webhook: WebhookAuthorizer | None = None
     channel: grpc.aio.Channel | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def stop(self, grace: float = GRACE_SECONDS) -> None:
-        """Stop serving (``grace`` seconds for in-flight RPCs), cancel the sync, close the storage channel."""
+        """Stop serving (``grace`` seconds for in-flight RPCs), cancel the syncs, close the channels."""
         await self.server.stop(grace)
         for task in self.tasks:
             task.cancel()
@@ -68,30 +118,54 @@ class AuthzService:
                 await task
         if self.channel is not None:
             await self.channel.close()
+        if self.webhook is not None:
+            await self.webhook.close()
 
 
 async def start(args: argparse.Namespace) -> AuthzService:
     """Build and start the service from parsed flags (see :func:`check_args` for what is raised)."""
-    modes = check_args(args)
+    config = check_args(args)
+    modes = config.modes
     tls = grpcutil.tls_from_args(args)
     index = PolicyIndex()
-    factories = {union.RBAC: lambda: RBACAuthorizer(index)}
+    graph = NodeGraph()
+    webhook_authorizer = None
+    if config.webhook_config is not None:
+        webhook_authorizer = WebhookAuthorizer(
+            config.webhook_config, version=config.webhook_version, authorized_ttl=config.authorized_ttl,
+            unauthorized_ttl=config.unauthorized_ttl, timeout=config.webhook_timeout)
+    factories: dict[str, Callable[[], Authorizer]] = {
+        union.RBAC: lambda: RBACAuthorizer(index),
+        union.NODE: lambda: NodeAuthorizer(graph),
+        union.ABAC: lambda: abac.ABACAuthorizer(config.policies),
+    }
+    if webhook_authorizer is not None:
+        factories[union.WEBHOOK] = lambda: webhook_authorizer
     authorizer = union.build(modes, factories)
     server, health_servicer, port = grpcutil.make_server(args.listen_address, tls)
     escalation = EscalationChecker(authorizer, index) if union.RBAC in modes else None
     servicer = AuthorizationServicer(authorizer, index, escalation)
     authz_pb2_grpc.add_AuthorizationServicer_to_server(servicer, server)
-    service = AuthzService(server, port, health_servicer, index)
-    if union.RBAC in modes:
+    service = AuthzService(server, port, health_servicer, index, graph, webhook=webhook_authorizer)
+    if union.RBAC in modes or union.NODE in modes:
         grpcutil.set_serving(health_servicer, [SERVICE_NAME], serving=False)
         service.channel = grpcutil.channel(args.storage_address, tls)
         stub = storage_pb2_grpc.StorageStub(service.channel)
-        service.sync = PolicySync(stub, index)
-        service.tasks.append(asyncio.create_task(service.sync.run(), name="rbac-sync"))
-        service.tasks.append(asyncio.create_task(_become_ready(service, stub), name="rbac-bootstrap"))
-        service.aggregator = Aggregator(stub, index)
-        service.tasks.append(asyncio.create_task(service.aggregator.run(service.sync.synced),
-                                                 name="clusterrole-aggregation"))
+        waits: list[asyncio.Event] = []
+        if union.RBAC in modes:
+            service.sync = PolicySync(stub, index)
+            service.tasks.append(asyncio.create_task(service.sync.run(), name="rbac-sync"))
+            service.aggregator = Aggregator(stub, index)
+            service.tasks.append(asyncio.create_task(service.aggregator.run(service.sync.synced),
+                                                     name="clusterrole-aggregation"))
+            waits.append(service.sync.synced)
+        if union.NODE in modes:
+            service.graph_sync = PolicySync(stub, graph, group="", resources=(node.PODS,),
+                                            what="node authorizer graph")
+            service.tasks.append(asyncio.create_task(service.graph_sync.run(), name="node-graph-sync"))
+            waits.append(service.graph_sync.synced)
+        service.tasks.append(asyncio.create_task(
+            _become_ready(service, stub if union.RBAC in modes else None, waits), name="authz-ready"))
     else:
         grpcutil.set_serving(health_servicer, [SERVICE_NAME])
     await grpcutil.start_serving(server, port, args.port_file)
@@ -99,12 +173,14 @@ async def start(args: argparse.Namespace) -> AuthzService:
     return service
 
 
-async def _become_ready(service: AuthzService, stub: storage_pb2_grpc.StorageStub) -> None:
-    """Create the default policy, wait for the first sync, then report SERVING."""
-    created = await bootstrap.ensure(stub)
-    log.info("bootstrap RBAC policy ensured (%d objects created)", created)
-    assert service.sync is not None
-    await service.sync.synced.wait()
+async def _become_ready(service: AuthzService, stub: storage_pb2_grpc.StorageStub | None,
+                        waits: Sequence[asyncio.Event]) -> None:
+    """Create the default RBAC policy (with RBAC), wait for every first sync, then report SERVING."""
+    if stub is not None:
+        created = await bootstrap.ensure(stub)
+        log.info("bootstrap RBAC policy ensured (%d objects created)", created)
+    for event in waits:
+        await event.wait()
     grpcutil.set_serving(service.health, [SERVICE_NAME])
 
 
@@ -119,7 +195,7 @@ def main(argv: Sequence[str]) -> int:
     grpcutil.configure_logging(args.log_level)
     try:
         check_args(args)
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         log.error("invalid authorization configuration: %s", exc)
         return 1
     grpcutil.run(lambda stop: serve(args, stop))

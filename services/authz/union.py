@@ -21,10 +21,11 @@ from services.authz.authorizer import (
     RulesResult,
 )
 
-RBAC, ALWAYS_ALLOW, ALWAYS_DENY = "RBAC", "AlwaysAllow", "AlwaysDeny"
-SUPPORTED_MODES = (RBAC, ALWAYS_ALLOW, ALWAYS_DENY)
-# kube-apiserver modes kapi does not implement yet.
-UNSUPPORTED_MODES = ("Node", "ABAC", "Webhook")
+NODE, RBAC, ABAC, WEBHOOK = "Node", "RBAC", "ABAC", "Webhook"
+ALWAYS_ALLOW, ALWAYS_DENY = "AlwaysAllow", "AlwaysDeny"
+SUPPORTED_MODES = (ALWAYS_ALLOW, ALWAYS_DENY, ABAC, WEBHOOK, RBAC, NODE)
+# kube-apiserver modes kapi does not implement.
+UNSUPPORTED_MODES: tuple[str, ...] = ()
 
 
 class ModeError(ValueError):

@@ -73,7 +73,7 @@ async def test_builtin_authorizers(authorizer, attributes: Attributes, decision:
         ("", None, "at least one authorization-mode must be passed"),
         ("Magic", None, "'Magic' is not a valid mode"),
         ("rbac", None, "'rbac' is not a valid mode"),
-        ("RBAC,Node", None, "'Node' is not supported by kapi"),
+        ("Node,RBAC,ABAC,Webhook", ["Node", "RBAC", "ABAC", "Webhook"], None),
         ("RBAC,RBAC", None, "has mode specified more than once"),
     ],
 )
