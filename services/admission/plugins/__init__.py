@@ -67,7 +67,10 @@ class NoOp:
 
 def _factories() -> dict[str, Callable[[PluginContext], Plugin]]:
     from services.admission.plugins import (
+        event_rate_limit,
+        image_policy,
         limit_ranger,
+        node_restriction,
         pod_security,
         resource_quota,
         service_account,
@@ -106,6 +109,9 @@ def _factories() -> dict[str, Callable[[PluginContext], Plugin]]:
         "MutatingAdmissionWebhook": lambda ctx: MutatingWebhooks(inf(ctx), ctx.namespaces, client(ctx)),
         "ValidatingAdmissionWebhook": lambda ctx: ValidatingWebhooks(inf(ctx), ctx.namespaces, client(ctx)),
         "ValidatingAdmissionPolicy": lambda ctx: ValidatingAdmissionPolicy(inf(ctx), ctx.namespaces),
+        "EventRateLimit": lambda ctx: event_rate_limit.EventRateLimit(ctx.config.get("EventRateLimit")),
+        "NodeRestriction": lambda ctx: node_restriction.NodeRestriction(inf(ctx)),
+        "ImagePolicyWebhook": lambda ctx: image_policy.ImagePolicyWebhook(ctx.config.get("ImagePolicyWebhook")),
     })
     return out
 
