@@ -9,7 +9,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kapi-installed
 
-.PHONY: install up test proto check-proto envoy-config check-envoy lint ruff mypy bench-apf
+.PHONY: install up test proto check-proto envoy-config check-envoy lint ruff mypy bench-storage bench-apf
 
 install: $(STAMP)
 
@@ -49,3 +49,7 @@ mypy: $(STAMP)
 
 bench-apf: $(STAMP)
 	$(BIN)/python bench/apf.py $(ARGS)
+
+# Storage gRPC API vs raw etcd (own etcd + storage on 127.0.0.1); writes the Storage section of docs/benchmarks.md.
+bench-storage: $(STAMP)
+	$(BIN)/python bench/storage.py $(ARGS)

@@ -228,6 +228,8 @@ class Store:
         """An update clearing the last finalizer of an object marked for deletion with grace period 0 removes
         it (kube's ``ShouldDeleteDuringUpdate``); returns the object at its deletion revision, or None when the
         stored object is not such a deletion (then the update proceeds as usual)."""
+        if key.group == "" and key.resource == "namespaces" and (stored.get("spec") or {}).get("finalizers"):
+            return None  # a Namespace also waits for spec.finalizers (kube's ShouldDeleteNamespaceDuringUpdate)
         current = (await self._etcd.range(etcd_key)).kvs
         if not current:
             raise errors.not_found(key.resource, key.name, key.group)
@@ -485,11 +487,12 @@ class Store:
         if initial:
             events = [WatchEvent(ADDED, entry.object, entry.revision, entry.encoded)
                       for _, entry in cache.scan(keys) if matches is None or matches(entry.object)]
-            watcher = cache.add_watcher(keys, matches, options.allow_bookmarks, cache.applied)
+            watcher = cache.add_watcher(keys, matches, options.allow_bookmarks, cache.applied, revision)
         else:
             since = cache.events_since(wanted) if wanted <= cache.applied else []
             events = [e for e in (ev.to_watch_event(matches) for ev in since if ev.key in keys) if e is not None]
-            watcher = cache.add_watcher(keys, matches, options.allow_bookmarks, max(cache.applied, wanted))
+            watcher = cache.add_watcher(keys, matches, options.allow_bookmarks, max(cache.applied, wanted),
+                                        events[-1].resource_version if events else wanted)
         try:
             for i in range(0, len(events), EVENTS_PER_MESSAGE):
                 yield events[i:i + EVENTS_PER_MESSAGE]

@@ -152,13 +152,14 @@ class CacheWatcher:
     """One client watch served from a cache: batches of :class:`WatchEvent` via :meth:`next`; always
     :meth:`close`."""
 
-    def __init__(self, cache: WatchCache, keys: KeyRange, matches: Matcher | None, bookmarks: bool, revision: int):
+    def __init__(self, cache: WatchCache, keys: KeyRange, matches: Matcher | None, bookmarks: bool, revision: int,
+                 sent: int):
         self._cache = cache
         self.keys = keys
         self.matches = matches
         self.bookmarks = bookmarks
         self.revision = revision  # every change (event) up to here has been considered
-        self.sent = revision  # resourceVersion of the last event or bookmark queued
+        self.sent = sent  # resourceVersion the client last heard of (its start, an event or a bookmark)
         self._pending: deque[list[WatchEvent] | BaseException] = deque()
         self._wakeup = asyncio.Event()
         self.closed = False
@@ -457,10 +458,11 @@ class WatchCache:
         return list(self._window)[index:]
 
     def add_watcher(self, keys: KeyRange, matches: Matcher | None, bookmarks: bool,
-                    revision: int) -> CacheWatcher:
-        """Register a watcher that has seen everything up to ``revision`` (call with no await since reading
-        the state it starts from, so no change falls in between)."""
-        watcher = CacheWatcher(self, keys, matches, bookmarks, revision)
+                    revision: int, sent: int) -> CacheWatcher:
+        """Register a watcher that has seen every change up to ``revision`` (call with no await since reading
+        the state it starts from, so no change falls in between); ``sent`` is the resourceVersion its client
+        knows (BOOKMARKs start after it)."""
+        watcher = CacheWatcher(self, keys, matches, bookmarks, revision, sent)
         self._watchers.add(watcher)
         return watcher
 
