@@ -152,9 +152,13 @@ FLAGS: tuple[Flag, ...] = (
          "How long webhook answers are cached, a duration like 2m (kube-apiserver "
          "--authentication-token-webhook-cache-ttl).", passthrough=True),
     # authz
-    Flag("authorization-mode", frozenset({AUTHZ}), "RBAC",
-         "Ordered comma-separated authorizers: Node, RBAC, ABAC, Webhook, AlwaysAllow, AlwaysDeny "
-         "(kube-apiserver --authorization-mode).", passthrough=True),
+    Flag("authorization-mode", frozenset({AUTHZ}), "",
+         "Ordered comma-separated authorizers: Node, RBAC, ABAC, Webhook, AlwaysAllow, AlwaysDeny; RBAC when "
+         "neither this nor --authorization-config is given (kube-apiserver --authorization-mode).", passthrough=True),
+    Flag("authorization-config", frozenset({AUTHZ}), "",
+         "AuthorizationConfiguration file (apiserver.config.k8s.io/v1): ordered Node, RBAC, Webhook, AlwaysAllow, "
+         "AlwaysDeny authorizers; excludes --authorization-mode and the webhook flags "
+         "(kube-apiserver --authorization-config).", passthrough=True),
     Flag("authorization-policy-file", frozenset({AUTHZ}), "",
          "ABAC policy file, one abac.authorization.kubernetes.io/v1beta1 Policy JSON per line "
          "(kube-apiserver --authorization-policy-file).", passthrough=True),

@@ -9,7 +9,8 @@ NOT_SERVING until those are synced and the defaults exist (like
 kube-apiserver's ``/readyz`` waiting for ``poststarthook/rbac/bootstrap-roles``),
 and Authorize answers 503 until the first sync. ABAC reads
 ``--authorization-policy-file`` and Webhook ``--authorization-webhook-config-file``
-once at start; a bad file makes the service exit 1.
+once at start; a bad file makes the service exit 1. ``--authorization-config``
+(an AuthorizationConfiguration, ``config.py``) replaces those flags.
 """
 
 from __future__ import annotations
@@ -19,18 +20,20 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import grpc
 from grpc_health.v1 import health
 
 from kapi import flags, grpcutil
-from kapi.kubeconfig import WebhookConfig, load_webhook_config, parse_duration
+from kapi.kubeconfig import load_webhook_config, parse_duration
 from kapi_proto.kapi.authz.v1 import authz_pb2, authz_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
 from services.authz import abac, bootstrap, node, union, webhook
+from services.authz import config as authzconfig
 from services.authz.aggregation import Aggregator
 from services.authz.authorizer import Authorizer
+from services.authz.config import WebhookSpec
 from services.authz.escalation import EscalationChecker
 from services.authz.node import NodeAuthorizer, NodeGraph
 from services.authz.policy import PolicyIndex, PolicySync
@@ -46,28 +49,44 @@ GRACE_SECONDS = 2.0
 
 @dataclass(frozen=True)
 class Config:
-    """Validated authorization configuration: ordered modes, ABAC policies, webhook settings (seconds)."""
+    """Validated authorization configuration: ordered modes, ABAC policies, webhooks by mode key.
+
+    A webhook's mode key is ``Webhook`` (legacy flags) or ``Webhook/<name>``
+    (``--authorization-config``).
+    """
 
     modes: list[str]
     policies: list[abac.Policy] = field(default_factory=list)
-    webhook_config: WebhookConfig | None = None
-    webhook_version: str = "v1"
-    authorized_ttl: float = webhook.DEFAULT_AUTHORIZED_TTL
-    unauthorized_ttl: float = webhook.DEFAULT_UNAUTHORIZED_TTL
-    webhook_timeout: float = webhook.DEFAULT_TIMEOUT
+    webhooks: dict[str, WebhookSpec] = field(default_factory=dict)
 
 
 def check_args(args: argparse.Namespace) -> Config:
     """Validate the flags and load the files they name (kube-apiserver's authorization options validation).
 
-    Raises :class:`union.ModeError`, :class:`abac.PolicyLoadError` (ValueErrors) or OSError.
+    Raises :class:`union.ModeError`, :class:`abac.PolicyLoadError`,
+    :class:`authzconfig.ConfigError` (all ValueErrors) or OSError.
     """
-    modes = union.parse_modes(args.authorization_mode)
-    for mode in (union.RBAC, union.NODE):
-        if mode in modes and not args.storage_address:
-            raise union.ModeError(f"--storage-address is required with --authorization-mode={mode}")
+    config_file = getattr(args, "authorization_config", "")
     policy_file = getattr(args, "authorization_policy_file", "")
     webhook_file = getattr(args, "authorization_webhook_config_file", "")
+    if config_file:
+        for given, name in ((args.authorization_mode, "--authorization-mode"),
+                            (policy_file, "--authorization-policy-file"),
+                            (webhook_file, "--authorization-webhook-config-file")):
+            if given:
+                raise union.ModeError(f"--authorization-config can not be specified when {name} is specified")
+        modes, webhooks = authzconfig.load(config_file)
+        config = Config(modes, [], webhooks)
+    else:
+        config = _legacy(args, policy_file, webhook_file)
+    for mode in (union.RBAC, union.NODE):
+        if mode in config.modes and not args.storage_address:
+            raise union.ModeError(f"--storage-address is required with --authorization-mode={mode}")
+    return config
+
+
+def _legacy(args: argparse.Namespace, policy_file: str, webhook_file: str) -> Config:
+    modes = union.parse_modes(args.authorization_mode or union.RBAC)
     if union.ABAC in modes and not policy_file:
         raise union.ModeError("authorization-mode ABAC's authorization policy file not passed")
     if policy_file and union.ABAC not in modes:
@@ -76,20 +95,20 @@ def check_args(args: argparse.Namespace) -> Config:
         raise union.ModeError("authorization-mode Webhook's authorization config file not passed")
     if webhook_file and union.WEBHOOK not in modes:
         raise union.ModeError("cannot specify --authorization-webhook-config-file without mode Webhook")
-    config = Config(modes, abac.load(policy_file) if policy_file else [])
+    webhooks: dict[str, WebhookSpec] = {}
     if union.WEBHOOK in modes:
         version = getattr(args, "authorization_webhook_version", "v1")
         if version not in webhook.VERSIONS:
             raise union.ModeError(f"--authorization-webhook-version must be one of {', '.join(webhook.VERSIONS)}, "
                                   f"got {version!r}")
-        config = replace(
-            config, webhook_config=load_webhook_config(webhook_file), webhook_version=version,
-            authorized_ttl=parse_duration(args.authorization_webhook_cache_authorized_ttl),
-            unauthorized_ttl=parse_duration(args.authorization_webhook_cache_unauthorized_ttl),
-            webhook_timeout=parse_duration(args.authorization_webhook_timeout))
-        if config.webhook_timeout <= 0:
+        spec = WebhookSpec(load_webhook_config(webhook_file), version,
+                           parse_duration(args.authorization_webhook_cache_authorized_ttl),
+                           parse_duration(args.authorization_webhook_cache_unauthorized_ttl),
+                           parse_duration(args.authorization_webhook_timeout))
+        if spec.timeout <= 0:
             raise union.ModeError("--authorization-webhook-timeout must be positive")
-    return config
+        webhooks[union.WEBHOOK] = spec
+    return Config(modes, abac.load(policy_file) if policy_file else [], webhooks)
 
 
 @dataclass
@@ -104,7 +123,7 @@ class AuthzService:
     sync: PolicySync | None = None
     graph_sync: PolicySync | None = None
     aggregator: Aggregator | None = None
-    webhook: WebhookAuthorizer | None = None
+    webhooks: list[WebhookAuthorizer] = field(default_factory=list)
     channel: grpc.aio.Channel | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -118,8 +137,8 @@ class AuthzService:
                 await task
         if self.channel is not None:
             await self.channel.close()
-        if self.webhook is not None:
-            await self.webhook.close()
+        for hook in self.webhooks:
+            await hook.close()
 
 
 async def start(args: argparse.Namespace) -> AuthzService:
@@ -129,24 +148,23 @@ async def start(args: argparse.Namespace) -> AuthzService:
     tls = grpcutil.tls_from_args(args)
     index = PolicyIndex()
     graph = NodeGraph()
-    webhook_authorizer = None
-    if config.webhook_config is not None:
-        webhook_authorizer = WebhookAuthorizer(
-            config.webhook_config, version=config.webhook_version, authorized_ttl=config.authorized_ttl,
-            unauthorized_ttl=config.unauthorized_ttl, timeout=config.webhook_timeout)
+    webhooks = {mode: WebhookAuthorizer(spec.config, version=spec.version, authorized_ttl=spec.authorized_ttl,
+                                        unauthorized_ttl=spec.unauthorized_ttl, timeout=spec.timeout,
+                                        failure_policy=spec.failure_policy)
+                for mode, spec in config.webhooks.items()}
     factories: dict[str, Callable[[], Authorizer]] = {
         union.RBAC: lambda: RBACAuthorizer(index),
         union.NODE: lambda: NodeAuthorizer(graph),
         union.ABAC: lambda: abac.ABACAuthorizer(config.policies),
     }
-    if webhook_authorizer is not None:
-        factories[union.WEBHOOK] = lambda: webhook_authorizer
+    for mode, hook in webhooks.items():
+        factories[mode] = lambda hook=hook: hook  # type: ignore[misc]
     authorizer = union.build(modes, factories)
     server, health_servicer, port = grpcutil.make_server(args.listen_address, tls)
     escalation = EscalationChecker(authorizer, index) if union.RBAC in modes else None
     servicer = AuthorizationServicer(authorizer, index, escalation)
     authz_pb2_grpc.add_AuthorizationServicer_to_server(servicer, server)
-    service = AuthzService(server, port, health_servicer, index, graph, webhook=webhook_authorizer)
+    service = AuthzService(server, port, health_servicer, index, graph, webhooks=list(webhooks.values()))
     if union.RBAC in modes or union.NODE in modes:
         grpcutil.set_serving(health_servicer, [SERVICE_NAME], serving=False)
         service.channel = grpcutil.channel(args.storage_address, tls)

@@ -16,7 +16,8 @@ Answers are cached keyed by the review's spec: allowed ones for
 ``--authorization-webhook-cache-unauthorized-ttl`` (default 30s). A
 webhook that cannot be used (timeout, connection failure, non-2xx, an
 answer that is not a SubjectAccessReview) gives NoOpinion with the failure
-as evaluation error (kube's ``failurePolicy: NoOpinion``), never Allow, and
+as evaluation error (kube's ``failurePolicy: NoOpinion``; Deny with
+``failurePolicy: Deny`` from ``--authorization-config``), never Allow, and
 nothing is cached. HTTP 429/5xx and connection failures are retried with
 kube's backoff (0.5s, x1.5) within the one ``timeout``. Every answer is
 marked not cacheable by the gateway, whose cache follows the RBAC policy
@@ -111,10 +112,13 @@ class WebhookAuthorizer:
 
     def __init__(self, config: WebhookConfig, *, version: str = "v1",
                  authorized_ttl: float = DEFAULT_AUTHORIZED_TTL, unauthorized_ttl: float = DEFAULT_UNAUTHORIZED_TTL,
-                 timeout: float = DEFAULT_TIMEOUT, max_entries: int = 10_000,
+                 timeout: float = DEFAULT_TIMEOUT, failure_policy: str = "NoOpinion", max_entries: int = 10_000,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], Any] = asyncio.sleep):
         if version not in VERSIONS:
             raise ValueError(f"unsupported webhook version {version!r}; supported: {', '.join(VERSIONS)}")
+        if failure_policy not in ("NoOpinion", "Deny"):
+            raise ValueError(f"unsupported failure policy {failure_policy!r}")
+        self._on_error = Decision.DENY if failure_policy == "Deny" else Decision.NO_OPINION
         self._config = config
         self._version = version
         self._authorized_ttl = authorized_ttl
@@ -200,10 +204,10 @@ class WebhookAuthorizer:
         except TimeoutError:
             error = f"the authorization webhook did not answer within {self._timeout:g}s"
             log.error("Failed to make webhook authorizer request to %s: %s", self._config.server, error)
-            return Result(Decision.NO_OPINION, "", error, cacheable=False)
+            return Result(self._on_error, "", error, cacheable=False)
         except (WebhookError, aiohttp.ClientError, OSError) as exc:
             log.error("Failed to make webhook authorizer request to %s: %s", self._config.server, exc)
-            return Result(Decision.NO_OPINION, "", f"the authorization webhook failed: {exc}", cacheable=False)
+            return Result(self._on_error, "", f"the authorization webhook failed: {exc}", cacheable=False)
         ttl = self._authorized_ttl if status.get("allowed") is True else self._unauthorized_ttl
         if ttl > 0:
             self._cache[key] = (now + ttl, status)

@@ -69,8 +69,11 @@ def test_check_args_loads(files: dict[str, str]) -> None:
         "--authorization-webhook-cache-unauthorized-ttl", "1m", "--authorization-webhook-timeout", "500ms"]))
     assert config.modes == ["Node", "RBAC", "ABAC", "Webhook"]
     assert [p.user for p in config.policies] == ["abby"]
-    assert config.webhook_config is not None and config.webhook_config.server == "https://127.0.0.1:1/"
-    assert (config.authorized_ttl, config.unauthorized_ttl, config.webhook_timeout) == (300, 60, 0.5)
+    spec = config.webhooks["Webhook"]
+    assert spec.config.server == "https://127.0.0.1:1/"
+    assert (spec.authorized_ttl, spec.unauthorized_ttl, spec.timeout, spec.failure_policy) == (300, 60, 0.5,
+                                                                                                "NoOpinion")
+    assert server.check_args(flags.parse(flags.AUTHZ, ["--storage-address", "x:1"])).modes == ["RBAC"]
 
 
 def attrs(user: UserInfo, verb: str, resource: str, name: str = "", namespace: str = "ns") -> Attributes:
