@@ -132,6 +132,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         names = plugin_names(args)
         config = load_config(args.admission_control_config_file)
+        plugins.validate_config(names, config)
     except ValueError as exc:
         log.error("invalid admission configuration: %s", exc)
         return 1

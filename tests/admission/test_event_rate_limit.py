@@ -141,3 +141,12 @@ async def test_only_event_writes_are_counted() -> None:
 def test_resource_row_is_core_events() -> None:
     req = ev_request()
     assert isinstance(req.resource, Resource) and (req.resource.group, req.kind) == ("", "Event")
+
+
+def test_admission_server_refuses_to_start_without_limits(tmp_path: Any) -> None:
+    from services.admission import server
+    from services.admission.plugins import validate_config
+
+    validate_config(["EventRateLimit"], {"EventRateLimit": config({"type": "User", "qps": 5, "burst": 10})})
+    assert server.main(["--listen-address", "127.0.0.1:0", "--storage-address", "127.0.0.1:1",
+                        "--enable-admission-plugins", "EventRateLimit"]) == 1

@@ -232,3 +232,14 @@ async def test_built_from_the_admission_config(backend: Backend) -> None:
     req = request("CREATE", "pods", copy.deepcopy(a_pod("nginx:1.27")))
     await plugin.validate(req)
     await plugin.close()
+
+
+def test_start_up_check_loads_the_kubeconfig(backend: Backend, tmp_path: Path) -> None:
+    from services.admission.plugins import validate_config
+
+    validate_config(["ImagePolicyWebhook"], {"ImagePolicyWebhook": {"imagePolicy": {
+        "kubeConfigFile": backend.kubeconfig()}}})
+    validate_config(["PodSecurity"], {})  # not enabled: not checked
+    with pytest.raises(ValueError, match=r"ImagePolicyWebhook: reading kubeConfigFile .*missing\.yaml"):
+        validate_config(["ImagePolicyWebhook"], {"ImagePolicyWebhook": {"imagePolicy": {
+            "kubeConfigFile": str(tmp_path / "missing.yaml")}}})

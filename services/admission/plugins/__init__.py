@@ -141,6 +141,20 @@ def enabled_plugins(enable: str, disable: str) -> list[str]:
     return [n for n in ORDER if n in wanted]
 
 
+def validate_config(names: list[str], config: dict[str, Any]) -> None:
+    """Check the configuration of the enabled plugins that need one (EventRateLimit, ImagePolicyWebhook).
+
+    Raises ValueError with the plugin's message, so ``kapi admission``
+    refuses to start as kube-apiserver does.
+    """
+    from services.admission.plugins import event_rate_limit, image_policy
+
+    if "EventRateLimit" in names:
+        event_rate_limit.parse_config(config.get("EventRateLimit"))
+    if "ImagePolicyWebhook" in names:
+        image_policy.check_config(config.get("ImagePolicyWebhook"))
+
+
 def build(names: list[str], context: PluginContext) -> list[Plugin]:
     """Instantiate the named plugins (names from :func:`enabled_plugins`); no-op plugins are left out."""
     factories = _factories()

@@ -130,6 +130,17 @@ def parse_config(config: Any) -> ImagePolicyConfig:
     )
 
 
+def check_config(config: Any) -> None:
+    """Validate the configuration and load its kubeconfig; raises ValueError (a start-up error, as kube)."""
+    parsed = parse_config(config)
+    try:
+        load_webhook_config(parsed.kube_config_file)
+    except OSError as exc:
+        raise ValueError(f"ImagePolicyWebhook: reading kubeConfigFile {parsed.kube_config_file}: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"ImagePolicyWebhook: kubeConfigFile {parsed.kube_config_file}: {exc}") from None
+
+
 class ExpiringLRU:
     """At most ``size`` entries, each valid until its own expiry (k8s.io/utils LRUExpireCache)."""
 
