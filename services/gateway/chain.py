@@ -145,6 +145,10 @@ async def _serve(request: web.Request, backends: Backends) -> web.StreamResponse
         allowed, reason = await backends.authz.authorize(attrs, timeout=timeout)
         if not allowed:
             raise forbidden(attrs, reason)
+        if backends.aggregator is not None:  # remote APIServices and merged /apis discovery (aggregation.py)
+            aggregated = await backends.aggregator.serve(request, info.path, user, timeout)
+            if aggregated is not None:
+                return aggregated
         if not info.is_resource_request and issuerdiscovery.handles(info.path):
             return await issuerdiscovery.respond(info.path, backends, timeout)
         if not info.is_resource_request and debug.handles(info.path):

@@ -27,8 +27,9 @@ import grpc
 from aiohttp import web
 
 from kapi import errors, flags, grpcutil, jsonutil
+from kapi.resources import REGISTRY
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import allocator, audit, debug, dynamic, negotiation
+from services.gateway import aggregation, allocator, audit, debug, dynamic, negotiation
 from services.gateway.audit import Auditor
 from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, storage_stub
 from services.gateway.chain import build_handler_chain
@@ -62,6 +63,7 @@ class Backends:
     shutting_down: bool = False
     watches: set[Any] = field(default_factory=set)
     custom_resources: dynamic.CustomResourceRegistry | None = None  # CRD-served resources and the CRD controller
+    aggregator: aggregation.Aggregator | None = None  # APIServices: proxying to extension API servers
     audit: Auditor | None = None  # --audit-* flags (services/gateway/audit.py)
 
 
@@ -201,6 +203,10 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     backends.custom_resources = dynamic.CustomResourceRegistry(backends.storage)
     if not await backends.custom_resources.wait_synced(5.0):
         log.warning("CustomResourceDefinitions not listed after 5s; serving built-in resources meanwhile")
+    backends.aggregator = aggregation.Aggregator(backends.storage, args.proxy_client_cert_file,
+                                                 args.proxy_client_key_file)
+    backends.aggregator.start()
+    local_apiservices = asyncio.create_task(backends.aggregator.ensure_local(REGISTRY.groups()))
     backends.ready = True
     await stop.wait()
     log.info("shutting down: /readyz fails for %.1fs, then watches end", args.shutdown_delay_duration)
@@ -211,6 +217,9 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     await runner.cleanup()
     if backends.custom_resources is not None:
         await backends.custom_resources.stop()
+    if backends.aggregator is not None:
+        local_apiservices.cancel()
+        await backends.aggregator.stop()
     await backends.flowcontrol.close()
     for channel in channels:
         with contextlib.suppress(Exception):

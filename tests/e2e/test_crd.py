@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import base64
+import datetime
 import json
 import ssl
+import subprocess
+import sys
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from kapi.launcher import Stack
 from tests.e2e.conftest import Kubectl
@@ -185,3 +194,77 @@ def test_crd_name_conflict_and_invalid(kubectl: Kubectl) -> None:
         if c["type"] == "NamesAccepted"])
     assert (cond[0]["status"], cond[0]["reason"]) == ("False", "NameConflict")
     kubectl.run("delete", "crd", "gadgets.conflict.example.com", "widgets.conflict.example.com")
+
+
+def _serving_cert(tmp: Path, dns: str) -> tuple[Path, Path, bytes]:
+    """A throwaway CA and a serving certificate for ``dns`` signed by it: (cert, key, CA PEM)."""
+    def key() -> ec.EllipticCurvePrivateKey:
+        return ec.generate_private_key(ec.SECP256R1())
+
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key, leaf_key = key(), key()
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "wardle-ca")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+          .not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    leaf = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, dns)]))
+            .issuer_name(ca_name).public_key(leaf_key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(dns)]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    cert_path, key_path = tmp / "tls.crt", tmp / "tls.key"
+    cert_path.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(leaf_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                serialization.NoEncryption()))
+    return cert_path, key_path, ca.public_bytes(serialization.Encoding.PEM)
+
+
+def test_aggregated_extension_apiserver(kubectl: Kubectl, alice: Kubectl, stack: Stack, namespace: str,
+                                        tmp_path: Path) -> None:
+    cert, key, ca_pem = _serving_cert(tmp_path, f"api.{namespace}.svc")
+    port_file = tmp_path / "port"
+    log_path = tmp_path / "server.log"
+    server = subprocess.Popen(
+        [sys.executable, str(Path(__file__).parents[2] / "examples" / "extension-apiserver" / "server.py"),
+         "--tls-cert-file", str(cert), "--tls-private-key-file", str(key), "--port-file", str(port_file),
+         "--requestheader-client-ca-file", str(stack.pki.ca_cert)], stdout=log_path.open("w"), stderr=subprocess.STDOUT)
+    try:
+        port = int(wait_for(lambda: port_file.exists() and port_file.read_text()))
+        kubectl.run("apply", "-f", "-", input=yaml.safe_dump_all([
+            {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "api", "namespace": namespace},
+             "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]}},
+            {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "api", "namespace": namespace},
+             "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": port}]}]},
+            {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+             "metadata": {"name": "v1alpha1.wardle.example.com"},
+             "spec": {"group": "wardle.example.com", "version": "v1alpha1", "groupPriorityMinimum": 1000,
+                      "versionPriority": 15, "caBundle": base64.b64encode(ca_pem).decode(),
+                      "service": {"namespace": namespace, "name": "api", "port": 443}}}]))
+        kubectl.run("wait", "--for=condition=Available", "apiservice/v1alpha1.wardle.example.com", "--timeout=30s")
+        local = json.loads(kubectl.run("get", "apiservice", "v1.apps", "-o", "json").stdout)
+        assert local["status"]["conditions"][0]["reason"] == "Local"
+
+        doc = json.loads(alice.run("get", "--raw", "/apis/wardle.example.com/v1alpha1").stdout)
+        assert doc["groupVersion"] == "wardle.example.com/v1alpha1" and doc["resources"][0]["name"] == "flunders"
+        seen = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
+        last = [s for s in seen if s.get("path") == "/apis/wardle.example.com/v1alpha1"][-1]["user"]
+        assert last["username"] == "alice" and {"dev", "alice-group", "system:authenticated"} <= set(last["groups"])
+
+        denied = alice.run("get", "--raw", f"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders",
+                           check=False)
+        assert 'cannot list resource "flunders" in API group "wardle.example.com"' in denied.stderr
+        for gateway in ("gateway-1", "gateway-2"):
+            groups = wait_for(lambda g=gateway: [x for x in gateway_get(stack, g, "/apis")["groups"]
+                                                 if x["name"] == "wardle.example.com"])
+            assert groups[0]["preferredVersion"]["version"] == "v1alpha1"
+        kubectl.run("create", "-n", namespace, "-f", "-", input=yaml.safe_dump(
+            {"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder", "metadata": {"name": "f1"}}))
+        got = json.loads(kubectl.run("get", "flunders", "f1", "-n", namespace, "-o", "json").stdout)
+        assert got["metadata"]["annotations"]["wardle.example.com/created-by"] == "kubernetes-admin"
+        assert "f1" in kubectl.run("get", "flunders", "-n", namespace).stdout
+    finally:
+        kubectl.run("delete", "apiservice", "v1alpha1.wardle.example.com", "--ignore-not-found", check=False)
+        server.kill()
+        server.wait()
