@@ -51,6 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return health_main(rest)
     if command in SERVICES:
+        from kapi import observability
+
+        observability.setup(command, rest)  # --log-format, --metrics-address, OTEL_* tracing
         module = importlib.import_module(f"services.{command}.server")
         return int(module.main(rest) or 0)
     print(f"kapi: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)

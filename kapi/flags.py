@@ -75,6 +75,11 @@ FLAGS: tuple[Flag, ...] = (
     Flag("grpc-ca-file", _ALL, "", "PEM CA bundle that signs every service's gRPC certificate."),
     Flag("log-level", _ALL, "INFO", "Log level: DEBUG, INFO, WARNING, ERROR."),
     Flag("listen-address", _BACKENDS, "127.0.0.1:0", "host:port the gRPC server listens on."),
+    Flag("log-format", _ALL, "text",
+         "Log format: text, or json (one object per line with the request's auditID; kapi/observability.py).",
+         passthrough=True),
+    Flag("metrics-address", _BACKENDS, "",
+         "host:port of a plain-HTTP Prometheus /metrics listener (gRPC server metrics); empty = off."),
     # Peers.
     Flag("storage-address", frozenset({GATEWAY, AUTHN, AUTHZ, ADMISSION, FLOWCONTROL}), "",
          "Comma-separated host:port list of storage replicas."),

@@ -22,7 +22,7 @@ from typing import Protocol
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from kapi import errors
+from kapi import errors, observability
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ def make_server(address: str, tls: TLSFiles | None) -> tuple[grpc.aio.Server, he
     Returns (server, health servicer, bound port). The caller adds its
     servicers, sets health to SERVING, and starts the server.
     """
-    server = grpc.aio.server(options=_OPTIONS)
+    server = grpc.aio.server(options=_OPTIONS, interceptors=observability.server_interceptors())
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if tls is not None:
@@ -144,13 +144,14 @@ def channel(addresses: str, tls: TLSFiles | None) -> grpc.aio.Channel:
         raise ValueError("no address given")
     target = hosts[0] if len(hosts) == 1 else "ipv4:" + ",".join(hosts)
     options = [*_OPTIONS, ("grpc.lb_policy_name", "round_robin")]
+    interceptors = observability.client_interceptors() or None  # none by default (kapi/observability.py)
     if tls is None:
-        return grpc.aio.insecure_channel(target, options=options)
+        return grpc.aio.insecure_channel(target, options=options, interceptors=interceptors)
     cert, key, ca = tls.read()
     creds = grpc.ssl_channel_credentials(root_certificates=ca, private_key=key, certificate_chain=cert)
     # Service certificates carry SANs localhost/127.0.0.1 and the service name.
     options.append(("grpc.ssl_target_name_override", "localhost"))
-    return grpc.aio.secure_channel(target, creds, options=options)
+    return grpc.aio.secure_channel(target, creds, options=options, interceptors=interceptors)
 
 
 async def call(service: str, rpc: Callable[..., Awaitable[object]], request: object, *, timeout: float,
@@ -167,9 +168,11 @@ async def call(service: str, rpc: Callable[..., Awaitable[object]], request: obj
 
 
 def configure_logging(level: str = "INFO") -> None:
-    """One log format for every kapi process (time, level, logger, message) on stderr."""
-    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    """One log format for every kapi process on stderr: text (time, level, logger, [audit ID] message) or JSON.
+
+    The format is ``--log-format`` as read by :func:`kapi.observability.setup`.
+    """
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), handlers=[observability.log_handler()])
 
 
 def run(main: Callable[[asyncio.Event], Awaitable[None]]) -> None:

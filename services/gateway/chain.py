@@ -24,7 +24,17 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from kapi import errors, jsonutil
 from kapi.attributes import Attributes, UserInfo
 from kapi.resources import REGISTRY, Resource
-from services.gateway import audit, debug, discovery, impersonation, issuerdiscovery, negotiation, openapi, reviews
+from services.gateway import (
+    audit,
+    debug,
+    discovery,
+    impersonation,
+    issuerdiscovery,
+    metrics,
+    negotiation,
+    openapi,
+    reviews,
+)
 from services.gateway.backends import Credentials
 from services.gateway.handlers.create import create
 from services.gateway.handlers.delete import delete, delete_collection
@@ -120,7 +130,7 @@ def build_handler_chain(backends: Backends) -> Callable[[web.Request], Awaitable
             debug.set_pf_headers(request, response)
         return response
 
-    return audit.with_audit(handle, backends.audit)
+    return metrics.instrument(audit.with_audit(handle, backends.audit))
 
 
 async def _serve(request: web.Request, backends: Backends) -> web.StreamResponse:
@@ -134,7 +144,8 @@ async def _serve(request: web.Request, backends: Backends) -> web.StreamResponse
     if query.get("timeout"):
         timeout = min(parse_go_duration(query["timeout"]), timeout) or timeout
     creds = credentials(request, config.front_proxy_names)
-    user = await backends.authn.authenticate(creds, timeout=timeout)
+    with metrics.authentication():
+        user = await backends.authn.authenticate(creds, timeout=timeout)
     acting = await impersonation.impersonate(request.headers, user, backends.authz, timeout)
     if acting is not None:
         request["impersonator"], user = acting.impersonator, acting.user
@@ -221,6 +232,8 @@ def non_resource(request: web.Request, info: RequestInfo) -> web.Response:
         return openapi_response(parts[2:])
     if path == "/openapi/v2":
         return openapi.v2_response(accept)
+    if path == "/metrics":
+        return metrics.response()
     if path == "/version":
         body = discovery.VERSION_INFO
     elif path in ("/api", "/apis"):

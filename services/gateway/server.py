@@ -29,7 +29,7 @@ from aiohttp import web
 from kapi import errors, flags, grpcutil, jsonutil
 from kapi.resources import REGISTRY
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import aggregation, allocator, audit, debug, dynamic, negotiation
+from services.gateway import aggregation, allocator, audit, debug, dynamic, metrics, negotiation
 from services.gateway.audit import Auditor
 from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, storage_stub
 from services.gateway.chain import build_handler_chain
@@ -187,6 +187,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     app = web.Application(client_max_size=negotiation.MAX_BODY_BYTES + 1)
     app.on_response_prepare.append(audit.on_response_prepare)  # Audit-Id on streams; ResponseStarted
     app.on_cleanup.append(audit.cleanup(backends.audit))
+    app.on_response_prepare.append(metrics.on_response_prepare)  # apiserver_longrunning_requests
     app.router.add_route("*", "/{tail:.*}", build_handler_chain(backends))
     app.on_response_prepare.append(debug.on_response_prepare)  # PF headers on streams; watch seats end here
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=10.0)

@@ -21,7 +21,7 @@ from aiohttp import web
 
 from kapi import errors, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import table
+from services.gateway import metrics, table
 from services.gateway.scope import RequestScope, parse_resource_version
 
 MIN_REQUEST_TIMEOUT = 1800.0  # seconds, kube-apiserver --min-request-timeout default
@@ -106,7 +106,10 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
         try:
             batch = await pending
             while True:
-                await response.write(b"".join(encoder.encode(e) for e in batch.events))
+                data = b"".join(encoder.encode(e) for e in batch.events)
+                metrics.watch_events(scope.resource.group, scope.resource.version, scope.resource.kind,
+                                     len(batch.events), len(data))
+                await response.write(data)
                 batch = await stream.__anext__()
         except StopAsyncIteration:
             pass
