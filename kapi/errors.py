@@ -233,6 +233,12 @@ def internal(message: str) -> StatusError:
     return StatusError(500, "InternalError", f"Internal error occurred: {message}")
 
 
+def request_timeout() -> StatusError:
+    """504 Timeout of a request past its deadline (kube's WithTimeoutForNonLongRunningRequests)."""
+    return StatusError(504, "Timeout", "Timeout: request did not complete within requested timeout - context "
+                       "deadline exceeded", {})
+
+
 def unavailable(message: str, retry_after_seconds: int = 1) -> StatusError:
     """503 ServiceUnavailable with Retry-After."""
     return StatusError(503, "ServiceUnavailable", message, {"retryAfterSeconds": retry_after_seconds})

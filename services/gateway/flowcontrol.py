@@ -187,7 +187,8 @@ class FlowControlClient:
         except TimeoutError:
             self._pending.pop(request_id, None)
             outbox.put_nowait(flowcontrol_pb2.DispatchRequest(finish=flowcontrol_pb2.Finish(request_id=request_id)))
-            raise errors.too_many_requests(TOO_MANY, 1) from None
+            # The request's own deadline passed while it waited: kube's timeout filter, outside APF, answers 504.
+            raise errors.request_timeout() from None
         except ConnectionError:
             async with self._local(attrs.mutating, long_running, seat):
                 yield seat
