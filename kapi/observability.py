@@ -297,13 +297,38 @@ class _StreamStream(grpc.aio.StreamStreamClientInterceptor):
         return await continuation(_with_audit_id(details), request_iterator)
 
 
+def _behavior(handler: grpc.RpcMethodHandler) -> Callable[..., Any]:
+    return handler.unary_unary or handler.unary_stream or handler.stream_unary or handler.stream_stream
+
+
+class _AsyncOnly(grpc.aio.ServerInterceptor):
+    """Runs ``inner`` only for async handlers (OpenTelemetry's aio interceptor awaits every handler; grpc_health's
+    servicer is synchronous)."""
+
+    def __init__(self, inner: grpc.aio.ServerInterceptor) -> None:
+        self.inner = inner
+
+    async def intercept_service(self, continuation: Callable[..., Any],
+                                details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+        """Delegate to ``inner`` with the already-resolved handler, unless it is synchronous."""
+        handler = await continuation(details)
+        behavior = _behavior(handler) if handler is not None else None
+        if behavior is None or not (inspect.iscoroutinefunction(behavior) or inspect.isasyncgenfunction(behavior)):
+            return handler
+
+        async def resolved(_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+            return handler
+
+        return await self.inner.intercept_service(resolved, details)
+
+
 def server_interceptors() -> list[grpc.aio.ServerInterceptor]:
     """Interceptors for ``grpc.aio.server``: metrics + audit ID; the OpenTelemetry one when tracing is on."""
     out: list[grpc.aio.ServerInterceptor] = [ServerInterceptor()]
     if STATE.tracing:
         from opentelemetry.instrumentation.grpc import aio_server_interceptor
 
-        out.insert(0, aio_server_interceptor())
+        out.insert(0, _AsyncOnly(aio_server_interceptor()))
     return out
 
 

@@ -147,7 +147,22 @@ def test_envoy_container(services: dict[str, Any]) -> None:
 
 
 def test_only_envoy_publishes_a_port(services: dict[str, Any]) -> None:
-    assert [name for name, s in services.items() if "ports" in s] == ["envoy"]
+    assert [name for name, s in services.items() if "ports" in s and "profiles" not in s] == ["envoy"]
+
+
+def test_observability_profile(services: dict[str, Any]) -> None:
+    collector, jaeger = services["otel-collector"], services["jaeger"]
+    assert collector["profiles"] == ["observability"] and jaeger["profiles"] == ["observability"]
+    assert re.fullmatch(r"otel/opentelemetry-collector:\d+\.\d+\.\d+", collector["image"])
+    assert re.fullmatch(r"jaegertracing/all-in-one:\d+\.\d+\.\d+", jaeger["image"])
+    assert jaeger["ports"] == ["127.0.0.1:16686:16686"]  # the UI, on loopback only
+    config = yaml.safe_load((ROOT / "deploy" / "otel-collector.yaml").read_text())
+    assert config["service"]["pipelines"]["traces"]["exporters"] == ["otlp/jaeger"]
+    assert config["exporters"]["otlp/jaeger"]["endpoint"] == "jaeger:4317"
+    mount = collector["volumes"][0].split(":")
+    assert (ROOT / mount[0]).resolve() == ROOT / "deploy" / "otel-collector.yaml"
+    for name in KAPI_SERVICES:  # tracing is off unless the operator sets the endpoint
+        assert services[name]["environment"]["OTEL_EXPORTER_OTLP_ENDPOINT"] == "${OTEL_EXPORTER_OTLP_ENDPOINT:-}"
 
 
 def test_dockerfile_runs_kapi_as_non_root() -> None:

@@ -34,6 +34,7 @@ from services.gateway import (
     negotiation,
     openapi,
     reviews,
+    tracing,
 )
 from services.gateway.backends import Credentials
 from services.gateway.handlers.create import create
@@ -130,7 +131,7 @@ def build_handler_chain(backends: Backends) -> Callable[[web.Request], Awaitable
             debug.set_pf_headers(request, response)
         return response
 
-    return metrics.instrument(audit.with_audit(handle, backends.audit))
+    return tracing.instrument(metrics.instrument(audit.with_audit(handle, backends.audit)))
 
 
 async def _serve(request: web.Request, backends: Backends) -> web.StreamResponse:
