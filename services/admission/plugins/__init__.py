@@ -19,6 +19,7 @@ from typing import Any
 from services.admission.chain import Plugin
 from services.admission.informers import Informers
 from services.admission.namespaces import NamespaceCache
+from services.admission.plugins.namespace_creator import NamespaceCreator
 from services.admission.plugins.namespace_lifecycle import NamespaceLifecycle
 
 
@@ -35,6 +36,7 @@ class PluginContext:
 # k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go AllOrderedPlugins.
 ORDER: tuple[str, ...] = (
     "AlwaysAdmit", "NamespaceAutoProvision", "NamespaceLifecycle", "NamespaceExists",
+    "NamespaceCreator",  # kapi: the seeds' tenant annotations (plugins/namespace_creator.py); off by default
     "LimitPodHardAntiAffinityTopology", "LimitRanger", "ServiceAccount", "NodeRestriction", "TaintNodesByCondition",
     "AlwaysPullImages", "ImagePolicyWebhook", "PodSecurity", "PodNodeSelector", "Priority",
     "DefaultTolerationSeconds", "PodTolerationRestriction", "EventRateLimit", "ExtendedResourceToleration",
@@ -94,6 +96,7 @@ def _factories() -> dict[str, Callable[[PluginContext], Plugin]]:
     out: dict[str, Callable[[PluginContext], Plugin]] = {name: noop(name) for name in ORDER}
     out.update({
         "NamespaceLifecycle": lambda ctx: NamespaceLifecycle(ctx.namespaces),
+        "NamespaceCreator": lambda ctx: NamespaceCreator(),
         "AlwaysAdmit": lambda ctx: simple.AlwaysAdmit(),
         "AlwaysDeny": lambda ctx: simple.AlwaysDeny(),
         "AlwaysPullImages": lambda ctx: simple.AlwaysPullImages(),
