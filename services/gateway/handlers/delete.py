@@ -8,7 +8,7 @@ from aiohttp import web
 
 from kapi import errors, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import allocator, negotiation
+from services.gateway import allocator, deletion, negotiation
 from services.gateway.scope import RequestScope, parse_resource_version, success_status
 
 
@@ -35,6 +35,9 @@ async def _delete_one(scope: RequestScope, name: str, options: dict[str, Any]) -
     scope.warnings.extend(warnings)
     if dry_run:
         return dict(jsonutil.loads(current.object)), False
+    marked = await deletion.mark(scope, name, current, options)  # namespaces; Foreground/Orphan propagation
+    if marked is not None:
+        return marked, True
     pre = options.get("preconditions") or {}
     expected_rv = parse_resource_version(str(pre.get("resourceVersion") or ""))
     reply: Any = await grpcutil.call("storage", scope.backends.storage.Delete, storage_pb2.DeleteRequest(

@@ -1,0 +1,92 @@
+"""Deletions that only mark an object: namespaces with spec.finalizers, and propagation policies.
+
+- Namespace (kube ``pkg/registry/core/namespace/storage``): while
+  ``spec.finalizers`` is not empty, DELETE sets ``metadata.deletionTimestamp``
+  and ``status.phase`` Terminating and answers the Namespace (200); the
+  namespace controller empties it and removes its finalizer with
+  ``PUT .../finalize``, which purges it. A DELETE of a namespace already
+  terminating answers 409 Conflict ``The system is ensuring all content is
+  removed from this namespace.  Upon completion, this namespace will
+  automatically be purged by the system.``
+- ``propagationPolicy: Foreground`` / ``Orphan`` (or ``orphanDependents:
+  true``): the ``foregroundDeletion`` / ``orphan`` finalizer is added and the
+  object marked for deletion (grace period 0), so the garbage collector
+  deletes or orphans its dependents first, then removes the finalizer
+  ("Use Cascading Deletion"). Background (the default) needs nothing here.
+
+Every mark is a storage Update conditioned on the revision read, so a
+concurrent change answers 409 Conflict; DeleteOptions ``preconditions``
+are checked first (409 ``Precondition failed``).
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from kapi import errors, grpcutil, jsonutil
+from kapi_proto.kapi.storage.v1 import storage_pb2
+from services.gateway.scope import RequestScope
+
+FOREGROUND, ORPHAN = "foregroundDeletion", "orphan"
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def gc_finalizer(options: dict[str, Any]) -> str:
+    """The garbage-collection finalizer a DeleteOptions asks for ("" for background propagation)."""
+    policy = options.get("propagationPolicy")
+    if policy == "Foreground":
+        return FOREGROUND
+    if policy == "Orphan" or (policy is None and options.get("orphanDependents") is True):
+        return ORPHAN
+    return ""
+
+
+def _check_preconditions(scope: RequestScope, obj: dict[str, Any], revision: int, options: dict[str, Any]) -> None:
+    """DeleteOptions preconditions, refused with storage's 409 text (storage.NewInvalidObjError in a Conflict)."""
+    pre = options.get("preconditions") or {}
+    meta = obj.get("metadata") or {}
+    name = meta.get("name", "")
+    uid, rv = str(pre.get("uid") or ""), str(pre.get("resourceVersion") or "")
+    for what, wanted, actual in (("UID", uid, str(meta.get("uid") or "")), ("ResourceVersion", rv, str(revision))):
+        if wanted and wanted != actual:
+            key = scope.resource.storage_key(scope.info.namespace, name)
+            raise errors.conflict(scope.resource.resource, name, (
+                f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: "
+                f"Precondition failed: {what} in precondition: {wanted}, {what} in object meta: {actual}"),
+                scope.resource.group)
+
+
+async def mark(scope: RequestScope, name: str, current: Any, options: dict[str, Any]) -> dict[str, Any] | None:
+    """Mark ``current`` (a storage ObjectResponse) for deletion if it must only be marked; returns the marked
+    object, or None when the caller should delete it outright. Raises StatusError 409 as described above."""
+    obj = dict(jsonutil.loads(current.object))
+    meta = dict(obj.get("metadata") or {})
+    namespace = scope.resource.group == "" and scope.resource.resource == "namespaces"
+    spec_finalizers = (obj.get("spec") or {}).get("finalizers") if namespace else None
+    finalizer = gc_finalizer(options)
+    if namespace and spec_finalizers and meta.get("deletionTimestamp"):
+        raise errors.conflict("namespaces", name, "The system is ensuring all content is removed from this "
+                              "namespace.  Upon completion, this namespace will automatically be purged by the "
+                              "system.")
+    if meta.get("deletionTimestamp") or not (spec_finalizers or finalizer):
+        return None
+    _check_preconditions(scope, obj, current.resource_version, options)
+    meta["deletionTimestamp"] = _now()
+    if namespace:
+        obj["status"] = {**(obj.get("status") or {}), "phase": "Terminating"}
+    if finalizer:
+        finalizers = list(meta.get("finalizers") or [])
+        if finalizer not in finalizers:
+            finalizers.append(finalizer)
+        meta["finalizers"] = finalizers
+        meta["deletionGracePeriodSeconds"] = 0
+    meta.pop("resourceVersion", None)
+    obj["metadata"] = meta
+    reply: Any = await grpcutil.call("storage", scope.backends.storage.Update, storage_pb2.UpdateRequest(
+        key=scope.key(name=name), object=jsonutil.dumps(obj), expected_resource_version=current.resource_version),
+        timeout=scope.timeout)
+    return dict(jsonutil.loads(reply.object))
