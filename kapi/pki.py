@@ -13,6 +13,9 @@ kubernetes.io/docs/setup/best-practices/certificates/):
 - ``gateway.crt/.key``: the gateways' serving certificate.
 - ``kapi-<service>.crt/.key``: one internal gRPC identity per service (mutual TLS).
 - ``admin.crt/.key``: CN ``kubernetes-admin``, O ``system:masters``.
+- ``controller-manager.crt/.key``: CN ``system:kube-controller-manager`` (the
+  controllers' API identity, kubeadm's ``controller-manager.conf`` user), and
+  ``controller-manager.kubeconfig`` with it embedded.
 - ``sa.key/sa.pub``: the RSA service-account token signing key pair.
 
 and ``DIR/admin.kubeconfig`` with every credential embedded. Existing files are
@@ -56,6 +59,7 @@ APISERVER_NAMES = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.
 GATEWAY_NAMES = (*LOCAL_NAMES, "gateway", "gateway-1", "gateway-2")
 FRONT_PROXY_CN = "front-proxy-client"
 ADMIN_CN, ADMIN_ORG = "kubernetes-admin", "system:masters"
+CONTROLLER_MANAGER_CN = "system:kube-controller-manager"
 
 
 def service_names(service: str) -> tuple[str, ...]:
@@ -121,6 +125,19 @@ class Pki:
     @property
     def admin_key(self) -> Path:
         return self.key("admin")
+
+    @property
+    def controller_manager_cert(self) -> Path:
+        return self.cert("controller-manager")
+
+    @property
+    def controller_manager_key(self) -> Path:
+        return self.key("controller-manager")
+
+    @property
+    def controller_manager_kubeconfig(self) -> Path:
+        """``<pki>/controller-manager.kubeconfig`` (the controllers' ``--kubeconfig``; ``--master`` sets the URL)."""
+        return self.dir / "controller-manager.kubeconfig"
 
     @property
     def sa_key(self) -> Path:
@@ -294,6 +311,7 @@ def _leaves(advertise: Sequence[str]) -> list[_Leaf]:
         _Leaf(FRONT_PROXY_CN, FRONT_PROXY_CN, client=True),
         _Leaf("gateway", "kapi-gateway-serving", names=GATEWAY_NAMES, server=True),
         _Leaf("admin", ADMIN_CN, orgs=(ADMIN_ORG,), client=True),
+        _Leaf("controller-manager", CONTROLLER_MANAGER_CN, client=True),
     ]
     leaves += [_Leaf(f"kapi-{s}", f"kapi-{s}", names=service_names(s), server=True, client=True) for s in SERVICES]
     return leaves
@@ -327,6 +345,9 @@ def ensure_pki(state_dir: str | os.PathLike[str], advertise: Sequence[str] = (),
         _write(pki.sa_key, _key_pem(sa), 0o600)
         _write(pki.sa_pub, sa.public_key().public_bytes(serialization.Encoding.PEM,
                                                         serialization.PublicFormat.SubjectPublicKeyInfo), 0o644)
+    # The server is a placeholder: the launcher and compose give the controllers --master.
+    write_kubeconfig(pki.controller_manager_kubeconfig, "https://127.0.0.1:6443", pki.ca_cert,
+                     pki.controller_manager_cert, pki.controller_manager_key, user=CONTROLLER_MANAGER_CN)
     if port is not None or server is not None:
         write_kubeconfig(pki.kubeconfig, server or f"https://127.0.0.1:{port}", pki.ca_cert, pki.admin_cert,
                          pki.admin_key)

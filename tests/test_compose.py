@@ -27,7 +27,8 @@ PKI_DIR = "/state/pki"
 GRPC_PORT = 50051
 PEERS = Peers(storage=f"storage:{GRPC_PORT}", authn=f"authn:{GRPC_PORT}", authz=f"authz:{GRPC_PORT}",
               flowcontrol=f"flowcontrol:{GRPC_PORT}", admission=f"admission:{GRPC_PORT}",
-              etcd_servers="http://etcd-1:2379,http://etcd-2:2379,http://etcd-3:2379")
+              etcd_servers="http://etcd-1:2379,http://etcd-2:2379,http://etcd-3:2379",
+              apiserver="https://kubernetes:6443")
 KAPI_SERVICES = {"storage": "storage", "authn": "authn", "authz": "authz", "flowcontrol": "flowcontrol",
                  "admission": "admission", "gateway-1": "gateway", "gateway-2": "gateway"}
 ETCD = ("etcd-1", "etcd-2", "etcd-3")
@@ -84,6 +85,7 @@ def test_resolved_commands_equal_the_launchers() -> None:
     resolved = json.loads(result.stdout)["services"]
     for name, service in KAPI_SERVICES.items():
         assert resolved[name]["command"] == expected_command(service), name
+    assert resolved["controllers"]["command"] == expected_command(flags.CONTROLLERS)
 
 
 def expected_command(service: str) -> list[str]:
@@ -105,6 +107,17 @@ def test_kapi_container_runs_the_launchers_command(services: dict[str, Any], nam
         assert test == ["CMD", "kapi", "health", "--grpc-address", f"127.0.0.1:{GRPC_PORT}",
                         "--grpc-cert-file", f"{PKI_DIR}/kapi-{service}.crt",
                         "--grpc-key-file", f"{PKI_DIR}/kapi-{service}.key", "--grpc-ca-file", f"{PKI_DIR}/ca.crt"]
+
+
+def test_controllers_container(services: dict[str, Any]) -> None:
+    # The launcher's command; two replicas (leader election); the API under a name its certificate carries.
+    container = services["controllers"]
+    assert container["command"] == expected_command(flags.CONTROLLERS)
+    assert container["image"] == "kapi:local" and "ports" not in container
+    assert container["deploy"]["replicas"] == 2
+    assert "kubernetes" in services["envoy"]["networks"]["default"]["aliases"]
+    assert "kubernetes" in pki.APISERVER_NAMES
+    assert PEERS.apiserver == "https://kubernetes:6443"
 
 
 def test_storage_runs_two_replicas(services: dict[str, Any]) -> None:

@@ -78,8 +78,10 @@ def test_limit_range_defaults_and_max(kubectl: Kubectl, namespace: str) -> None:
 
 
 def test_resource_quota_concurrent_creates_never_overshoot(kubectl: Kubectl, namespace: str) -> None:
+    # As on kube, the root-ca-cert-publisher's kube-root-ca.crt is one of the namespace's ConfigMaps.
+    until(lambda: kubectl.run("-n", namespace, "get", "cm", "kube-root-ca.crt", check=False).returncode == 0)
     apply(kubectl, namespace, {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "tight"},
-                               "spec": {"hard": {"count/configmaps": "3"}}})
+                               "spec": {"hard": {"count/configmaps": "4"}}})
     time.sleep(0.5)  # the quota reaches admission's cache
 
     def create(i: int) -> subprocess.CompletedProcess[str]:
@@ -89,11 +91,11 @@ def test_resource_quota_concurrent_creates_never_overshoot(kubectl: Kubectl, nam
         results = list(pool.map(create, range(8)))
     assert sum(r.returncode == 0 for r in results) == 3
     denied = [r.stderr for r in results if r.returncode != 0]
-    assert all("exceeded quota: tight, requested: count/configmaps=1, used: count/configmaps=3, limited: "
-               "count/configmaps=3" in e for e in denied), denied
-    assert len(kubectl.run("-n", namespace, "get", "cm", "-o", "name").stdout.split()) == 3
+    assert all("exceeded quota: tight, requested: count/configmaps=1, used: count/configmaps=4, limited: "
+               "count/configmaps=4" in e for e in denied), denied
+    assert len(kubectl.run("-n", namespace, "get", "cm", "-o", "name").stdout.split()) == 4
     quota = get(kubectl, namespace, "resourcequota", "tight")
-    assert quota["status"]["used"] == {"count/configmaps": "3"}
+    assert quota["status"]["used"] == {"count/configmaps": "4"}
 
 
 def test_pod_security_enforce_and_warn(kubectl: Kubectl, namespace: str) -> None:

@@ -96,7 +96,7 @@ def test_ready_through_envoy_with_a_kubeconfig(stack: Stack) -> None:
     assert (status, body) == (200, b"ok")
     names = set(stack.processes)
     assert names == {"etcd", "storage-1", "authn", "authz", "flowcontrol", "admission", "gateway-1", "gateway-2",
-                     "envoy"}
+                     "envoy", "controllers"}
     assert all(p.poll() is None for p in stack.processes.values())
     assert all(stack.log_path(n).stat().st_size > 0 for n in names)
     assert set(envoy_endpoints(stack)) == {stack.addresses["gateway-1"], stack.addresses["gateway-2"]}

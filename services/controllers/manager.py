@@ -1,0 +1,160 @@
+"""The controller manager: which loops run (``--controllers``), their shared informers, and running them.
+
+``--controllers`` follows kube-controller-manager: a comma-separated list
+where ``*`` enables every loop that is on by default, ``name`` enables a
+loop, ``-name`` disables one ("kube-controller-manager" command-line
+reference). As in kube, ``tokencleaner`` is off by default (kubeadm runs
+``--controllers=*,bootstrapsigner,tokencleaner``; ``kapi up`` runs
+``*,tokencleaner``). kube's newer ``<name>-controller`` names are accepted
+as aliases. Unknown names refuse to start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from kapi.resources import Resource
+from services.controllers.client import Client, path_for
+from services.controllers.informer import Informer
+
+log = logging.getLogger(__name__)
+
+SYNC_TIMEOUT = 30.0  # seconds the manager waits for informers' first lists before starting loops anyway
+
+
+class Controller(Protocol):
+    """One reconcile loop; built with a :class:`Context` (registering its informers), then ``run`` until
+    cancelled."""
+
+    name: str
+
+    async def run(self) -> None:
+        """Process work until cancelled."""
+        ...
+
+
+@dataclass
+class Context:
+    """What loops share: the API client, flags, the cluster CA (PEM) and one informer per collection path."""
+
+    client: Client
+    args: argparse.Namespace
+    root_ca: bytes = b""
+    resync: float = 300.0
+    informers: dict[str, Informer] = field(default_factory=dict)
+
+    def informer(self, resource: Resource, namespace: str = "") -> Informer:
+        """The shared informer of ``resource`` (in ``namespace``, or every namespace)."""
+        path = path_for(resource, namespace)
+        if path not in self.informers:
+            self.informers[path] = Informer(self.client, path, resync=self.resync)
+        return self.informers[path]
+
+
+Factory = Callable[[Context], Controller]
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A registered loop: its name, kube's newer alias, on by default, and its factory."""
+
+    name: str
+    alias: str
+    default_on: bool
+    factory: Factory
+
+
+def loops() -> dict[str, Loop]:
+    """Every loop by name (imported lazily so a loop module's import errors surface at start)."""
+    from services.controllers.loops import (
+        garbagecollector,
+        namespace,
+        resourcequota,
+        rootcacert,
+        serviceaccount,
+        tenantquota,
+        tenantrbac,
+        tokencleaner,
+    )
+
+    table = [
+        Loop("namespace", "namespace-controller", True, namespace.NamespaceController),
+        Loop("serviceaccount", "serviceaccount-controller", True, serviceaccount.ServiceAccountController),
+        Loop("root-ca-cert-publisher", "root-ca-certificate-publisher-controller", True,
+             rootcacert.RootCACertPublisher),
+        Loop("tokencleaner", "token-cleaner-controller", False, tokencleaner.TokenCleaner),
+        Loop("garbagecollector", "garbage-collector-controller", True, garbagecollector.GarbageCollector),
+        Loop("resourcequota", "resourcequota-controller", True, resourcequota.ResourceQuotaController),
+        Loop("tenant-rbac", "tenant-rbac-controller", True, tenantrbac.TenantRBACController),
+        Loop("tenant-quota", "tenant-quota-controller", True, tenantquota.TenantQuotaController),
+    ]
+    return {loop.name: loop for loop in table}
+
+
+def enabled(spec: str, table: dict[str, Loop] | None = None) -> list[str]:
+    """Names of the loops ``--controllers`` turns on, in table order.
+
+    Raises ValueError ``"foo" is not in the list of known controllers`` for
+    an unknown name.
+    """
+    table = table if table is not None else loops()
+    alias = {loop.alias: loop.name for loop in table.values()}
+    items = [i.strip() for i in (spec or "*").split(",") if i.strip()]
+    star = "*" in items
+    on: set[str] = set()
+    off: set[str] = set()
+    for item in items:
+        if item == "*":
+            continue
+        negate = item.startswith("-")
+        name = item[1:] if negate else item
+        name = alias.get(name, name)
+        if name not in table:
+            raise ValueError(f'"{name}" is not in the list of known controllers')
+        (off if negate else on).add(name)
+    return [n for n, loop in table.items()
+            if n in on or (star and loop.default_on and n not in off)]
+
+
+async def run_loops(ctx: Context, names: list[str], table: dict[str, Loop] | None = None,
+                    sync_timeout: float = SYNC_TIMEOUT) -> None:
+    """Build the named loops, start the informers they registered, wait (bounded) for the first lists, then
+    run every loop until cancelled; informers and loops stop with it."""
+    table = table if table is not None else loops()
+    controllers = [table[n].factory(ctx) for n in names]
+    tasks = [asyncio.create_task(inf.run(), name=f"informer {path}") for path, inf in ctx.informers.items()]
+    try:
+        waiters = [asyncio.create_task(inf.synced.wait()) for inf in ctx.informers.values()]
+        if waiters:
+            _, pending = await asyncio.wait(waiters, timeout=sync_timeout)
+            for w in pending:
+                w.cancel()
+            if pending:
+                log.warning("%d informers not synced after %.0fs; starting loops anyway", len(pending),
+                            sync_timeout)
+        log.info("running controllers: %s", ", ".join(names))
+        tasks += [asyncio.create_task(_guard(c), name=f"controller {c.name}") for c in controllers]
+        await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        ctx.informers.clear()
+
+
+async def _guard(controller: Controller) -> None:
+    """Run a loop; if it crashes, log and restart it after a second (one loop never takes the others down)."""
+    while True:
+        try:
+            await controller.run()
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001
+            log.exception("controller %s crashed; restarting", controller.name)
+            await asyncio.sleep(1.0)
