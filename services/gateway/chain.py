@@ -230,7 +230,7 @@ def non_resource(request: web.Request, info: RequestInfo) -> web.Response:
     if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
         return openapi_response(parts[2:])
     if path == "/openapi/v2":
-        return openapi.v2_response(accept)
+        return openapi.v2_response(accept, request.headers)
     if path == "/metrics":
         return metrics.response()
     if path == "/version":

@@ -10,7 +10,9 @@ The wheel's definitions are JSON Schema (``"type": ["string", "null"]``);
 :func:`openapi_schema` turns them back into OpenAPI schemas as kube-openapi
 publishes them (one type, IntOrString as ``format: int-or-string``), which
 kubectl's explain templates require. ``/openapi/v2`` is one Swagger 2.0
-document of every served path and the same definitions.
+document of every served path and the same definitions, as JSON or as
+gnostic protobuf (services/gateway/openapi_v2pb.py), which kubectl's
+client-side validation reads.
 Source: "Kubernetes API: OpenAPI V3" (KEP-2896), kube-openapi.
 """
 
@@ -18,12 +20,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
 
 from kapi import errors, jsonutil
 from kapi.resources import REGISTRY, Registry, Resource
+from services.gateway import openapi_v2pb
 from services.gateway import patch as patching
 
 _QUERY = ("dryRun", "fieldManager", "fieldValidation", "pretty")
@@ -119,7 +123,8 @@ def _closure(names: list[str], ref_prefix: str = "#/components/schemas/", v2: bo
         if name in out or (name not in defs and name not in _CUSTOM_DEFINITIONS):
             continue
         if name in _CUSTOM_DEFINITIONS:
-            out[name] = openapi_schema(_CUSTOM_DEFINITIONS[name], ref_prefix, v2)
+            custom = _CUSTOM_DEFINITIONS[name]
+            out[name] = openapi_schema(openapi_v2pb.crd_schema_v2(custom) if v2 else custom, ref_prefix, v2)
         else:
             out[name] = _definition(name, ref_prefix, v2)
         text = jsonutil.dumps(out[name]).decode()
@@ -253,21 +258,29 @@ def swagger_v2(registry: Registry = REGISTRY) -> bytes:
     return jsonutil.dumps(doc)
 
 
-V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+V2_PROTOBUF = openapi_v2pb.CONTENT_TYPE
 
 
-def v2_response(accept: str) -> web.Response:
-    """Answer ``GET /openapi/v2``: the JSON document when Accept allows JSON (or is empty), else 406.
+def v2_response(accept: str, headers: Mapping[str, str] | None = None) -> web.Response:
+    """Answer ``GET /openapi/v2`` as kube-openapi's handler does: JSON, or gnostic protobuf (``V2_PROTOBUF``), else 406.
 
-    kube also serves the gnostic protobuf form (``V2_PROTOBUF``); kapi does
-    not, so a protobuf-only Accept gets 406 NotAcceptable. kubectl 1.37
-    reads OpenAPI v3 for explain, validation and apply, and only falls back
-    to v2 when v3 is absent.
+    The form is negotiated from Accept (:func:`openapi_v2pb.negotiate`);
+    both carry kube's ``ETag`` (an ``If-None-Match`` that matches is 304) and
+    ``Vary: Accept``; the protobuf is sent gzip-compressed when the client
+    accepts gzip. Encodings are cached until the document changes.
     """
-    wanted = [part.split(";")[0].strip().lower() for part in accept.split(",") if part.strip()]
-    if wanted and not any(m in ("application/json", "application/*", "*/*") for m in wanted):
-        raise errors.not_acceptable(f"only the following media types are accepted: application/json "
-                                    f"(not {', '.join(wanted)})")
-    response = web.Response(body=swagger_v2(), status=200, content_type="application/json")
-    response.headers["Cache-Control"] = "no-cache, private"
-    return response
+    headers = headers or {}
+    form = openapi_v2pb.negotiate(accept)
+    if form is None:
+        raise errors.not_acceptable(f"only the following media types are accepted: application/json, "
+                                    f"{V2_PROTOBUF} (not {accept})")
+    doc = openapi_v2pb.encoded(swagger_v2())
+    common = {"Cache-Control": "no-cache, private", "Vary": "Accept", "ETag": doc.etag}
+    if doc.etag in headers.get("If-None-Match", ""):
+        return web.Response(status=304, headers=common)
+    if form == "json":
+        return web.Response(body=doc.json, status=200, content_type="application/json", headers=common)
+    if "gzip" in headers.get("Accept-Encoding", ""):
+        return web.Response(body=doc.protobuf_gzip, status=200, content_type=V2_PROTOBUF,
+                            headers={**common, "Content-Encoding": "gzip"})
+    return web.Response(body=doc.protobuf, status=200, content_type=V2_PROTOBUF, headers=common)
