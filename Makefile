@@ -2,6 +2,7 @@
 # (created if missing; reinstalled when pyproject.toml changes).
 #   make up      start the whole stack (kapi up; pass flags with ARGS="--port 7443 ...")
 #   make test    the whole test suite (pass pytest flags with PYTEST_ARGS="-x tests/launcher")
+#   make bench      the benchmark report: kapi vs raw etcd and Envoy -> bare handler (bench/report.py, ~5 min)
 #   make bench-apf  APF noisy-neighbour benchmark (bench/apf.py; pass flags with ARGS="--seconds 20")
 
 PYTHON ?= python3
@@ -9,7 +10,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kapi-installed
 
-.PHONY: install up test proto check-proto envoy-config check-envoy lint ruff mypy bench-storage bench-apf
+.PHONY: install up test proto check-proto envoy-config check-envoy lint ruff mypy bench bench-storage bench-apf
 
 install: $(STAMP)
 
@@ -46,6 +47,11 @@ ruff: $(STAMP)
 
 mypy: $(STAMP)
 	$(BIN)/mypy kapi services
+
+# The whole-stack report: writes its section of docs/benchmarks.md and docs/bench/*.png (needs the bench extra).
+bench: $(STAMP)
+	$(BIN)/python -c "import matplotlib" 2>/dev/null || $(BIN)/python -m pip install -e '.[test,bench]'
+	$(BIN)/python bench/report.py $(ARGS)
 
 bench-apf: $(STAMP)
 	$(BIN)/python bench/apf.py $(ARGS)
