@@ -104,6 +104,7 @@ class Aggregator:
         """One pass over every aggregated ClusterRole; returns how many were written."""
         roles = self._index.cluster_role_objects()
         written = 0
+        failure: errors.StatusError | None = None
         for name, obj in sorted(roles.items()):
             rule_ = obj.get("aggregationRule")
             if not isinstance(rule_, Mapping):
@@ -111,9 +112,15 @@ class Aggregator:
             wanted = aggregate(name, rule_, roles)
             if wanted == list(obj.get("rules") or []):
                 continue
-            if await self._write(name, {**obj, "rules": wanted}):
-                written += 1
+            try:
+                if await self._write(name, {**obj, "rules": wanted}):
+                    written += 1
+            except errors.StatusError as err:  # one failed write must not hold back the other roles
+                log.warning("aggregating ClusterRole %s failed: %s", name, err.message)
+                failure = err
         self.writes += written
+        if failure is not None:
+            raise failure
         return written
 
     async def _write(self, name: str, obj: dict[str, Any]) -> bool:

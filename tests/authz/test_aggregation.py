@@ -111,20 +111,20 @@ async def test_aggregation_and_reconciliation_over_storage(storage: str) -> None
 
     try:
         # admin ⊇ edit ⊇ view, each filled from the system:aggregate-to-* roles.
-        await eventually(lambda: rules_of("view") and rules_of("edit") and rules_of("admin"), 5)
+        await eventually(lambda: rules_of("view") and rules_of("edit") and rules_of("admin"), 20)
         await eventually(lambda: all(r in rules_of("admin") for r in rules_of("edit"))
                          and all(r in rules_of("edit") for r in rules_of("view"))
-                         and all(r in rules_of("admin") for r in rules_of("system:aggregate-to-admin")), 5)
+                         and all(r in rules_of("admin") for r in rules_of("system:aggregate-to-admin")), 20)
         assert rules_of("view") == rules_of("system:aggregate-to-view")
         # A new labelled role extends view, edit and admin; unlabelled, it is dropped again.
         widgets = rule(["get", "list"], ["example.com"], ["widgets"])
         extra = labelled("widget-viewer", {"rbac.authorization.k8s.io/aggregate-to-view": "true"}, [widgets])
         await store.Create(storage_pb2.CreateRequest(key=storage_pb2.ResourceKey(
             group=G, resource="clusterroles", name="widget-viewer"), object=jsonutil.dumps(extra)), timeout=5)
-        await eventually(lambda: all(widgets in rules_of(n) for n in ("view", "edit", "admin")), 5)
+        await eventually(lambda: all(widgets in rules_of(n) for n in ("view", "edit", "admin")), 20)
         extra["metadata"]["labels"] = {}
         await put(extra)
-        await eventually(lambda: not any(widgets in rules_of(n) for n in ("view", "edit", "admin")), 5)
+        await eventually(lambda: not any(widgets in rules_of(n) for n in ("view", "edit", "admin")), 20)
         # Reconciliation at start: a stripped default role gets its rules back unless autoupdate is "false".
         for name, autoupdate in (("system:basic-user", "true"), ("system:public-info-viewer", "false")):
             obj = jsonutil.loads((await get(name)).object)
