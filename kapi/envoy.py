@@ -115,6 +115,8 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
         "codec_type": "AUTO",
         "use_remote_address": True,
         "stream_idle_timeout": "0s",  # disabled: far above the gateways' 60 s watch bookmark interval
+        # kubectl exec/attach/port-forward upgrade to WebSocket or SPDY; pass the upgrade to the gateways.
+        "upgrade_configs": [{"upgrade_type": "websocket"}, {"upgrade_type": "spdy/3.1"}],
         "request_timeout": "0s",
         "common_http_protocol_options": {"idle_timeout": "3600s", "headers_with_underscores_action": "ALLOW"},
         "http2_protocol_options": {"max_concurrent_streams": 1000,

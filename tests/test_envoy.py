@@ -54,6 +54,7 @@ def test_listener_tls_requests_but_does_not_require_client_certificates(config: 
 def test_client_certificate_forwarding_and_timeouts(config: dict[str, Any]) -> None:
     h = hcm(config)
     assert h["codec_type"] == "AUTO"
+    assert {u["upgrade_type"] for u in h["upgrade_configs"]} == {"websocket", "spdy/3.1"}
     assert h["forward_client_cert_details"] == "SANITIZE_SET"
     assert h["set_current_client_cert_details"] == {"subject": True, "cert": True, "dns": True, "uri": True,
                                                   "chain": True}

@@ -62,6 +62,11 @@ _SUBRESOURCES: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
     "scale": ("autoscaling", "v1", "Scale", ("get", "patch", "update")),
     "token": ("authentication.k8s.io", "v1", "TokenRequest", ("create",)),
     "eviction": ("policy", "v1", "Eviction", ("create",)),
+    "log": ("", "v1", "Pod", ("get",)),
+    "exec": ("", "v1", "PodExecOptions", ("create", "get")),
+    "attach": ("", "v1", "PodAttachOptions", ("create", "get")),
+    "portforward": ("", "v1", "PodPortForwardOptions", ("create", "get")),
+    "proxy": ("", "v1", "PodProxyOptions", ("create", "delete", "get", "patch", "update")),
 }
 
 

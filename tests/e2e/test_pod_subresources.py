@@ -1,0 +1,42 @@
+"""Pod subresources that need a kubelet answer with kube's Status at once (kapi runs no nodes)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.e2e.conftest import Kubectl
+
+POD = textwrap.dedent("""\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: %s}
+    spec:
+      %s
+      containers:
+      - {name: app, image: busybox:1.36}
+      - {name: side, image: busybox:1.36}
+    """)
+
+
+def test_logs_and_exec_without_a_kubelet(kubectl: Kubectl, namespace: str):
+    kubectl.run("-n", namespace, "apply", "-f", "-", input=POD % ("pending", ""))
+    out = kubectl.run("-n", namespace, "logs", "pending", timeout=20)  # kubectl picks the first container itself
+    assert 'Defaulted container "app" out of: app, side' in out.stderr and out.stdout == ""
+    raw = kubectl.run("get", "--raw", f"/api/v1/namespaces/{namespace}/pods/pending/log", check=False, timeout=20)
+    assert "a container name must be specified for pod pending, choose one of: [app side]" in raw.stderr
+    out = kubectl.run("-n", namespace, "logs", "pending", "-c", "nope", check=False, timeout=20)
+    assert "container nope is not valid for pod pending" in out.stderr
+    assert kubectl.run("-n", namespace, "logs", "pending", "-c", "app", timeout=20).stdout == ""
+    out = kubectl.run("-n", namespace, "exec", "pending", "-c", "app", "--", "true", check=False, timeout=20)
+    assert out.returncode != 0 and "pod pending does not have a host assigned" in out.stderr
+
+    kubectl.run("-n", namespace, "apply", "-f", "-", input=POD % ("bound", "nodeName: node-1"))
+    out = kubectl.run("-n", namespace, "logs", "bound", "-c", "app", check=False, timeout=20)
+    assert out.returncode != 0 and "no kubelet is reachable" in out.stderr
+
+
+def test_discovery_lists_pod_subresources(kubectl: Kubectl):
+    names = {r["name"]: r for r in __import__("json").loads(kubectl.run("get", "--raw", "/api/v1").stdout)[
+        "resources"]}
+    assert names["pods/log"]["verbs"] == ["get"]
+    assert names["pods/exec"]["kind"] == "PodExecOptions"
