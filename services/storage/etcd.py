@@ -14,6 +14,14 @@ Several endpoints (``--etcd-servers``) get one channel each. Calls go to the
 current endpoint; on UNAVAILABLE a read moves to the next one and retries,
 a write retries only if the request never left (connection failure), as
 etcd's clientv3 retry policy does for non-repeatable RPCs.
+
+Every KV call is timed into ``etcd_request_duration_seconds`` (see
+:mod:`services.storage.metrics`; ``type`` from :attr:`EtcdClient.request_type`)
+and, when tracing is on (kapi/observability.py), runs in a client span
+``etcd <operation>`` with ``db.system.name`` etcd, ``db.operation.name``,
+``k8s.resource`` (the type), ``etcd.key``, ``etcd.range_end`` and
+``etcd.revision`` (the response's header revision); a failure sets status
+ERROR. With tracing off no span code runs.
 """
 
 from __future__ import annotations
@@ -28,8 +36,9 @@ from urllib.parse import urlsplit
 
 import grpc
 
-from kapi import errors
+from kapi import errors, observability
 from kapi_proto.etcd import rpc_pb2, rpc_pb2_grpc
+from services.storage import metrics
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +144,10 @@ class EtcdClient:
                                              rpc_pb2_grpc.MaintenanceStub(channel)))
         self._current = 0
         self.compaction_listeners: list[Callable[[int], None]] = []
+        # etcd key -> the ``type`` label of etcd_request_duration_seconds (the Store sets KeySpace.type_of).
+        self.request_type: Callable[[bytes], str] = _no_type
+        # OpenTelemetry tracer of the etcd call spans; None = no spans (tracing off).
+        self.tracer: Any = _tracer() if observability.STATE.tracing else None
 
     @property
     def targets(self) -> list[str]:
@@ -156,8 +169,41 @@ class EtcdClient:
 
     # ------------------------------------------------------------ calls
 
-    async def _call(self, service: str, method: str, request: Any, *, repeatable: bool,
-                    revision: int = 0) -> Any:
+    async def _call(self, service: str, method: str, request: Any, *, repeatable: bool, operation: str,
+                    key: bytes, range_end: bytes = b"", revision: int = 0) -> Any:
+        """One etcd call with retries (:meth:`_attempts`), timed into the metrics and traced when on."""
+        type_ = self.request_type(key)
+        start, failed = time.perf_counter(), True
+        try:
+            if self.tracer is None:
+                result = await self._attempts(service, method, request, repeatable=repeatable, revision=revision)
+            else:
+                result = await self._traced(service, method, request, repeatable=repeatable, operation=operation,
+                                            key=key, range_end=range_end, revision=revision, type_=type_)
+            failed = False
+            return result
+        finally:
+            metrics.observe_etcd(operation, type_, time.perf_counter() - start, failed)
+
+    async def _traced(self, service: str, method: str, request: Any, *, repeatable: bool, operation: str,
+                      key: bytes, range_end: bytes, revision: int, type_: str) -> Any:
+        from opentelemetry.trace import SpanKind
+
+        with self.tracer.start_as_current_span(f"etcd {operation}", kind=SpanKind.CLIENT) as span:
+            span.set_attribute("db.system.name", "etcd")
+            span.set_attribute("db.operation.name", operation)
+            span.set_attribute("k8s.resource", type_)
+            span.set_attribute("etcd.key", key.decode(errors="replace"))
+            if range_end:
+                span.set_attribute("etcd.range_end", range_end.decode(errors="replace"))
+            result = await self._attempts(service, method, request, repeatable=repeatable, revision=revision)
+            header = getattr(result, "header", None)
+            if header is not None:
+                span.set_attribute("etcd.revision", header.revision)
+            return result
+
+    async def _attempts(self, service: str, method: str, request: Any, *, repeatable: bool,
+                        revision: int = 0) -> Any:
         deadline = time.monotonic() + self.timeout
         attempts = 0
         rounds = 0
@@ -193,7 +239,8 @@ class EtcdClient:
         """
         request = rpc_pb2.RangeRequest(key=key, range_end=range_end, revision=revision, limit=limit,
                                        serializable=serializable, count_only=count_only, keys_only=keys_only)
-        return await self._call("kv", "Range", request, repeatable=True, revision=revision)
+        return await self._call("kv", "Range", request, repeatable=True, revision=revision,
+                                operation="list" if range_end else "get", key=key, range_end=range_end)
 
     async def create(self, key: bytes, value: bytes) -> rpc_pb2.TxnResponse:
         """Put ``value`` at ``key`` if the key is absent (create_revision == 0).
@@ -205,7 +252,7 @@ class EtcdClient:
                                      create_revision=0)],
             success=[rpc_pb2.RequestOp(request_put=rpc_pb2.PutRequest(key=key, value=value))],
         )
-        return await self._call("kv", "Txn", request, repeatable=False)
+        return await self._call("kv", "Txn", request, repeatable=False, operation="create", key=key)
 
     async def update(self, key: bytes, value: bytes, mod_revision: int) -> rpc_pb2.TxnResponse:
         """Put ``value`` at an existing ``key`` whose mod revision is ``mod_revision`` (0 = any), unless unchanged.
@@ -228,7 +275,7 @@ class EtcdClient:
             success=[rpc_pb2.RequestOp(request_txn=unchanged)],
             failure=[rpc_pb2.RequestOp(request_range=rpc_pb2.RangeRequest(key=key))],
         )
-        return await self._call("kv", "Txn", request, repeatable=False)
+        return await self._call("kv", "Txn", request, repeatable=False, operation="update", key=key)
 
     async def delete(self, key: bytes, mod_revision: int = 0) -> rpc_pb2.TxnResponse:
         """Delete ``key`` if its mod revision is ``mod_revision`` (0 = if it exists), returning its last pair.
@@ -242,17 +289,20 @@ class EtcdClient:
             success=[rpc_pb2.RequestOp(request_delete_range=rpc_pb2.DeleteRangeRequest(key=key, prev_kv=True))],
             failure=[rpc_pb2.RequestOp(request_range=rpc_pb2.RangeRequest(key=key))],
         )
-        return await self._call("kv", "Txn", request, repeatable=False)
+        return await self._call("kv", "Txn", request, repeatable=False, operation="delete", key=key)
 
     async def txn(self, request: rpc_pb2.TxnRequest) -> rpc_pb2.TxnResponse:
-        """Run a transaction (not retried once sent, like every write)."""
-        return await self._call("kv", "Txn", request, repeatable=False)
+        """Run a transaction (not retried once sent, like every write); metrics operation ``txn``, the key of
+        its first compare."""
+        key = request.compare[0].key if request.compare else b""
+        return await self._call("kv", "Txn", request, repeatable=False, operation="txn", key=key)
 
     async def compact(self, revision: int, physical: bool = True) -> rpc_pb2.CompactionResponse:
         """Compact history up to ``revision`` (:mod:`services.storage.compactor`); then calls every
         ``compaction_listeners`` entry with ``revision`` (the watch caches)."""
         request = rpc_pb2.CompactionRequest(revision=revision, physical=physical)
-        response = await self._call("kv", "Compact", request, repeatable=False, revision=revision)
+        response = await self._call("kv", "Compact", request, repeatable=False, revision=revision,
+                                    operation="compact", key=b"")
         for listener in self.compaction_listeners:
             listener(revision)
         return response
@@ -266,6 +316,16 @@ class EtcdClient:
             if exc.code() == grpc.StatusCode.UNAVAILABLE:
                 self.rotate()
             raise _translate(exc, ep.target, 0, timeout or self.timeout) from None
+
+
+def _no_type(key: bytes) -> str:
+    return ""
+
+
+def _tracer() -> Any:
+    from opentelemetry import trace
+
+    return trace.get_tracer("kapi.storage.etcd")
 
 
 def _not_sent(details: str) -> bool:

@@ -19,6 +19,11 @@ import posixpath
 from dataclasses import dataclass
 
 from kapi import errors, jsonutil
+from kapi.resources import REGISTRY
+
+# Named groups of the built-in table: a first key segment that is one of these (or has a dot, as every CRD
+# group has) is a group, anything else a core resource.
+_BUILTIN_GROUPS = frozenset(r.group for r in REGISTRY.static if r.group)
 
 CONTINUE_VERSION = "meta.k8s.io/v1"
 
@@ -58,6 +63,18 @@ class KeySpace:
         if key.namespace:
             parts.append(key.namespace)
         return ("/".join(parts) + "/").encode()
+
+    def type_of(self, key: bytes) -> str:
+        """kube's group-resource string of an etcd key or key prefix under the prefix (``pods``,
+        ``deployments.apps``; the ``type`` label of ``etcd_request_duration_seconds``); "" for a key outside."""
+        head = self.prefix.encode() + b"/"
+        if not key.startswith(head):
+            return ""
+        parts = key[len(head):].split(b"/", 2)
+        first = parts[0].decode(errors="replace")
+        if len(parts) > 1 and ("." in first or first in _BUILTIN_GROUPS):
+            return f"{parts[1].decode(errors='replace')}.{first}"
+        return first
 
     def object(self, key: ObjectKey) -> bytes:
         """The key of one object; raises 400 if ``key.name`` is empty or contains '/'."""

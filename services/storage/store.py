@@ -115,6 +115,7 @@ class Store:
         self._etcd = client
         self._watches = watches
         self.keys = KeySpace(prefix)
+        client.request_type = self.keys.type_of
         self.caches = caches
         self.fresh_timeout = FRESH_TIMEOUT  # seconds a read waits for the cache to reach a revision
         client.compaction_listeners.append(self.compacted)

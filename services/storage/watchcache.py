@@ -43,6 +43,7 @@ from kapi import errors, jsonutil
 from services.storage.etcd import CompactedError, EtcdClient, prefix_end
 from services.storage.etcd_watch import WatchBatch, WatchMux, WatchOverflow
 from services.storage.events import ADDED, DELETED, MODIFIED, Matcher, WatchEvent, bookmark
+from services.storage.metrics import STORAGE_OBJECTS, group_resource
 from services.storage.objects import Object, decode, stamped
 
 log = logging.getLogger(__name__)
@@ -467,6 +468,10 @@ class WatchCache:
         return watcher
 
     @property
+    def object_count(self) -> int:
+        """Objects in the cache now."""
+        return len(self._objects)
+
     def watcher_count(self) -> int:
         """Open watchers (tests, metrics)."""
         return len(self._watchers)
@@ -484,6 +489,7 @@ class WatchCaches:
         self._default = default_capacity
         self._caches: dict[ResourceId, WatchCache] = {}
         self._compacted = 0
+        STORAGE_OBJECTS.track(self)
 
     def capacity(self, group: str, resource: str) -> int:
         """The configured window size of a resource (0 = not cached)."""
@@ -508,6 +514,11 @@ class WatchCaches:
 
     def __iter__(self) -> Iterator[WatchCache]:
         return iter(list(self._caches.values()))
+
+    def object_counts(self) -> list[tuple[str, int]]:
+        """(``resource.group``, objects) of every cache that listed at least once (``apiserver_storage_objects``)."""
+        return [(group_resource(group, resource), cache.object_count)
+                for (group, resource), cache in list(self._caches.items()) if cache.revision]
 
     async def stop(self) -> None:
         """Stop every cache."""
