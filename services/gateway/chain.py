@@ -26,6 +26,7 @@ from kapi.attributes import Attributes, UserInfo
 from kapi.resources import REGISTRY, Resource
 from services.gateway import (
     audit,
+    conversion,
     debug,
     discovery,
     impersonation,
@@ -314,6 +315,7 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
     warnings = custom.check(resource, info.verb, request.headers.get("Content-Type", "").split(";")[0].strip()) \
         if custom is not None else []
     output = negotiation.negotiate(request.headers.get("Accept", ""))
+    backends = conversion.backends_for(backends, resource)  # CRD versions: convert reads and writes (conversion.py)
     scope = RequestScope(request=request, info=info, attrs=attrs, resource=resource, query=request.query,
                          output=output, backends=backends, timeout=timeout, warnings=warnings)
     return await handler(scope)
