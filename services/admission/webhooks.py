@@ -27,6 +27,16 @@ k8s.io/apiserver ``pkg/admission/plugin/webhook``:
 - clientConfig.url, or clientConfig.service resolved through the
   Service's Endpoints (TLS server name ``<service>.<namespace>.svc``);
   caBundle (base64 PEM) is the trust root, else the system roots.
+- Every call is measured (:mod:`services.admission.metrics`:
+  ``apiserver_admission_webhook_admission_duration_seconds``,
+  ``apiserver_admission_webhook_request_total``,
+  ``apiserver_admission_webhook_rejection_count``) and, when tracing is on
+  (kapi/observability.py), runs in a client span named as kube's
+  (``Call mutating webhook`` / ``Call validating webhook``) with
+  ``webhook.name``, ``webhook.configuration``, ``k8s.resource``,
+  ``k8s.subresource``, ``k8s.operation``, ``webhook.rejected`` and
+  ``http.response.status_code``; the POST carries its W3C ``traceparent``.
+  With tracing off no span code runs.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ import binascii
 import copy
 import logging
 import ssl
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,7 +55,8 @@ from typing import Any
 import aiohttp
 import jsonpatch
 
-from kapi import defaults, errors, jsonutil
+from kapi import defaults, errors, jsonutil, observability
+from services.admission import metrics
 from services.admission.chain import CREATE, DELETE, AdmissionRequest
 from services.admission.informers import Informers
 from services.admission.matching import (
@@ -65,7 +77,12 @@ REVIEW_API_VERSION = "admission.k8s.io/v1"
 
 
 class CallError(Exception):
-    """A webhook could not be called or answered badly (subject to failurePolicy)."""
+    """A webhook could not be called or answered badly (subject to failurePolicy); ``code`` is the webhook's
+    HTTP status when it answered with one other than 200, else 0."""
+
+    def __init__(self, message: str, code: int = 0):
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass
@@ -99,6 +116,7 @@ class _Outcome:
     response: dict[str, Any] | None = None
     failure: errors.StatusError | None = None
     warnings: list[str] = field(default_factory=list)
+    code: int = 0  # the webhook's HTTP status (0 = not called or no answer)
 
 
 def webhooks_of(configs: list[dict[str, Any]], mutating: bool) -> list[Webhook]:
@@ -119,6 +137,8 @@ class WebhookClient:
         self._informers = informers
         self._session: aiohttp.ClientSession | None = None
         self._contexts: dict[str, ssl.SSLContext] = {}
+        # OpenTelemetry tracer of the webhook call spans; None = no spans (tracing off).
+        self.tracer: Any = _tracer() if observability.STATE.tracing else None
 
     def _ssl(self, ca_bundle: str) -> ssl.SSLContext:
         ctx = self._contexts.get(ca_bundle)
@@ -181,10 +201,15 @@ class WebhookClient:
         kwargs: dict[str, Any] = {"ssl": ctx} if ctx is not None else {}
         if server_name:
             kwargs["server_hostname"] = server_name
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.tracer is not None:
+            from opentelemetry import propagate
+
+            propagate.inject(headers)
         try:
             async with asyncio.timeout(timeout):
-                async with self._session.post(shown, data=jsonutil.dumps(review), headers={
-                        "Content-Type": "application/json", "Accept": "application/json"}, **kwargs) as resp:
+                async with self._session.post(shown, data=jsonutil.dumps(review), headers=headers,
+                                              **kwargs) as resp:
                     body = await resp.read()
                     status = resp.status
         except TimeoutError:
@@ -196,7 +221,8 @@ class WebhookClient:
             raise CallError(f'failed to call webhook: Post "{shown}": {exc}') from None
         if status != 200:
             text = body.decode(errors="replace")[:512]
-            raise CallError(f"failed to call webhook: the server responded with status {status}: {text}")
+            raise CallError(f"failed to call webhook: the server responded with status {status}: {text}",
+                            status)
         try:
             reply = jsonutil.loads(body)
         except ValueError as exc:
@@ -204,6 +230,12 @@ class WebhookClient:
         if not isinstance(reply, dict):
             raise CallError("received invalid webhook response: not an object")
         return reply
+
+
+def _tracer() -> Any:
+    from opentelemetry import trace
+
+    return trace.get_tracer("kapi.admission.webhooks")
 
 
 def _review(request: AdmissionRequest, webhook: Webhook, uid: str) -> dict[str, Any]:
@@ -327,11 +359,44 @@ class _Dispatcher:
         return True
 
     async def call(self, hook: Webhook, request: AdmissionRequest) -> _Outcome:
-        """Call one webhook; a call failure under Fail becomes a 500 outcome, under Ignore an empty one."""
+        """Call one webhook; a call failure under Fail becomes a 500 outcome, under Ignore an empty one.
+
+        Measured into :mod:`services.admission.metrics`; in a span when tracing is on (module docstring).
+        """
+        tracer = self.client.tracer
+        if tracer is None:
+            return await self._call(hook, request)
+        from opentelemetry.trace import SpanKind, Status, StatusCode
+
+        kind = "mutating" if self.mutating else "validating"
+        with tracer.start_as_current_span(f"Call {kind} webhook", kind=SpanKind.CLIENT) as span:
+            for key, value in (("webhook.name", hook.name), ("webhook.configuration", hook.config_name),
+                               ("k8s.resource", request.resource.resource),
+                               ("k8s.subresource", request.attributes.subresource),
+                               ("k8s.operation", request.operation)):
+                if value:
+                    span.set_attribute(key, value)
+            outcome = await self._call(hook, request)
+            span.set_attribute("webhook.rejected", outcome.failure is not None)
+            if outcome.code:
+                span.set_attribute("http.response.status_code", outcome.code)
+            if outcome.failure is not None and outcome.failure.code >= 500:
+                span.set_status(Status(StatusCode.ERROR, outcome.failure.message))
+            return outcome
+
+    async def _call(self, hook: Webhook, request: AdmissionRequest) -> _Outcome:
+        start = time.perf_counter()
+        type_ = "admit" if self.mutating else "validating"
+
+        def observe(rejected: bool, code: int, error_type: str = "") -> None:
+            metrics.observe_webhook(hook.name, type_, request.operation, time.perf_counter() - start,
+                                    rejected=rejected, code=code, error_type=error_type)
+
         try:
             if not self._conditions_pass(hook, request):
                 return _Outcome()
             if request.dry_run and hook.spec.get("sideEffects") not in ("None", "NoneOnDryRun"):
+                observe(True, 0, metrics.INTERNAL_ERROR)
                 return _Outcome(failure=errors.bad_request(
                     f'admission webhook "{hook.name}" does not support dry run'))
             uid = str(uuid.uuid4())
@@ -339,15 +404,20 @@ class _Dispatcher:
             response = _verify(reply, uid, self.mutating)
         except CallError as exc:
             if hook.failure_policy == "Ignore":
+                observe(False, exc.code)
                 log.warning('failed calling webhook "%s" (failurePolicy Ignore): %s', hook.name, exc)
-                return _Outcome()
-            return _Outcome(failure=errors.internal(f'failed calling webhook "{hook.name}": {exc}'))
+                return _Outcome(code=exc.code)
+            observe(True, exc.code, metrics.CALLING_WEBHOOK_ERROR)
+            return _Outcome(failure=errors.internal(f'failed calling webhook "{hook.name}": {exc}'), code=exc.code)
         warnings = [str(w) for w in response.get("warnings") or [] if isinstance(w, str)]
         for key, value in (response.get("auditAnnotations") or {}).items():
             request.audit_annotations[f"{hook.name}/{key}"] = str(value)
         if not response["allowed"]:
-            return _Outcome(response, denied(hook.name, response.get("status")), warnings)
-        return _Outcome(response, None, warnings)
+            refusal = denied(hook.name, response.get("status"))
+            observe(True, refusal.code, metrics.NO_ERROR)
+            return _Outcome(response, refusal, warnings, 200)
+        observe(False, 200)
+        return _Outcome(response, None, warnings, 200)
 
 
 class MutatingWebhooks(_Dispatcher):
