@@ -209,6 +209,11 @@ class CustomResourceRegistry:
         """The CRD behind a served custom resource row, or None for built-ins."""
         return self._by_gvr.get((resource.group, resource.version, resource.resource))
 
+    def selectable_fields(self, resource: Resource) -> list[str]:
+        """The field labels a custom resource's version adds to field selectors (its ``selectableFields``)."""
+        definition = self.crd_of(resource)
+        return crd.selectable_fields(definition, resource.version) if definition is not None else []
+
     def check(self, resource: Resource, verb: str, content_type: str) -> list[str]:
         """Per-request rules of a custom resource: Warnings to send; raises 405/415 as apiextensions does.
 

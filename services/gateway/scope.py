@@ -59,6 +59,11 @@ class RequestScope:
         """The first value of query parameter ``name``."""
         return self.query.get(name, default)
 
+    def selectable_fields(self) -> list[str]:
+        """Extra field-selector labels of this resource: a CRD version's ``selectableFields`` (else none)."""
+        custom = self.backends.custom_resources
+        return custom.selectable_fields(self.resource) if custom is not None else []
+
     def dry_run(self) -> bool:
         """``dryRun=All`` -> True; absent -> False; anything else -> 400 (kube's message)."""
         values = self.query.getall("dryRun", [])

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kapi import crd
+
 _META = frozenset({"metadata.name", "metadata.namespace"})
 
 
@@ -67,15 +69,30 @@ _EXTRA: dict[tuple[str, str], dict[str, Callable[[Mapping[str, Any]], str]]] = {
 }
 
 
-def supported_fields(group: str, resource: str) -> frozenset[str]:
-    """Field labels a field selector on ``group``/``resource`` may use."""
-    return _META | frozenset(_EXTRA.get((group, resource), {}))
+def supported_fields(group: str, resource: str, custom: tuple[str, ...] = ()) -> frozenset[str]:
+    """Field labels a field selector on ``group``/``resource`` may use; ``custom``: a CRD's selectableFields."""
+    return _META | frozenset(_EXTRA.get((group, resource), {})) | frozenset(custom)
 
 
-def object_fields(group: str, resource: str, obj: Mapping[str, Any]) -> dict[str, str]:
-    """The selectable field values of ``obj`` (a decoded object of ``group``/``resource``)."""
+def _custom_value(obj: Mapping[str, Any], path: str) -> str:
+    """A CRD selectable field's value: the scalar at the JSON path as a string ("" when absent or not a scalar)."""
+    found = crd.jsonpath(obj, "." + path)
+    if not found or isinstance(found[0], (dict, list)) or found[0] is None:
+        return ""
+    value = found[0]
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def object_fields(group: str, resource: str, obj: Mapping[str, Any], custom: tuple[str, ...] = ()) -> dict[str, str]:
+    """The selectable field values of ``obj`` (a decoded object of ``group``/``resource``).
+
+    ``custom``: a custom resource's ``selectableFields`` JSON paths without the
+    leading dot ("Custom resource field selectors" in the CRD docs).
+    """
     meta = obj.get("metadata") or {}
     fields = {"metadata.name": str(meta.get("name") or ""), "metadata.namespace": str(meta.get("namespace") or "")}
     for name, get in _EXTRA.get((group, resource), {}).items():
         fields[name] = get(obj)
+    for path in custom:
+        fields[path] = _custom_value(obj, path)
     return fields

@@ -85,7 +85,8 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
                 label_selector=request.label_selector, field_selector=request.field_selector,
                 limit=request.limit, continue_=getattr(request, "continue"),
                 resource_version=request.resource_version,
-                resource_version_match=request.resource_version_match))
+                resource_version_match=request.resource_version_match,
+                selectable_fields=tuple(request.selectable_fields)))
             items = result.encoded if result.encoded is not None else [jsonutil.dumps(i) for i in result.items]
             response = storage_pb2.ListResponse(items=items, resource_version=result.resource_version)
             setattr(response, "continue", result.continue_)  # noqa: B010 - "continue" is a Python keyword
@@ -118,7 +119,8 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
         await grpcutil.require_peer(context, self._allowed)
         options = WatchOptions(resource_version=request.resource_version, label_selector=request.label_selector,
                                field_selector=request.field_selector, allow_bookmarks=request.allow_bookmarks,
-                               send_initial_events=request.send_initial_events)
+                               send_initial_events=request.send_initial_events,
+                               selectable_fields=tuple(request.selectable_fields))
         try:
             async with contextlib.aclosing(self._store.watch(_key(request.key), options)) as stream:
                 async for events in stream:

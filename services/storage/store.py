@@ -80,6 +80,7 @@ class ListOptions:
     continue_: str = ""
     resource_version: str = ""
     resource_version_match: str = ""
+    selectable_fields: tuple[str, ...] = ()  # a custom resource's selectableFields (field labels)
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ class WatchOptions:
     field_selector: str = ""
     allow_bookmarks: bool = False
     send_initial_events: bool = False
+    selectable_fields: tuple[str, ...] = ()  # a custom resource's selectableFields (field labels)
 
 
 class Store:
@@ -290,12 +292,12 @@ class Store:
         return StoredObject(decode(kv.value, kv.mod_revision, kv.key), kv.mod_revision)
 
     def _matcher(self, key: ObjectKey, label_selector: str, field_selector: str,
-                 ) -> Matcher | None:
+                 custom: tuple[str, ...] = ()) -> Matcher | None:
         """A predicate for the selectors, or None when they select everything. Raises 400 for a bad selector."""
         try:
             labels: LabelSelector = parse_label_selector(label_selector)
             selected: FieldSelector = parse_field_selector(field_selector,
-                                                           fields.supported_fields(key.group, key.resource))
+                                                           fields.supported_fields(key.group, key.resource, custom))
         except SelectorError as exc:
             raise errors.bad_request(str(exc)) from None
         if labels.empty and selected.empty:
@@ -306,7 +308,7 @@ class Store:
             obj_labels = meta.get("labels")
             if not labels.matches(obj_labels if isinstance(obj_labels, Mapping) else None):
                 return False
-            return selected.empty or selected.matches(fields.object_fields(key.group, key.resource, obj))
+            return selected.empty or selected.matches(fields.object_fields(key.group, key.resource, obj, custom))
 
         return matches
 
@@ -321,7 +323,7 @@ class Store:
         if compacted). Raises 400 for bad selectors, tokens or versions, 422
         for invalid resourceVersionMatch combinations.
         """
-        matches = self._matcher(key, options.label_selector, options.field_selector)
+        matches = self._matcher(key, options.label_selector, options.field_selector, options.selectable_fields)
         prefix = self.keys.collection(ObjectKey(key.group, key.resource, key.namespace))
         end = prefix_end(prefix)
         start = prefix
@@ -449,7 +451,7 @@ class Store:
         large resource version after FRESH_TIMEOUT) and must be within the
         cache window (410 ``too old resource version: N (oldest)``).
         """
-        matches = self._matcher(key, options.label_selector, options.field_selector)
+        matches = self._matcher(key, options.label_selector, options.field_selector, options.selectable_fields)
         if key.name:
             start_key, end_key = self.keys.object(key), b""
         else:

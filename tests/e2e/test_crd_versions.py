@@ -1,4 +1,4 @@
-"""CRD versions end to end with kubectl: conversion strategy None between two served versions (issue 11)."""
+"""CRD versions end to end with kubectl: conversion strategy None between two served versions, selectableFields."""
 
 from __future__ import annotations
 
@@ -62,4 +62,15 @@ def test_versions_with_conversion_none(kubectl: Kubectl, namespace: str) -> None
     watched = kubectl.run("get", "--raw", base.format("v2") + "?watch=true&timeoutSeconds=1").stdout
     events = [json.loads(line) for line in watched.splitlines() if line]
     assert events and {e["object"]["apiVersion"] for e in events} == {f"{GROUP}/v2"}
+    # selectableFields: a field selector on spec.color (list and watch); other fields are refused as on kube.
+    for version in ("v1", "v2"):
+        names = kubectl.run("get", f"widgets.{version}.{GROUP}", "-n", namespace, "--field-selector",
+                            "spec.color=red", "-o", "name").stdout.split()
+        assert names == [f"widget.{GROUP}/red-one"]
+    watched = kubectl.run("get", "--raw", base.format("v1") + "?watch=true&timeoutSeconds=1"
+                          "&fieldSelector=spec.color%3Dblue").stdout
+    assert [json.loads(line)["object"]["metadata"]["name"] for line in watched.splitlines() if line] == ["blue-one"]
+    refused = kubectl.run("get", f"widgets.{GROUP}", "-n", namespace, "--field-selector", "spec.size=1",
+                          check=False)
+    assert refused.returncode != 0 and "field label not supported: spec.size" in refused.stderr
     kubectl.run("delete", "crd", f"widgets.{GROUP}", "--timeout=30s")

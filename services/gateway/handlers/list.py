@@ -34,7 +34,8 @@ async def list_(scope: RequestScope) -> web.Response:
     request = storage_pb2.ListRequest(
         key=scope.key(name=""), label_selector=scope.param("labelSelector"),
         field_selector=scope.param("fieldSelector"), limit=_limit(scope.param("limit")),
-        resource_version=rv, resource_version_match=scope.param("resourceVersionMatch"))
+        resource_version=rv, resource_version_match=scope.param("resourceVersionMatch"),
+        selectable_fields=scope.selectable_fields())
     setattr(request, "continue", scope.param("continue"))
     reply: Any = await grpcutil.call("storage", scope.backends.storage.List, request, timeout=scope.timeout)
     meta: dict[str, Any] = {"resourceVersion": str(reply.resource_version)}

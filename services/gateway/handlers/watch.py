@@ -84,7 +84,7 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
     request = storage_pb2.WatchRequest(
         key=scope.key(name=scope.info.name), resource_version=rv, label_selector=scope.param("labelSelector"),
         field_selector=scope.param("fieldSelector"), allow_bookmarks=_flag(scope, "allowWatchBookmarks"),
-        send_initial_events=_flag(scope, "sendInitialEvents"))
+        send_initial_events=_flag(scope, "sendInitialEvents"), selectable_fields=scope.selectable_fields())
     call = scope.backends.storage.Watch(request, timeout=timeout)
     stream = call.__aiter__()
     encoder = _Encoder(scope)

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dkapi/storage/v1/storage.proto\x12\x0fkapi.storage.v1\"O\n\x0bResourceKey\x12\r\n\x05group\x18\x01 \x01(\t\x12\x10\n\x08resource\x18\x02 \x01(\t\x12\x11\n\tnamespace\x18\x03 \x01(\t\x12\x0c\n\x04name\x18\x04 \x01(\t\"J\n\rCreateRequest\x12)\n\x03key\x18\x01 \x01(\x0b\x32\x1c.kapi.storage.v1.ResourceKey\x12\x0e\n\x06object\x18\x02 \x01(\x0c\"Q\n\nGetRequest\x12)\n\x03key\x18\x01 \x01(\x0b\x32\x1c.kapi.storage.v1.ResourceKey\x12\x18\n\x10resource_version\x18\x02 \x01(\t\"T\n\x0eObjectResponse\x12\x0e\n\x06object\x18\x01 \x01(\x0c\x12\x18\n\x10resource_version\x18\x02 \x01(\x03\x12\x18\n\x10\x64\x65letion_pending\x18\x03 \x01(\x08\"\xc3\x01\n\x0bListRequest\x12)\n\x03key\x18\x01 \x01(\x0b\x32\x1c.kapi.storage.v1.ResourceKey\x12\x16\n\x0elabel_selector\x18\x02 \x01(\t\x12\x16\n\x0e\x66ield_selector\x18\x03 \x01(\t\x12\r\n\x05limit\x18\x04 \x01(\x03\x12\x10\n\x08\x63ontinue\x18\x05 \x01(\t\x12\x18\n\x10resource_version\x18\x06 \x01(\t\x12\x1e\n\x16resource_version_match\x18\x07 \x01(\t\"\x89\x01\n\x0cListResponse\x12\r\n\x05items\x18\x01 \x03(\x0c\x12\x18\n\x10resource_version\x18\x02 \x01(\x03\x12\x10\n\x08\x63ontinue\x18\x03 \x01(\t\x12\x1c\n\x14remaining_item_count\x18\x04 \x01(\x03\x12 \n\x18has_remaining_item_count\x18\x05 \x01(\x08\"m\n\rUpdateRequest\x12)\n\x03key\x18\x01 \x01(\x0b\x32\x1c.kapi.storage.v1.ResourceKey\x12\x0e\n\x06object\x18\x02 \x01(\x0c\x12!\n\x19\x65xpected_resource_version\x18\x03 \x01(\x03\"s\n\rDeleteRequest\x12)\n\x03key\x18\x01 \x01(\x0b\x32\x1c.kapi.storage.v1.ResourceKey\x12!\n\x19\x65xpected_resource_version\x18\x02 \x01(\x03\x12\x14\n\x0c\x65xpected_uid\x18\x03 \x01(\t\"\xb9\x01\n\x0cWatchRequest\x12)\n\x03key\x18\x01 \x01(\x0b\x32\x1c.kapi.storage.v1.ResourceKey\x12\x18\n\x10resource_version\x18\x02 \x01(\t\x12\x16\n\x0elabel_selector\x18\x03 \x01(\t\x12\x16\n\x0e\x66ield_selector\x18\x04 \x01(\t\x12\x17\n\x0f\x61llow_bookmarks\x18\x05 \x01(\x08\x12\x1b\n\x13send_initial_events\x18\x06 \x01(\x08\"D\n\nWatchEvent\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0e\n\x06object\x18\x02 \x01(\x0c\x12\x18\n\x10resource_version\x18\x03 \x01(\x03\"<\n\rWatchResponse\x12+\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1b.kapi.storage.v1.WatchEvent2\xbe\x03\n\x07Storage\x12I\n\x06\x43reate\x12\x1e.kapi.storage.v1.CreateRequest\x1a\x1f.kapi.storage.v1.ObjectResponse\x12\x43\n\x03Get\x12\x1b.kapi.storage.v1.GetRequest\x1a\x1f.kapi.storage.v1.ObjectResponse\x12\x43\n\x04List\x12\x1c.kapi.storage.v1.ListRequest\x1a\x1d.kapi.storage.v1.ListResponse\x12I\n\x06Update\x12\x1e.kapi.storage.v1.UpdateRequest\x1a\x1f.kapi.storage.v1.ObjectResponse\x12I\n\x06\x44\x65lete\x12\x1e.kapi.storage.v1.DeleteRequest\x1a\x1f.kapi.storage.v1.ObjectResponse\x12H\n\x05Watch\x12\x1d.kapi.storage.v1.WatchRequest\x1a\x1e.kapi.storage.v1.WatchResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dkapi/storage/v1/storage.proto\x12\x0fkapi.storage.v1\"O\n\x0bResourceKey\x12\r\n\x05group\x18\x01 \x01(\t\x12\x10\n\x08resource\x18\x02 \x01(\t\x12\x11\n\tnamespace\x18\x03 \x01(\t\x12\x0c\n\x04name\x18\x04 \x01(\t\"J\n\rCreateRequest\x12)\n\x03key\x18\x01 \x01(\x0b\x32\x1c.kapi.storage.v1.ResourceKey\x12\x0e\n\x06object\x18\x02 \x01(\x0c\"Q\n\nGetRequest\x12)\n\x03key\x18\x01 \x01(\x0b\x32\x1c.kapi.storage.v1.ResourceKey\x12\x18\n\x10resource_version\x18\x02 \x01(\t\"T\n\x0eObjectResponse\x12\x0e\n\x06object\x18\x01 \x01(\x0c\x12\x18\n\x10resource_version\x18\x02 \x01(\x03\x12\x18\n\x10\x64\x65letion_pending\x18\x03 \x01(\x08\"\xde\x01\n\x0bListRequest\x12)\n\x03key\x18\x01 \x01(\x0b\x32\x1c.kapi.storage.v1.ResourceKey\x12\x16\n\x0elabel_selector\x18\x02 \x01(\t\x12\x16\n\x0e\x66ield_selector\x18\x03 \x01(\t\x12\r\n\x05limit\x18\x04 \x01(\x03\x12\x10\n\x08\x63ontinue\x18\x05 \x01(\t\x12\x18\n\x10resource_version\x18\x06 \x01(\t\x12\x1e\n\x16resource_version_match\x18\x07 \x01(\t\x12\x19\n\x11selectable_fields\x18\x08 \x03(\t\"\x89\x01\n\x0cListResponse\x12\r\n\x05items\x18\x01 \x03(\x0c\x12\x18\n\x10resource_version\x18\x02 \x01(\x03\x12\x10\n\x08\x63ontinue\x18\x03 \x01(\t\x12\x1c\n\x14remaining_item_count\x18\x04 \x01(\x03\x12 \n\x18has_remaining_item_count\x18\x05 \x01(\x08\"m\n\rUpdateRequest\x12)\n\x03key\x18\x01 \x01(\x0b\x32\x1c.kapi.storage.v1.ResourceKey\x12\x0e\n\x06object\x18\x02 \x01(\x0c\x12!\n\x19\x65xpected_resource_version\x18\x03 \x01(\x03\"s\n\rDeleteRequest\x12)\n\x03key\x18\x01 \x01(\x0b\x32\x1c.kapi.storage.v1.ResourceKey\x12!\n\x19\x65xpected_resource_version\x18\x02 \x01(\x03\x12\x14\n\x0c\x65xpected_uid\x18\x03 \x01(\t\"\xd4\x01\n\x0cWatchRequest\x12)\n\x03key\x18\x01 \x01(\x0b\x32\x1c.kapi.storage.v1.ResourceKey\x12\x18\n\x10resource_version\x18\x02 \x01(\t\x12\x16\n\x0elabel_selector\x18\x03 \x01(\t\x12\x16\n\x0e\x66ield_selector\x18\x04 \x01(\t\x12\x17\n\x0f\x61llow_bookmarks\x18\x05 \x01(\x08\x12\x1b\n\x13send_initial_events\x18\x06 \x01(\x08\x12\x19\n\x11selectable_fields\x18\x07 \x03(\t\"D\n\nWatchEvent\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0e\n\x06object\x18\x02 \x01(\x0c\x12\x18\n\x10resource_version\x18\x03 \x01(\x03\"<\n\rWatchResponse\x12+\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1b.kapi.storage.v1.WatchEvent2\xbe\x03\n\x07Storage\x12I\n\x06\x43reate\x12\x1e.kapi.storage.v1.CreateRequest\x1a\x1f.kapi.storage.v1.ObjectResponse\x12\x43\n\x03Get\x12\x1b.kapi.storage.v1.GetRequest\x1a\x1f.kapi.storage.v1.ObjectResponse\x12\x43\n\x04List\x12\x1c.kapi.storage.v1.ListRequest\x1a\x1d.kapi.storage.v1.ListResponse\x12I\n\x06Update\x12\x1e.kapi.storage.v1.UpdateRequest\x1a\x1f.kapi.storage.v1.ObjectResponse\x12I\n\x06\x44\x65lete\x12\x1e.kapi.storage.v1.DeleteRequest\x1a\x1f.kapi.storage.v1.ObjectResponse\x12H\n\x05Watch\x12\x1d.kapi.storage.v1.WatchRequest\x1a\x1e.kapi.storage.v1.WatchResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,19 +40,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_OBJECTRESPONSE']._serialized_start=290
   _globals['_OBJECTRESPONSE']._serialized_end=374
   _globals['_LISTREQUEST']._serialized_start=377
-  _globals['_LISTREQUEST']._serialized_end=572
-  _globals['_LISTRESPONSE']._serialized_start=575
-  _globals['_LISTRESPONSE']._serialized_end=712
-  _globals['_UPDATEREQUEST']._serialized_start=714
-  _globals['_UPDATEREQUEST']._serialized_end=823
-  _globals['_DELETEREQUEST']._serialized_start=825
-  _globals['_DELETEREQUEST']._serialized_end=940
-  _globals['_WATCHREQUEST']._serialized_start=943
-  _globals['_WATCHREQUEST']._serialized_end=1128
-  _globals['_WATCHEVENT']._serialized_start=1130
-  _globals['_WATCHEVENT']._serialized_end=1198
-  _globals['_WATCHRESPONSE']._serialized_start=1200
-  _globals['_WATCHRESPONSE']._serialized_end=1260
-  _globals['_STORAGE']._serialized_start=1263
-  _globals['_STORAGE']._serialized_end=1709
+  _globals['_LISTREQUEST']._serialized_end=599
+  _globals['_LISTRESPONSE']._serialized_start=602
+  _globals['_LISTRESPONSE']._serialized_end=739
+  _globals['_UPDATEREQUEST']._serialized_start=741
+  _globals['_UPDATEREQUEST']._serialized_end=850
+  _globals['_DELETEREQUEST']._serialized_start=852
+  _globals['_DELETEREQUEST']._serialized_end=967
+  _globals['_WATCHREQUEST']._serialized_start=970
+  _globals['_WATCHREQUEST']._serialized_end=1182
+  _globals['_WATCHEVENT']._serialized_start=1184
+  _globals['_WATCHEVENT']._serialized_end=1252
+  _globals['_WATCHRESPONSE']._serialized_start=1254
+  _globals['_WATCHRESPONSE']._serialized_end=1314
+  _globals['_STORAGE']._serialized_start=1317
+  _globals['_STORAGE']._serialized_end=1763
 # @@protoc_insertion_point(module_scope)

@@ -45,7 +45,7 @@ class ObjectResponse(_message.Message):
     def __init__(self, object: _Optional[bytes] = ..., resource_version: _Optional[int] = ..., deletion_pending: _Optional[bool] = ...) -> None: ...
 
 class ListRequest(_message.Message):
-    __slots__ = ("key", "label_selector", "field_selector", "limit", "resource_version", "resource_version_match")
+    __slots__ = ("key", "label_selector", "field_selector", "limit", "resource_version", "resource_version_match", "selectable_fields")
     KEY_FIELD_NUMBER: _ClassVar[int]
     LABEL_SELECTOR_FIELD_NUMBER: _ClassVar[int]
     FIELD_SELECTOR_FIELD_NUMBER: _ClassVar[int]
@@ -53,13 +53,15 @@ class ListRequest(_message.Message):
     CONTINUE_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_VERSION_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_VERSION_MATCH_FIELD_NUMBER: _ClassVar[int]
+    SELECTABLE_FIELDS_FIELD_NUMBER: _ClassVar[int]
     key: ResourceKey
     label_selector: str
     field_selector: str
     limit: int
     resource_version: str
     resource_version_match: str
-    def __init__(self, key: _Optional[_Union[ResourceKey, _Mapping]] = ..., label_selector: _Optional[str] = ..., field_selector: _Optional[str] = ..., limit: _Optional[int] = ..., resource_version: _Optional[str] = ..., resource_version_match: _Optional[str] = ..., **kwargs) -> None: ...
+    selectable_fields: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, key: _Optional[_Union[ResourceKey, _Mapping]] = ..., label_selector: _Optional[str] = ..., field_selector: _Optional[str] = ..., limit: _Optional[int] = ..., resource_version: _Optional[str] = ..., resource_version_match: _Optional[str] = ..., selectable_fields: _Optional[_Iterable[str]] = ..., **kwargs) -> None: ...
 
 class ListResponse(_message.Message):
     __slots__ = ("items", "resource_version", "remaining_item_count", "has_remaining_item_count")
@@ -95,20 +97,22 @@ class DeleteRequest(_message.Message):
     def __init__(self, key: _Optional[_Union[ResourceKey, _Mapping]] = ..., expected_resource_version: _Optional[int] = ..., expected_uid: _Optional[str] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
-    __slots__ = ("key", "resource_version", "label_selector", "field_selector", "allow_bookmarks", "send_initial_events")
+    __slots__ = ("key", "resource_version", "label_selector", "field_selector", "allow_bookmarks", "send_initial_events", "selectable_fields")
     KEY_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_VERSION_FIELD_NUMBER: _ClassVar[int]
     LABEL_SELECTOR_FIELD_NUMBER: _ClassVar[int]
     FIELD_SELECTOR_FIELD_NUMBER: _ClassVar[int]
     ALLOW_BOOKMARKS_FIELD_NUMBER: _ClassVar[int]
     SEND_INITIAL_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    SELECTABLE_FIELDS_FIELD_NUMBER: _ClassVar[int]
     key: ResourceKey
     resource_version: str
     label_selector: str
     field_selector: str
     allow_bookmarks: bool
     send_initial_events: bool
-    def __init__(self, key: _Optional[_Union[ResourceKey, _Mapping]] = ..., resource_version: _Optional[str] = ..., label_selector: _Optional[str] = ..., field_selector: _Optional[str] = ..., allow_bookmarks: _Optional[bool] = ..., send_initial_events: _Optional[bool] = ...) -> None: ...
+    selectable_fields: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, key: _Optional[_Union[ResourceKey, _Mapping]] = ..., resource_version: _Optional[str] = ..., label_selector: _Optional[str] = ..., field_selector: _Optional[str] = ..., allow_bookmarks: _Optional[bool] = ..., send_initial_events: _Optional[bool] = ..., selectable_fields: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class WatchEvent(_message.Message):
     __slots__ = ("type", "object", "resource_version")
