@@ -40,7 +40,7 @@ from aiohttp import web
 from kapi import crd, errors, grpcutil, jsonutil
 from kapi.attributes import UserInfo
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import discovery, openapi
+from services.gateway import discovery, endpoints, openapi
 from services.gateway.dynamic import Watcher
 
 log = logging.getLogger(__name__)
@@ -150,35 +150,15 @@ class Aggregator:
         namespace, name, port = str(svc.get("namespace") or ""), str(svc.get("name") or ""), int(svc.get("port") or 443)
         service_name = apiservice["metadata"]["name"]
         try:
-            reply: Any = await grpcutil.call("storage", self.storage.Get, storage_pb2.GetRequest(
-                key=storage_pb2.ResourceKey(resource="endpoints", namespace=namespace, name=name)), timeout=timeout)
-            service_reply: Any = await grpcutil.call("storage", self.storage.Get, storage_pb2.GetRequest(
-                key=storage_pb2.ResourceKey(resource="services", namespace=namespace, name=name)), timeout=timeout)
+            host, chosen = await endpoints.resolve(self.storage, namespace, name, port, timeout)
         except errors.StatusError as err:
-            if err.code == 404:
+            if err.code == 503 and "not found" in err.message:
                 raise errors.unavailable(f'service "{namespace}/{name}" for APIService {service_name} not found') \
                     from None
             raise
-        endpoints, service = jsonutil.loads(reply.object), jsonutil.loads(service_reply.object)
-        target_port = port
-        for p in (service.get("spec") or {}).get("ports") or []:
-            if p.get("port") == port:
-                target_port = p.get("targetPort") if isinstance(p.get("targetPort"), int) else port
-                port_name = p.get("name")
-                break
-        else:
-            port_name = None
-        for subset in endpoints.get("subsets") or []:
-            ports = subset.get("ports") or []
-            chosen = next((p.get("port") for p in ports if port_name and p.get("name") == port_name), None)
-            chosen = chosen or (ports[0].get("port") if len(ports) == 1 else target_port)
-            for address in subset.get("addresses") or []:
-                host = address.get("ip")
-                if host:
-                    context = _client_context(str(spec.get("caBundle") or ""), bool(spec.get("insecureSkipTLSVerify")),
-                                              self.cert_file, self.key_file)
-                    return Target(service_name, f"https://{host}:{chosen}", context, f"{name}.{namespace}.svc")
-        raise errors.unavailable(f'no endpoints available for service "{namespace}/{name}"')
+        context = _client_context(str(spec.get("caBundle") or ""), bool(spec.get("insecureSkipTLSVerify")),
+                                  self.cert_file, self.key_file)
+        return Target(service_name, f"https://{host}:{chosen}", context, f"{name}.{namespace}.svc")
 
     async def proxy(self, request: web.Request, apiservice: dict[str, Any], user: UserInfo, timeout: float
                     ) -> web.StreamResponse:

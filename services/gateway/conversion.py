@@ -28,6 +28,7 @@ import aiohttp
 
 from kapi import crd, errors, jsonutil
 from kapi.resources import Resource
+from services.gateway import endpoints
 
 WEBHOOK_TIMEOUT = 30.0  # seconds, kube's conversion webhook timeout
 
@@ -50,11 +51,12 @@ def storage_group_version(definition: dict[str, Any]) -> str:
     return f"{crd.group(definition)}/{crd.storage_version(definition)}"
 
 
-async def convert(definition: dict[str, Any], objects: list[bytes], desired: str) -> list[bytes]:
+async def convert(definition: dict[str, Any], objects: list[bytes], desired: str, storage: Any = None) -> list[bytes]:
     """Convert JSON objects to the apiVersion ``desired`` (``<group>/<version>``); objects already there stay as is.
 
     Strategy None rewrites ``apiVersion`` only; Webhook posts the objects
-    that differ in one ConversionReview. Raises 500 InternalError when the
+    that differ in one ConversionReview (a ``service`` clientConfig is
+    resolved to an endpoint through ``storage``). Raises 500 InternalError when the
     webhook fails or answers badly.
     """
     decoded = [jsonutil.loads(o) for o in objects]
@@ -63,7 +65,7 @@ async def convert(definition: dict[str, Any], objects: list[bytes], desired: str
         return objects
     out = list(objects)
     if strategy(definition) == "Webhook":
-        converted = await _webhook(definition, [decoded[i] for i in todo], desired)
+        converted = await _webhook(definition, [decoded[i] for i in todo], desired, storage)
         for i, obj in zip(todo, converted, strict=True):
             out[i] = jsonutil.dumps(obj)
         return out
@@ -89,7 +91,8 @@ def webhook_url(client_config: dict[str, Any]) -> str:
     return f"https://{service.get('name')}.{service.get('namespace')}.svc:{int(service.get('port') or 443)}{path}"
 
 
-async def _webhook(definition: dict[str, Any], objects: list[dict[str, Any]], desired: str) -> list[dict[str, Any]]:
+async def _webhook(definition: dict[str, Any], objects: list[dict[str, Any]], desired: str, storage: Any = None
+                   ) -> list[dict[str, Any]]:
     kind = crd.names(definition).get("kind")
     source = str(objects[0].get("apiVersion") or "")
     gvk = f"{source}, Kind={kind}"
@@ -103,10 +106,20 @@ async def _webhook(definition: dict[str, Any], objects: list[dict[str, Any]], de
     review = {"kind": "ConversionReview", "apiVersion": "apiextensions.k8s.io/v1",
               "request": {"uid": uid, "desiredAPIVersion": desired, "objects": objects}}
     url = webhook_url(client_config)
+    service = client_config.get("service") or {}
+    server_hostname: str | None = None
     try:
+        if service and not client_config.get("url") and storage is not None:
+            namespace, name = str(service.get("namespace") or ""), str(service.get("name") or "")
+            try:
+                host, port = await endpoints.resolve(storage, namespace, name, int(service.get("port") or 443),
+                                                     WEBHOOK_TIMEOUT)
+            except errors.StatusError as err:
+                raise fail(err.message) from None
+            url, server_hostname = f"https://{host}:{port}{service.get('path') or ''}", f"{name}.{namespace}.svc"
         context = _ssl_context(str(client_config.get("caBundle") or ""))
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=WEBHOOK_TIMEOUT)) as session, \
-                session.post(url, data=jsonutil.dumps(review), ssl=context,
+                session.post(url, data=jsonutil.dumps(review), ssl=context, server_hostname=server_hostname,
                              headers={"Content-Type": "application/json"}) as reply:
             if reply.status != 200:
                 raise fail(f"Post {url!r}: unexpected status {reply.status}")  # noqa: B907
@@ -139,8 +152,8 @@ async def _webhook(definition: dict[str, Any], objects: list[dict[str, Any]], de
 class _ConvertingWatch:
     """A storage Watch call whose events' objects are converted to the requested version."""
 
-    def __init__(self, call: Any, definition: dict[str, Any], desired: str):
-        self._call, self._definition, self._desired = call, definition, desired
+    def __init__(self, call: Any, definition: dict[str, Any], desired: str, storage: Any = None):
+        self._call, self._definition, self._desired, self._storage = call, definition, desired, storage
 
     def __aiter__(self) -> _ConvertingWatch:
         self._stream = self._call.__aiter__()
@@ -150,7 +163,7 @@ class _ConvertingWatch:
         batch = await self._stream.__anext__()
         events = [e for e in batch.events if e.object and e.type != "BOOKMARK"]
         if events:
-            converted = await convert(self._definition, [e.object for e in events], self._desired)
+            converted = await convert(self._definition, [e.object for e in events], self._desired, self._storage)
             for event, obj in zip(events, converted, strict=True):
                 event.object = obj
         return batch
@@ -178,12 +191,12 @@ class ConvertingStorage:
 
     async def _out(self, reply: Any) -> Any:
         if reply.object:
-            reply.object = (await convert(self._definition, [reply.object], self._desired))[0]
+            reply.object = (await convert(self._definition, [reply.object], self._desired, self._storage))[0]
         return reply
 
     async def _in(self, request: Any) -> Any:
         if request.object:
-            request.object = (await convert(self._definition, [request.object], self._stored))[0]
+            request.object = (await convert(self._definition, [request.object], self._stored, self._storage))[0]
         return request
 
     async def Create(self, request: Any, **kwargs: Any) -> Any:  # noqa: N802 - the stub's name
@@ -206,14 +219,14 @@ class ConvertingStorage:
         """List, every item at the requested version."""
         reply = await self._storage.List(request, **kwargs)
         if reply.items:
-            converted = await convert(self._definition, list(reply.items), self._desired)
+            converted = await convert(self._definition, list(reply.items), self._desired, self._storage)
             del reply.items[:]
             reply.items.extend(converted)
         return reply
 
     def Watch(self, request: Any, **kwargs: Any) -> _ConvertingWatch:  # noqa: N802
         """Watch, every event's object at the requested version."""
-        return _ConvertingWatch(self._storage.Watch(request, **kwargs), self._definition, self._desired)
+        return _ConvertingWatch(self._storage.Watch(request, **kwargs), self._definition, self._desired, self._storage)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._storage, name)

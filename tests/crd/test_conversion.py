@@ -142,3 +142,62 @@ async def test_converting_storage_writes_storage_version_and_reads_requested() -
     batch = await call.__aiter__().__anext__()
     assert [jsonutil.loads(e.object)["apiVersion"] for e in batch.events if e.object] == [f"{G}/v2"]
     assert call.cancel()
+
+
+class ServiceStorage:
+    """Answers Get for one Service and its Endpoints (a storage stand-in, not etcd)."""
+
+    def __init__(self, port: int):
+        self.objects = {
+            "services": {"metadata": {"name": "conv", "namespace": "default"},
+                         "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]}},
+            "endpoints": {"metadata": {"name": "conv", "namespace": "default"},
+                          "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                                       "ports": [{"name": "https", "port": port}]}]},
+        }
+
+    async def Get(self, request: Any, **_: Any) -> Any:  # noqa: N802
+        found = self.objects.get(request.key.resource)
+        if found is None or request.key.name != "conv":
+            raise errors.not_found(request.key.resource, request.key.name)
+        return storage_pb2.ObjectResponse(object=jsonutil.dumps(found), resource_version=1)
+
+
+async def test_webhook_service_reference_is_resolved_through_endpoints(tmp_path: Any) -> None:
+    import base64
+    import ssl
+
+    from kapi import pki
+
+    keys = pki.ensure_pki(tmp_path, advertise=["conv.default.svc"], port=None)
+
+    async def handle(request: web.Request) -> web.Response:
+        review = await request.json()
+        req = review["request"]
+        out = [{**o, "apiVersion": req["desiredAPIVersion"]} for o in req["objects"]]
+        return web.json_response({"apiVersion": review["apiVersion"], "kind": "ConversionReview", "response": {
+            "uid": req["uid"], "convertedObjects": out, "result": {"status": "Success"}}})
+
+    app = web.Application()
+    app.router.add_post("/convert", handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(str(keys.apiserver_cert), str(keys.apiserver_key))
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port, ssl_context=context).start()
+    try:
+        crd_ = definition("Webhook")
+        crd_["spec"]["conversion"]["webhook"] = {"clientConfig": {
+            "service": {"namespace": "default", "name": "conv", "path": "/convert", "port": 443},
+            "caBundle": base64.b64encode(keys.ca_cert.read_bytes()).decode()}}
+        out = await conversion.convert(crd_, [obj("v1", size=2)], f"{G}/v2", ServiceStorage(port))
+        assert jsonutil.loads(out[0])["apiVersion"] == f"{G}/v2"
+        missing = ServiceStorage(port)
+        missing.objects.pop("endpoints")
+        with pytest.raises(errors.StatusError) as caught:
+            await conversion.convert(crd_, [obj("v1", size=2)], f"{G}/v2", missing)
+        assert caught.value.code == 500
+        assert caught.value.message.endswith('failed: endpoints for service "default/conv" not found')
+    finally:
+        await runner.cleanup()
