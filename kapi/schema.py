@@ -18,12 +18,22 @@ Type errors, enum violations and missing required fields become
 :class:`kapi.errors.Cause` objects shaped like kube's field errors
 (``spec.containers[0].image: Invalid value: "integer": ... must be of type
 string``) for a 422 Invalid; unknown fields are returned separately.
+
+Values a Go struct cannot hold are decoding errors (400, see
+:func:`decode_error`), found through the schemas' ``format`` and the
+Quantity definition: ``format: byte`` strings must be standard base64
+(Go's ``illegal base64 data at input byte N``), ``format: int32``/``int64``
+numbers must be integral and in range (``json: cannot unmarshal number 1e+20
+into Go struct field DeploymentSpec.spec.replicas of type int32``), and
+``resource.Quantity`` strings must parse (apimachinery ``ParseQuantity``).
 """
 
 from __future__ import annotations
 
+import binascii
 import functools
 import os
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -77,34 +87,147 @@ _lock = threading.Lock()
 # Keywords that never fail a validation here: dropping them from the loaded schemas saves ~30% of the
 # per-keyword walk (format is not checked: kube's decoder accepts any string for int-or-string, byte...).
 _INERT = frozenset({"description", "format"})
+# Decodability checks kept from the schemas as the custom keyword FORMAT_KEYWORD: [format, Go struct name].
+FORMAT_KEYWORD = "kapiFormat"
+_DECODED_FORMATS = frozenset({"byte", "int32", "int64"})
+QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _MAPS_OF_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
 _VALUES = frozenset({"enum", "const", "default", "examples"})  # instance values, not schemas
 
 
-def _lean(node: Any) -> Any:
-    """A copy of a schema without annotation-only keywords; property names themselves are kept."""
+def _lean(node: Any, struct: str = "") -> Any:
+    """A copy of a schema without annotation-only keywords; property names themselves are kept.
+
+    ``format: byte|int32|int64`` becomes ``kapiFormat: [format, struct]``
+    (``struct``: the Go struct name of the enclosing definition).
+    """
     if isinstance(node, list):
-        return [_lean(v) for v in node]
+        return [_lean(v, struct) for v in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
     for key, value in node.items():
+        if key == "format" and value in _DECODED_FORMATS:
+            out[FORMAT_KEYWORD] = [value, struct]
+            continue
         if key in _INERT or key.startswith("x-kubernetes-"):
             if key != "x-kubernetes-group-version-kind":
                 continue
         if key in _VALUES:
             out[key] = value
+        elif key in ("$defs", "definitions") and isinstance(value, dict):
+            out[key] = {name: _lean(sub, name.rsplit(".", 1)[-1]) for name, sub in value.items()}
         elif key in _MAPS_OF_SCHEMAS and isinstance(value, dict):
-            out[key] = {name: _lean(sub) for name, sub in value.items()}
+            out[key] = {name: _lean(sub, struct) for name, sub in value.items()}
         else:
-            out[key] = _lean(value)
+            out[key] = _lean(value, struct)
     return out
+
+
+# ------------------------------------------------------------ decodability (kube's decoder, 400)
+
+_B64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def base64_error(text: str) -> str | None:
+    """Go's ``base64.StdEncoding`` verdict: None if ``text`` decodes, else ``illegal base64 data at input byte N``.
+
+    Follows encoding/base64 ``decodeQuantum``: padding is required, ``\\r``
+    and ``\\n`` are skipped, N is the byte offset Go reports.
+    """
+    src = text.encode()
+    try:  # the common case: canonical base64
+        binascii.a2b_base64(src, strict_mode=True)
+        return None
+    except (binascii.Error, ValueError):
+        pass
+    si, n = 0, len(src)
+    while True:
+        j = 0
+        while j < 4:
+            if si == n:
+                if j == 0:
+                    return None
+                return f"illegal base64 data at input byte {si - j}"
+            c = src[si]
+            si += 1
+            if c in _B64:
+                j += 1
+                continue
+            if c in (10, 13):
+                continue
+            if c != 61:  # '='
+                return f"illegal base64 data at input byte {si - 1}"
+            if j in (0, 1):
+                return f"illegal base64 data at input byte {si - 1}"
+            if j == 2:
+                while si < n and src[si] in (10, 13):
+                    si += 1
+                if si == n:
+                    return f"illegal base64 data at input byte {n}"
+                if src[si] != 61:
+                    return f"illegal base64 data at input byte {si - 1}"
+                si += 1
+            while si < n and src[si] in (10, 13):
+                si += 1
+            if si < n:
+                return f"illegal base64 data at input byte {si}"
+            return None
+
+
+QUANTITY_FORMAT_ERROR = ("quantities must match the regular expression "
+                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+QUANTITY_NUMERIC_ERROR = "unable to parse numeric part of quantity"
+QUANTITY_SUFFIX_ERROR = "unable to parse quantity's suffix"
+_QUANTITY = re.compile(r"[+-]?([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*)([-+]?[0-9]*)")
+_SUFFIXES = frozenset({"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"})
+
+
+def quantity_error(text: str) -> str | None:
+    """apimachinery ``resource.ParseQuantity`` on ``text`` (trimmed as ``UnmarshalJSON`` does): None or its error."""
+    text = text.strip()
+    m = _QUANTITY.fullmatch(text) if text else None
+    if m is None:
+        return QUANTITY_FORMAT_ERROR
+    whole, frac, letters, exponent = m.groups()
+    suffix = letters + exponent
+    if suffix not in _SUFFIXES and not (
+            letters in ("e", "E") and re.fullmatch(r"[-+]?[0-9]{1,9}", exponent)):
+        return QUANTITY_SUFFIX_ERROR
+    if not whole and not frac:
+        return QUANTITY_NUMERIC_ERROR
+    return None
+
+
+_INT_RANGES = {"int32": 2 ** 31, "int64": 2 ** 63}
+
+
+def _format_keyword(validator: Any, value: Any, instance: Any, schema: Any) -> Iterable[jsonschema.ValidationError]:
+    """The FORMAT_KEYWORD check: yields one error whose message is the decoder's (Go) text."""
+    fmt, struct = (value + ["", ""])[:2] if isinstance(value, list) else (value, "")
+    if fmt == "byte" and isinstance(instance, str):
+        message = base64_error(instance)
+    elif fmt == "quantity" and isinstance(instance, str):
+        message = quantity_error(instance)
+    elif fmt in _INT_RANGES and isinstance(instance, (int, float)) and not isinstance(instance, bool):
+        limit = _INT_RANGES[fmt]
+        if isinstance(instance, int) and -limit <= instance < limit:
+            return
+        # Go's json reports the number literal, the innermost struct and the field path: see decode_error.
+        message = f"json: cannot unmarshal number {instance} into Go struct field {struct}.{{path}} of type {fmt}"
+    else:
+        return
+    if message:
+        yield jsonschema.ValidationError(message)
 
 
 @functools.cache
 def _registry() -> Registry:
     with open(os.path.join(SCHEMA_DIR, "_definitions.json"), "rb") as f:
         definitions = _lean(jsonutil.loads(f.read()))
+    quantity = definitions.get("$defs", {}).get(QUANTITY_DEF)
+    if isinstance(quantity, dict):
+        quantity[FORMAT_KEYWORD] = ["quantity", "Quantity"]
     return SchemaResource.from_contents(definitions) @ Registry()
 
 
@@ -112,7 +235,7 @@ def _registry() -> Registry:
 def _schema(group: str, version: str, kind: str) -> dict[str, Any] | None:
     try:
         with open(schema_file(group, version, kind), "rb") as f:
-            schema: dict[str, Any] = _lean(jsonutil.loads(f.read()))
+            schema: dict[str, Any] = _lean(jsonutil.loads(f.read()), kind)
     except FileNotFoundError:
         return None
     # kubernetes-validate names core/v1 Event "event-v1" and events.k8s.io Event "event-events-v1";
@@ -133,7 +256,10 @@ def _cached_validator(group: str, version: str, kind: str) -> jsonschema.protoco
     schema = _schema(group, version, kind)
     if schema is None:
         return None
-    return jsonschema.Draft202012Validator(schema, registry=_registry())
+    return _Validator(schema, registry=_registry())
+
+
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {FORMAT_KEYWORD: _format_keyword})
 
 
 def preload(kinds: Iterable[tuple[str, str, str]]) -> int:
@@ -202,21 +328,31 @@ def _type_cause(path: str, value: Any, expected: Sequence[str]) -> Cause:
                  f'Invalid value: "{actual}": {path or "body"} in body must be of type {want}: "{actual}"', path)
 
 
+def _go_field_path(path: str) -> str:
+    # encoding/json's field stack: struct field names only, no list indexes or map keys.
+    return ".".join(part.split("[")[0] for part in path.split(".")) if path else ""
+
+
 def decode_error(kind: str, version: str, cause: Cause) -> errors.StatusError:
-    """400 BadRequest for a value of the wrong JSON type, as kube-apiserver's decoder reports it.
+    """400 BadRequest for a value kube-apiserver's decoder refuses, with the decoder's message.
 
     ``ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot
     unmarshal bool into Go struct field ConfigMap.data of type string``
-    (the Go struct path is approximated by the kind and the field path).
+    (for a wrong JSON type the Go struct is approximated by the kind). A
+    FieldValueTypeInvalid cause whose message is not ``Invalid value: ...``
+    carries the decoder's own text (base64, Quantity, int32/int64 range).
     """
+    prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: '
+    if not cause.message.startswith("Invalid value: "):
+        return errors.bad_request(prefix + cause.message)
     actual = cause.message.split('"')[1] if '"' in cause.message else "value"
     want = cause.message.rsplit("must be of type ", 1)[-1].split(":")[0].split(" or ")[0]
     go_actual = {"boolean": "bool", "integer": "number", "null": "null"}.get(actual, actual)
     go_want = {"integer": "int", "boolean": "bool", "object": "map", "array": "slice"}.get(want, want)
-    path = ".".join(part.split("[")[0] for part in cause.field.split(".")) if cause.field else ""
+    path = _go_field_path(cause.field)
     target = f"{kind}.{path}" if path else kind
-    return errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: json: cannot '
-                              f"unmarshal {go_actual} into Go struct field {target} of type {go_want}")
+    return errors.bad_request(f"{prefix}json: cannot unmarshal {go_actual} into Go struct field {target} "
+                              f"of type {go_want}")
 
 
 def _quote(value: Any) -> str:
@@ -236,6 +372,9 @@ def _causes_of(error: jsonschema.ValidationError, unknown: list[tuple[dict[str, 
         for key in instance:
             if key not in known:
                 unknown.append((instance, key, _error_path(error, (key,))))
+        return
+    if kind == FORMAT_KEYWORD:  # a decoding error: decode_error turns it into the 400
+        causes.append(Cause("FieldValueTypeInvalid", error.message.replace("{path}", _go_field_path(path)), path))
         return
     if kind == "type":
         causes.append(_type_cause(path, error.instance, _expected_types(error.schema)))

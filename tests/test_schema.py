@@ -138,3 +138,80 @@ def test_preload_and_lean_schemas_keep_property_names() -> None:
                                                                "format": "f", "bogus": 1}}}]}},
                              "apiextensions.k8s.io", "v1", "CustomResourceDefinition")
     assert result.unknown == ["spec.versions[0].schema.openAPIV3Schema.bogus"]
+
+
+# ------------------------------------------------------------ decodability: 400 like kube's decoder
+
+QTY_ERR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("AAEC", None), ("AA==", None), ("AAE=", None), ("", None), ("AAEC\nAAEC", None),
+    ("a", "illegal base64 data at input byte 0"),
+    ("AAE", "illegal base64 data at input byte 0"),
+    ("not base64!", "illegal base64 data at input byte 3"),
+    ("AA==x", "illegal base64 data at input byte 4"),
+    ("A===", "illegal base64 data at input byte 1"),
+    ("AA=", "illegal base64 data at input byte 3"),
+    ("AA=B", "illegal base64 data at input byte 2"),
+])
+def test_base64_error(text: str, expected: str | None) -> None:
+    assert schema.base64_error(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("1", None), ("500m", None), ("1.5Gi", None), ("+1e3", None), ("-2", None), (" 2 ", None), ("1E", None),
+    ("abc", QTY_ERR), ("", QTY_ERR), ("1Zi", QTY_ERR), ("1.2.3", QTY_ERR), ("lots", QTY_ERR),
+    ("1e", schema.QUANTITY_SUFFIX_ERROR), ("1mi", schema.QUANTITY_SUFFIX_ERROR),
+    ("Mi", schema.QUANTITY_NUMERIC_ERROR),
+])
+def test_quantity_error(text: str, expected: str | None) -> None:
+    assert schema.quantity_error(text) == expected
+
+
+def _deployment(**spec: object) -> dict[str, object]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"selector": {"matchLabels": {"a": "b"}},
+                     "template": {"metadata": {"labels": {"a": "b"}},
+                                  "spec": {"containers": [{"name": "c", "image": "i"}]}}, **spec}}
+
+
+@pytest.mark.parametrize(("kind", "group", "obj", "message"), [
+    ("Secret", "", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "abc!"}},
+     'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 3'),
+    ("ConfigMap", "", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+                       "binaryData": {"k": "%%%%"}},
+     'ConfigMap in version "v1" cannot be handled as a ConfigMap: illegal base64 data at input byte 0'),
+    ("Pod", "", {**POD, "spec": {"containers": [{"name": "c", "image": "i",
+                                                   "resources": {"requests": {"memory": "lots"}}}]}},
+     f'Pod in version "v1" cannot be handled as a Pod: {QTY_ERR}'),
+    ("ResourceQuota", "", {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
+                           "spec": {"hard": {"pods": "ten"}}},
+     f'ResourceQuota in version "v1" cannot be handled as a ResourceQuota: {QTY_ERR}'),
+    ("Deployment", "apps", _deployment(replicas=1e20),
+     'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal number 1e+20 into Go '
+     "struct field DeploymentSpec.spec.replicas of type int32"),
+    ("Deployment", "apps", _deployment(replicas=2 ** 31),
+     'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal number 2147483648 into '
+     "Go struct field DeploymentSpec.spec.replicas of type int32"),
+    ("Deployment", "apps", _deployment(replicas=1.5),
+     'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal number 1.5 into Go '
+     "struct field DeploymentSpec.spec.replicas of type int32"),
+    ("Pod", "", {**POD, "spec": {"containers": [{"name": "c", "image": "i"}], "activeDeadlineSeconds": 2 ** 63}},
+     'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number 9223372036854775808 into Go '
+     "struct field PodSpec.spec.activeDeadlineSeconds of type int64"),
+    ("Pod", "", {**POD, "spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 8.5}]}]}},
+     'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number 8.5 into Go struct field '
+     "ContainerPort.spec.containers.ports.containerPort of type int32"),
+])
+def test_undecodable_values_are_bad_requests(kind: str, group: str, obj: dict[str, object], message: str) -> None:
+    result = schema.validate(copy.deepcopy(obj), group, "v1", kind)
+    errs = [c for c in result.causes if c.type == "FieldValueTypeInvalid"]
+    assert errs, result
+    err = schema.decode_error(kind, "v1", errs[0])
+    assert (err.code, err.reason, err.message) == (400, "BadRequest", message)
+
+
+@pytest.mark.parametrize("replicas", [0, 3, 2 ** 31 - 1, -1])
+def test_in_range_integers_decode(replicas: int) -> None:
+    assert schema.validate(_deployment(replicas=replicas), "apps", "v1", "Deployment").causes == []

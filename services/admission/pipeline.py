@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kapi import crd, defaults, errors, jsonutil, objectmeta, schema, strategy
+from kapi import crd, defaults, errors, jsonutil, kindvalidation, objectmeta, schema, strategy
 from kapi.attributes import Attributes
 from kapi.resources import REGISTRY, Registry, Resource
 from services.admission import crd_schema
@@ -142,6 +142,8 @@ class Admitter:
             causes.extend(strategy.validate_update(request.object, request.old_object, resource,
                                                    subresource=request.subresource))
         causes.extend(result.causes)
+        if not request.subresource:  # pkg/apis/*/validation: per-kind semantic rules
+            causes.extend(kindvalidation.validate(request.object, resource.group, resource.kind))
         if resource.group == crd.GROUP and resource.resource == crd.RESOURCE and not request.subresource:
             causes.extend(crd.validate(request.object, request.old_object))
             if request.operation == CREATE:  # removed by the gateway's CRD controller once the objects are gone
