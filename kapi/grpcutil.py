@@ -36,6 +36,14 @@ _OPTIONS = [
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.keepalive_permit_without_calls", 1),
 ]
+# Servers accept the clients' keepalive pings (every 20 s, also on idle channels). gRPC's default server
+# policy allows one ping per 5 minutes and answers more with GOAWAY "too_many_pings", which broke the
+# long-lived streams (flowcontrol dispatch, authz policy revisions) about a minute after start.
+_SERVER_OPTIONS = [
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.max_ping_strikes", 0),
+]
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,7 @@ def make_server(address: str, tls: TLSFiles | None) -> tuple[grpc.aio.Server, he
     Returns (server, health servicer, bound port). The caller adds its
     servicers, sets health to SERVING, and starts the server.
     """
-    server = grpc.aio.server(options=_OPTIONS, interceptors=observability.server_interceptors())
+    server = grpc.aio.server(options=[*_OPTIONS, *_SERVER_OPTIONS], interceptors=observability.server_interceptors())
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if tls is not None:
