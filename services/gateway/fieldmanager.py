@@ -26,6 +26,10 @@ from services.gateway.scope import RequestScope, decode_object
 MAX_MANAGER_LENGTH = 128
 KUBECTL_SSA_MANAGER = "kubectl"
 
+# Writes without a pinned resourceVersion retry on Conflict like kube's GuaranteedUpdate: until they succeed
+# or the request's deadline (the chain's timeout) ends them.
+CONFLICT_RETRIES = 1000
+
 
 def now() -> str:
     """The current time as kube writes managedFields times (RFC 3339, seconds, UTC)."""
@@ -145,7 +149,7 @@ async def server_side_apply(scope: RequestScope, body: bytes) -> web.Response:
         raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
                                  f"({scope.info.name})")
     scope.applying = True
-    for attempt in range(5):
+    for attempt in range(CONFLICT_RETRIES):
         try:
             current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
                                                storage_pb2.GetRequest(key=scope.key()), timeout=scope.timeout)
@@ -155,7 +159,7 @@ async def server_side_apply(scope: RequestScope, body: bytes) -> web.Response:
             try:
                 return await _create(scope, _apply(scope, None, config, name))
             except errors.StatusError as create_err:
-                if create_err.reason != "AlreadyExists" or attempt == 4:
+                if create_err.reason != "AlreadyExists" or attempt == CONFLICT_RETRIES - 1:
                     raise
                 continue
         live = jsonutil.loads(current.object)
@@ -163,7 +167,7 @@ async def server_side_apply(scope: RequestScope, body: bytes) -> web.Response:
         try:
             return await store_update(scope, result, current, current.resource_version)
         except errors.StatusError as err:
-            if err.reason != "Conflict" or attempt == 4 or "Apply failed" in err.message:
+            if err.reason != "Conflict" or attempt == CONFLICT_RETRIES - 1 or "Apply failed" in err.message:
                 raise
     raise AssertionError("unreachable")
 

@@ -64,3 +64,25 @@ def test_malformed_json_is_400(stack: Stack, namespace: str):
         "Content-Type": "application/json"}, b'{"apiVersion": "v1", ')
     assert status == 400
     assert json.loads(body)["reason"] == "BadRequest"
+
+
+def test_concurrent_patches_without_resource_version_all_succeed(stack: Stack, kubectl: Kubectl, namespace: str):
+    """Like kube's GuaranteedUpdate, unpinned patches retry on conflict instead of answering 409."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    kubectl.run("-n", namespace, "create", "configmap", "counter")
+    path = f"/api/v1/namespaces/{namespace}/configmaps/counter"
+
+    def writer(w: int) -> list[int]:
+        codes = []
+        for i in range(8):
+            body = json.dumps({"data": {f"w{w}-{i}": "x"}}).encode()
+            status, _, _ = _request(stack, "PATCH", path, {"Content-Type": "application/merge-patch+json"}, body)
+            codes.append(status)
+        return codes
+
+    with ThreadPoolExecutor(8) as pool:
+        codes = [c for result in pool.map(writer, range(8)) for c in result]
+    assert codes == [200] * 64
+    status, _, body = _request(stack, "GET", path)
+    assert len(json.loads(body)["data"]) == 64

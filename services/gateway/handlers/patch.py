@@ -18,7 +18,8 @@ from services.gateway import patch as patching
 from services.gateway.handlers.update import store_update
 from services.gateway.scope import RequestScope, parse_resource_version
 
-RETRIES = 5
+# Like kube's GuaranteedUpdate, a patch retries on Conflict until it succeeds or the request's deadline ends it.
+RETRIES = 1000
 
 
 def apply(content_type: str, current: dict[str, Any], patch: Any, scope: RequestScope,

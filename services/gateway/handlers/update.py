@@ -12,7 +12,8 @@ from services.gateway import allocator, fieldmanager, negotiation
 from services.gateway.reviews.authorization import check_rbac_escalation
 from services.gateway.scope import RequestScope, decode_object, parse_resource_version
 
-UNCONDITIONAL_RETRIES = 5
+# An update without a resourceVersion retries on Conflict until the request's deadline (kube's GuaranteedUpdate).
+UNCONDITIONAL_RETRIES = 1000
 
 
 async def store_update(scope: RequestScope, obj: dict[str, Any], current: Any, expected_rv: int) -> web.Response:
