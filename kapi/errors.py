@@ -223,7 +223,7 @@ def unsupported_media_type(content_type: str) -> StatusError:
     return StatusError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf; got {content_type}")  # noqa: E501
 
 
-def too_large(message: str = "Request entity too large") -> StatusError:
+def too_large(message: str = "Request entity too large: limit is 3145728") -> StatusError:
     """413 RequestEntityTooLarge."""
     return StatusError(413, "RequestEntityTooLarge", message)
 

@@ -121,6 +121,8 @@ def build_handler_chain(backends: Backends) -> Callable[[web.Request], Awaitable
             response = status_response(err, audit_id)
             debug.set_pf_headers(request, response)
             return response
+        except web.HTTPRequestEntityTooLarge:  # aiohttp's body limit: answer kube's Status, not text
+            return status_response(errors.too_large(), audit_id)
         except (ConnectionResetError, web.HTTPException):
             raise
         except Exception as exc:  # noqa: BLE001 - the one place unknown errors become 500 Status
@@ -302,7 +304,10 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
         raise not_found_path()
     if resource.resource == "namespaces" and info.namespace:
         info = dataclasses.replace(info, namespace="")
-    if info.subresource:
+    if not info.subresource and ((info.verb == "create" and info.name)
+                                 or (info.verb in ("update", "patch") and not info.name)):
+        handler = None  # POST to an object's URL, PUT/PATCH to a collection: kube answers 405
+    elif info.subresource:
         handler = _subresource_handler(resource, info)
     elif not resource.stored:
         handler = review

@@ -38,6 +38,10 @@ def _now() -> str:
 def gc_finalizer(options: dict[str, Any]) -> str:
     """The garbage-collection finalizer a DeleteOptions asks for ("" for background propagation)."""
     policy = options.get("propagationPolicy")
+    if policy is not None and policy not in ("Foreground", "Background", "Orphan"):
+        raise errors.invalid("DeleteOptions", "", [errors.Cause(
+            "FieldValueNotSupported", f'Unsupported value: "{policy}": supported values: "Foreground", '
+            '"Background", "Orphan"', "propagationPolicy")], "meta.k8s.io")
     if policy == "Foreground":
         return FOREGROUND
     if policy == "Orphan" or (policy is None and options.get("orphanDependents") is True):

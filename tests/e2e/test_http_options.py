@@ -86,3 +86,22 @@ def test_concurrent_patches_without_resource_version_all_succeed(stack: Stack, k
     assert codes == [200] * 64
     status, _, body = _request(stack, "GET", path)
     assert len(json.loads(body)["data"]) == 64
+
+
+def test_wrong_methods_bad_delete_options_and_huge_bodies_get_status(stack: Stack, kubectl: Kubectl, namespace: str):
+    base = f"/api/v1/namespaces/{namespace}/configmaps"
+    cm = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}).encode()
+    json_type = {"Content-Type": "application/json"}
+    assert _request(stack, "POST", f"{base}/x", json_type, cm)[0] == 405
+    assert _request(stack, "PUT", base, json_type, cm)[0] == 405
+    kubectl.run("-n", namespace, "create", "configmap", "keep")
+    status, _, body = _request(stack, "DELETE", f"{base}/keep?propagationPolicy=Sideways")
+    assert status == 422
+    assert json.loads(body)["message"] == ('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported '
+                                           'value: "Sideways": supported values: "Foreground", "Background", "Orphan"')
+    kubectl.run("-n", namespace, "get", "configmap", "keep")  # not deleted
+    huge = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "huge"},
+                       "data": {"a": "x" * (3 * 1024 * 1024 + 10)}}).encode()
+    status, headers, body = _request(stack, "POST", base, json_type, huge)
+    assert status == 413 and headers["content-type"].startswith("application/json")
+    assert json.loads(body)["reason"] == "RequestEntityTooLarge"

@@ -13,12 +13,22 @@ from services.gateway.scope import RequestScope, parse_resource_version, success
 
 
 async def _options(scope: RequestScope) -> dict[str, Any]:
+    """DeleteOptions from the body, with the query parameters kube also accepts filled in where the body is silent."""
     body = await scope.request.read()
-    if not body.strip():
-        return {}
-    options = negotiation.decode_body(body, scope.content_type)
+    options = negotiation.decode_body(body, scope.content_type) if body.strip() else {}
     if not isinstance(options, dict):
         raise errors.bad_request("the body of a delete request must be a DeleteOptions object")
+    for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
+        if key not in options and scope.param(key):
+            value = scope.param(key)
+            if key == "gracePeriodSeconds":
+                try:
+                    options[key] = int(value)
+                except ValueError:
+                    raise errors.bad_request(f"invalid gracePeriodSeconds {value!r}") from None
+            else:
+                options[key] = value.lower() == "true" if key == "orphanDependents" else value
+    deletion.gc_finalizer(options)  # 422 for an unsupported propagationPolicy before anything happens
     if options.get("dryRun"):
         if options["dryRun"] != ["All"]:
             raise errors.bad_request(f"Invalid dry run value: {options['dryRun']}")
