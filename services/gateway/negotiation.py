@@ -118,3 +118,39 @@ def encode(obj: Any, output: Output) -> tuple[bytes, str]:
     if output.mime == YAML:
         return yaml.safe_dump(obj, sort_keys=False, allow_unicode=True).encode(), YAML
     return jsonutil.dumps(obj), JSON
+
+
+def duplicate_fields(body: bytes, content_type: str) -> list[str]:
+    """Paths of keys a JSON object body repeats (``data.a``), for strict field validation; [] for other bodies.
+
+    kube-apiserver's strict JSON decoder reports them as ``duplicate field "<path>"``
+    (fieldValidation Strict: 400; Warn: a warning).
+    """
+    import json
+
+    if (content_type.split(";")[0].strip().lower() or JSON) != JSON:
+        return []
+    found: list[str] = []
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, _Pairs):
+            seen: set[str] = set()
+            for key, item in value:
+                child = f"{path}.{key}" if path else key
+                if key in seen and child not in found:
+                    found.append(child)
+                seen.add(key)
+                walk(item, child)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, f"{path}[{i}]")
+
+    try:
+        walk(json.loads(body, object_pairs_hook=_Pairs), "")
+    except (ValueError, RecursionError):
+        return []  # the main decoder reports malformed bodies
+    return found
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object as its (key, value) pairs in order, duplicates kept."""

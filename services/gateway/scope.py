@@ -176,3 +176,17 @@ def success_status(scope: RequestScope, obj: dict[str, Any]) -> dict[str, Any]:
     if meta.get("uid"):
         details["uid"] = meta["uid"]
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
+def check_duplicates(scope: RequestScope, body: bytes) -> None:
+    """Apply fieldValidation to keys a JSON body repeats: Strict -> 400, Warn (default) -> warnings, Ignore -> none."""
+    duplicates = negotiation.duplicate_fields(body, scope.content_type)
+    directive = scope.field_validation() or "Warn"
+    if not duplicates or directive == "Ignore":
+        return
+    messages = [f'duplicate field "{path}"' for path in duplicates]
+    if directive == "Strict":
+        kind, version = scope.resource.kind, scope.resource.version
+        raise errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding '
+                                 "error: " + ", ".join(messages))
+    scope.warnings.extend(messages)

@@ -105,3 +105,15 @@ def test_wrong_methods_bad_delete_options_and_huge_bodies_get_status(stack: Stac
     status, headers, body = _request(stack, "POST", base, json_type, huge)
     assert status == 413 and headers["content-type"].startswith("application/json")
     assert json.loads(body)["reason"] == "RequestEntityTooLarge"
+
+
+def test_duplicate_fields_follow_field_validation(stack: Stack, namespace: str):
+    base = f"/api/v1/namespaces/{namespace}/configmaps"
+    body = b'{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dup"}, "data": {"a": "1", "a": "2"}}'
+    json_type = {"Content-Type": "application/json"}
+    status, _, reply = _request(stack, "POST", f"{base}?fieldValidation=Strict", json_type, body)
+    assert status == 400
+    assert json.loads(reply)["message"] == ('ConfigMap in version "v1" cannot be handled as a ConfigMap: strict '
+                                            'decoding error: duplicate field "data.a"')
+    status, headers, _ = _request(stack, "POST", base, json_type, body)
+    assert status == 201 and headers.get("warning") == '299 - "duplicate field \\"data.a\\""'

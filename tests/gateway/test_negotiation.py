@@ -120,3 +120,17 @@ def test_discovery_names_subresource_kinds_and_verbs():
     assert (scale["kind"], scale["group"], scale["verbs"]) == ("Scale", "autoscaling", ["get", "patch", "update"])
     status = [e for e in discovery.subresource_entries(REGISTRY.get("", "v1", "pods")) if e["name"] == "pods/status"]
     assert status[0]["kind"] == "Pod" and "group" not in status[0]
+
+
+@pytest.mark.parametrize("body,paths", [
+    (b'{"data": {"a": "1", "a": "2"}}', ["data.a"]),
+    (b'{"a": 1, "b": [{"x": 1, "x": 2}], "a": 3}', ["b[0].x", "a"]),
+    (b'{"a": 1}', []),
+    (b"not json", []),
+])
+def test_duplicate_fields(body, paths):
+    assert negotiation.duplicate_fields(body, "application/json") == paths
+
+
+def test_duplicate_fields_only_for_json():
+    assert negotiation.duplicate_fields(b"a: 1\na: 2\n", "application/yaml") == []

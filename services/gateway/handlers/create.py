@@ -9,7 +9,7 @@ from aiohttp import web
 from kapi import errors, jsonutil
 from services.gateway import allocator, fieldmanager, negotiation
 from services.gateway.reviews.authorization import check_rbac_escalation
-from services.gateway.scope import RequestScope, decode_object
+from services.gateway.scope import RequestScope, check_duplicates, decode_object
 
 
 async def create(scope: RequestScope) -> web.Response:
@@ -20,6 +20,7 @@ async def create(scope: RequestScope) -> web.Response:
     """
     body = await scope.request.read()
     obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=False)
+    check_duplicates(scope, body)
     dry_run = scope.dry_run()
     await check_rbac_escalation(scope, obj)
     admitted, warnings = await scope.backends.admission.admit(
