@@ -54,6 +54,10 @@ def _service(obj: Obj) -> None:
         spec.setdefault("internalTrafficPolicy", "Cluster")
     if spec.get("type") in ("NodePort", "LoadBalancer"):
         spec.setdefault("externalTrafficPolicy", "Cluster")
+    if spec.get("type") != "ExternalName" and (spec.get("clusterIP") != "None" or spec.get("selector")):
+        # kapi allocates IPv4 only: single-stack IPv4, as kube-apiserver on an IPv4 service CIDR.
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        spec.setdefault("ipFamilies", ["IPv4"])
 
 
 def _image_pull_policy(image: Any) -> str:

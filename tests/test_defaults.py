@@ -95,3 +95,16 @@ def test_webhook_configuration_defaults():
         "Fail", "Equivalent", 10, "Never")
     assert hook["namespaceSelector"] == {} and hook["objectSelector"] == {}
     assert hook["rules"][0]["scope"] == "*" and hook["clientConfig"]["service"]["port"] == 443
+
+
+@pytest.mark.parametrize("spec,families", [
+    ({"ports": [{"port": 80}]}, ["IPv4"]),
+    ({"clusterIP": "None", "selector": {"a": "b"}}, ["IPv4"]),
+    ({"clusterIP": "None"}, None),
+    ({"type": "ExternalName", "externalName": "x.example.com"}, None),
+])
+def test_service_ip_families(spec, families):
+    svc = {"spec": dict(spec)}
+    defaults.apply(svc, "", "Service")
+    assert svc["spec"].get("ipFamilies") == families
+    assert svc["spec"].get("ipFamilyPolicy") == ("SingleStack" if families else None)

@@ -71,6 +71,13 @@ _INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 _QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 
 
+def _without_type_meta_enum(name: str, schema: Any) -> Any:
+    """apiVersion/kind without the ``enum`` the wheel's schemas add (kube's OpenAPI has none; explain shows it)."""
+    if name in ("apiVersion", "kind") and isinstance(schema, dict) and "enum" in schema:
+        return {k: v for k, v in schema.items() if k != "enum"}
+    return schema
+
+
 def openapi_schema(schema: Any, ref_prefix: str, v2: bool = False) -> Any:
     """One definition of the wheel's JSON Schema as an OpenAPI schema (a new value).
 
@@ -94,7 +101,8 @@ def openapi_schema(schema: Any, ref_prefix: str, v2: bool = False) -> Any:
         elif key == "$ref" and isinstance(value, str):
             out["$ref"] = ref_prefix + value.rsplit("/", 1)[-1]
         elif key in ("properties", "$defs", "definitions") and isinstance(value, dict):
-            out[key] = {k: openapi_schema(v, ref_prefix, v2) for k, v in value.items()}
+            out[key] = {k: openapi_schema(_without_type_meta_enum(k, v) if key == "properties" else v, ref_prefix, v2)
+                        for k, v in value.items()}
         else:
             out[key] = openapi_schema(value, ref_prefix, v2)
     if "oneOf" in out and isinstance(out["oneOf"], list):

@@ -134,3 +134,12 @@ def test_duplicate_fields(body, paths):
 
 def test_duplicate_fields_only_for_json():
     assert negotiation.duplicate_fields(b"a: 1\na: 2\n", "application/yaml") == []
+
+
+def test_openapi_type_meta_has_no_enum():
+    import json
+
+    from services.gateway import openapi
+
+    pod = json.loads(openapi.group_version_document("", "v1"))["components"]["schemas"]["io.k8s.api.core.v1.Pod"]
+    assert "enum" not in pod["properties"]["apiVersion"] and "enum" not in pod["properties"]["kind"]
