@@ -94,6 +94,7 @@ RESOURCES: tuple[Resource, ...] = (
     _r("batch", "cronjobs", "CronJob", True, ("cj",), _ALL, _ST),
     _r("batch", "jobs", "Job", True, (), _ALL, _ST),
     _r("coordination.k8s.io", "leases", "Lease", True),
+    _r("events.k8s.io", "events", "Event", True, ("ev",)),
     _r("networking.k8s.io", "ingressclasses", "IngressClass", False),
     _r("networking.k8s.io", "ingresses", "Ingress", True, ("ing",), subresources=_ST),
     _r("networking.k8s.io", "networkpolicies", "NetworkPolicy", True, ("netpol",)),

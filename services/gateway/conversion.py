@@ -26,7 +26,7 @@ from typing import Any
 
 import aiohttp
 
-from kapi import crd, errors, jsonutil
+from kapi import crd, errors, events, jsonutil
 from kapi.resources import Resource
 from services.gateway import endpoints
 
@@ -59,6 +59,8 @@ async def convert(definition: dict[str, Any], objects: list[bytes], desired: str
     resolved to an endpoint through ``storage``). Raises 500 InternalError when the
     webhook fails or answers badly.
     """
+    if definition is EVENTS_V1:
+        return [jsonutil.dumps(events.convert(jsonutil.loads(o), desired)) for o in objects]
     decoded = [jsonutil.loads(o) for o in objects]
     todo = [i for i, o in enumerate(decoded) if isinstance(o, dict) and o.get("apiVersion") != desired]
     if not todo:
@@ -187,7 +189,7 @@ class ConvertingStorage:
         self._storage = storage
         self._definition = definition
         self._desired = resource.group_version
-        self._stored = storage_group_version(definition)
+        self._stored = "v1" if definition is EVENTS_V1 else storage_group_version(definition)
 
     async def _out(self, reply: Any) -> Any:
         if reply.object:
@@ -232,8 +234,18 @@ class ConvertingStorage:
         return getattr(self._storage, name)
 
 
+# events.k8s.io/v1 Events are stored as core/v1 Events (kapi.events renames the fields both ways).
+EVENTS_V1: dict[str, Any] = {"metadata": {"name": "events.events.k8s.io"}, "spec": {
+    "group": "events.k8s.io", "versions": [{"name": "v1", "served": True, "storage": False}]}}
+
+
 def backends_for(backends: Any, resource: Resource) -> Any:
-    """``backends`` for one request through ``resource``: with a :class:`ConvertingStorage` when its CRD needs one."""
+    """``backends`` for one request through ``resource``: with a :class:`ConvertingStorage` when its CRD needs one.
+
+    events.k8s.io/v1 events always convert to and from the stored core/v1 form.
+    """
+    if (resource.group, resource.resource) == ("events.k8s.io", "events"):
+        return dataclasses.replace(backends, storage=ConvertingStorage(backends.storage, EVENTS_V1, resource))
     custom = backends.custom_resources
     definition = custom.crd_of(resource) if custom is not None else None
     if definition is None or not needs_conversion(definition):

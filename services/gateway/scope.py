@@ -46,7 +46,10 @@ class RequestScope:
     def key(self, name: str | None = None, namespace: str | None = None) -> storage_pb2.ResourceKey:
         """The storage ResourceKey of this request's collection or object."""
         ns = self.info.namespace if namespace is None else namespace
-        return storage_pb2.ResourceKey(group=self.resource.group, resource=self.resource.resource,
+        # events.k8s.io events are the core Events, stored once (kapi.events converts them).
+        group = "" if (self.resource.group, self.resource.resource) == ("events.k8s.io", "events") \
+            else self.resource.group
+        return storage_pb2.ResourceKey(group=group, resource=self.resource.resource,
                                        namespace=ns if self.resource.namespaced else "",
                                        name=self.info.name if name is None else name)
 

@@ -1,0 +1,51 @@
+"""Conversion between core/v1 Event and events.k8s.io/v1 Event, which are one stored resource.
+
+kube-apiserver stores Events once (``/registry/events/<ns>/<name>``, the
+core/v1 form) and serves them through both APIs, renaming fields on the way
+(pkg/apis/events/v1 conversion): involvedObject <-> regarding, message <->
+note, source <-> deprecatedSource, firstTimestamp/lastTimestamp/count <->
+deprecatedFirstTimestamp/deprecatedLastTimestamp/deprecatedCount,
+reportingComponent <-> reportingController. Every other field keeps its name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CORE = "v1"
+EVENTS = "events.k8s.io/v1"
+
+# core/v1 field -> events.k8s.io/v1 field
+_RENAMES = {
+    "involvedObject": "regarding",
+    "message": "note",
+    "source": "deprecatedSource",
+    "firstTimestamp": "deprecatedFirstTimestamp",
+    "lastTimestamp": "deprecatedLastTimestamp",
+    "count": "deprecatedCount",
+    "reportingComponent": "reportingController",
+}
+_BACK = {v: k for k, v in _RENAMES.items()}
+
+
+def _rename(obj: dict[str, Any], names: dict[str, str], api_version: str) -> dict[str, Any]:
+    out = {names.get(k, k): v for k, v in obj.items()}
+    out["apiVersion"], out["kind"] = api_version, "Event"
+    return out
+
+
+def to_events_v1(core: dict[str, Any]) -> dict[str, Any]:
+    """A core/v1 Event as events.k8s.io/v1 (a new dict)."""
+    return _rename(core, _RENAMES, EVENTS)
+
+
+def to_core(event: dict[str, Any]) -> dict[str, Any]:
+    """An events.k8s.io/v1 Event as core/v1 (a new dict)."""
+    return _rename(event, _BACK, CORE)
+
+
+def convert(obj: dict[str, Any], desired: str) -> dict[str, Any]:
+    """``obj`` (either form) as ``desired`` ("v1" or "events.k8s.io/v1"); already there -> unchanged."""
+    if obj.get("apiVersion") == desired:
+        return obj
+    return to_events_v1(obj) if desired == EVENTS else to_core(obj)
