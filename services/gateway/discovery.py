@@ -63,6 +63,7 @@ _SUBRESOURCES: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
     "token": ("authentication.k8s.io", "v1", "TokenRequest", ("create",)),
     "eviction": ("policy", "v1", "Eviction", ("create",)),
     "log": ("", "v1", "Pod", ("get",)),
+    "binding": ("", "v1", "Binding", ("create",)),
     "exec": ("", "v1", "PodExecOptions", ("create", "get")),
     "attach": ("", "v1", "PodAttachOptions", ("create", "get")),
     "portforward": ("", "v1", "PodPortForwardOptions", ("create", "get")),

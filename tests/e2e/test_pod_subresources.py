@@ -40,3 +40,36 @@ def test_discovery_lists_pod_subresources(kubectl: Kubectl):
         "resources"]}
     assert names["pods/log"]["verbs"] == ["get"]
     assert names["pods/exec"]["kind"] == "PodExecOptions"
+
+
+def test_binding_and_eviction(kubectl: Kubectl, namespace: str):
+    import json as _json
+
+    kubectl.run("-n", namespace, "apply", "-f", "-", input=POD % ("tobind", ""))
+    binding = _json.dumps({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "tobind"},
+                           "target": {"apiVersion": "v1", "kind": "Node", "name": "node-7"}})
+    kubectl.run("create", "--raw", f"/api/v1/namespaces/{namespace}/pods/tobind/binding", "-f", "-", input=binding)
+    pod = _json.loads(kubectl.run("-n", namespace, "get", "pod", "tobind", "-o", "json").stdout)
+    assert pod["spec"]["nodeName"] == "node-7"
+    again = kubectl.run("create", "--raw", f"/api/v1/namespaces/{namespace}/pods/tobind/binding", "-f", "-",
+                        input=binding, check=False)
+    assert 'is already assigned to node "node-7"' in again.stderr
+
+    kubectl.run("-n", namespace, "apply", "-f", "-", input=textwrap.dedent("""\
+        apiVersion: policy/v1
+        kind: PodDisruptionBudget
+        metadata: {name: keep-one}
+        spec:
+          minAvailable: 1
+          selector: {matchLabels: {app: guarded}}
+        """))
+    kubectl.run("-n", namespace, "apply", "-f", "-", input=(POD % ("guarded", "")).replace(
+        "metadata: {name: guarded}", "metadata: {name: guarded, labels: {app: guarded}}"))
+    eviction = _json.dumps({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "guarded"}})
+    refused = kubectl.run("create", "--raw", f"/api/v1/namespaces/{namespace}/pods/guarded/eviction", "-f", "-",
+                          input=eviction, check=False)
+    assert "Cannot evict pod as it would violate the pod's disruption budget." in refused.stderr
+    free = _json.dumps({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "tobind"}})
+    kubectl.run("create", "--raw", f"/api/v1/namespaces/{namespace}/pods/tobind/eviction", "-f", "-", input=free)
+    gone = kubectl.run("-n", namespace, "get", "pod", "tobind", check=False)
+    assert "NotFound" in gone.stderr

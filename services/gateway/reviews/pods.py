@@ -88,3 +88,74 @@ def _register(name: str) -> None:
 
 for _name in STREAMING:
     _register(_name)
+
+
+def _labels_match(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """A LabelSelector (matchLabels + matchExpressions) against ``labels``; an empty selector matches nothing here."""
+    if not selector:
+        return False
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
+        if (op == "In" and labels.get(key) not in values) or (op == "NotIn" and labels.get(key) in values) \
+                or (op == "Exists" and key not in labels) or (op == "DoesNotExist" and key in labels):
+            return False
+    return True
+
+
+@subresource("", "pods", "eviction")
+async def eviction(scope: RequestScope) -> web.StreamResponse:
+    """POST pods/<name>/eviction (policy/v1 Eviction, as ``kubectl drain`` sends): delete the pod unless a
+    PodDisruptionBudget selecting it allows no disruption (429 with kube's message). Source: "API-initiated
+    Eviction"."""
+    from services.gateway.handlers.delete import delete
+
+    if scope.info.verb != "create":
+        raise errors.method_not_allowed("pods/eviction", scope.info.verb)
+    pod = await _pod(scope)
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    listed: Any = await grpcutil.call("storage", scope.backends.storage.List, storage_pb2.ListRequest(
+        key=storage_pb2.ResourceKey(group="policy", resource="poddisruptionbudgets", namespace=scope.info.namespace)),
+        timeout=scope.timeout)
+    for raw in listed.items:
+        pdb = jsonutil.loads(raw)
+        if _labels_match((pdb.get("spec") or {}).get("selector") or {}, labels):
+            if int((pdb.get("status") or {}).get("disruptionsAllowed") or 0) < 1:
+                name = (pdb.get("metadata") or {}).get("name", "")
+                raise errors.StatusError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's "
+                                         "disruption budget.", {"causes": [{
+                                             "reason": "DisruptionBudget", "message": f"The disruption budget {name} "
+                                             "needs 1 healthy pods and has 0 currently"}]})
+    await delete(scope)
+    return web.json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                              "code": 201}, status=201)
+
+
+@subresource("", "pods", "binding")
+async def binding(scope: RequestScope) -> web.StreamResponse:
+    """POST pods/<name>/binding (core/v1 Binding, as a scheduler sends): set ``spec.nodeName`` once.
+
+    409 Conflict ``pod <name> is already assigned to node "<node>"`` when bound; 400 without a target name.
+    """
+    from services.gateway import negotiation
+    from services.gateway.handlers.update import store_update
+
+    if scope.info.verb != "create":
+        raise errors.method_not_allowed("pods/binding", scope.info.verb)
+    body = negotiation.decode_body(await scope.request.read(), scope.content_type)
+    target = (body.get("target") or {}) if isinstance(body, dict) else {}
+    node = str(target.get("name") or "")
+    if not node:
+        raise errors.bad_request("target.name is required")
+    current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
+                                       storage_pb2.GetRequest(key=scope.key()), timeout=scope.timeout)
+    pod = jsonutil.loads(current.object)
+    bound = (pod.get("spec") or {}).get("nodeName")
+    if bound:
+        raise errors.conflict("pods", scope.info.name, f'pod {scope.info.name} is already assigned to node "{bound}"')
+    pod.setdefault("spec", {})["nodeName"] = node
+    await store_update(scope, pod, current, current.resource_version)
+    return web.json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                              "code": 201}, status=201)
