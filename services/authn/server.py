@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import grpc
 
 from kapi import flags, grpcutil
+from kapi.duration import parse_duration
 from kapi_proto.kapi.authn.v1 import authn_pb2, authn_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
 from services.authn import oidc
@@ -40,7 +41,7 @@ from services.authn.serviceaccount import (
 from services.authn.servicer import AuthenticationServicer, Authn
 from services.authn.tokenfile import TokenFileAuthenticator
 from services.authn.union import AuthenticatedGroupAdder, build
-from services.authn.webhook import WebhookTokenAuthenticator, load_config, parse_duration
+from services.authn.webhook import WebhookTokenAuthenticator, load_config
 from services.authn.x509 import X509Authenticator
 
 log = logging.getLogger(__name__)

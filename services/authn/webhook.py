@@ -16,24 +16,18 @@ never a 500, and such failures are not cached.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import logging
-import re
-import ssl
-import tempfile
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import aiohttp
-import yaml
 
 from kapi import jsonutil
 from kapi.attributes import UserInfo
+from kapi.kubeconfig import WebhookConfig, load_webhook_config
 from services.authn.authenticator import DEFAULT_CACHE_TTL_SECONDS, NOT_MINE, Result, failed, succeeded
 
 log = logging.getLogger(__name__)
@@ -41,87 +35,9 @@ log = logging.getLogger(__name__)
 NAME = "webhook"
 DEFAULT_TIMEOUT_SECONDS = 10.0
 MAX_RESPONSE_BYTES = 1 << 20
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
-_UNITS = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_duration(text: str) -> float:
-    """A Go duration ("2m", "1m30s", "500ms", "0") or plain seconds ("120") in seconds; ValueError if malformed."""
-    text = text.strip()
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    pos, total = 0, 0.0
-    for match in _DURATION.finditer(text):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-    if not text or pos != len(text):
-        raise ValueError(f"invalid duration {text!r}")
-    return total
-
-
-@dataclass(frozen=True)
-class WebhookConfig:
-    """The remote service of a webhook kubeconfig: URL, TLS context (None for http), bearer token."""
-
-    server: str
-    ssl_context: ssl.SSLContext | None
-    token: str = ""
-
-
-def _material(entry: Mapping[str, Any], key: str, base: Path) -> bytes | None:
-    if entry.get(f"{key}-data"):
-        return base64.b64decode(entry[f"{key}-data"])
-    if entry.get(key):
-        path = Path(entry[key])
-        return (path if path.is_absolute() else base / path).read_bytes()
-    return None
-
-
-def _pick(doc: Mapping[str, Any], kind: str, name: str) -> dict[str, Any]:
-    items = doc.get(f"{kind}s") or []
-    for item in items:
-        if item.get("name") == name:
-            return dict(item.get(kind) or {})
-    if not items:
-        raise ValueError(f"webhook kubeconfig has no {kind}s")
-    return dict(items[0].get(kind) or {})
-
-
 def load_config(path: str) -> WebhookConfig:
-    """Parse a webhook kubeconfig file; raises OSError or ValueError."""
-    doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(doc, dict):
-        raise ValueError(f"{path}: not a kubeconfig")
-    base = Path(path).resolve().parent
-    context: dict[str, Any] = {}
-    current = doc.get("current-context") or ""
-    for item in doc.get("contexts") or []:
-        if item.get("name") == current or not current:
-            context = dict(item.get("context") or {})
-            break
-    cluster = _pick(doc, "cluster", context.get("cluster", ""))
-    user = _pick(doc, "user", context.get("user", "")) if doc.get("users") else {}
-    server = str(cluster.get("server") or "")
-    if not server.startswith(("https://", "http://")):
-        raise ValueError(f"{path}: the cluster server must be an http(s) URL, got {server!r}")
-    context_ssl: ssl.SSLContext | None = None
-    if server.startswith("https://"):
-        ca = _material(cluster, "certificate-authority", base)
-        context_ssl = ssl.create_default_context(cadata=ca.decode() if ca else None)
-        if cluster.get("insecure-skip-tls-verify"):
-            context_ssl.check_hostname = False
-            context_ssl.verify_mode = ssl.CERT_NONE
-        cert, key = _material(user, "client-certificate", base), _material(user, "client-key", base)
-        if cert and key:
-            with tempfile.TemporaryDirectory() as tmp:  # ssl loads client credentials only from files
-                (Path(tmp) / "c.pem").write_bytes(cert)
-                (Path(tmp) / "k.pem").write_bytes(key)
-                context_ssl.load_cert_chain(str(Path(tmp) / "c.pem"), str(Path(tmp) / "k.pem"))
-    return WebhookConfig(server, context_ssl, str(user.get("token") or ""))
+    """Parse a webhook kubeconfig file (kapi.kubeconfig); raises OSError or ValueError."""
+    return load_webhook_config(path)
 
 
 def _user(status: Mapping[str, Any]) -> UserInfo:

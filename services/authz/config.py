@@ -22,7 +22,8 @@ from typing import Any
 
 import yaml
 
-from kapi.kubeconfig import WebhookConfig, load_webhook_config, parse_duration
+from kapi.duration import parse_duration
+from kapi.kubeconfig import WebhookConfig, load_webhook_config
 from services.authz import union
 from services.authz.webhook import DEFAULT_AUTHORIZED_TTL, DEFAULT_UNAUTHORIZED_TTL, VERSIONS
 

@@ -26,7 +26,8 @@ import grpc
 from grpc_health.v1 import health
 
 from kapi import flags, grpcutil
-from kapi.kubeconfig import load_webhook_config, parse_duration
+from kapi.duration import parse_duration
+from kapi.kubeconfig import load_webhook_config
 from kapi_proto.kapi.authz.v1 import authz_pb2, authz_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
 from services.authz import abac, bootstrap, node, union, webhook

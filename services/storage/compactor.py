@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Callable
 
 from kapi import errors
@@ -26,33 +25,6 @@ log = logging.getLogger(__name__)
 
 COMPACT_REV_KEY = b"compact_rev_key"
 DEFAULT_INTERVAL = 300.0  # seconds (kube-apiserver --etcd-compaction-interval 5m)
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
-_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-
-
-def parse_duration(text: str) -> float:
-    """A Go duration (``5m``, ``1h30m``, ``90s``, ``0``) or plain seconds (``300``) -> seconds.
-
-    Raises ValueError for anything else or a negative value.
-    """
-    text = text.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        pass
-    else:
-        if seconds < 0:
-            raise ValueError(f"negative duration {text!r}")
-        return seconds
-    pos, total = 0, 0.0
-    for match in _DURATION.finditer(text):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNIT[match.group(2)]
-        pos = match.end()
-    if pos != len(text) or not text:
-        raise ValueError(f"invalid duration {text!r} (expected e.g. 5m, 90s, 1h30m or seconds)")
-    return total
 
 
 class Compactor:

@@ -20,8 +20,9 @@ import grpc
 from grpc_health.v1 import health
 
 from kapi import errors, flags, grpcutil
+from kapi.duration import parse_duration
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
-from services.storage.compactor import Compactor, parse_duration
+from services.storage.compactor import Compactor
 from services.storage.etcd import EtcdClient, parse_endpoints
 from services.storage.etcd_watch import WatchMux
 from services.storage.servicer import StorageServicer

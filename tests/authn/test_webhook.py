@@ -10,8 +10,9 @@ import pytest
 from aiohttp import web
 
 from kapi.attributes import UserInfo
+from kapi.duration import parse_duration
 from services.authn.authenticator import NOT_MINE
-from services.authn.webhook import WebhookTokenAuthenticator, load_config, parse_duration
+from services.authn.webhook import WebhookTokenAuthenticator, load_config
 
 from .webhookutil import example_module, kubeconfig, serve_tls, tls_files
 

@@ -17,8 +17,9 @@ import grpc
 import pytest
 
 from kapi import errors, jsonutil
+from kapi.duration import parse_duration
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
-from services.storage.compactor import COMPACT_REV_KEY, Compactor, parse_duration
+from services.storage.compactor import COMPACT_REV_KEY, Compactor
 from services.storage.etcd import CompactedError
 from services.storage.server import StorageService
 from tests.conftest import Etcd  # the session fixture's etcd launcher
