@@ -47,6 +47,7 @@ class Context:
     root_ca: bytes = b""
     resync: float = 300.0
     informers: dict[str, Informer] = field(default_factory=dict)
+    shared: dict[str, object] = field(default_factory=dict)  # per-context singletons (e.g. customresources.shared)
 
     def informer(self, resource: Resource, namespace: str = "") -> Informer:
         """The shared informer of ``resource`` (in ``namespace``, or every namespace)."""
@@ -72,6 +73,7 @@ class Loop:
 def loops() -> dict[str, Loop]:
     """Every loop by name (imported lazily so a loop module's import errors surface at start)."""
     from services.controllers.loops import (
+        apiservices,
         garbagecollector,
         namespace,
         resourcequota,
@@ -92,6 +94,7 @@ def loops() -> dict[str, Loop]:
         Loop("resourcequota", "resourcequota-controller", True, resourcequota.ResourceQuotaController),
         Loop("tenant-rbac", "tenant-rbac-controller", True, tenantrbac.TenantRBACController),
         Loop("tenant-quota", "tenant-quota-controller", True, tenantquota.TenantQuotaController),
+        Loop("autoregister", "kube-apiserver-autoregistration", True, apiservices.AutoRegister),
     ]
     return {loop.name: loop for loop in table}
 

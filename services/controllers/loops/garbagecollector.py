@@ -18,16 +18,24 @@ kube's ignored resources) and keeps a graph of objects by uid with their
   removed (and the owner goes);
 - orphan: an owner marked for deletion with the ``orphan`` finalizer has
   its reference removed from every dependent, then the finalizer removed.
+
+Custom resources are owners and dependents like any other object: the
+loop follows the Established CRDs (:mod:`services.controllers.customresources`)
+and watches each custom resource at its preferred version while it is
+served (kube's GC resyncs its monitors from discovery the same way).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from typing import Any
 
 from kapi.resources import REGISTRY, Resource
+from services.controllers import customresources
 from services.controllers.client import ApiError, path_for
-from services.controllers.informer import WorkQueue
+from services.controllers.informer import Informer, WorkQueue
 from services.controllers.manager import Context
 from services.controllers.objects import deleting, meta
 
@@ -58,14 +66,35 @@ class GarbageCollector:
 
     def __init__(self, ctx: Context):
         self.client = ctx.client
+        self.resync = ctx.resync
         self.queue = WorkQueue(self.name)
         self.nodes: dict[str, tuple[Resource, dict[str, Any]]] = {}  # uid -> (resource, object)
         self.dependents: dict[str, set[str]] = {}  # owner uid -> dependent uids
+        self.custom: dict[tuple[str, str], asyncio.Task[None]] = {}  # custom resource -> its informer's task
         for resource in monitored_resources():
-            inf = ctx.informer(resource)
-            inf.on(add=lambda obj, r=resource: self._upsert(r, obj),  # type: ignore[misc]
-                   update=lambda _old, new, r=resource: self._upsert(r, new),  # type: ignore[misc]
-                   delete=self._removed)
+            self._monitor(ctx.informer(resource), resource)
+        self.crds = customresources.shared(ctx)
+        self.crds.subscribe(self._custom_resources_changed)
+
+    def _monitor(self, inf: Informer, resource: Resource) -> None:
+        inf.on(add=lambda obj: self._upsert(resource, obj), update=lambda _old, new: self._upsert(resource, new),
+               delete=self._removed)
+
+    def _custom_resources_changed(self, added: dict[tuple[str, str], Resource], removed: set[tuple[str, str]]
+                                  ) -> None:
+        """Watch newly served custom resources (at their preferred version); stop watching removed ones."""
+        for key in removed | set(added):
+            task = self.custom.pop(key, None)
+            if task is not None:
+                task.cancel()
+        for key in removed:
+            for resource, obj in list(self.nodes.values()):
+                if (resource.group, resource.resource) == key:
+                    self._removed(obj)
+        for key, resource in added.items():
+            inf = Informer(self.client, path_for(resource), resync=self.resync)
+            self._monitor(inf, resource)
+            self.custom[key] = asyncio.get_running_loop().create_task(inf.run(), name=f"gc informer {key}")
 
     # -- graph maintenance (informer callbacks: no I/O, only enqueue)
 
@@ -103,8 +132,20 @@ class GarbageCollector:
     # -- processing
 
     async def run(self) -> None:
-        """Process graph changes until cancelled."""
-        await self.queue.run(self.sync, workers=2)
+        """Process graph changes until cancelled (the custom resources' informers stop with it)."""
+        missing = {k: r for k, r in self.crds.served.items() if k not in self.custom}
+        if missing:  # a restarted loop (see manager._guard) resumes watching what is served
+            self._custom_resources_changed(missing, set())
+        try:
+            await self.queue.run(self.sync, workers=2)
+        finally:
+            tasks = list(self.custom.values())
+            self.custom.clear()
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
 
     async def sync(self, uid: str) -> None:
         """Reconcile the object ``uid``: finalizer work if it is being deleted, else check its owners."""

@@ -30,6 +30,7 @@ import logging
 from typing import Any
 
 from kapi.resources import REGISTRY, Resource
+from services.controllers import customresources
 from services.controllers.client import ApiError, path_for
 from services.controllers.informer import WorkQueue
 from services.controllers.manager import Context
@@ -42,9 +43,18 @@ RECHECK_SECONDS = 1.0
 
 
 def namespaced_resources() -> list[Resource]:
-    """Every stored namespaced resource that can be listed and deleted (the namespace's possible content)."""
-    return [r for r in REGISTRY.rows
-            if r.namespaced and r.stored and "list" in r.verbs and "delete" in r.verbs]
+    """Every stored namespaced resource that can be listed and deleted (the namespace's possible content).
+
+    Custom resources of served CRDs are included once each (their preferred version).
+    """
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for r in REGISTRY.rows:
+        if r.namespaced and r.stored and "list" in r.verbs and "delete" in r.verbs and (
+                REGISTRY.is_static(r) or (r.group, r.resource) not in seen):
+            seen.add((r.group, r.resource))
+            out.append(r)
+    return out
 
 
 def conditions(remaining: dict[str, int], finalizers: dict[str, int], failures: list[str],
@@ -90,6 +100,7 @@ class NamespaceController:
         self.queue = WorkQueue(self.name)
         self.namespaces = ctx.informer(NAMESPACES)
         self.namespaces.on(add=self._enqueue, update=lambda _old, new: self._enqueue(new))
+        customresources.shared(ctx)  # a namespace's content includes its custom resources
 
     def _enqueue(self, ns: dict[str, Any]) -> None:
         if deleting(ns):

@@ -8,7 +8,8 @@ and at every informer resync (``--resource-quota-sync-period``). Usage is
 the sum, over the namespace's live objects that match the quota's scopes,
 of what the ResourceQuota admission plugin charges for them (the same
 evaluators: counts, ``count/<resource>.<group>``, pod compute, service
-types), written with a conditional ``PUT .../resourcequotas/<name>/status``
+types; custom resources through the served CRDs,
+:mod:`services.controllers.customresources`), written with a conditional ``PUT .../resourcequotas/<name>/status``
 (retried on Conflict, since admission charges the same status).
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 from kapi.resources import REGISTRY
 from services.admission import quantity
 from services.admission.plugins.resource_quota import quota_matches, usage
+from services.controllers import customresources
 from services.controllers.client import ApiError, Client, path_for
 from services.controllers.informer import WorkQueue, key_of, split_key
 from services.controllers.manager import Context
@@ -63,7 +65,8 @@ async def calculate(client: Client, quota: dict[str, Any]) -> dict[str, str]:
     namespace = meta(quota).get("namespace", "")
     totals = {k: Fraction(0) for k in hard}
     for group, res in sorted(counted_resources(list(hard))):
-        resource = REGISTRY.get(group, "v1", res)
+        resource = REGISTRY.get(group, "v1", res) or next(  # a custom resource: its preferred version
+            (r for r in REGISTRY.rows if (r.group, r.resource) == (group, res)), None)
         if resource is None or not resource.stored or not resource.namespaced:
             continue
         items = (await client.list_all(path_for(resource, namespace))).get("items") or []
@@ -86,6 +89,7 @@ class ResourceQuotaController:
         self.queue = WorkQueue(self.name)
         self.quotas = ctx.informer(RESOURCEQUOTAS)
         self.quotas.on(add=self._quota, update=self._quota_update)
+        customresources.shared(ctx)  # count/<plural>.<group> of custom resources needs them in REGISTRY
         for res in REPLENISHED:
             ctx.informer(row("", res)).on(delete=self._replenish,
                                            update=self._pod_update if res == "pods" else None)
