@@ -251,6 +251,13 @@ def _validating_policy(obj: Obj) -> None:
                 rule.setdefault("scope", "*")
 
 
+def _apiservice(obj: Obj) -> None:
+    """apiregistration v1 SetDefaults_ServiceReference: service.port 443."""
+    service = (obj.get("spec") or {}).get("service") if isinstance(obj.get("spec"), dict) else None
+    if isinstance(service, dict) and service.get("port") is None:
+        service["port"] = 443
+
+
 _ADMREG = "admissionregistration.k8s.io"
 _BY_KIND: dict[tuple[str, str], Callable[[Obj], None]] = {
     ("", "Secret"): _secret,
@@ -266,6 +273,7 @@ _BY_KIND: dict[tuple[str, str], Callable[[Obj], None]] = {
     (_ADMREG, "MutatingWebhookConfiguration"): _mutating_webhooks,
     (_ADMREG, "ValidatingWebhookConfiguration"): _validating_webhooks,
     (_ADMREG, "ValidatingAdmissionPolicy"): _validating_policy,
+    ("apiregistration.k8s.io", "APIService"): _apiservice,
 }
 
 

@@ -344,4 +344,8 @@ def validate(obj: Obj, group: str, kind: str) -> list[Cause]:
             return _job_spec(spec, "spec")
         if kind == "CronJob":
             return _job_spec(_dict(spec.get("jobTemplate")).get("spec"), "spec.jobTemplate.spec")
+    elif group == "apiregistration.k8s.io" and kind == "APIService":
+        from kapi import apiregistration  # kube-aggregator's ValidateAPIService
+
+        return apiregistration.validate(obj)
     return []

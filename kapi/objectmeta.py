@@ -66,7 +66,7 @@ def name_rule(resource: Resource) -> NameFunc:
         return _name_is_dns_label
     if resource.group == "" and resource.kind == "Service":
         return _name_is_dns1035_label
-    if resource.group == RBAC_GROUP:
+    if resource.group in (RBAC_GROUP, "apiregistration.k8s.io"):  # APIService: also <version>.<group>
         return _name_is_path_segment
     return _name_is_dns_subdomain
 

@@ -19,6 +19,12 @@ logged as one JSON line (user, groups, method, path) on stdout.
     python server.py --tls-cert-file tls.crt --tls-private-key-file tls.key \\
         --requestheader-client-ca-file ca.crt --port 8443 [--port-file FILE]
 
+or, instead of the ``--requestheader-*`` flags, ``--authentication-kubeconfig
+KUBECONFIG``: the front-proxy CA, allowed names and headers are then read,
+as kube's delegated authentication does, from the ConfigMap
+``kube-system/extension-apiserver-authentication`` the API server publishes
+(reading it needs the Role ``extension-apiserver-authentication-reader``).
+
 Register it with a Service + Endpoints pointing at the server and an
 APIService ``v1alpha1.wardle.example.com`` (see README.md).
 """
@@ -169,24 +175,71 @@ def openapi_document() -> dict[str, Any]:
                                         "properties": {"reference": {"type": "string"}}}}}}}}
 
 
+def _kubeconfig_get(kubeconfig: str, path: str) -> dict[str, Any]:
+    """GET ``path`` from the API server of ``kubeconfig``'s current context (client certificate or token)."""
+    import base64
+    import tempfile
+    import urllib.request
+
+    import yaml
+
+    doc = yaml.safe_load(Path(kubeconfig).read_text())
+    context = next(c["context"] for c in doc["contexts"] if c["name"] == doc["current-context"])
+    cluster = next(c["cluster"] for c in doc["clusters"] if c["name"] == context["cluster"])
+    user = next((u["user"] for u in doc.get("users") or [] if u["name"] == context["user"]), {})
+    tls = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()) \
+        if cluster.get("certificate-authority-data") else ssl.create_default_context()
+    headers = {"Accept": "application/json"}
+    if user.get("token"):
+        headers["Authorization"] = f"Bearer {user['token']}"
+    with tempfile.TemporaryDirectory() as tmp:
+        if user.get("client-certificate-data"):
+            cert, key = Path(tmp) / "c.crt", Path(tmp) / "c.key"
+            cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
+            key.write_bytes(base64.b64decode(user["client-key-data"]))
+            tls.load_cert_chain(str(cert), str(key))
+        request = urllib.request.Request(cluster["server"].rstrip("/") + path, headers=headers)
+        with urllib.request.urlopen(request, context=tls, timeout=10) as reply:
+            return dict(json.loads(reply.read()))
+
+
+def from_cluster(args: argparse.Namespace) -> None:
+    """Fill the ``--requestheader-*`` settings from kube-system/extension-apiserver-authentication."""
+    data = _kubeconfig_get(args.authentication_kubeconfig,
+                           "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication")["data"]
+    args.requestheader_client_ca_data = data["requestheader-client-ca-file"]
+    for key in ("allowed-names", "username-headers", "group-headers", "extra-headers-prefix"):
+        setattr(args, f"requestheader_{key.replace('-', '_')}", ",".join(json.loads(data[f"requestheader-{key}"])))
+
+
 def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--port-file", default="")
     p.add_argument("--tls-cert-file", required=True)
     p.add_argument("--tls-private-key-file", required=True)
-    p.add_argument("--requestheader-client-ca-file", required=True)
+    p.add_argument("--requestheader-client-ca-file", default="")
+    p.add_argument("--authentication-kubeconfig", default="",
+                   help="read the requestheader settings from kube-system/extension-apiserver-authentication")
     p.add_argument("--requestheader-allowed-names", default="front-proxy-client")
     p.add_argument("--requestheader-username-headers", default="X-Remote-User")
     p.add_argument("--requestheader-group-headers", default="X-Remote-Group")
     p.add_argument("--requestheader-extra-headers-prefix", default="X-Remote-Extra-")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    args.requestheader_client_ca_data = ""
+    if not args.requestheader_client_ca_file and not args.authentication_kubeconfig:
+        p.error("give --requestheader-client-ca-file or --authentication-kubeconfig")
+    return args
 
 
 async def serve(args: argparse.Namespace) -> None:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(args.tls_cert_file, args.tls_private_key_file)
-    context.load_verify_locations(cafile=args.requestheader_client_ca_file)
+    if args.authentication_kubeconfig and not args.requestheader_client_ca_file:
+        from_cluster(args)
+        context.load_verify_locations(cadata=args.requestheader_client_ca_data)
+    else:
+        context.load_verify_locations(cafile=args.requestheader_client_ca_file)
     context.verify_mode = ssl.CERT_OPTIONAL
     server = Server(args)
     app = web.Application()

@@ -8,7 +8,9 @@ system:public-info-viewer), the component roles (system:kube-scheduler,
 system:kube-controller-manager, system:node, system:node-proxier,
 system:volume-scheduler, system:monitoring, system:auth-delegator,
 system:node-bootstrapper, system:kube-dns, system:service-account-issuer-discovery,
-system:heapster) and their ClusterRoleBindings. Every object carries the
+system:heapster) and their ClusterRoleBindings; in kube-system the Role
+extension-apiserver-authentication-reader and its RoleBinding
+system::extension-apiserver-authentication-reader. Every object carries the
 label ``kubernetes.io/bootstrapping: rbac-defaults`` and the annotation
 ``rbac.authorization.kubernetes.io/autoupdate: "true"``.
 
@@ -286,12 +288,31 @@ CONTROLLER_ROLES: dict[str, ClusterRoleSpec] = {
         rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews"]),
     ], {}, ""),
     "kapi:namespace-provisioner": ([rule(["create"], [""], ["namespaces"])], {}, ""),
+    # kube-apiserver's autoregister + crdregistration, run by kapi's controller manager (loops/apiservices.py)
+    "kapi:controller:apiservice-registration": ([
+        rule(["create", "delete", "get", "list", "update", "watch"], ["apiregistration.k8s.io"], ["apiservices"]),
+        rule(READ, ["apiextensions.k8s.io"], ["customresourcedefinitions"]),
+    ], {}, ""),
 }
 CLUSTER_ROLES.update(CONTROLLER_ROLES)
 CLUSTER_ROLE_BINDINGS.update({
     name: (name, (("User", "system:kube-controller-manager", ""),))
     for name in CONTROLLER_ROLES if name.startswith(("system:controller:", "kapi:controller:"))
 })
+
+
+# Namespaced defaults (kube's bootstrap NamespaceRoles/NamespaceRoleBindings), as (namespace, name) -> value.
+# extension-apiserver-authentication-reader lets extension API servers read the front-proxy CA and headers
+# from kube-system/extension-apiserver-authentication ("Configure the Aggregation Layer").
+NAMESPACED_ROLES: dict[tuple[str, str], list[dict[str, Any]]] = {
+    ("kube-system", "extension-apiserver-authentication-reader"): [
+        {**rule(READ, [""], ["configmaps"]), "resourceNames": ["extension-apiserver-authentication"]}],
+}
+NAMESPACED_ROLE_BINDINGS: dict[tuple[str, str], tuple[str, tuple[Subject, ...]]] = {
+    ("kube-system", "system::extension-apiserver-authentication-reader"): (
+        "extension-apiserver-authentication-reader",
+        (("User", "system:kube-controller-manager", ""), ("User", "system:kube-scheduler", ""))),
+}
 
 
 def _subject(kind: str, name: str, namespace: str) -> dict[str, Any]:
@@ -333,6 +354,23 @@ def default_objects(now: datetime.datetime | None = None,
     return out
 
 
+def namespaced_objects(now: datetime.datetime | None = None,
+                       new_uid: Callable[[], str] = lambda: str(uuid.uuid4())) -> list[tuple[str, dict[str, Any]]]:
+    """The namespaced bootstrap policy as (resource, object) pairs: Roles, then RoleBindings (kube-system)."""
+    now = now or datetime.datetime.now(datetime.UTC)
+    out: list[tuple[str, dict[str, Any]]] = []
+    for (namespace, name), rules in NAMESPACED_ROLES.items():
+        out.append(("roles", {"apiVersion": API_VERSION, "kind": "Role",
+                              "metadata": {**_metadata(name, now, new_uid), "namespace": namespace}, "rules": rules}))
+    for (namespace, name), (role, subjects) in NAMESPACED_ROLE_BINDINGS.items():
+        out.append(("rolebindings", {
+            "apiVersion": API_VERSION, "kind": "RoleBinding",
+            "metadata": {**_metadata(name, now, new_uid), "namespace": namespace},
+            "roleRef": {"apiGroup": GROUP, "kind": "Role", "name": role},
+            "subjects": [_subject(*s) for s in subjects]}))
+    return out
+
+
 def reconciled(resource: str, existing: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any] | None:
     """The object ``existing`` should become to include ``expected`` (additively), or None if nothing to do.
 
@@ -350,7 +388,7 @@ def reconciled(resource: str, existing: dict[str, Any], expected: dict[str, Any]
         have = out_meta.get(key) or {}
         if any(k not in have for k in wanted):
             out_meta[key] = {**wanted, **have}
-    if resource == "clusterroles":
+    if resource in ("clusterroles", "roles"):
         if expected.get("aggregationRule"):
             have_rule = out.get("aggregationRule") or {}
             selectors = list(have_rule.get("clusterRoleSelectors") or [])
@@ -400,9 +438,10 @@ async def ensure(stub: storage_pb2_grpc.StorageStub, *, timeout: float = 10.0, m
     logged and the object skipped, so one bad object cannot block the rest.
     """
     written = 0
-    for resource, obj in default_objects():
+    for resource, obj in [*default_objects(), *namespaced_objects()]:
         name = obj["metadata"]["name"]
-        key = storage_pb2.ResourceKey(group=GROUP, resource=resource, name=name)
+        key = storage_pb2.ResourceKey(group=GROUP, resource=resource, name=name,
+                                      namespace=obj["metadata"].get("namespace", ""))
 
         async def call(rpc: Callable[..., Any], request: Any) -> Any:
             return await _call(rpc, request, timeout, sleep, min_backoff, max_backoff)

@@ -30,14 +30,13 @@ import contextlib
 import logging
 import ssl
 import urllib.parse
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 
-from kapi import crd, errors, grpcutil, jsonutil
+from kapi import apiregistration, crd, errors, grpcutil, jsonutil
 from kapi.attributes import UserInfo
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import discovery, endpoints, openapi
@@ -99,6 +98,7 @@ class Aggregator:
         self._watcher = Watcher(storage, GROUP, RESOURCE, self._changed)
         self._session: aiohttp.ClientSession | None = None
         self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()  # set when an APIService needs a status write before the next periodic pass
 
     def start(self) -> None:
         """Start watching APIServices and checking the remote ones."""
@@ -121,6 +121,8 @@ class Aggregator:
         for name in list(self.discovery):
             if name not in self.services:
                 del self.discovery[name]
+        if any(_needs_status(obj) for obj in items.values()):
+            self._wake.set()
 
     def _http(self) -> aiohttp.ClientSession:
         if self._session is None:
@@ -197,9 +199,16 @@ class Aggregator:
         remote = self.remote_for(path.removeprefix("/openapi/v3"))
         if remote is not None:  # the group-version itself, or its OpenAPI v3 document
             return await self.proxy(request, remote, user, timeout)
+        clean = path.rstrip("/")
+        if clean == "/apis":  # local and remote groups, ordered by the APIServices (kapi.apiregistration)
+            apiservices = list(self._watcher.items.values())
+            aggregated = discovery.wants_aggregated(request.headers.get("Accept", ""))
+            if aggregated:
+                body = discovery.aggregated(False, aggregated, apiservices=apiservices, remote=self.remote_version)
+                return _json(body, discovery.AGGREGATED_V2 if aggregated == "v2" else discovery.AGGREGATED_V2BETA1)
+            return _json(discovery.group_list(apiservices=apiservices))
         if not self.services:
             return None
-        clean = path.rstrip("/")
         if clean == "/openapi/v3":
             index = jsonutil.loads(openapi.index())
             for svc in self.services.values():
@@ -211,16 +220,7 @@ class Aggregator:
         if len(parts) == 2 and parts[0] == "apis" and parts[1] in versions:
             remote_group = _Remote(parts[1], versions[parts[1]])
             return _json(discovery.group(parts[1], remote_group) or {})  # type: ignore[arg-type]
-        if clean != "/apis":
-            return None
-        aggregated = discovery.wants_aggregated(request.headers.get("Accept", ""))
-        if aggregated:
-            body = discovery.aggregated(False, aggregated)
-            body["items"].extend(self.aggregated_items())
-            return _json(body, discovery.AGGREGATED_V2 if aggregated == "v2" else discovery.AGGREGATED_V2BETA1)
-        body = discovery.group_list()
-        body["groups"].extend(discovery.group_list(_Remote("", [], versions))["groups"])  # type: ignore[arg-type]
-        return _json(body)
+        return None
 
     # --- discovery -----------------------------------------------------------------------------------------
 
@@ -234,61 +234,51 @@ class Aggregator:
                 (-int(spec.get("versionPriority") or 0), crd.version_priority(version), version))
         return {g: [v for *_, v in sorted(vs)] for g, vs in sorted(out.items()) if g}
 
+    def remote_version(self, grp: str, version: str) -> dict[str, Any] | None:
+        """The APIVersionDiscovery entry of a remote group-version from its last discovery document
+        (``Stale`` and empty until one was fetched); None if no remote APIService serves it."""
+        name = f"{version}.{grp}"
+        if name not in self.services:
+            return None
+        doc = self.discovery.get(name) or {}
+        resources = []
+        for r in doc.get("resources") or []:
+            if "/" in str(r.get("name")):
+                continue
+            resources.append({
+                "resource": r.get("name"), "singularResource": r.get("singularName") or "",
+                "scope": "Namespaced" if r.get("namespaced") else "Cluster", "verbs": r.get("verbs") or [],
+                "responseKind": {"group": grp, "version": version, "kind": r.get("kind")},
+                **({"shortNames": r["shortNames"]} if r.get("shortNames") else {}),
+                **({"categories": r["categories"]} if r.get("categories") else {})})
+        return {"version": version, "resources": resources, "freshness": "Current" if doc else "Stale"}
+
     def aggregated_items(self) -> list[dict[str, Any]]:
         """APIGroupDiscovery items of the remote groups, built from their last discovery documents."""
         items = []
         for grp, versions in self.groups().items():
-            entries = []
-            for version in versions:
-                doc = self.discovery.get(f"{version}.{grp}") or {}
-                resources = []
-                for r in doc.get("resources") or []:
-                    if "/" in str(r.get("name")):
-                        continue
-                    resources.append({
-                        "resource": r.get("name"), "singularResource": r.get("singularName") or "",
-                        "scope": "Namespaced" if r.get("namespaced") else "Cluster", "verbs": r.get("verbs") or [],
-                        "responseKind": {"group": grp, "version": version, "kind": r.get("kind")},
-                        **({"shortNames": r["shortNames"]} if r.get("shortNames") else {}),
-                        **({"categories": r["categories"]} if r.get("categories") else {})})
-                entries.append({"version": version, "resources": resources,
-                                "freshness": "Current" if doc else "Stale"})
+            entries = [e for v in versions if (e := self.remote_version(grp, v)) is not None]
             items.append({"metadata": {"name": grp, "creationTimestamp": None}, "versions": entries})
         return items
-
-    async def ensure_local(self, groups: dict[str, list[str]]) -> None:
-        """Create the Local APIServices of kapi's own group-versions (``v1.``, ``v1.apps``...) when absent.
-
-        As kube-apiserver's autoregistration: no ``spec.service``, Available
-        True with reason Local. ``groups`` maps named groups to versions.
-        """
-        entries = [("", "v1"), *((g, v) for g, vs in groups.items() for v in vs)]
-        for order, (grp, version) in enumerate(entries):
-            name = f"{version}.{grp}"
-            obj = {"apiVersion": f"{GROUP}/v1", "kind": "APIService",
-                   "metadata": {"name": name, "uid": str(uuid.uuid4()), "creationTimestamp": crd.now(),
-                                "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"}},
-                   "spec": {"group": grp, "version": version, "groupPriorityMinimum": 18000 - 100 * order,
-                            "versionPriority": 15},
-                   "status": {"conditions": [{"type": "Available", "status": "True", "lastTransitionTime": crd.now(),
-                                              "reason": "Local", "message": "Local APIServices are always available"}]}}
-            with contextlib.suppress(errors.StatusError):
-                await grpcutil.call("storage", self.storage.Create, storage_pb2.CreateRequest(
-                    key=storage_pb2.ResourceKey(group=GROUP, resource=RESOURCE, name=name),
-                    object=jsonutil.dumps(obj)), timeout=CHECK_TIMEOUT)
 
     # --- availability -------------------------------------------------------------------------------------
 
     async def _check_loop(self) -> None:
         while True:
-            for name, svc in list(self.services.items()):
+            self._wake.clear()
+            for name, obj in list(self._watcher.items.items()):
                 try:
-                    await self._check(name, svc)
+                    if name in self.services:
+                        await self._check(name, obj)
+                    elif _needs_status(obj):  # Local: always available (kube's AvailableConditionController)
+                        await self._write_condition(name, "True", apiregistration.LOCAL_REASON,
+                                                    apiregistration.LOCAL_MESSAGE)
                 except asyncio.CancelledError:
                     raise
                 except Exception:
                     log.exception("checking APIService %s", name)
-            await asyncio.sleep(CHECK_INTERVAL)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), CHECK_INTERVAL)
 
     async def _check(self, name: str, svc: dict[str, Any]) -> None:
         spec = _spec(svc)
@@ -314,6 +304,11 @@ class Aggregator:
             status, reason, message = "False", "FailedDiscoveryCheck", f"failing or missing response from {path}: {exc}"
         if status != "True":
             self.discovery.pop(name, None)
+        await self._write_condition(name, status, reason, message)
+
+    async def _write_condition(self, name: str, status: str, reason: str, message: str) -> None:
+        """Set the Available condition of APIService ``name`` with a conditional update (a lost race is fine:
+        the watch brings the winner's object and the next pass looks again)."""
         current = self._watcher.items.get(name)
         if current is None:
             return
@@ -341,6 +336,15 @@ def _json(body: dict[str, Any], content_type: str = "application/json") -> web.R
     response = web.Response(body=jsonutil.dumps(body), status=200)
     response.headers["Content-Type"] = content_type
     return response
+
+
+def _needs_status(obj: dict[str, Any]) -> bool:
+    """True for a Local APIService whose Available condition is not yet True/Local, or a remote one without any."""
+    current = crd.condition(obj, "Available")
+    if not _spec(obj).get("service"):
+        return current is None or (current.get("status"), current.get("reason")) != ("True",
+                                                                                       apiregistration.LOCAL_REASON)
+    return current is None
 
 
 def _spec(obj: dict[str, Any]) -> dict[str, Any]:

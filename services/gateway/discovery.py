@@ -11,10 +11,15 @@ Source: "The Kubernetes API: Discovery API" reference.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from kapi import apiregistration
 from kapi.resources import REGISTRY, Registry, Resource
 from services.gateway import negotiation
+
+# (group, version) -> an APIVersionDiscovery entry of a group-version kapi does not serve itself (remote), or None.
+RemoteVersion = Callable[[str, str], "dict[str, Any] | None"]
 
 AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 AGGREGATED_V2BETA1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
@@ -118,10 +123,22 @@ def _group(name: str, versions: list[str]) -> dict[str, Any]:
     return {"name": name, "versions": entries, "preferredVersion": entries[0]}
 
 
-def group_list(registry: Registry = REGISTRY) -> dict[str, Any]:
-    """/apis: APIGroupList of every named group."""
-    return {"kind": "APIGroupList", "apiVersion": "v1",
-            "groups": [_group(g, vs) for g, vs in registry.groups().items()]}
+def entries(registry: Registry = REGISTRY, apiservices: Iterable[Mapping[str, Any]] = ()
+            ) -> list[apiregistration.Entry]:
+    """Every served group-version (core, built-in, CRD) plus remote APIServices, with their discovery priorities.
+
+    Priorities come from the APIService objects when given (kube-aggregator
+    orders discovery by them), else kube's table / the CRD default.
+    """
+    static = {r.group for r in registry.static}
+    served: dict[str, list[str]] = {"": ["v1"], **registry.groups()}
+    return apiregistration.entries_for(served, apiservices, [g for g in served if g not in static])
+
+
+def group_list(registry: Registry = REGISTRY, apiservices: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """/apis: APIGroupList of every named group, in kube-aggregator's order (kapi.apiregistration.legacy_order)."""
+    order = apiregistration.legacy_order(entries(registry, apiservices))
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(g, vs) for g, vs in order if vs]}
 
 
 def group(name: str, registry: Registry = REGISTRY) -> dict[str, Any] | None:
@@ -150,16 +167,28 @@ def _aggregated_resource(r: Resource) -> dict[str, Any]:
     return out
 
 
-def aggregated(legacy_core: bool, version: str, registry: Registry = REGISTRY) -> dict[str, Any]:
-    """APIGroupDiscoveryList for /api (``legacy_core``) or /apis."""
-    groups: dict[str, list[str]] = {"": ["v1"]} if legacy_core else registry.groups()
+def aggregated(legacy_core: bool, version: str, registry: Registry = REGISTRY,
+               apiservices: Iterable[Mapping[str, Any]] = (), remote: RemoteVersion | None = None) -> dict[str, Any]:
+    """APIGroupDiscoveryList for /api (``legacy_core``) or /apis, groups in kapi.apiregistration.aggregated_order.
+
+    A group-version kapi does not serve (a remote APIService's) takes its
+    entry from ``remote``; without one it is left out.
+    """
+    if legacy_core:
+        groups: list[tuple[str, list[str]]] = [("", ["v1"])]
+    else:
+        groups = [(g, vs) for g, vs in apiregistration.aggregated_order(entries(registry, apiservices)) if g]
     items = []
-    for name, versions in groups.items():
-        items.append({
-            "metadata": {"name": name, "creationTimestamp": None},
-            "versions": [{"version": v, "freshness": "Current",
-                          "resources": [_aggregated_resource(r) for r in registry.in_group_version(name, v)]}
-                         for v in versions],
-        })
+    for name, versions in groups:
+        entries_: list[dict[str, Any]] = []
+        for v in versions:
+            rows = registry.in_group_version(name, v)
+            if rows:
+                entries_.append({"version": v, "freshness": "Current",
+                                 "resources": [_aggregated_resource(r) for r in rows]})
+            elif remote is not None and (entry := remote(name, v)) is not None:
+                entries_.append(entry)
+        if entries_:
+            items.append({"metadata": {"name": name, "creationTimestamp": None}, "versions": entries_})
     return {"kind": "APIGroupDiscoveryList", "apiVersion": f"apidiscovery.k8s.io/{version}",
             "metadata": {}, "items": items}

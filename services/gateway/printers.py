@@ -215,6 +215,20 @@ def _priority_level(obj: Obj) -> list[Any]:
             queuing.get("queueLengthLimit", "<none>") if queuing else "<none>"]
 
 
+def _apiservice(obj: Obj) -> list[Any]:
+    """kube-aggregator's APIService columns: Service ("Local" or namespace/name), Available ("False (Reason)")."""
+    service = _get(obj, "spec", "service")
+    where = f"{service.get('namespace', '')}/{service.get('name', '')}" if isinstance(service, dict) else "Local"
+    available = next((c for c in _get(obj, "status", "conditions", default=[])
+                      if isinstance(c, dict) and c.get("type") == "Available"), None)
+    status = "Unknown"
+    if available is not None:
+        status = str(available.get("status") or "")
+        if status != "True" and available.get("reason"):
+            status = f"{status} ({available['reason']})"
+    return [where, status]
+
+
 _ROLE_COLUMNS = (Column("Role"), Column("Users", priority=1), Column("Groups", priority=1),
                  Column("ServiceAccounts", priority=1))
 
@@ -267,6 +281,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
                                                                                       "boolean")), lambda o: [
         o.get("provisioner", ""), o.get("reclaimPolicy", "Delete"), o.get("volumeBindingMode", "Immediate"),
         o.get("allowVolumeExpansion", False)]),
+    ("apiregistration.k8s.io", "apiservices"): Printer((Column("Service"), Column("Available")), _apiservice),
     ("flowcontrol.apiserver.k8s.io", "flowschemas"): Printer(
         (Column("PriorityLevel"), Column("MatchingPrecedence", "string"), Column("DistinguisherMethod"),
          Column("MissingPL")), _flowschema, age_index=3),

@@ -27,9 +27,8 @@ import grpc
 from aiohttp import web
 
 from kapi import errors, flags, grpcutil, jsonutil
-from kapi.resources import REGISTRY
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import aggregation, allocator, audit, debug, dynamic, metrics, negotiation
+from services.gateway import aggregation, allocator, audit, authtrust, debug, dynamic, metrics, negotiation
 from services.gateway.audit import Auditor
 from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, storage_stub
 from services.gateway.chain import build_handler_chain
@@ -206,8 +205,12 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         log.warning("CustomResourceDefinitions not listed after 5s; serving built-in resources meanwhile")
     backends.aggregator = aggregation.Aggregator(backends.storage, args.proxy_client_cert_file,
                                                  args.proxy_client_key_file)
-    backends.aggregator.start()
-    local_apiservices = asyncio.create_task(backends.aggregator.ensure_local(REGISTRY.groups()))
+    backends.aggregator.start()  # Local APIServices themselves: the controllers' autoregister loop
+    trust = authtrust.TrustPublisher(backends.storage, authtrust.AuthenticationInfo.from_flags(
+        args.client_ca_file, args.requestheader_client_ca_file, args.requestheader_allowed_names,
+        args.requestheader_username_headers, args.requestheader_group_headers,
+        args.requestheader_extra_headers_prefix))
+    trust.start()
     backends.ready = True
     await stop.wait()
     log.info("shutting down: /readyz fails for %.1fs, then watches end", args.shutdown_delay_duration)
@@ -218,8 +221,8 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     await runner.cleanup()
     if backends.custom_resources is not None:
         await backends.custom_resources.stop()
+    await trust.stop()
     if backends.aggregator is not None:
-        local_apiservices.cancel()
         await backends.aggregator.stop()
     await backends.flowcontrol.close()
     for channel in channels:

@@ -111,12 +111,15 @@ async def test_bootstrap_creates_once_and_retries_while_unavailable() -> None:
     fake.fail_creates = 3
     async with storage_server(fake) as (_, stub):
         created = await bootstrap.ensure(stub, min_backoff=0.01)
-        assert created == len(bootstrap.default_objects())
+        assert created == len(bootstrap.default_objects()) + len(bootstrap.namespaced_objects())
         assert await bootstrap.ensure(stub) == 0
     admin = fake.objects[("clusterroles", "", "cluster-admin")]
     assert admin["metadata"]["labels"] == {"kubernetes.io/bootstrapping": "rbac-defaults"}
     assert admin["metadata"]["annotations"] == {"rbac.authorization.kubernetes.io/autoupdate": "true"}
     assert ("clusterrolebindings", "", "system:public-info-viewer") in fake.objects
+    reader = fake.objects[("roles", "kube-system", "extension-apiserver-authentication-reader")]
+    assert reader["rules"][0]["resourceNames"] == ["extension-apiserver-authentication"]
+    assert ("rolebindings", "kube-system", "system::extension-apiserver-authentication-reader") in fake.objects
 
 
 def attrs(user: UserInfo, verb: str, resource: str = "", namespace: str = "", path: str = "") -> Attributes:
