@@ -5,7 +5,7 @@ served version once it is Established; its objects live under
 ``/registry/<group>/<plural>/...`` like kube-apiserver's. This module is pure:
 it reads CRD objects (decoded JSON dicts) and answers names, versions,
 schemas, printer columns, subresources and conditions, and validates a CRD
-the way apiextensions-apiserver's strategy does (the subset kapi needs).
+(validation itself is :mod:`kapi.crdvalidation`).
 Sources: "Extend the Kubernetes API with CustomResourceDefinitions",
 "Versions in CustomResourceDefinitions" and k8s.io/apiextensions-apiserver
 ``pkg/apis/apiextensions/validation``.
@@ -24,9 +24,6 @@ GROUP = "apiextensions.k8s.io"
 RESOURCE = "customresourcedefinitions"
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 AGE_COLUMN = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 
 Obj = dict[str, Any]
 
@@ -163,69 +160,10 @@ def accepted_names(crd: Obj) -> Obj:
 
 
 def validate(crd: Obj, old: Obj | None = None) -> list[Cause]:
-    """Field errors of a CRD beyond its OpenAPI schema (apiextensions validation, the rules kapi enforces).
+    """Field errors of a CRD create (``old`` None) or update: :func:`kapi.crdvalidation.validate`."""
+    from kapi import crdvalidation  # it builds on this module
 
-    metadata.name must be ``<plural>.<group>``; group a DNS subdomain with a
-    dot; plural/singular DNS labels; kind a CamelCase identifier; scope
-    Namespaced or Cluster (immutable); at least one version, unique names,
-    exactly one storage version; a served version needs a schema.
-    """
-    causes: list[Cause] = []
-    s, n = spec(crd), names(crd)
-    grp = group(crd)
-    plural = str(n.get("plural") or "")
-    if not grp:
-        causes.append(Cause("FieldValueRequired", "Required value", "spec.group"))
-    elif not _DNS_SUBDOMAIN.match(grp) or "." not in grp:
-        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{grp}": should be a domain with at least one dot',
-                            "spec.group"))
-    for key in ("plural", "singular"):
-        value = str(n.get(key) or "")
-        if not value and key == "plural":
-            causes.append(Cause("FieldValueRequired", "Required value", f"spec.names.{key}"))
-        elif value and not _DNS_LABEL.match(value):
-            causes.append(Cause("FieldValueInvalid", f'Invalid value: "{value}": a lowercase RFC 1123 label must '
-                                "consist of lower case alphanumeric characters or '-', and must start and end with "
-                                "an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation "
-                                "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')", f"spec.names.{key}"))
-    kind = str(n.get("kind") or "")
-    if not kind:
-        causes.append(Cause("FieldValueRequired", "Required value", "spec.names.kind"))
-    elif not _KIND.match(kind):
-        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{kind}": may have mixed case, but should '
-                            "otherwise match: ^[a-z]([-a-z0-9]*[a-z0-9])?$", "spec.names.kind"))
-    name = str(_dict(crd.get("metadata")).get("name") or "")
-    if plural and grp and name != f"{plural}.{grp}":
-        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group',
-                            "metadata.name"))
-    scope = s.get("scope")
-    if scope not in ("Namespaced", "Cluster"):
-        causes.append(Cause("FieldValueNotSupported", f'Unsupported value: "{scope or ""}": supported values: '
-                            '"Cluster", "Namespaced"', "spec.scope"))
-    elif old is not None and spec(old).get("scope") not in (None, scope):
-        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{scope}": field is immutable', "spec.scope"))
-    if old is not None and group(old) and grp != group(old):
-        causes.append(Cause("FieldValueInvalid", f'Invalid value: "{grp}": field is immutable', "spec.group"))
-    vs = versions(crd)
-    if not vs:
-        causes.append(Cause("FieldValueRequired", "Required value: must have exactly one version marked as storage "
-                            "version", "spec.versions"))
-    seen: set[str] = set()
-    for i, v in enumerate(vs):
-        vname = str(v.get("name") or "")
-        if vname in seen:
-            causes.append(Cause("FieldValueDuplicate", f'Duplicate value: "{vname}"', f"spec.versions[{i}].name"))
-        seen.add(vname)
-        if not _DNS_LABEL.match(vname):
-            causes.append(Cause("FieldValueInvalid", f'Invalid value: "{vname}": a DNS-1035 label must consist of '
-                                "lower case alphanumeric characters or '-'", f"spec.versions[{i}].name"))
-    if vs and sum(1 for v in vs if v.get("storage")) != 1:
-        causes.append(Cause("FieldValueInvalid", "Invalid value: must have exactly one version marked as storage "
-                            "version", "spec.versions"))
-    if vs and not any(v.get("served") for v in vs):
-        causes.append(Cause("FieldValueInvalid", "Invalid value: must have at least one version marked as served",
-                            "spec.versions"))
-    return causes
+    return crdvalidation.validate(crd, old)
 
 
 _SEGMENT = re.compile(r"""\.?([A-Za-z0-9_$-]+)|\[(\d+|\*)\]|\[\?\(@\.([A-Za-z0-9_.-]+)\s*==\s*["']([^"']*)["']\)\]""")

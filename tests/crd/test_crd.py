@@ -8,6 +8,8 @@ import pytest
 
 from kapi import crd
 
+SCHEMA = {"openAPIV3Schema": {"type": "object"}}
+
 
 def definition(**over: Any) -> dict[str, Any]:
     out: dict[str, Any] = {
@@ -15,9 +17,11 @@ def definition(**over: Any) -> dict[str, Any]:
         "metadata": {"name": "widgets.example.com"},
         "spec": {"group": "example.com", "scope": "Namespaced",
                  "names": {"plural": "widgets", "kind": "Widget", "shortNames": ["wd"]},
-                 "versions": [{"name": "v1beta1", "served": True, "storage": False, "deprecated": True},
-                              {"name": "v1", "served": True, "storage": True, "subresources": {"status": {}}},
-                              {"name": "v2alpha1", "served": False, "storage": False}]},
+                 "versions": [{"name": "v1beta1", "served": True, "storage": False, "deprecated": True,
+                               "schema": SCHEMA},
+                              {"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+                               "schema": SCHEMA},
+                              {"name": "v2alpha1", "served": False, "storage": False, "schema": SCHEMA}]},
     }
     out["spec"].update(over)
     return out
