@@ -1,4 +1,4 @@
-"""Version conversion of custom resources: strategy None (apiVersion only) and Webhook (ConversionReview v1).
+"""Version conversion of custom resources: strategy None (apiVersion only) and Webhook (ConversionReview).
 
 A CRD with several versions stores every object at its storage version; a
 request through another served version sees objects converted to that
@@ -11,7 +11,8 @@ every reply (and of every watch event) to the requested version. With
 strategy ``None`` only ``apiVersion`` changes; with ``Webhook`` the CRD's
 ``spec.conversion.webhook.clientConfig`` (``url``, or ``service`` as
 ``https://<name>.<namespace>.svc:<port><path>``, with ``caBundle``) gets a
-``ConversionReview`` (apiextensions.k8s.io/v1) and its failures are 500
+``ConversionReview`` in the first of the CRD's ``conversionReviewVersions``
+kapi speaks (``v1`` or ``v1beta1``), and its failures are 500
 InternalError "conversion webhook for <group>/<version>, Kind=<kind> failed:
 ..." as on kube-apiserver. Source: "Versions in CustomResourceDefinitions".
 """
@@ -31,6 +32,7 @@ from kapi.resources import Resource
 from services.gateway import endpoints
 
 WEBHOOK_TIMEOUT = 30.0  # seconds, kube's conversion webhook timeout
+REVIEW_VERSIONS = ("v1", "v1beta1")  # ConversionReview versions kapi sends and parses
 
 
 def needs_conversion(definition: dict[str, Any] | None) -> bool:
@@ -84,6 +86,42 @@ def _ssl_context(ca_bundle: str) -> ssl.SSLContext:
     return context
 
 
+def review_version_for(accepted: Any) -> str | None:
+    """The ConversionReview version to send: the first of the CRD's ``conversionReviewVersions`` kapi speaks.
+
+    kapi speaks ``v1`` and ``v1beta1`` (same shape; v1 responses must echo
+    apiVersion, kind and uid). None when the list names neither (kube:
+    "no supported conversion review versions").
+    """
+    for version in accepted if isinstance(accepted, list) else ["v1"]:
+        if version in REVIEW_VERSIONS:
+            return str(version)
+    return None
+
+
+def _response(answer: Any, review_version: str, uid: str, fail: Any) -> dict[str, Any]:
+    """The ``response`` of a ConversionReview answer, checked as kube's getConvertedObjectsFromResponse does.
+
+    v1 answers must be ``apiextensions.k8s.io/v1, Kind=ConversionReview`` with
+    the request's uid; v1beta1 answers are not checked for either (as kube).
+    """
+    answer = answer if isinstance(answer, dict) else {}
+    if review_version == "v1":
+        got = f"{answer.get('apiVersion') or ''}, Kind={answer.get('kind') or ''}"
+        if got != "apiextensions.k8s.io/v1, Kind=ConversionReview":
+            raise fail(f"expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got {got}")
+    response = answer.get("response")
+    if not isinstance(response, dict):
+        raise fail("no response provided")
+    if review_version == "v1" and response.get("uid") != uid:
+        raise fail(f'expected response.uid="{uid}", got "{response.get("uid") or ""}"')
+    result: dict[str, Any] = response["result"] if isinstance(response.get("result"), dict) else {}
+    if result.get("status") != "Success":
+        raise fail(str(result.get("message") or f"response.result.status was '{result.get('status') or ''}', "
+                       "not 'Success'"))
+    return response
+
+
 def webhook_url(client_config: dict[str, Any]) -> str:
     """The URL of a webhook clientConfig: ``url``, or ``https://<name>.<namespace>.svc:<port><path>``."""
     if client_config.get("url"):
@@ -104,8 +142,11 @@ async def _webhook(definition: dict[str, Any], objects: list[dict[str, Any]], de
 
     webhook = (crd.spec(definition).get("conversion") or {}).get("webhook") or {}
     client_config = webhook.get("clientConfig") or {}
+    review_version = review_version_for(webhook.get("conversionReviewVersions"))
+    if review_version is None:
+        raise errors.internal("no supported conversion review versions")
     uid = str(uuid.uuid4())
-    review = {"kind": "ConversionReview", "apiVersion": "apiextensions.k8s.io/v1",
+    review = {"kind": "ConversionReview", "apiVersion": f"apiextensions.k8s.io/{review_version}",
               "request": {"uid": uid, "desiredAPIVersion": desired, "objects": objects}}
     url = webhook_url(client_config)
     service = client_config.get("service") or {}
@@ -130,14 +171,7 @@ async def _webhook(definition: dict[str, Any], objects: list[dict[str, Any]], de
         raise
     except Exception as exc:  # transport, TLS, JSON: all are the webhook failing
         raise fail(f"Post {url!r}: {exc}") from None  # noqa: B907
-    response = answer.get("response") if isinstance(answer, dict) else None
-    if not isinstance(response, dict):
-        raise fail("no response provided")
-    if response.get("uid") != uid:
-        raise fail(f"expected response uid {uid!r}, got {response.get('uid')!r}")  # noqa: B907
-    result = response.get("result") or {}
-    if result.get("status") != "Success":
-        raise fail(str(result.get("message") or "conversion failed"))
+    response = _response(answer, review_version, uid, fail)
     converted = response.get("convertedObjects")
     if not isinstance(converted, list) or len(converted) != len(objects):
         raise fail(f"returned {len(converted) if isinstance(converted, list) else 0} objects, "

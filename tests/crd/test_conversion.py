@@ -1,4 +1,4 @@
-"""services/gateway/conversion.py: strategy None, Webhook (ConversionReview v1) and the converting storage stub."""
+"""services/gateway/conversion.py: strategy None, Webhook (ConversionReview v1/v1beta1), the converting storage stub."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from tests.conftest import free_port
 G = "example.com"
 
 
-def definition(strategy: str = "None", url: str = "") -> dict[str, Any]:
+def definition(strategy: str = "None", url: str = "", review_versions: tuple[str, ...] = ("v1",)) -> dict[str, Any]:
     conv: dict[str, Any] = {"strategy": strategy}
     if url:
-        conv["webhook"] = {"clientConfig": {"url": url}, "conversionReviewVersions": ["v1"]}
+        conv["webhook"] = {"clientConfig": {"url": url}, "conversionReviewVersions": list(review_versions)}
     return {"metadata": {"name": f"widgets.{G}"},
             "spec": {"group": G, "names": {"plural": "widgets", "kind": "Widget"}, "conversion": conv,
                      "versions": [{"name": "v1", "served": True, "storage": True},
@@ -67,11 +67,14 @@ async def webhook() -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
             else:
                 spec = {"size": spec.get("count")}
             out.append({**o, "apiVersion": req["desiredAPIVersion"], "spec": spec})
+        if request.path == "/sloppy":  # no apiVersion, kind or uid: what old v1beta1 webhooks answer
+            return web.json_response({"response": {"convertedObjects": out, "result": {"status": "Success"}}})
         return web.json_response({"apiVersion": review["apiVersion"], "kind": "ConversionReview", "response": {
             "uid": req["uid"], "convertedObjects": out, "result": {"status": "Success"}}})
 
     app = web.Application()
     app.router.add_post("/convert", convert)
+    app.router.add_post("/sloppy", convert)
     runner = web.AppRunner(app)
     await runner.setup()
     port = free_port()
@@ -101,6 +104,31 @@ async def test_webhook_failure_is_500_naming_the_webhook(webhook: tuple[str, lis
         await conversion.convert(definition("Webhook", url), [obj("v1", size=2)], f"{G}/{desired}")
     assert caught.value.code == 500 and caught.value.reason == "InternalError"
     assert message in caught.value.message
+
+
+@pytest.mark.parametrize(("accepted", "sent"), [
+    (("v1",), "v1"), (("v1beta1", "v1"), "v1beta1"), (("v2", "v1beta1", "v1"), "v1beta1"),
+])
+async def test_review_version_is_the_first_the_crd_accepts_that_kapi_speaks(
+        webhook: tuple[str, list[dict[str, Any]]], accepted: tuple[str, ...], sent: str) -> None:
+    url, seen = webhook
+    out = await conversion.convert(definition("Webhook", url, accepted), [obj("v1", size=2)], f"{G}/v2")
+    assert jsonutil.loads(out[0])["spec"] == {"count": 2}
+    assert seen[-1]["apiVersion"] == f"apiextensions.k8s.io/{sent}"
+
+
+async def test_v1beta1_answers_need_no_kind_or_uid_but_v1_answers_do(webhook: tuple[str, list[dict[str, Any]]]
+                                                                      ) -> None:
+    url = webhook[0].replace("/convert", "/sloppy")
+    out = await conversion.convert(definition("Webhook", url, ("v1beta1",)), [obj("v1", size=2)], f"{G}/v2")
+    assert jsonutil.loads(out[0])["spec"] == {"count": 2}
+    with pytest.raises(errors.StatusError) as caught:
+        await conversion.convert(definition("Webhook", url, ("v1",)), [obj("v1", size=2)], f"{G}/v2")
+    assert caught.value.message.endswith(f"conversion webhook for {G}/v1, Kind=Widget failed: expected webhook "
+                                         "response of apiextensions.k8s.io/v1, Kind=ConversionReview, got , Kind=")
+    with pytest.raises(errors.StatusError) as caught:
+        await conversion.convert(definition("Webhook", url, ("v2",)), [obj("v1", size=2)], f"{G}/v2")
+    assert caught.value.code == 500 and caught.value.message.endswith("no supported conversion review versions")
 
 
 class FakeStorage:
