@@ -2,8 +2,13 @@
 
 GET answers the Scale; PUT and PATCH change ``spec.replicas`` of the parent
 object (Deployment, ReplicaSet, StatefulSet, ReplicationController) through
-the normal admission and conditional-update path. Source: "API concepts:
-Subresources" and the autoscaling/v1 Scale reference.
+the normal admission and conditional-update path. A custom resource's
+Scale follows its CRD version's ``subresources.scale``: ``spec.replicas``
+from ``specReplicasPath`` (absent: 0), ``status.replicas`` from
+``statusReplicasPath`` and ``status.selector`` from ``labelSelectorPath``
+(absent: ""), and writes set ``specReplicasPath``. Sources: "API concepts:
+Subresources", the autoscaling/v1 Scale reference and "Extend the
+Kubernetes API with CustomResourceDefinitions" (Scale subresource).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kapi import errors, grpcutil, jsonutil
+from kapi import crd, errors, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation
 from services.gateway.handlers.patch import RETRIES
@@ -34,13 +39,67 @@ def _selector(obj: dict[str, Any]) -> str:
     return ",".join(parts)
 
 
-def to_scale(obj: dict[str, Any]) -> dict[str, Any]:
-    """The Scale of a workload object."""
+ScalePaths = tuple[str, str, str]  # a CRD's specReplicasPath, statusReplicasPath, labelSelectorPath
+
+
+def scale_paths(scope: RequestScope) -> ScalePaths | None:
+    """The ``subresources.scale`` paths of a custom resource's version, or None for a built-in workload."""
+    custom = scope.backends.custom_resources
+    definition = custom.crd_of(scope.resource) if custom is not None else None
+    if definition is None:
+        return None
+    scale = crd.subresources(definition, scope.resource.version).get("scale")
+    scale = scale if isinstance(scale, dict) else {}
+    return (str(scale.get("specReplicasPath") or ".spec.replicas"),
+            str(scale.get("statusReplicasPath") or ".status.replicas"), str(scale.get("labelSelectorPath") or ""))
+
+
+def _fields(path: str) -> list[str]:
+    return path.lstrip(".").split(".")
+
+
+def _nested(obj: dict[str, Any], path: str, type_: type, type_name: str) -> Any:
+    """The value at a dotted ``path`` (None when absent); 500 when it has another type, as kube's accessors."""
+    value: Any = obj
+    for name in _fields(path):
+        if not isinstance(value, dict) or name not in value:
+            return None
+        value = value[name]
+    if value is None:
+        return None
+    if not isinstance(value, type_) or isinstance(value, bool) and type_ is not bool:
+        go = {str: "string", int: "int64", float: "float64", bool: "bool", dict: "map[string]interface {}",
+              list: "[]interface {}"}.get(type(value), type(value).__name__)
+        raise errors.internal(f"{path} accessor error: {value} is of the type {go}, expected {type_name}")
+    return value
+
+
+def to_scale(obj: dict[str, Any], paths: ScalePaths | None = None) -> dict[str, Any]:
+    """The Scale of a workload object, or of a custom resource with its CRD's scale ``paths``."""
     meta = obj.get("metadata") or {}
     keep = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+    if paths is not None:
+        spec_path, status_path, selector_path = paths
+        spec = {"replicas": _nested(obj, spec_path, int, "int64") or 0}
+        status = {"replicas": _nested(obj, status_path, int, "int64") or 0,
+                  "selector": (_nested(obj, selector_path, str, "string") or "") if selector_path else ""}
+    else:
+        spec = {"replicas": (obj.get("spec") or {}).get("replicas", 0)}
+        status = {"replicas": (obj.get("status") or {}).get("replicas", 0), "selector": _selector(obj)}
     return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": {k: meta[k] for k in keep if k in meta},
-            "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
-            "status": {"replicas": (obj.get("status") or {}).get("replicas", 0), "selector": _selector(obj)}}
+            "spec": spec, "status": status}
+
+
+def set_replicas(obj: dict[str, Any], replicas: int, paths: ScalePaths | None = None) -> None:
+    """Write ``replicas`` into the parent object at ``spec.replicas`` or the CRD's ``specReplicasPath``."""
+    *parents, last = _fields(paths[0]) if paths is not None else ["spec", "replicas"]
+    target = obj
+    for name in parents:
+        child = target.get(name)
+        if not isinstance(child, dict):
+            child = target[name] = {}
+        target = child
+    target[last] = replicas
 
 
 def _replicas(scale: Any) -> int:
@@ -52,26 +111,27 @@ def _replicas(scale: Any) -> int:
     return replicas
 
 
-def _respond(scope: RequestScope, obj: dict[str, Any] | bytes) -> web.Response:
+def _respond(scope: RequestScope, obj: dict[str, Any] | bytes, paths: ScalePaths | None) -> web.Response:
     parent = jsonutil.loads(obj) if isinstance(obj, bytes) else obj
-    data, content_type = negotiation.encode(to_scale(parent), scope.output)
+    data, content_type = negotiation.encode(to_scale(parent, paths), scope.output)
     return web.Response(body=data, content_type=content_type)
 
 
 async def scale(scope: RequestScope) -> web.Response:
     """GET, PUT or PATCH ``<workload>/scale``."""
     verb = scope.info.verb
+    paths = scale_paths(scope)
     for attempt in range(RETRIES):
         current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
                                            storage_pb2.GetRequest(key=scope.key()), timeout=scope.timeout)
         if verb == "get":
-            return _respond(scope, current.object)
+            return _respond(scope, current.object, paths)
         parent = jsonutil.loads(current.object)
         body = await scope.request.read()
         if verb == "update":
             wanted = negotiation.decode_body(body, scope.content_type)
         elif verb == "patch":
-            wanted = apply_patch(scope.content_type, to_scale(parent), negotiation.decode_body(
+            wanted = apply_patch(scope.content_type, to_scale(parent, paths), negotiation.decode_body(
                 body, scope.content_type), scope, merge_schema=False)
         else:
             raise errors.method_not_allowed(f"{scope.resource.resource}/scale", verb, scope.resource.group)
@@ -79,12 +139,12 @@ async def scale(scope: RequestScope) -> web.Response:
         if pinned and parse_resource_version(pinned) != current.resource_version:
             raise errors.conflict(scope.resource.resource, scope.info.name, "the object has been modified; please "
                                   "apply your changes to the latest version and try again", scope.resource.group)
-        parent.setdefault("spec", {})["replicas"] = _replicas(wanted)
+        set_replicas(parent, _replicas(wanted), paths)
         try:
             response = await store_update(scope, parent, current, current.resource_version)
         except errors.StatusError as err:
             if err.reason != "Conflict" or pinned or attempt == RETRIES - 1:
                 raise
             continue
-        return _respond(scope, response.body if isinstance(response.body, bytes) else b"{}")
+        return _respond(scope, response.body if isinstance(response.body, bytes) else b"{}", paths)
     raise AssertionError("unreachable")
