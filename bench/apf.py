@@ -137,10 +137,12 @@ async def counters(stack: Stack) -> dict[str, Any]:
 
 def exempt_waits(metrics: dict[str, Any]) -> tuple[int, int]:
     """(exempt requests dispatched, how many of them waited at all)."""
+    dispatched = waited = 0
     for entry in metrics["request_wait_duration_seconds"]:
-        if entry["priority_level"] == "exempt":
-            return entry["count"], entry["count"] - entry["buckets"]["0.0"]
-    return 0, 0
+        if entry["priority_level"] == "exempt" and entry["execute"] == "true":
+            dispatched += entry["count"]
+            waited += entry["count"] - entry["buckets"]["0.0"]
+    return dispatched, waited
 
 
 def _flood_process(url: str, ca: str, token: str, workers: int, seconds: float, out: Any) -> None:

@@ -50,7 +50,7 @@ MAX_RETRY_AFTER = 60
 
 EXECUTING, QUEUED, REJECTED = "executing", "queued", "rejected"
 QUEUE_FULL, TIME_OUT, CONCURRENCY_LIMIT, CANCELLED = "queue-full", "time-out", "concurrency-limit", "cancelled"
-_WAIT_BUCKETS = (0.0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0)
+_WAIT_BUCKETS = (0.0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, math.inf)  # kube's + +Inf
 
 
 @dataclass(eq=False)
@@ -159,8 +159,9 @@ class Controller:
         self.schemas: dict[str, cfg.FlowSchema] = {}
         self.classifier = cfg.Classifier((), ())
         self.counters: dict[str, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
-        self.wait_histogram: dict[str, list[int]] = defaultdict(lambda: [0] * len(_WAIT_BUCKETS))
-        self.wait_sum: dict[str, float] = defaultdict(float)
+        # (priority level, flow schema, execute "true"/"false") -> cumulative bucket counts / sum of seconds
+        self.wait_histogram: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0] * len(_WAIT_BUCKETS))
+        self.wait_sum: dict[tuple[str, str, str], float] = defaultdict(float)
         self._ids = 0
         self.configure([], [])
 
@@ -333,7 +334,7 @@ class Controller:
         ticket.state = EXECUTING
         level.executing[id(ticket)] = ticket
         self._count("dispatched", level.name, ticket.flow_schema.name)
-        self._observe_wait(level.name, waited)
+        self._observe_wait((level.name, ticket.flow_schema.name, "true"), waited)
         if ticket.notify is not None:
             ticket.notify()
 
@@ -341,6 +342,8 @@ class Controller:
         ticket.state, ticket.reason = REJECTED, reason
         ticket.retry_after = self.retry_after(ticket.level, ticket.request.width)
         self._count("rejected:" + reason, ticket.level.name, ticket.flow_schema.name)
+        self._observe_wait((ticket.level.name, ticket.flow_schema.name, "false"),
+                           self.clock() - ticket.request.arrival)
         if ticket.notify is not None:
             ticket.notify()
 
@@ -355,9 +358,9 @@ class Controller:
     def _count(self, name: str, level: str, schema: str) -> None:
         self.counters[name][(level, schema)] += 1
 
-    def _observe_wait(self, level: str, seconds: float) -> None:
-        self.wait_sum[level] += seconds
-        histogram = self.wait_histogram[level]
+    def _observe_wait(self, key: tuple[str, str, str], seconds: float) -> None:
+        self.wait_sum[key] += seconds
+        histogram = self.wait_histogram[key]
         for i, bound in enumerate(_WAIT_BUCKETS):
             if seconds <= bound:
                 histogram[i] += 1
@@ -370,13 +373,16 @@ class Controller:
     # ------------------------------------------------------------ views
 
     def metrics(self) -> dict[str, Any]:
-        """Counters and gauges named after kube's apiserver_flowcontrol_* metrics.
+        """Counters and gauges named after kube's apiserver_flowcontrol_* metrics (without the prefix).
 
         ``{"rejected_requests_total": [{"priority_level", "flow_schema", "reason", "value"}],
-        "dispatched_requests_total": [...], "current_inqueue_requests": [{"priority_level", "value"}],
-        "current_executing_requests": [...], "current_executing_seats": [...], "nominal_limit_seats": [...],
-        "current_limit_seats": [...], "request_wait_duration_seconds": [{"priority_level", "buckets", "sum",
-        "count"}]}``; ``buckets`` maps upper bounds (seconds, as strings) to cumulative counts.
+        "dispatched_requests_total": [{"priority_level", "flow_schema", "value"}],
+        "current_inqueue_requests" / "current_executing_requests" / "current_executing_seats":
+        [{"priority_level", "flow_schema", "value"}], "nominal_limit_seats" / "current_limit_seats":
+        [{"priority_level", "value"}], "request_wait_duration_seconds": [{"priority_level", "flow_schema",
+        "execute", "buckets", "sum", "count"}]}``; ``buckets`` maps upper bounds (seconds, as strings) to
+        cumulative counts; ``execute`` is "true" for dispatched and "false" for rejected requests. Label sets
+        follow k8s.io/apiserver pkg/util/flowcontrol/metrics.
         """
         out: dict[str, Any] = {"rejected_requests_total": [], "dispatched_requests_total": []}
         for name, by in sorted(self.counters.items()):
@@ -388,15 +394,26 @@ class Controller:
                     out["dispatched_requests_total"].append({"priority_level": level, "flow_schema": schema,
                                                              "value": value})
         levels = sorted(self.levels.values(), key=lambda lv: lv.name)
-        out["current_inqueue_requests"] = [{"priority_level": lv.name, "value": lv.waiting} for lv in levels]
-        out["current_executing_requests"] = [{"priority_level": lv.name, "value": len(lv.executing)} for lv in levels]
-        out["current_executing_seats"] = [{"priority_level": lv.name, "value": lv.seats_in_use} for lv in levels]
+        inqueue: dict[tuple[str, str], int] = defaultdict(int)
+        executing: dict[tuple[str, str], int] = defaultdict(int)
+        seats: dict[tuple[str, str], int] = defaultdict(int)
+        for lv in levels:
+            for _, _, ticket in self._waiting_tickets(lv):
+                inqueue[(lv.name, ticket.flow_schema.name)] += 1
+            for ticket in lv.executing.values():
+                executing[(lv.name, ticket.flow_schema.name)] += 1
+                seats[(lv.name, ticket.flow_schema.name)] += ticket.request.width
+        for name, table in (("current_inqueue_requests", inqueue), ("current_executing_requests", executing),
+                            ("current_executing_seats", seats)):
+            out[name] = [{"priority_level": level, "flow_schema": schema, "value": value}
+                         for (level, schema), value in sorted(table.items())]
         out["nominal_limit_seats"] = [{"priority_level": lv.name, "value": lv.nominal} for lv in levels]
         out["current_limit_seats"] = [{"priority_level": lv.name, "value": self.current_limit(lv)} for lv in levels]
         out["request_wait_duration_seconds"] = [
-            {"priority_level": name, "buckets": {str(b): c for b, c in zip(_WAIT_BUCKETS, counts, strict=True)},
-             "sum": self.wait_sum[name], "count": counts[-1]}
-            for name, counts in sorted(self.wait_histogram.items())]
+            {"priority_level": level, "flow_schema": schema, "execute": execute,
+             "buckets": {str(b): c for b, c in zip(_WAIT_BUCKETS, counts, strict=True)},
+             "sum": self.wait_sum[(level, schema, execute)], "count": counts[-1]}
+            for (level, schema, execute), counts in sorted(self.wait_histogram.items())]
         return out
 
     def current_limit(self, level: Level) -> int:

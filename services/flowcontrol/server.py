@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import grpc
 from grpc_health.v1 import health
 
-from kapi import flags, grpcutil
+from kapi import flags, flowcontrolmetrics, grpcutil
 from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
 from services.flowcontrol.apf import APFDispatcher, Controller
@@ -78,6 +78,7 @@ async def start(args: argparse.Namespace, dispatcher: Dispatcher) -> FlowControl
     flowcontrol_pb2_grpc.add_FlowControlServicer_to_server(FlowControlServicer(dispatcher), server)
     service = FlowControlService(server, port, health_servicer)
     if isinstance(dispatcher, APFDispatcher):
+        flowcontrolmetrics.register(dispatcher.controller.metrics)  # apiserver_flowcontrol_* on --metrics-address
         grpcutil.set_serving(health_servicer, [SERVICE_NAME], serving=False)
         service.channel = grpcutil.channel(args.storage_address, tls)
         service.sync = ConfigSync(storage_pb2_grpc.StorageStub(service.channel), dispatcher.controller)

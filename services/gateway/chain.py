@@ -168,6 +168,8 @@ async def _serve(request: web.Request, backends: Backends) -> web.StreamResponse
             return await issuerdiscovery.respond(info.path, backends, timeout)
         if not info.is_resource_request and debug.handles(info.path):
             return await debug.respond(info.path, query, backends, timeout)
+        if not info.is_resource_request and info.path.rstrip("/") == "/metrics":
+            return await metrics.response(backends.flowcontrol)
         if not info.is_resource_request:
             return non_resource(request, info)
         if info.long_running:
@@ -234,8 +236,6 @@ def non_resource(request: web.Request, info: RequestInfo) -> web.Response:
         return openapi_response(parts[2:])
     if path == "/openapi/v2":
         return openapi.v2_response(accept, request.headers)
-    if path == "/metrics":
-        return metrics.response()
     if path == "/version":
         body = discovery.VERSION_INFO
     elif path in ("/api", "/apis"):

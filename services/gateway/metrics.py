@@ -16,6 +16,8 @@ Metrics (names, labels and buckets as kube-apiserver's
 - ``apiserver_watch_events_total{group,version,kind}`` and ``apiserver_watch_events_sizes`` (bytes)
 - ``authentication_duration_seconds{result="success"|"failure"|"error"}``,
   ``authentication_attempts{result}``
+- the cluster's ``apiserver_flowcontrol_*`` families (kapi/flowcontrolmetrics.py), read from the flowcontrol
+  service at scrape time, and ``kapi_flowcontrol_local_fallback`` (this gateway's own state)
 
 ``verb`` is kube's metric verb: the HTTP method upper-cased, with LIST,
 WATCH, APPLY (server-side apply patch) and CONNECT where they apply; ``scope``
@@ -25,6 +27,7 @@ Label children are cached, so a request costs a few microseconds.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -41,11 +44,13 @@ from prometheus_client import (
     generate_latest,
 )
 
-from kapi import errors
+from kapi import errors, flowcontrolmetrics, jsonutil
 from kapi.attributes import Attributes, UserInfo
 from services.gateway.audit import ATTRIBUTES
+from services.gateway.flowcontrol import FlowControlClient
 from services.gateway.requestinfo import resolve
 
+log = logging.getLogger(__name__)
 disable_created_metrics()  # no *_created series: kube-apiserver has none
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _LONGRUNNING = web.RequestKey("kapi.metrics.longrunning", object)
@@ -86,6 +91,9 @@ AUTH_DURATION = _collector("authentication_duration_seconds", lambda: Histogram(
     buckets=AUTH_BUCKETS))
 AUTH_ATTEMPTS = _collector("authentication_attempts", lambda: Counter(
     "authentication_attempts", "Counter of authenticated attempts.", ("result",)))
+FALLBACK = _collector("kapi_flowcontrol_local_fallback", lambda: Gauge(
+    "kapi_flowcontrol_local_fallback", "1 while this gateway admits requests with its local max-in-flight limits "
+    "because the flowcontrol service is unreachable, else 0."))
 
 _children: dict[tuple[Any, tuple[str, ...]], Any] = {}
 
@@ -201,6 +209,21 @@ def authentication() -> Iterator[None]:
         _child(AUTH_ATTEMPTS, (result,)).inc()
 
 
-def response() -> web.Response:
-    """The ``/metrics`` body (Prometheus text format)."""
-    return web.Response(body=generate_latest(REGISTRY), headers={"Content-Type": CONTENT_TYPE_LATEST})
+async def response(flowcontrol: FlowControlClient) -> web.Response:
+    """The ``/metrics`` body (Prometheus text format), with the cluster's ``apiserver_flowcontrol_*`` families.
+
+    The APF families come from the flowcontrol service (``Dump`` kind
+    ``counters``, at most 2 seconds) and describe the whole cluster, so every
+    gateway reports the same values: aggregate them with ``max``, not ``sum``.
+    When the service cannot answer they are left out and
+    ``kapi_flowcontrol_local_fallback`` (1 while this gateway is on its local
+    max-in-flight limits) says why.
+    """
+    FALLBACK.set(0 if flowcontrol.connected or not flowcontrol.configured else 1)
+    body = generate_latest(REGISTRY)
+    if flowcontrol.connected:
+        try:
+            body += flowcontrolmetrics.text(jsonutil.loads(await flowcontrol.dump("counters", False, 2.0)))
+        except (errors.StatusError, ValueError) as exc:
+            log.info("apiserver_flowcontrol_* metrics left out: %s", exc)
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})

@@ -135,3 +135,27 @@ def test_readyz_verbose_reports_flowcontrol(stack: Stack) -> None:
     assert code == 200
     assert "[+]poststarthook/apiserver/bootstrap-system-flowcontrol-configuration ok" in body.splitlines()
     assert body.endswith("readyz check passed\n")
+
+
+def test_apf_metrics_on_the_gateway(stack: Stack) -> None:
+    """kube's apiserver_flowcontrol_* families, cluster-wide from the flowcontrol service, on /metrics."""
+    request(stack, "/api/v1/namespaces/default/configmaps", TOKENS["alice"])  # a global-default request
+    code, _, body = request(stack, "/metrics")
+    assert code == 200
+    lines = body.splitlines()
+
+    def value(prefix: str) -> float:
+        found = [line for line in lines if line.startswith(prefix)]
+        assert found, prefix
+        return float(found[0].rsplit(" ", 1)[1])
+
+    assert value('apiserver_flowcontrol_dispatched_requests_total{flow_schema="global-default",'
+                 'priority_level="global-default"}') >= 1
+    assert value('apiserver_flowcontrol_dispatched_requests_total{flow_schema="exempt",priority_level="exempt"}') >= 1
+    assert value('apiserver_flowcontrol_request_wait_duration_seconds_bucket{execute="true",'
+                 'flow_schema="exempt",le="0.0",priority_level="exempt"}') >= 1
+    assert value('apiserver_flowcontrol_nominal_limit_seats{priority_level="global-default"}') >= 1
+    assert value('apiserver_flowcontrol_current_executing_requests{flow_schema="exempt",'
+                 'priority_level="exempt"}') >= 1  # this very scrape holds an exempt seat
+    assert value("kapi_flowcontrol_local_fallback") == 0
+    assert "# TYPE apiserver_flowcontrol_rejected_requests_total counter" in lines

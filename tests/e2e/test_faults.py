@@ -213,6 +213,9 @@ def test_flowcontrol_stopped_local_limits_take_over(stack: Stack) -> None:
         statuses += Counter(client.request("POST", f"/api/v1/namespaces/{NS}/configmaps",
                                            {"metadata": {"generateName": "fc-"}})[0] for _ in range(10))
         assert statuses == Counter({200: 50, 201: 10}), statuses
+        metrics = client.request("GET", "/metrics")[1]
+        assert isinstance(metrics, bytes) and b"\nkapi_flowcontrol_local_fallback 1.0\n" in metrics
+        assert b"apiserver_flowcontrol_dispatched_requests_total" not in metrics  # nobody to ask: left out
     finally:
         stack.restart_process("flowcontrol")
     deadline = time.monotonic() + 15

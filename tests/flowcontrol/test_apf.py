@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from kapi import flowcontrolmetrics
 from kapi.attributes import Attributes, UserInfo
 from services.flowcontrol import apf, defaults
 from services.flowcontrol import config as cfg
@@ -166,6 +167,35 @@ def test_queue_wait_timeout_rejects() -> None:
     assert ctl.levels["global-default"].waiting == 0
 
 
+def test_wait_histogram_by_flow_schema_and_execute_in_prometheus_form() -> None:
+    """kube's request_wait_duration_seconds{execute,flow_schema,priority_level}: dispatched and rejected apart."""
+    clock = Clock()
+    ctl = controller(1, clock, [_global_default_only()])
+    first, second, third = ctl.submit(get(ALICE)), ctl.submit(get(BOB)), ctl.submit(get(BOB))
+    clock.now += 0.01
+    ctl.finish(first)  # bob's first waited 10 ms, then runs
+    clock.now += 3.0
+    ctl.expire(third)  # bob's second gave up after 3.01 s
+    waits = {(w["execute"], w["flow_schema"]): w for w in ctl.metrics()["request_wait_duration_seconds"]}
+    assert waits[("true", "global-default")]["count"] == 2
+    assert waits[("true", "global-default")]["buckets"]["0.0"] == 1 and \
+        waits[("true", "global-default")]["buckets"]["0.02"] == 2
+    assert waits[("false", "global-default")]["count"] == 1
+    assert waits[("false", "global-default")]["buckets"]["2.0"] == 0
+    assert waits[("false", "global-default")]["sum"] == pytest.approx(3.01)
+    text = flowcontrolmetrics.text(ctl.metrics()).decode()
+    assert ('apiserver_flowcontrol_request_wait_duration_seconds_bucket{execute="false",'
+            'flow_schema="global-default",le="5.0",priority_level="global-default"} 1.0') in text
+    assert ('apiserver_flowcontrol_request_wait_duration_seconds_bucket{execute="true",'
+            'flow_schema="global-default",le="+Inf",priority_level="global-default"} 2.0') in text
+    assert ('apiserver_flowcontrol_rejected_requests_total{flow_schema="global-default",'
+            'priority_level="global-default",reason="time-out"} 1.0') in text
+    assert 'apiserver_flowcontrol_current_executing_requests{flow_schema="global-default",' \
+        'priority_level="global-default"} 1.0' in text
+    assert 'apiserver_flowcontrol_nominal_limit_seats{priority_level="global-default"} 1.0' in text
+    assert second.state == apf.EXECUTING
+
+
 def test_wide_list_takes_several_seats() -> None:
     clock = Clock()
     ctl = controller(12, clock, [_global_default_only()])
@@ -217,7 +247,10 @@ def test_dumps_show_queued_and_holders() -> None:
     seats = ctl.dump_seats().splitlines()
     assert seats[1] == "global-default, global-default, alice, 1, alice, get, /api/v1/namespaces/ns/configmaps/x, 2.500"
     metrics = ctl.metrics()
-    assert {"priority_level": "global-default", "value": 1} in metrics["current_inqueue_requests"]
+    assert {"priority_level": "global-default", "flow_schema": "global-default", "value": 1
+            } in metrics["current_inqueue_requests"]
+    assert {"priority_level": "global-default", "flow_schema": "global-default", "value": 1
+            } in metrics["current_executing_seats"]
 
 
 async def test_dispatcher_waits_and_cancellation_frees_the_queue() -> None:

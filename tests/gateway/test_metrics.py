@@ -10,6 +10,7 @@ from prometheus_client import REGISTRY
 from kapi import errors
 from kapi.attributes import Attributes, UserInfo
 from services.gateway import audit, metrics
+from services.gateway.flowcontrol import FlowControlClient, LocalLimiter
 from services.gateway.requestinfo import resolve
 
 U = UserInfo("u")
@@ -60,8 +61,8 @@ async def test_requests_counted_timed_and_inflight():
                 "verb": "WATCH", "group": "apps", "version": "v1", "resource": "deployments", "subresource": "",
                 "scope": "namespace", "component": "apiserver"}))
             return response
-        if request.path == "/metrics":
-            return metrics.response()
+        if request.path == "/metrics":  # no flowcontrol address: local limits, no APF families
+            return await metrics.response(FlowControlClient(None, LocalLimiter(0, 0)))
         return web.json_response({}, status=404 if request.path == "/nope" else 200)
 
     app = web.Application()
