@@ -1,148 +1,73 @@
 """Caches of the objects admission plugins read, each fed by storage List + Watch (like client-go informers).
 
-:class:`ResourceCache` lists one resource across all namespaces, then
-follows a Watch from the list's resourceVersion; a 410 Expired or any
-stream failure re-lists after a short delay. :class:`Informers` hands out
+:class:`ResourceCache` mirrors one resource across all namespaces with a
+:class:`kapi.informer.Informer` (list, then watch from the list's
+resourceVersion; a 410 Expired re-lists at once, any other failure after
+``retry_delay`` seconds). :class:`Informers` hands out
 one cache per resource (started on first request) and gives plugins live
 storage reads (Get, List) and the one write admission makes: quota status.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import logging
 from typing import Any
 
-import grpc
-
 from kapi import errors, grpcutil, jsonutil
+from kapi.informer import Informer, StorageListerWatcher, namespace_key, split_meta_namespace_key
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
-
-log = logging.getLogger(__name__)
 
 LIST_TIMEOUT = 30.0  # seconds
 RETRY_DELAY = 1.0  # seconds between failed list/watch attempts
 SYNC_WAIT = 5.0  # seconds a first reader waits for the first list
 
-Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
 
+class CachedCollection:
+    """What both admission caches share: a :class:`kapi.informer.Informer` (``self.informer``) and its lifecycle."""
 
-def _key_of(obj: dict[str, Any]) -> Key | None:
-    meta = obj.get("metadata") or {}
-    name = meta.get("name")
-    return (meta.get("namespace") or "", name) if name else None
-
-
-class ResourceCache:
-    """Every object of one resource (group, plural), kept current from storage."""
-
-    def __init__(self, storage: storage_pb2_grpc.StorageStub, group: str, resource: str, *,
-                 retry_delay: float = RETRY_DELAY):
-        self._storage = storage
-        self.group, self.resource = group, resource
-        self._retry_delay = retry_delay
-        self._items: dict[Key, dict[str, Any]] = {}
-        self._resource_version = 0
-        self._synced = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self.generation = 0  # bumped on every change, so derived views can be rebuilt lazily
+    informer: Informer
 
     @property
     def synced(self) -> bool:
         """True once the first list has been loaded."""
-        return self._synced.is_set()
+        return self.informer.has_synced
 
     def start(self) -> None:
         """Start the list/watch loop (idempotent)."""
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name=f"cache-{self.group}/{self.resource}")
+        self.informer.start()
 
     async def stop(self) -> None:
         """Stop the list/watch loop."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self.informer.stop()
 
     async def wait_synced(self, timeout: float = SYNC_WAIT) -> bool:
         """Start if needed and wait up to ``timeout`` seconds for the first list; returns :attr:`synced`."""
         self.start()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._synced.wait(), timeout)
-        return self.synced
+        return await self.informer.wait_synced(timeout)
+
+
+class ResourceCache(CachedCollection):
+    """Every object of one resource (group, plural), kept current from storage."""
+
+    def __init__(self, storage: storage_pb2_grpc.StorageStub, group: str, resource: str, *,
+                 retry_delay: float = RETRY_DELAY):
+        self.group, self.resource = group, resource
+        self.informer = Informer(StorageListerWatcher(storage, group, resource, list_timeout=LIST_TIMEOUT),
+                                 name=f"{group}/{resource}", min_backoff=retry_delay, max_backoff=retry_delay)
+        self.informer.on(change=self._bump)
+        self.generation = 0  # bumped on every change, so derived views can be rebuilt lazily
+
+    def _bump(self) -> None:
+        self.generation += 1
 
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The cached object or None."""
-        return self._items.get((namespace, name))
+        return self.informer.get(namespace_key(namespace, name))
 
     def list(self, namespace: str | None = None) -> list[dict[str, Any]]:
         """Cached objects, of one namespace when ``namespace`` is given, sorted by (namespace, name)."""
-        return [obj for key, obj in sorted(self._items.items())
-                if namespace is None or key[0] == namespace]
-
-    async def _run(self) -> None:
-        need_list = True
-        while True:
-            try:
-                if need_list:
-                    await self._list()
-                    need_list = False
-                await self._watch()
-                await asyncio.sleep(self._retry_delay)
-            except asyncio.CancelledError:
-                raise
-            except errors.StatusError as err:
-                need_list = True
-                if err.code != 410:
-                    log.warning("%s/%s list/watch failed: %s", self.group, self.resource, err.message)
-                    await asyncio.sleep(self._retry_delay)
-            except Exception:
-                need_list = True
-                log.exception("%s/%s list/watch failed", self.group, self.resource)
-                await asyncio.sleep(self._retry_delay)
-
-    async def _list(self) -> None:
-        reply: Any = await grpcutil.call("storage", self._storage.List, storage_pb2.ListRequest(
-            key=storage_pb2.ResourceKey(group=self.group, resource=self.resource)), timeout=LIST_TIMEOUT)
-        items: dict[Key, dict[str, Any]] = {}
-        for raw in reply.items:
-            obj = jsonutil.loads(raw)
-            key = _key_of(obj)
-            if key:
-                items[key] = obj
-        self._items = items
-        self._resource_version = reply.resource_version
-        self.generation += 1
-        self._synced.set()
-
-    async def _watch(self) -> None:
-        call = self._storage.Watch(storage_pb2.WatchRequest(
-            key=storage_pb2.ResourceKey(group=self.group, resource=self.resource),
-            resource_version=str(self._resource_version), allow_bookmarks=True))
-        try:
-            async for response in call:
-                for event in response.events:
-                    self._apply(event)
-        except grpc.RpcError as exc:
-            raise errors.from_rpc_error(exc, "storage") from None
-        finally:
-            call.cancel()
-
-    def _apply(self, event: storage_pb2.WatchEvent) -> None:
-        self._resource_version = max(self._resource_version, event.resource_version)
-        if event.type == "BOOKMARK" or not event.object:
-            return
-        obj = jsonutil.loads(event.object)
-        key = _key_of(obj)
-        if key is None:
-            return
-        if event.type == "DELETED":
-            self._items.pop(key, None)
-        else:
-            self._items[key] = obj
-        self.generation += 1
+        keyed = sorted((split_meta_namespace_key(key), obj) for key, obj in self.informer.store.items())
+        return [obj for (ns, _), obj in keyed if namespace is None or ns == namespace]
 
 
 class Informers:

@@ -6,11 +6,12 @@ recreated with another uid (kube's ``serviceaccount.Validator`` with
 ``--service-account-lookup``). Bootstrap tokens live in kube-system Secrets.
 :class:`ObjectIndex` keeps, per resource, ``(namespace, name) -> Ref`` (uid,
 being-deleted flag) plus the whole object for the Secrets a keep-predicate
-selects; :class:`ObjectSync` keeps it current like an informer (list, then
-watch from the list's revision; 410 or a broken stream -> re-list, other
-errors -> capped backoff). :meth:`ObjectLookup.current` answers from the
-index and falls back to a live storage Get when the index disagrees with
-the token or has not synced yet, so a just-created object is never refused
+selects; :class:`ObjectSync` keeps it current with the shared informer
+(:class:`kapi.informer.IndexSync`: list, then watch from the list's
+revision; 410 -> re-list, other failures -> re-list after a capped
+backoff). :meth:`ObjectLookup.current` answers from the index and falls
+back to a live storage Get when the index disagrees with the token or has
+not synced yet, so a just-created object is never refused
 because the watch lags (as kube's getter falls back to the API).
 """
 
@@ -18,13 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
-
 from kapi import errors, grpcutil, jsonutil
+from kapi.informer import IndexSync
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ class ObjectIndex:
         """Every kept whole object of ``resource`` in ``namespace`` (e.g. bootstrap-token Secrets)."""
         return [ref.obj for (ns, _), ref in self._objects[resource].items() if ns == namespace and ref.obj]
 
-    def replace(self, resource: str, objects: list[Mapping[str, Any]], revision: int) -> None:
+    def replace(self, resource: str, objects: Sequence[Mapping[str, Any]], revision: int) -> None:
         """Replace every object of ``resource`` with a full list read at ``revision``."""
         table: dict[Key, Ref] = {}
         for obj in objects:
@@ -122,72 +122,18 @@ class ObjectIndex:
         self.revision = max(self.revision, revision)
 
 
-class ObjectSync:
-    """Keeps an :class:`ObjectIndex` in step with storage (see the module docstring); ``sleep`` is injectable."""
+class ObjectSync(IndexSync):
+    """Keeps an :class:`ObjectIndex` in step with storage with :class:`kapi.informer.IndexSync`.
+
+    ``list_timeout`` is the deadline of one List page in seconds; backoffs
+    are seconds; ``sleep`` is injectable for tests.
+    """
 
     def __init__(self, stub: storage_pb2_grpc.StorageStub, index: ObjectIndex, *, list_timeout: float = 30.0,
                  min_backoff: float = 0.1, max_backoff: float = 5.0,
-                 sleep: Callable[[float], Any] = asyncio.sleep):
-        self._stub = stub
-        self._index = index
-        self._list_timeout = list_timeout
-        self._min_backoff = min_backoff
-        self._max_backoff = max_backoff
-        self._sleep = sleep
-        self.synced = asyncio.Event()
-
-    async def run(self) -> None:
-        """Sync every resource until cancelled."""
-        await asyncio.gather(*(self._run_resource(r) for r in RESOURCES))
-
-    async def _run_resource(self, resource: str) -> None:
-        backoff = self._min_backoff
-        while True:
-            try:
-                revision = await self._list(resource)
-                backoff = self._min_backoff
-                await self._watch(resource, revision)
-                log.info("watch of %s ended; re-listing", resource)
-                continue
-            except errors.StatusError as exc:
-                if exc.code == 410:
-                    continue
-                log.warning("syncing %s from storage failed: %s; retrying in %.1fs", resource, exc.message, backoff)
-            except Exception:  # a bug must not end the sync for good
-                log.exception("syncing %s from storage failed; retrying in %.1fs", resource, backoff)
-            await self._sleep(backoff)
-            backoff = min(backoff * 2, self._max_backoff)
-
-    async def _list(self, resource: str) -> int:
-        try:
-            response = await self._stub.List(storage_pb2.ListRequest(key=storage_pb2.ResourceKey(resource=resource)),
-                                             timeout=self._list_timeout)
-        except grpc.RpcError as exc:
-            raise errors.from_rpc_error(exc, "storage") from None
-        objects = []
-        for item in response.items:
-            try:
-                objects.append(jsonutil.loads(item))
-            except ValueError as exc:
-                log.warning("ignoring undecodable %s object: %s", resource, exc)
-        self._index.replace(resource, objects, response.resource_version)
-        if self._index.synced and not self.synced.is_set():
-            self.synced.set()
-        return int(response.resource_version)
-
-    async def _watch(self, resource: str, revision: int) -> None:
-        request = storage_pb2.WatchRequest(key=storage_pb2.ResourceKey(resource=resource),
-                                           resource_version=str(revision), allow_bookmarks=True)
-        try:
-            async for batch in self._stub.Watch(request):
-                for event in batch.events:
-                    try:
-                        obj = jsonutil.loads(event.object) if event.object else {}
-                    except ValueError:
-                        continue
-                    self._index.apply(resource, event.type, obj, event.resource_version)
-        except grpc.RpcError as exc:
-            raise errors.from_rpc_error(exc, "storage") from None
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep):
+        super().__init__(stub, index, group="", resources=RESOURCES, what="authn objects", list_timeout=list_timeout,
+                         min_backoff=min_backoff, max_backoff=max_backoff, sleep=sleep)
 
 
 class ObjectLookup:

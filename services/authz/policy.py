@@ -7,11 +7,11 @@ user name), so a decision looks only at the bindings that name the user.
 ``revision`` is the highest storage revision applied: the
 ``policy_revision`` a gateway tags its cached decisions with.
 
-:class:`PolicySync` keeps the index current, like an informer: per
-resource it lists (namespace "" = all namespaces), replaces that part of
-the index, then watches from the list's resourceVersion; a 410 Expired, a
-broken or ended stream, or any storage error leads to a fresh list (after a
-capped backoff for errors other than 410).
+:class:`PolicySync` keeps the index current with the shared informer
+(:class:`kapi.informer.IndexSync`): per resource it lists (all
+namespaces), replaces that part of the index, then watches from the
+list's resourceVersion; a 410 Expired re-lists at once, any other failure
+after a capped backoff.
 """
 
 from __future__ import annotations
@@ -19,13 +19,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-import grpc
-
-from kapi import errors, jsonutil
 from kapi.attributes import UserInfo
+from kapi.informer import Index, IndexSync
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.authz.rbac import GROUP, GROUP_KIND, Binding, Role, Subject, subject_username
 
@@ -243,85 +241,21 @@ def resource_key(resource: str, group: str = GROUP) -> storage_pb2.ResourceKey:
     return storage_pb2.ResourceKey(group=group, resource=resource)
 
 
-class PolicySync:
+class PolicySync(IndexSync):
     """Keeps a :class:`PolicyIndex` in step with storage (List, then Watch; re-list on 410 or failure).
 
-    Any index with the same ``replace``/``apply``/``synced``/``revision``
-    members can be fed the same way: ``group`` and ``resources`` name the
-    collections (the Node authorizer's graph syncs ``("", ("pods",))``) and
-    ``what`` names them in logs.
-
-    ``sleep`` is injectable for tests; ``list_timeout`` is the List
-    deadline in seconds; backoff between failed attempts grows from
-    ``min_backoff`` to ``max_backoff`` seconds.
+    The loop is :class:`kapi.informer.IndexSync`. Any index with the same
+    ``replace``/``apply``/``synced``/``revision`` members can be fed the
+    same way: ``group`` and ``resources`` name the collections (the Node
+    authorizer's graph syncs ``("", ("pods",))``) and ``what`` names them
+    in logs. ``sleep`` is injectable for tests; ``list_timeout`` is the
+    deadline of one List page in seconds; backoff between failed attempts
+    grows from ``min_backoff`` to ``max_backoff`` seconds.
     """
 
-    def __init__(self, stub: storage_pb2_grpc.StorageStub, index: Any, *, list_timeout: float = 30.0,
+    def __init__(self, stub: storage_pb2_grpc.StorageStub, index: Index, *, list_timeout: float = 30.0,
                  min_backoff: float = 0.1, max_backoff: float = 5.0,
-                 sleep: Callable[[float], Any] = asyncio.sleep,
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
                  group: str = GROUP, resources: Sequence[str] = RESOURCES, what: str = "RBAC policy"):
-        self._stub = stub
-        self._index = index
-        self._group = group
-        self._resources = tuple(resources)
-        self._what = what
-        self._list_timeout = list_timeout
-        self._min_backoff = min_backoff
-        self._max_backoff = max_backoff
-        self._sleep = sleep
-        self.synced = asyncio.Event()
-
-    async def run(self) -> None:
-        """Sync every resource until cancelled."""
-        await asyncio.gather(*(self._run_resource(r) for r in self._resources))
-
-    async def _run_resource(self, resource: str) -> None:
-        backoff = self._min_backoff
-        while True:
-            try:
-                revision = await self._list(resource)
-                backoff = self._min_backoff
-                await self._watch(resource, revision)
-                log.info("watch of %s ended; re-listing", resource)
-            except errors.StatusError as exc:
-                if exc.code == 410:
-                    log.info("watch of %s expired (%s); re-listing", resource, exc.message)
-                    continue
-                log.warning("syncing %s from storage failed: %s; retrying in %.1fs", resource, exc.message, backoff)
-            except Exception:  # a bug must not end the sync for good: log it and start over
-                log.exception("syncing %s from storage failed; retrying in %.1fs", resource, backoff)
-            await self._sleep(backoff)
-            backoff = min(backoff * 2, self._max_backoff)
-
-    async def _list(self, resource: str) -> int:
-        try:
-            response = await self._stub.List(storage_pb2.ListRequest(key=resource_key(resource, self._group)),
-                                             timeout=self._list_timeout)
-        except grpc.RpcError as exc:
-            raise errors.from_rpc_error(exc, "storage") from None
-        objects = []
-        for item in response.items:
-            try:
-                objects.append(jsonutil.loads(item))
-            except ValueError as exc:
-                log.warning("ignoring undecodable %s object: %s", resource, exc)
-        self._index.replace(resource, objects, response.resource_version)
-        if self._index.synced and not self.synced.is_set():
-            log.info("%s synced at revision %d", self._what, self._index.revision)
-            self.synced.set()
-        return int(response.resource_version)
-
-    async def _watch(self, resource: str, revision: int) -> None:
-        request = storage_pb2.WatchRequest(key=resource_key(resource, self._group), resource_version=str(revision),
-                                           allow_bookmarks=True)
-        try:
-            async for batch in self._stub.Watch(request):
-                for event in batch.events:
-                    try:
-                        obj = jsonutil.loads(event.object) if event.object else {}
-                    except ValueError as exc:
-                        log.warning("ignoring undecodable %s watch event: %s", resource, exc)
-                        continue
-                    self._index.apply(resource, event.type, obj, event.resource_version)
-        except grpc.RpcError as exc:
-            raise errors.from_rpc_error(exc, "storage") from None
+        super().__init__(stub, index, group=group, resources=resources, what=what, list_timeout=list_timeout,
+                         min_backoff=min_backoff, max_backoff=max_backoff, sleep=sleep)

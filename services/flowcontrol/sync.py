@@ -4,10 +4,10 @@
 controller (k8s.io/apiserver pkg/util/flowcontrol apf_controller.go and
 the ``bootstrap-system-flowcontrol-configuration`` post-start hook):
 
-- per kind it lists, then watches from the list's resourceVersion; a 410
-  Expired, an ended stream or a storage error leads to a fresh list (after
-  a capped backoff for errors other than 410). Each change reconfigures
-  the :class:`~services.flowcontrol.apf.Controller` at once.
+- per kind a :class:`kapi.informer.Informer` lists, then watches from the
+  list's resourceVersion; a 410 Expired re-lists at once, any other
+  failure after a capped backoff. Each change reconfigures the
+  :class:`~services.flowcontrol.apf.Controller` at once.
 - after every change it keeps the defaults ("Mandatory and suggested
   configuration objects"): a missing default object is created; a
   mandatory one (exempt, catch-all) gets its default spec back whenever it
@@ -28,13 +28,15 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime
+import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
 
 from kapi import errors, jsonutil
+from kapi.informer import Informer, StorageListerWatcher
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.flowcontrol import config as cfg
 from services.flowcontrol import defaults
@@ -86,7 +88,7 @@ class ConfigSync:
 
     def __init__(self, stub: storage_pb2_grpc.StorageStub, controller: Controller, *, timeout: float = 10.0,
                  min_backoff: float = 0.1, max_backoff: float = 5.0,
-                 sleep: Callable[[float], Any] = asyncio.sleep):
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep):
         self._stub = stub
         self._controller = controller
         self._timeout = timeout
@@ -97,6 +99,14 @@ class ConfigSync:
         self.synced = asyncio.Event()
         self.maintained = asyncio.Event()
         self._changed = asyncio.Event()
+        self.informers: list[Informer] = []
+        for resource in RESOURCES:
+            informer = Informer(StorageListerWatcher(stub, defaults.GROUP, resource, list_timeout=timeout),
+                                name=resource, keep_store=False, min_backoff=min_backoff, max_backoff=max_backoff,
+                                sleep=sleep)
+            informer.on(replace=functools.partial(self._replace, resource),
+                        event=functools.partial(self._apply, resource), change=self._changed_now)
+            self.informers.append(informer)
         built_in = defaults.default_objects()
         controller.configure(
             [cfg.FlowSchema.from_json(o) for r, o in built_in if r == defaults.FLOW_SCHEMAS],
@@ -104,68 +114,20 @@ class ConfigSync:
 
     async def run(self) -> None:
         """Sync both kinds and maintain the defaults until cancelled."""
-        await asyncio.gather(*(self._run_resource(r) for r in RESOURCES), self._maintain_forever())
+        await asyncio.gather(*(informer.run() for informer in self.informers), self._maintain_forever())
 
-    # ------------------------------------------------------------ informer
+    # ------------------------------------------------------------ informer callbacks
 
-    async def _run_resource(self, resource: str) -> None:
-        backoff = self._min_backoff
-        while True:
-            try:
-                revision = await self._list(resource)
-                backoff = self._min_backoff
-                await self._watch(resource, revision)
-                log.info("watch of %s ended; re-listing", resource)
-            except errors.StatusError as exc:
-                if exc.code == 410:
-                    log.info("watch of %s expired (%s); re-listing", resource, exc.message)
-                    continue
-                log.warning("syncing %s from storage failed: %s; retrying in %.1fs", resource, exc.message, backoff)
-            except Exception:  # a bug must not end the sync for good
-                log.exception("syncing %s from storage failed; retrying in %.1fs", resource, backoff)
-            await self._sleep(backoff)
-            backoff = min(backoff * 2, self._max_backoff)
-
-    async def _list(self, resource: str) -> int:
-        try:
-            response = await self._stub.List(storage_pb2.ListRequest(key=key(resource)), timeout=self._timeout)
-        except grpc.RpcError as exc:
-            raise errors.from_rpc_error(exc, "storage") from None
-        objects: dict[str, dict[str, Any]] = {}
-        for item in response.items:
-            try:
-                obj = jsonutil.loads(item)
-                objects[str(obj["metadata"]["name"])] = obj
-            except (ValueError, KeyError, TypeError) as exc:
-                log.warning("ignoring undecodable %s object: %s", resource, exc)
-        self.objects[resource] = objects
+    def _replace(self, resource: str, objects: list[dict[str, Any]], revision: int) -> None:
+        self.objects[resource] = {str(obj["metadata"]["name"]): obj for obj in objects}
         self._listed.add(resource)
-        self._changed_now()
-        return int(response.resource_version)
 
-    async def _watch(self, resource: str, revision: int) -> None:
-        request = storage_pb2.WatchRequest(key=key(resource), resource_version=str(revision), allow_bookmarks=True)
-        try:
-            async for batch in self._stub.Watch(request):
-                changed = False
-                for event in batch.events:
-                    if event.type not in ("ADDED", "MODIFIED", "DELETED"):
-                        continue
-                    try:
-                        obj = jsonutil.loads(event.object)
-                        name = str(obj["metadata"]["name"])
-                    except (ValueError, KeyError, TypeError) as exc:
-                        log.warning("ignoring undecodable %s watch event: %s", resource, exc)
-                        continue
-                    if event.type == "DELETED":
-                        self.objects[resource].pop(name, None)
-                    else:
-                        self.objects[resource][name] = obj
-                    changed = True
-                if changed:
-                    self._changed_now()
-        except grpc.RpcError as exc:
-            raise errors.from_rpc_error(exc, "storage") from None
+    def _apply(self, resource: str, event_type: str, obj: dict[str, Any], revision: int) -> None:
+        name = str(obj["metadata"]["name"])
+        if event_type == "DELETED":
+            self.objects[resource].pop(name, None)
+        else:
+            self.objects[resource][name] = obj
 
     def _changed_now(self) -> None:
         if not self._listed.issuperset(RESOURCES):
