@@ -31,98 +31,34 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kapi import errors
 from kapi.attributes import Attributes, UserInfo
+from kapi.nodeidentity import (
+    CONFIG_MAP,
+    PVC,
+    SECRET,
+    SERVICE_ACCOUNT,
+    Ref,
+    node_identity,
+    references,
+    str_field,
+)
 from services.authz.authorizer import NO_OPINION, Decision, Result, RulesResult
 from services.authz.bootstrap import NODE_RULES
 from services.authz.rbac import PolicyRule
 
 log = logging.getLogger(__name__)
 
-NODE_USER_PREFIX = "system:node:"
-NODES_GROUP = "system:nodes"
 PODS = "pods"
-SECRET, CONFIG_MAP, PVC, SERVICE_ACCOUNT = "secret", "configmap", "pvc", "serviceaccount"
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 READ = frozenset({"get", "list", "watch"})
 WRITE_STATUS = frozenset({"update", "patch"})
 NODE_VERBS = frozenset({"get", "list", "watch", "create", "update", "patch"})
 STATIC_RULES = tuple(PolicyRule.from_json(rule) for rule in NODE_RULES)
-
-# (kind, namespace, name) of an object a pod references.
-Ref = tuple[str, str, str]
-
-
-def node_identity(user: UserInfo) -> tuple[str, bool]:
-    """(nodeName, is a node): kube's ``NodeIdentity`` (prefix ``system:node:`` and group ``system:nodes``)."""
-    if not user.username.startswith(NODE_USER_PREFIX) or NODES_GROUP not in user.groups:
-        return "", False
-    return user.username[len(NODE_USER_PREFIX):], True
-
-
-def _dicts(value: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(value, list):
-        for item in value:
-            if isinstance(item, dict):
-                yield item
-
-
-def _name(obj: Any, key: str = "name") -> str:
-    value = obj.get(key) if isinstance(obj, dict) else None
-    return value if isinstance(value, str) else ""
-
-
-# Volume plugins that name a Secret by a secretRef / nodePublishSecretRef / secretName (podutil.VisitPodSecretNames).
-_SECRET_REF_VOLUMES = ("cephfs", "cinder", "flexVolume", "iscsi", "rbd", "scaleIO", "storageos")
-
-
-def references(pod: Mapping[str, Any]) -> set[Ref]:
-    """Every Secret, ConfigMap, PVC and ServiceAccount a pod references (kinds as in :data:`Ref`)."""
-    meta = pod.get("metadata") or {}
-    namespace, pod_name = _name(meta, "namespace"), _name(meta, "name")
-    spec = pod.get("spec") or {}
-    if not isinstance(spec, dict):
-        return set()
-    refs: set[tuple[str, str]] = set()
-    account = _name(spec, "serviceAccountName") or _name(spec, "serviceAccount")
-    if account:
-        refs.add((SERVICE_ACCOUNT, account))
-    for secret in _dicts(spec.get("imagePullSecrets")):
-        refs.add((SECRET, _name(secret)))
-    for key in ("containers", "initContainers", "ephemeralContainers"):
-        for container in _dicts(spec.get(key)):
-            for source in _dicts(container.get("envFrom")):
-                refs.add((SECRET, _name(source.get("secretRef"))))
-                refs.add((CONFIG_MAP, _name(source.get("configMapRef"))))
-            for env in _dicts(container.get("env")):
-                value_from = env.get("valueFrom")
-                if isinstance(value_from, dict):
-                    refs.add((SECRET, _name(value_from.get("secretKeyRef"))))
-                    refs.add((CONFIG_MAP, _name(value_from.get("configMapKeyRef"))))
-    for volume in _dicts(spec.get("volumes")):
-        refs.add((SECRET, _name(volume.get("secret"), "secretName")))
-        refs.add((CONFIG_MAP, _name(volume.get("configMap"))))
-        refs.add((PVC, _name(volume.get("persistentVolumeClaim"), "claimName")))
-        if isinstance(volume.get("ephemeral"), dict) and _name(volume):
-            refs.add((PVC, f"{pod_name}-{_name(volume)}"))
-        projected = volume.get("projected")
-        if isinstance(projected, dict):
-            for source in _dicts(projected.get("sources")):
-                refs.add((SECRET, _name(source.get("secret"))))
-                refs.add((CONFIG_MAP, _name(source.get("configMap"))))
-        for plugin in _SECRET_REF_VOLUMES:
-            refs.add((SECRET, _name(_as_dict(volume.get(plugin)).get("secretRef"))))
-        refs.add((SECRET, _name(volume.get("azureFile"), "secretName")))
-        refs.add((SECRET, _name(_as_dict(volume.get("csi")).get("nodePublishSecretRef"))))
-    return {(kind, namespace, name) for kind, name in refs if name}
-
-
-def _as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -171,7 +107,7 @@ class NodeGraph:
         """Apply one pod watch event (ADDED, MODIFIED, DELETED; others ignored)."""
         if event_type == "DELETED":
             meta = obj.get("metadata") or {}
-            self._remove((_name(meta, "namespace"), _name(meta, "name")))
+            self._remove((str_field(meta, "namespace"), str_field(meta, "name")))
         elif event_type in ("ADDED", "MODIFIED"):
             self._upsert(obj)
         else:
@@ -180,10 +116,10 @@ class NodeGraph:
 
     def _upsert(self, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
-        key = (_name(meta, "namespace"), _name(meta, "name"))
+        key = (str_field(meta, "namespace"), str_field(meta, "name"))
         self._remove(key)
         spec = obj.get("spec")
-        node = _name(spec, "nodeName") if isinstance(spec, dict) else ""
+        node = str_field(spec, "nodeName") if isinstance(spec, dict) else ""
         if not node or not key[1]:
             return
         pod = _Pod(node, frozenset(references(obj)))

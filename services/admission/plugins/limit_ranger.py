@@ -20,8 +20,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from kapi import errors
-from services.admission import quantity
+from kapi import errors, quantity
 from services.admission.chain import CREATE, UPDATE, AdmissionRequest
 from services.admission.informers import Informers
 

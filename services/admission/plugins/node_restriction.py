@@ -34,9 +34,9 @@ from typing import Any
 from cryptography import x509
 
 from kapi import errors
+from kapi.nodeidentity import CONFIG_MAP, SECRET, SERVICE_ACCOUNT, node_identity, references
 from services.admission.chain import CREATE, DELETE, UPDATE, AdmissionRequest
 from services.admission.informers import Informers
-from services.authz.node import CONFIG_MAP, SECRET, SERVICE_ACCOUNT, node_identity, references
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 NODE_LEASE_NAMESPACE = "kube-node-lease"

@@ -19,9 +19,8 @@ import logging
 from fractions import Fraction
 from typing import Any
 
+from kapi.quota import add_usage, counted_resources, format_usage
 from kapi.resources import REGISTRY
-from services.admission import quantity
-from services.admission.plugins.resource_quota import quota_matches, usage
 from services.controllers import customresources
 from services.controllers.client import ApiError, Client, path_for
 from services.controllers.informer import WorkQueue, key_of, split_key
@@ -30,33 +29,7 @@ from services.controllers.objects import RESOURCEQUOTAS, meta, row
 
 log = logging.getLogger(__name__)
 
-_LEGACY = {"pods", "services", "configmaps", "secrets", "persistentvolumeclaims", "replicationcontrollers",
-           "resourcequotas"}
-_BINARY = ("memory", "storage", "ephemeral-storage")
 REPLENISHED = ("pods", "services", "configmaps", "secrets", "persistentvolumeclaims")
-
-
-def counted_resources(names: list[str]) -> set[tuple[str, str]]:
-    """(group, resource) pairs whose objects the quota resource names ``names`` count."""
-    out: set[tuple[str, str]] = set()
-    for k in names:
-        if k.startswith("count/"):
-            res, _, group = k[len("count/"):].partition(".")
-            out.add((group, res))
-        elif k in _LEGACY:
-            out.add(("", k))
-        elif k.startswith("services."):
-            out.add(("", "services"))
-        elif "storage" in k or k == "persistentvolumeclaims":
-            out.add(("", "persistentvolumeclaims"))
-        else:
-            out.add(("", "pods"))
-    return out
-
-
-def fmt(name: str, value: Fraction) -> str:
-    """A quantity as the API prints it (binary suffixes for memory and storage)."""
-    return quantity.format(value, binary=any(name.endswith(b) for b in _BINARY))
 
 
 async def calculate(client: Client, quota: dict[str, Any]) -> dict[str, str]:
@@ -70,13 +43,8 @@ async def calculate(client: Client, quota: dict[str, Any]) -> dict[str, str]:
         if resource is None or not resource.stored or not resource.namespaced:
             continue
         items = (await client.list_all(path_for(resource, namespace))).get("items") or []
-        for obj in items:
-            if not quota_matches(quota, obj, res):
-                continue
-            for k, v in usage(obj, group, res).items():
-                if k in totals:
-                    totals[k] += v
-    return {k: fmt(k, v) for k, v in totals.items()}
+        add_usage(totals, quota, items, group, res)
+    return {k: format_usage(k, v) for k, v in totals.items()}
 
 
 class ResourceQuotaController:
