@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import re
 import ssl
 import uuid
 from collections.abc import Awaitable, Callable
@@ -23,6 +22,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 
 from kapi import errors, jsonutil
 from kapi.attributes import Attributes, UserInfo
+from kapi.duration import parse_duration
 from kapi.resources import REGISTRY, Resource
 from services.gateway import (
     audit,
@@ -61,8 +61,6 @@ VERB_HANDLERS: dict[str, Handler] = {
     "deletecollection": delete_collection, "watch": watch,
 }
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 def not_found_path() -> errors.StatusError:
@@ -81,16 +79,12 @@ def status_response(err: errors.StatusError, audit_id: str = "") -> web.Response
 
 
 def parse_go_duration(text: str) -> float:
-    """A Go duration ("32s", "1m30s", "500ms") in seconds; 400 BadRequest if malformed."""
-    pos, total = 0, 0.0
-    for match in _DURATION.finditer(text):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-    if not text or pos != len(text):
-        raise errors.bad_request(f'invalid timeout "{text}"')  # noqa: B907
-    return total
+    """A Go duration ("32s", "1m30s", "500ms") in seconds (:func:`kapi.duration.parse_duration`, strict);
+    400 BadRequest if malformed."""
+    try:
+        return parse_duration(text, strict=True)
+    except ValueError:
+        raise errors.bad_request(f'invalid timeout "{text}"') from None  # noqa: B907
 
 
 def credentials(request: web.Request, front_proxy_names: frozenset[str]) -> Credentials:
