@@ -10,10 +10,11 @@ the same ("kube-apiserver" command-line reference).
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from kapi.duration import parse_duration
 
 GATEWAY, STORAGE, AUTHN, AUTHZ, FLOWCONTROL, ADMISSION = (
     "gateway", "storage", "authn", "authz", "flowcontrol", "admission")
@@ -49,25 +50,12 @@ def _bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
-_GO_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|ms|s|m|h)")
-_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
 def _seconds(text: str) -> float:
-    """A Go duration ("30s", "1m30s", "500ms") or a bare number of seconds, as float seconds."""
+    """A Go duration ("30s", "1m30s", "500ms") or a bare number of seconds (:func:`kapi.duration.parse_duration`)."""
     try:
-        return float(text)
-    except ValueError:
-        pass
-    pos, total = 0, 0.0
-    for match in _GO_DURATION.finditer(text):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _GO_UNITS[match.group(2)]
-        pos = match.end()
-    if not text or pos != len(text):
-        raise argparse.ArgumentTypeError(f"invalid duration {text!r}")
-    return total
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 FLAGS: tuple[Flag, ...] = (
