@@ -14,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -200,3 +200,31 @@ def run(main: Callable[[asyncio.Event], Awaitable[None]]) -> None:
         await main(stop)
 
     asyncio.run(_wrapper())
+
+
+_Item = TypeVar("_Item")
+
+
+async def batches(queue: asyncio.Queue[_Item | None], limit: int = 512) -> AsyncIterator[list[_Item]]:
+    """Lists of the items put on ``queue``: each waits for one item, then takes what else is queued (<= ``limit``).
+
+    For a gRPC stream whose per-message cost dominates: while one write is in
+    flight the next items pile up and go out together, so a busy stream makes
+    few writes and an idle one adds no delay. A ``None`` on the queue ends the
+    iteration (items before it are yielded first).
+    """
+    while True:
+        item = await queue.get()
+        if item is None:
+            return
+        batch = [item]
+        end = False
+        while len(batch) < limit and not queue.empty():
+            more = queue.get_nowait()
+            if more is None:
+                end = True
+                break
+            batch.append(more)
+        yield batch
+        if end:
+            return

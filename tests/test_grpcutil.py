@@ -51,3 +51,22 @@ async def test_start_serving_without_port_file(tmp_path: Path) -> None:
         assert await _status(port, "") == health_pb2.HealthCheckResponse.SERVING  # make_server's default
     finally:
         await server.stop(None)
+
+
+async def test_batches_take_what_queued_up_and_stop_at_none() -> None:
+    queue: asyncio.Queue[int | None] = asyncio.Queue()
+    for item in (1, 2, 3):
+        queue.put_nowait(item)
+    stream = grpcutil.batches(queue, limit=2)
+    assert await anext(stream) == [1, 2]  # capped at the limit
+    assert await anext(stream) == [3]  # nothing else queued: no waiting for more
+    later = asyncio.ensure_future(anext(stream))
+    await asyncio.sleep(0)
+    assert not later.done()  # an empty queue: waits for the next item
+    queue.put_nowait(4)
+    queue.put_nowait(5)
+    queue.put_nowait(None)
+    queue.put_nowait(6)
+    assert await later == [4, 5]  # items before the None still go out
+    with pytest.raises(StopAsyncIteration):
+        await anext(stream)

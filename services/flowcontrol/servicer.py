@@ -1,6 +1,9 @@
 """The ``kapi.flowcontrol.v1.FlowControl`` servicer: one Dispatch stream per gateway.
 
 Each Start is answered by exactly one DispatchResponse with its request_id.
+Both directions carry batches (``DispatchRequests``/``DispatchResponses``):
+the gateway sends what queued up during its previous write, and replies
+decided while a write is in flight leave together.
 Starts are decided concurrently (a queueing dispatcher may hold one while
 others pass), replies go out in the order decisions are taken. A Finish
 releases the request's seat; a Finish for a request still waiting cancels
@@ -17,7 +20,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from kapi import errors
+from kapi import errors, grpcutil
 from kapi.attributes import Attributes
 from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc
 from services.flowcontrol.dispatcher import Decision, Dispatcher, StartRequest
@@ -47,15 +50,16 @@ class _Stream:
         self.held: dict[int, Decision] = {}
         self.closed = False
 
-    async def read(self, requests: AsyncIterator[flowcontrol_pb2.DispatchRequest]) -> None:
-        """Consume the request stream; when it ends, answer what is waiting and close the outbox."""
+    async def read(self, requests: AsyncIterator[flowcontrol_pb2.DispatchRequests]) -> None:
+        """Consume the request stream (batches, in order); when it ends, answer what is waiting and close the outbox."""
         try:
-            async for message in requests:
-                kind = message.WhichOneof("message")
-                if kind == "start":
-                    self.start(message.start)
-                elif kind == "finish":
-                    self.finish(message.finish.request_id)
+            async for batch in requests:
+                for message in batch.requests:
+                    kind = message.WhichOneof("message")
+                    if kind == "start":
+                        self.start(message.start)
+                    elif kind == "finish":
+                        self.finish(message.finish.request_id)
         finally:  # ended, broke or cancelled: the Dispatch handler releases what is held
 
             if self.waiting:
@@ -132,18 +136,15 @@ class FlowControlServicer(flowcontrol_pb2_grpc.FlowControlServicer):
             raise AssertionError("unreachable") from None
         return flowcontrol_pb2.DumpResponse(text=text)
 
-    async def Dispatch(self, request_iterator: AsyncIterator[flowcontrol_pb2.DispatchRequest],  # noqa: N802
-                       context: grpc.aio.ServicerContext) -> AsyncIterator[flowcontrol_pb2.DispatchResponse]:
+    async def Dispatch(self, request_iterator: AsyncIterator[flowcontrol_pb2.DispatchRequests],  # noqa: N802
+                       context: grpc.aio.ServicerContext) -> AsyncIterator[flowcontrol_pb2.DispatchResponses]:
         """Answer each Start with one DispatchResponse (same request_id); release seats on Finish and on stream end."""
         await context.send_initial_metadata(())  # tells the gateway the stream is up
         stream = _Stream(self._dispatcher)
         reader = asyncio.create_task(stream.read(request_iterator))
         try:
-            while True:
-                response = await stream.outbox.get()
-                if response is None:
-                    break
-                yield response
+            async for responses in grpcutil.batches(stream.outbox):
+                yield flowcontrol_pb2.DispatchResponses(responses=responses)
         finally:
             stream.close()
             if not reader.done():

@@ -120,12 +120,9 @@ class FlowControlClient:
         return response.text
 
     async def _requests(self, outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequest | None]
-                        ) -> AsyncIterator[flowcontrol_pb2.DispatchRequest]:
-        while True:
-            item = await outbox.get()
-            if item is None:
-                return
-            yield item
+                        ) -> AsyncIterator[flowcontrol_pb2.DispatchRequests]:
+        async for batch in grpcutil.batches(outbox):
+            yield flowcontrol_pb2.DispatchRequests(requests=batch)
 
     async def _run(self) -> None:
         assert self._stub is not None
@@ -139,10 +136,11 @@ class FlowControlClient:
                 self._connected.set()
                 backoff = 0.1
                 log.info("flowcontrol stream connected")
-                async for reply in call:
-                    fut = self._pending.pop(reply.request_id, None)
-                    if fut is not None and not fut.done():
-                        fut.set_result(reply)
+                async for replies in call:
+                    for reply in replies.responses:
+                        fut = self._pending.pop(reply.request_id, None)
+                        if fut is not None and not fut.done():
+                            fut.set_result(reply)
             except asyncio.CancelledError:
                 raise
             except grpc.RpcError as exc:

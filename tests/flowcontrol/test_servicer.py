@@ -49,19 +49,26 @@ class Client:
 
     def __init__(self, port: int):
         self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-        self.outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequest | None] = asyncio.Queue()
+        self.outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequests | None] = asyncio.Queue()
         self.call = flowcontrol_pb2_grpc.FlowControlStub(self.channel).Dispatch(self._requests())
+        self._received: list[flowcontrol_pb2.DispatchResponse] = []
 
-    async def _requests(self) -> AsyncIterator[flowcontrol_pb2.DispatchRequest]:
+    async def _requests(self) -> AsyncIterator[flowcontrol_pb2.DispatchRequests]:
         while (message := await self.outbox.get()) is not None:
             yield message
 
-    def send(self, *messages: flowcontrol_pb2.DispatchRequest) -> None:
-        for message in messages:
-            self.outbox.put_nowait(message)
+    def send(self, *messages: flowcontrol_pb2.DispatchRequest | None) -> None:
+        """One batch (one stream message) holding ``messages`` in order; ``send(None)`` half-closes."""
+        if messages == (None,):
+            self.outbox.put_nowait(None)
+            return
+        self.outbox.put_nowait(flowcontrol_pb2.DispatchRequests(requests=messages))
 
     async def replies(self, n: int) -> list[flowcontrol_pb2.DispatchResponse]:
-        return [await asyncio.wait_for(self.call.read(), 5) for _ in range(n)]
+        while len(self._received) < n:
+            self._received.extend((await asyncio.wait_for(self.call.read(), 5)).responses)
+        out, self._received = self._received[:n], self._received[n:]
+        return out
 
     async def close(self) -> None:
         await self.channel.close()
@@ -85,7 +92,7 @@ async def test_two_concurrent_starts_over_a_limit_of_one(flow: Flow) -> None:
         assert replies[1].priority_level == "global-default"
         client.send(_finish(1), _start(3))
         (third,) = await client.replies(1)
-        assert third.request_id == 3 and third.execute  # Finish released the seat
+        assert third.request_id == 3 and third.execute  # a batch is handled in order: Finish released the seat
     finally:
         await client.close()
 

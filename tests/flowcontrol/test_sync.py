@@ -160,13 +160,13 @@ async def test_server_reports_serving_after_sync_and_sends_uids_and_dumps(stub: 
         attrs = Attributes(UserInfo("alice", groups=("system:authenticated",)), "get", True, resource="pods",
                            namespace="x")
 
-        async def requests() -> AsyncIterator[flowcontrol_pb2.DispatchRequest]:
-            yield flowcontrol_pb2.DispatchRequest(start=flowcontrol_pb2.Start(request_id=1,
-                                                                              attributes=attrs.to_proto()))
+        async def requests() -> AsyncIterator[flowcontrol_pb2.DispatchRequests]:
+            yield flowcontrol_pb2.DispatchRequests(requests=[flowcontrol_pb2.DispatchRequest(
+                start=flowcontrol_pb2.Start(request_id=1, attributes=attrs.to_proto()))])
             await asyncio.sleep(0.5)
 
         call = client.Dispatch(requests())
-        reply = await asyncio.wait_for(call.read(), 5)
+        reply = (await asyncio.wait_for(call.read(), 5)).responses[0]
         assert reply.execute and reply.flow_schema == "global-default" and reply.priority_level == "global-default"
         uids = service.sync.objects
         assert reply.flow_schema_uid == uids[defaults.FLOW_SCHEMAS]["global-default"]["metadata"]["uid"]

@@ -1,7 +1,8 @@
 from kapi_proto.kapi.common.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -25,6 +26,18 @@ class Finish(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     def __init__(self, request_id: _Optional[int] = ...) -> None: ...
+
+class DispatchRequests(_message.Message):
+    __slots__ = ("requests",)
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    requests: _containers.RepeatedCompositeFieldContainer[DispatchRequest]
+    def __init__(self, requests: _Optional[_Iterable[_Union[DispatchRequest, _Mapping]]] = ...) -> None: ...
+
+class DispatchResponses(_message.Message):
+    __slots__ = ("responses",)
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    responses: _containers.RepeatedCompositeFieldContainer[DispatchResponse]
+    def __init__(self, responses: _Optional[_Iterable[_Union[DispatchResponse, _Mapping]]] = ...) -> None: ...
 
 class DispatchRequest(_message.Message):
     __slots__ = ("start", "finish")

@@ -36,8 +36,8 @@ class FlowControlStub:
         """
         self.Dispatch = channel.stream_stream(
                 '/kapi.flowcontrol.v1.FlowControl/Dispatch',
-                request_serializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchRequest.SerializeToString,
-                response_deserializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchResponse.FromString,
+                request_serializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchRequests.SerializeToString,
+                response_deserializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchResponses.FromString,
                 _registered_method=True)
         self.Dump = channel.unary_unary(
                 '/kapi.flowcontrol.v1.FlowControl/Dump',
@@ -68,8 +68,8 @@ def add_FlowControlServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'Dispatch': grpc.stream_stream_rpc_method_handler(
                     servicer.Dispatch,
-                    request_deserializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchRequest.FromString,
-                    response_serializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchResponse.SerializeToString,
+                    request_deserializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchRequests.FromString,
+                    response_serializer=kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchResponses.SerializeToString,
             ),
             'Dump': grpc.unary_unary_rpc_method_handler(
                     servicer.Dump,
@@ -102,8 +102,8 @@ class FlowControl:
             request_iterator,
             target,
             '/kapi.flowcontrol.v1.FlowControl/Dispatch',
-            kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchRequest.SerializeToString,
-            kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchResponse.FromString,
+            kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchRequests.SerializeToString,
+            kapi_dot_flowcontrol_dot_v1_dot_flowcontrol__pb2.DispatchResponses.FromString,
             options,
             channel_credentials,
             insecure,
