@@ -2,22 +2,33 @@
 
 Starts a whole stack (kapi.launcher.Stack, 127.0.0.1 only) with small
 limits (``--max-requests-inflight=4 --max-mutating-requests-inflight=2``:
-6 seats cluster-wide), then, through Envoy:
+6 seats cluster-wide). User A is classified by the default
+``global-default`` FlowSchema; user B by a ``bench-trickle`` FlowSchema the
+benchmark adds, pointing at the same ``global-default`` priority level (so A
+and B are two flows of one level, as two ByUser flows of one schema would be,
+and the flowcontrol service's wait histogram tells B's queue wait apart).
+All requests are a GET of one ConfigMap through Envoy. Phases:
 
-1. unloaded: user B (a token user) GETs one ConfigMap at a steady rate;
-2. loaded: user A (another token user, same FlowSchema ``global-default``,
-   its own flow ByUser) floods the same GET with many concurrent workers
-   (several times the seats) while B keeps its trickle, and an admin
-   (system:masters, the ``exempt`` level) sends a few requests too;
-3. same-flow: the flood again, with B's requests sent as A (no fairness
-   can help B then), to show what APF isolates B from.
+0. warm-up: B alone, discarded: the first seconds after start-up carry the
+   controllers' initial sync, whose requests borrow every lendable seat
+   (with 6 seats ``global-default`` has 1 nominal seat, lendable: 0
+   guaranteed), so B would queue behind them;
+1. unloaded: B (a token user) at a steady rate;
+2. cpu-only control: an admin (system:masters, the ``exempt`` level: never
+   queued) floods with as many closed-loop workers as there are seats while
+   B keeps its rate: what CPU contention alone costs B, with no APF queueing;
+3. loaded: A floods with many closed-loop workers (several times the seats)
+   in a separate process while B keeps its rate and the admin sends 5/s;
+4. same flow: the flood again, with B's requests sent as A (no fairness can
+   help B then), to show what APF isolates B from.
 
-Every loop is bounded by time and stops by itself. It prints and returns
-B's p50/p99 latency per phase, 429 counts per user, A's throughput, and
-whether the exempt level ever queued (from the flowcontrol service's wait
-histogram, read over the Dump RPC with the gateway's gRPC identity).
+Every loop is bounded by time and stops by itself. It prints B's p50/p99
+latency per phase, the slowest requests, 429 counts per user, A's
+throughput, B's queue wait (from the ``request_wait_duration_seconds``
+histogram of its FlowSchema), whether the exempt level ever queued, and the
+CPU the stack's processes used (cores) per phase.
 
-    python bench/apf.py [--seconds 10] [--flood 48] [--rate 20] [--json out.json]
+    python bench/apf.py [--seconds 20] [--warmup 10] [--flood 48] [--rate 20] [--json out.json]
 """
 
 from __future__ import annotations
@@ -39,12 +50,16 @@ import aiohttp
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from report import Accounting  # noqa: E402  (bench/report.py)
 
 from kapi import grpcutil, jsonutil  # noqa: E402
 from kapi.launcher import Stack  # noqa: E402
 from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc  # noqa: E402
 
 TOKENS = {"user-a": "bench-token-user-a-0123456789", "user-b": "bench-token-user-b-0123456789"}
+TRICKLE_SCHEMA, LEVEL, SEATS = "bench-trickle", "global-default", 6
 NAMESPACE, CONFIGMAP = "apf-bench", "target"
 PATH = f"/api/v1/namespaces/{NAMESPACE}/configmaps/{CONFIGMAP}"
 
@@ -73,7 +88,8 @@ class Stats:
                 "429": self.codes.get(429, 0), "other_errors": sum(v for k, v in self.codes.items()
                                                                    if k not in (200, 429)),
                 "p50_ms": round(self.percentile(50), 2), "p99_ms": round(self.percentile(99), 2),
-                "mean_ms": round(1000 * statistics.fmean(self.latencies), 2) if self.latencies else None}
+                "mean_ms": round(1000 * statistics.fmean(self.latencies), 2) if self.latencies else None,
+                "slowest_ms": [round(1000 * v, 1) for v in sorted(self.latencies)[-5:][::-1]]}
 
 
 async def one(session: aiohttp.ClientSession, url: str, headers: dict[str, str], stats: Stats) -> None:
@@ -135,71 +151,144 @@ async def counters(stack: Stack) -> dict[str, Any]:
         await channel.close()
 
 
-def exempt_waits(metrics: dict[str, Any]) -> tuple[int, int]:
-    """(exempt requests dispatched, how many of them waited at all)."""
-    dispatched = waited = 0
+def waits(metrics: dict[str, Any], level: str, schema: str | None = None) -> tuple[int, dict[str, int]]:
+    """(dispatched count, cumulative bucket counts) of ``level``'s wait histogram (one schema, or all)."""
+    count, buckets = 0, {}
     for entry in metrics["request_wait_duration_seconds"]:
-        if entry["priority_level"] == "exempt" and entry["execute"] == "true":
-            dispatched += entry["count"]
-            waited += entry["count"] - entry["buckets"]["0.0"]
-    return dispatched, waited
+        if entry["priority_level"] == level and entry["execute"] == "true" and schema in (None, entry["flow_schema"]):
+            count += entry["count"]
+            for bound, n in entry["buckets"].items():
+                buckets[bound] = buckets.get(bound, 0) + n
+    return count, buckets
 
 
-def _flood_process(url: str, ca: str, token: str, workers: int, seconds: float, out: Any) -> None:
-    """Child-process body: the flood runs on its own event loop and core, so it cannot delay B's timings."""
+def wait_summary(before: dict[str, Any], after: dict[str, Any], level: str, schema: str | None = None
+                 ) -> dict[str, Any]:
+    """Queue waits between two snapshots: count, how many waited at all, and the p50/p99 bucket bounds (ms)."""
+    n0, b0 = waits(before, level, schema)
+    n1, b1 = waits(after, level, schema)
+    count = n1 - n0
+    delta = {bound: b1[bound] - b0.get(bound, 0) for bound in b1}
+
+    def bound_of(q: float) -> str:
+        for bound, n in delta.items():
+            if count and n >= q * count:
+                return "<= " + (f"{1000 * float(bound):g}" if bound != "inf" else "inf")
+        return "-"
+
+    return {"dispatched": count, "waited": count - delta.get("0.0", 0), "p50_ms": bound_of(0.5),
+            "p99_ms": bound_of(0.99)}
+
+
+def _flood_process(url: str, ca: str, token: str, cert: tuple[str, str] | None, workers: int, seconds: float,
+                   out: Any) -> None:
+    """Child-process body: the flood runs on its own event loop, so it cannot delay B's timings."""
     async def go() -> dict[str, Any]:
         context = ssl.create_default_context(cafile=ca)
+        if cert:
+            context.load_cert_chain(*cert)
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context, limit=workers + 4),
                                          timeout=aiohttp.ClientTimeout(total=90)) as client:
-            stats = await flood(client, url, {"Authorization": f"Bearer {token}"}, workers, seconds)
+            await one(client, url, headers, Stats())  # connected and served once: the flood starts now
+            out.put("started")
+            stats = await flood(client, url, headers, workers, seconds)
         return {**stats.summary(), "throughput_per_s": round(stats.codes.get(200, 0) / seconds, 1)}
 
     out.put(asyncio.run(go()))
 
 
-async def flood_elsewhere(stack: Stack, token: str, workers: int, seconds: float) -> dict[str, Any]:
-    """Run user A's flood in a separate process; returns its summary."""
+async def flood_elsewhere(stack: Stack, token: str, workers: int, seconds: float, started: asyncio.Event,
+                          admin: bool = False) -> dict[str, Any]:
+    """Run a flood (as the token's user, or the admin's client certificate) in a separate process.
+
+    ``started`` is set once the child is connected and flooding; returns the flood's summary.
+    """
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
-    process = context.Process(target=_flood_process, args=(stack.url + PATH, str(stack.pki.ca_cert), token,
+    cert = (str(stack.pki.admin_cert), str(stack.pki.admin_key)) if admin else None
+    process = context.Process(target=_flood_process, args=(stack.url + PATH, str(stack.pki.ca_cert), token, cert,
                                                            workers, seconds, out), daemon=True)
     process.start()
+    loop = asyncio.get_running_loop()
     try:
-        return await asyncio.get_running_loop().run_in_executor(None, out.get, True, seconds + 120)  # type: ignore
+        assert await loop.run_in_executor(None, out.get, True, 120) == "started"
+        started.set()
+        return await loop.run_in_executor(None, out.get, True, seconds + 120)  # type: ignore[no-any-return]
     finally:
         process.join(10)
 
 
-async def run(stack: Stack, seconds: float, workers: int, rate: float) -> dict[str, Any]:
+class Cpu:
+    """Cores the stack's processes (and the benchmark's client processes) used during a phase."""
+
+    def __init__(self, stack: Stack) -> None:
+        self._accounting = Accounting(stack)
+        self._start = 0.0
+
+    def __enter__(self) -> Cpu:
+        self._accounting.start()
+        self._start = time.monotonic()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        used = self._accounting.stop()
+        self.cores = round(sum(used.values()) / (time.monotonic() - self._start), 2)
+
+
+async def run(stack: Stack, seconds: float, warmup: float, workers: int, rate: float) -> dict[str, Any]:
     url = stack.url + PATH
     b = {"Authorization": f"Bearer {TOKENS['user-b']}"}
     a = {"Authorization": f"Bearer {TOKENS['user-a']}"}
-    results: dict[str, Any] = {"seconds": seconds, "flood_workers": workers, "trickle_rate_per_s": rate,
-                               "seats": 6}
+    results: dict[str, Any] = {"seconds": seconds, "warmup_seconds": warmup, "flood_workers": workers,
+                               "trickle_rate_per_s": rate, "seats": SEATS}
     async with session(stack, 4) as steady, session(stack, 4, client_cert=True) as admin:
-        await trickle(steady, url, b, rate, 1.0)  # warm caches and connections
-        unloaded = await trickle(steady, url, b, rate, seconds)
-        results["unloaded"] = {"B": unloaded.summary()}
+        await trickle(steady, url, b, rate, warmup)
+        before = await counters(stack)
+        with Cpu(stack) as cpu:
+            unloaded = await trickle(steady, url, b, rate, seconds)
+        after = await counters(stack)
+        results["unloaded"] = {"B": unloaded.summary(), "B_queue_wait": wait_summary(before, after, LEVEL,
+                                                                                    TRICKLE_SCHEMA),
+                               "stack_cores": cpu.cores}
 
-        before = exempt_waits(await counters(stack))
-        flood_task = asyncio.ensure_future(flood_elsewhere(stack, TOKENS["user-a"], workers, seconds + 2))
-        await asyncio.sleep(1.5)  # the flood is running (process start-up)
-        b_stats, admin_stats = await asyncio.gather(trickle(steady, url, b, rate, seconds),
-                                                    trickle(admin, url, {}, 5, seconds))
-        a_summary = await flood_task
-        after = exempt_waits(await counters(stack))
+        async def with_flood(token: str, admin_flood: bool, flood_workers: int, *trickles: Any) -> list[Any]:
+            started = asyncio.Event()
+            task = asyncio.ensure_future(flood_elsewhere(stack, token, flood_workers, seconds + 3, started,
+                                                         admin_flood))
+            await started.wait()
+            await asyncio.sleep(1.0)  # queues filled
+            return [*await asyncio.gather(*trickles), await task]
+
+        before = await counters(stack)
+        with Cpu(stack) as cpu:
+            b_control, control = await with_flood("", True, SEATS, trickle(steady, url, b, rate, seconds))
+        after = await counters(stack)
+        results["cpu_only"] = {"admin_flood": control, "B": b_control.summary(),
+                               "B_queue_wait": wait_summary(before, after, LEVEL, TRICKLE_SCHEMA),
+                               "stack_cores": cpu.cores}
+
+        before = await counters(stack)
+        with Cpu(stack) as cpu:
+            b_stats, admin_stats, a_summary = await with_flood(
+                TOKENS["user-a"], False, workers, trickle(steady, url, b, rate, seconds),
+                trickle(admin, url, {}, 5, seconds))
+        after = await counters(stack)
+        exempt = wait_summary(before, after, "exempt")
         results["loaded"] = {"A": a_summary, "B": b_stats.summary(), "admin": admin_stats.summary(),
-                             "exempt_dispatched": after[0] - before[0], "exempt_waited": after[1] - before[1]}
+                             "B_queue_wait": wait_summary(before, after, LEVEL, TRICKLE_SCHEMA),
+                             "A_queue_wait": wait_summary(before, after, LEVEL, LEVEL),
+                             "exempt_dispatched": exempt["dispatched"], "exempt_waited": exempt["waited"],
+                             "stack_cores": cpu.cores}
 
-        flood_task = asyncio.ensure_future(flood_elsewhere(stack, TOKENS["user-a"], workers, seconds + 2))
-        await asyncio.sleep(1.5)
-        b_same = await trickle(steady, url, a, rate, seconds)
-        results["same_flow"] = {"A": await flood_task, "B_as_A": b_same.summary()}
+        with Cpu(stack) as cpu:
+            b_same, a_same = await with_flood(TOKENS["user-a"], False, workers, trickle(steady, url, a, rate, seconds))
+        results["same_flow"] = {"A": a_same, "B_as_A": b_same.summary(), "stack_cores": cpu.cores}
     return results
 
 
 def setup(stack: Stack) -> None:
-    """The namespace, the ConfigMap, and view rights for both users (admin kubectl)."""
+    """The namespace, the ConfigMap, view rights for both users, and B's FlowSchema (admin kubectl)."""
     import subprocess
 
     from kapi import binaries
@@ -212,11 +301,39 @@ def setup(stack: Stack) -> None:
     kubectl("create", "configmap", CONFIGMAP, "-n", NAMESPACE, "--from-literal=k=v")
     kubectl("create", "rolebinding", "bench-view", "-n", NAMESPACE, "--clusterrole=view", "--user=user-a",
             "--user=user-b")
+    kubectl("apply", "-f", "-", stdin=json.dumps({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema", "metadata": {"name": TRICKLE_SCHEMA},
+        "spec": {"priorityLevelConfiguration": {"name": LEVEL}, "matchingPrecedence": 9000,
+                 "distinguisherMethod": {"type": "ByUser"},
+                 "rules": [{"subjects": [{"kind": "User", "user": {"name": "user-b"}}],
+                            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"],
+                                               "namespaces": ["*"]}]}]}}))
+
+
+def table(results: dict[str, Any]) -> str:
+    """The markdown table of docs/benchmarks.md."""
+    rows = [("unloaded", "B", results["unloaded"]["B"], results["unloaded"]),
+            ("cpu-only control", "B", results["cpu_only"]["B"], results["cpu_only"]),
+            ("cpu-only control", f"admin flood ({SEATS} workers, exempt)", results["cpu_only"]["admin_flood"], None),
+            ("loaded", "B", results["loaded"]["B"], results["loaded"]),
+            ("loaded", "admin (exempt, 5/s)", results["loaded"]["admin"], None),
+            ("loaded", f"A flood ({results['flood_workers']} workers)", results["loaded"]["A"], None),
+            ("same flow", "B sent as A", results["same_flow"]["B_as_A"], results["same_flow"])]
+    lines = ["| phase | client | requests/s | p50 ms | p99 ms | slowest ms | 429s | B queue wait p99 | stack cores |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for phase, client, s, whole in rows:
+        per_s = s.get("throughput_per_s", round(s["requests"] / results["seconds"], 1))
+        wait = whole.get("B_queue_wait", {}).get("p99_ms", "") if whole and client == "B" else ""
+        cores = whole.get("stack_cores", "") if whole else ""
+        lines.append(f"| {phase} | {client} | {per_s} | {s['p50_ms']} | {s['p99_ms']} | "
+                     f"{', '.join(str(v) for v in s['slowest_ms'][:3])} | {s['429']} | {wait} | {cores} |")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=10.0, help="length of each phase (seconds)")
+    parser.add_argument("--seconds", type=float, default=20.0, help="length of each phase (seconds)")
+    parser.add_argument("--warmup", type=float, default=10.0, help="discarded trickle before the phases (seconds)")
     parser.add_argument("--flood", type=int, default=48, help="user A's concurrent workers")
     parser.add_argument("--rate", type=float, default=20.0, help="user B's requests per second")
     parser.add_argument("--json", default="", help="also write the results here")
@@ -228,13 +345,22 @@ def main(argv: list[str] | None = None) -> int:
             f"--token-auth-file={tokens}", "--max-requests-inflight=4", "--max-mutating-requests-inflight=2"])
         with stack:
             setup(stack)
-            results = asyncio.run(run(stack, args.seconds, args.flood, args.rate))
+            results = asyncio.run(run(stack, args.seconds, args.warmup, args.flood, args.rate))
     print(json.dumps(results, indent=2))
-    unloaded, loaded = results["unloaded"]["B"], results["loaded"]["B"]
-    ratio = loaded["p99_ms"] / unloaded["p99_ms"] if unloaded["p99_ms"] else float("nan")
-    print(f"\nB p50/p99 unloaded {unloaded['p50_ms']}/{unloaded['p99_ms']} ms; loaded {loaded['p50_ms']}/"
-          f"{loaded['p99_ms']} ms (p99 x{ratio:.2f}); B 429s {loaded['429']}; A 429s {results['loaded']['A']['429']}; "
-          f"exempt waited {results['loaded']['exempt_waited']} of {results['loaded']['exempt_dispatched']}")
+    print()
+    print(table(results))
+    unloaded, control, loaded = results["unloaded"]["B"], results["cpu_only"]["B"], results["loaded"]["B"]
+
+    def ratio(x: float, y: float) -> str:
+        return f"{x / y:.2f}" if y else "nan"
+
+    print(f"\nB p99: unloaded {unloaded['p99_ms']} ms, cpu-only control {control['p99_ms']} ms "
+          f"(x{ratio(control['p99_ms'], unloaded['p99_ms'])}), loaded {loaded['p99_ms']} ms "
+          f"(x{ratio(loaded['p99_ms'], unloaded['p99_ms'])}; target <= x3); loaded vs control "
+          f"x{ratio(loaded['p99_ms'], control['p99_ms'])}. B queue wait p99 "
+          f"{results['loaded']['B_queue_wait']['p99_ms']} ms; B 429s {loaded['429']}; A 429s "
+          f"{results['loaded']['A']['429']}; exempt waited {results['loaded']['exempt_waited']} of "
+          f"{results['loaded']['exempt_dispatched']}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0
