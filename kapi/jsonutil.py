@@ -24,3 +24,56 @@ def loads(data: bytes | str) -> Any:
 def dumps_pretty(obj: Any) -> bytes:
     """Encode ``obj`` as JSON indented by two spaces plus a trailing newline (the ``pretty=true`` form)."""
     return orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+# orjson's message -> what Go's encoding/json says after "invalid character 'c' "
+_CONTEXT = (
+    ("expected a string key", "looking for beginning of object key string"),
+    ("expected ':'", "after object key"),
+    ("expected ',' or '}'", "after object key:value pair"),
+    ("expected ',' or ']'", "after array element"),
+    ("after document", "after top-level value"),
+    ("control character", "in string literal"),
+)
+
+
+def _quote_char(char: str) -> str:
+    """Go's ``quoteChar``: 'x', '\\'', '"', and escapes for control characters."""
+    if char == "'":
+        return "'\\''"
+    if char == '"':
+        return "'\"'"
+    if char.isprintable():
+        return f"'{char}'"
+    return "'" + char.encode("unicode_escape").decode("ascii") + "'"
+
+
+def syntax_error(data: bytes | str, exc: ValueError) -> str:
+    """The message Go's encoding/json gives for the malformed JSON ``data`` that raised ``exc`` in :func:`loads`.
+
+    kube-apiserver reports decode errors in Go's words (``unexpected end of
+    JSON input``, ``invalid character 'x' looking for beginning of value``),
+    and clients show them as they are, so Python's wording must not leak.
+    """
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    message = str(getattr(exc, "msg", exc))
+    pos = int(getattr(exc, "pos", len(text)) or 0)
+    if "end of data" in message or "zero-length" in message or pos >= len(text):
+        return "unexpected end of JSON input"
+    if "trailing comma" in message:  # Go stops at the closing bracket after the comma
+        rest = text[pos + 1:].lstrip(" \t\r\n")
+        if not rest:
+            return "unexpected end of JSON input"
+        where = "looking for beginning of object key string" if rest[0] == "}" else \
+            "looking for beginning of value"
+        return f"invalid character {_quote_char(rest[0])} {where}"
+    if "invalid literal" in message:  # true / false / null spelled wrong: the first wrong letter
+        literal = next((w for w in ("true", "false", "null") if w in message), "")
+        for i, expected in enumerate(literal):
+            if pos + i >= len(text):
+                return "unexpected end of JSON input"
+            if text[pos + i] != expected:
+                return f"invalid character {_quote_char(text[pos + i])} in literal {literal} " \
+                       f"(expecting {_quote_char(expected)})"
+    where = next((go for key, go in _CONTEXT if key in message), "looking for beginning of value")
+    return f"invalid character {_quote_char(text[pos])} {where}"

@@ -90,10 +90,18 @@ def negotiate(accept: str, allow_table: bool = True) -> Output:
                                 "application/vnd.kubernetes.protobuf")
 
 
+def _yaml_error(exc: yaml.YAMLError) -> str:
+    """go-yaml's one-line form (``yaml: line 2: mapping values are not allowed in this context``)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = (getattr(exc, "problem", None) or "invalid YAML").replace(" here", " in this context")
+    return f"yaml: line {mark.line + 1}: {problem}" if mark is not None else f"yaml: {problem}"
+
+
 def decode_body(body: bytes, content_type: str) -> Any:
     """Decode a JSON, YAML or Kubernetes protobuf (kapi.k8sproto) request body into Python data.
 
-    Raises 415 for other content types and 400 BadRequest for malformed data.
+    Raises 415 for other content types and 400 BadRequest for malformed data
+    (JSON syntax errors in Go's encoding/json words, as kube-apiserver reports them).
     """
     mime = content_type.split(";")[0].strip().lower() or JSON
     if len(body) > MAX_BODY_BYTES:
@@ -101,13 +109,14 @@ def decode_body(body: bytes, content_type: str) -> Any:
     if mime in (JSON, MERGE_PATCH, JSON_PATCH, STRATEGIC_MERGE_PATCH):
         try:
             return jsonutil.loads(body)
-        except ValueError as exc:
-            raise errors.bad_request(f"error decoding JSON: {exc}") from None
+        except ValueError as exc:  # kube's words: the body decoder, or the patcher's strict decode
+            prefix = "couldn't get version/kind; json parse error: " if mime == JSON else "error decoding patch: "
+            raise errors.bad_request(prefix + jsonutil.syntax_error(body, exc)) from None
     if mime in (YAML, "application/x-yaml", "text/yaml", APPLY_PATCH):
         try:
             return yaml.safe_load(body)
         except yaml.YAMLError as exc:
-            raise errors.bad_request(f"error converting YAML to JSON: {exc}") from None
+            raise errors.bad_request(f"error converting YAML to JSON: {_yaml_error(exc)}") from None
     if mime == k8sproto.MEDIA_TYPE:
         return k8sproto.decode(body)
     raise errors.unsupported_media_type(mime)

@@ -43,17 +43,21 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 def json_patch(target: Any, patch: Any) -> Any:
-    """Apply an RFC 6902 JSON patch; a failing ``test`` or a bad path -> 422 Invalid-style 400 as kube does."""
+    """Apply an RFC 6902 JSON patch (returns a new value).
+
+    A body that is not a list of operations is 400 BadRequest; an operation
+    that cannot apply (a failing ``test``, a missing path) is kube's 422
+    ``NewGenericServerResponse``: reason Invalid, message "the server rejected
+    our request due to an error in our request", no detail (kube drops the
+    patch library's error text too).
+    """
     if not isinstance(patch, list):
         raise errors.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
     try:
         return jsonpatch.apply_patch(target, patch)
-    except jsonpatch.JsonPatchTestFailed as exc:
-        raise errors.StatusError(422, "Invalid", f"the server rejected our request due to an error in our request: "
-                                 f"{exc}") from None
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError, IndexError) as exc:
-        raise errors.StatusError(422, "Invalid", f"the server rejected our request due to an error in our request: "
-                                 f"{exc}") from None
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError, IndexError):
+        raise errors.StatusError(422, "Invalid", "the server rejected our request due to an error in our request"
+                                 ) from None
 
 
 @functools.cache

@@ -32,10 +32,19 @@ def test_decode_errors():
     with pytest.raises(errors.StatusError) as info:
         negotiation.decode_body(b"{not json", "application/json")
     assert info.value.code == 400
+    assert info.value.message == ("couldn't get version/kind; json parse error: invalid character 'n' looking for "
+                                  "beginning of object key string")
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.decode_body(b'{"metadata":', "application/merge-patch+json")
+    assert info.value.message == "error decoding patch: unexpected end of JSON input"
     with pytest.raises(errors.StatusError) as info:
         negotiation.decode_body(b"x", "text/plain")
     assert info.value.code == 415
     assert negotiation.decode_body(b"a: 1\n", "application/yaml") == {"a": 1}
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.decode_body(b"a: 1\nb: c: d\n", "application/yaml")
+    assert info.value.message == ("error converting YAML to JSON: yaml: line 2: mapping values are not allowed in "
+                                  "this context")
 
 
 @pytest.mark.parametrize("seconds,text", [(5, "5s"), (119, "119s"), (200, "3m20s"), (600, "10m"),

@@ -20,6 +20,11 @@ def test_json_patch_and_failed_test_is_422():
     with pytest.raises(errors.StatusError) as info:
         json_patch({"a": 1}, [{"op": "test", "path": "/a", "value": 5}])
     assert info.value.code == 422
+    assert info.value.status()["message"] == "the server rejected our request due to an error in our request"
+    with pytest.raises(errors.StatusError) as info:
+        json_patch({"a": 1}, [{"op": "remove", "path": "/nope/x"}])
+    assert (info.value.code, info.value.reason) == (422, "Invalid")
+    assert "nope" not in info.value.message  # kube drops the patch library's text (no Python repr either)
 
 
 def test_strategic_merge_containers_by_name():
