@@ -15,6 +15,8 @@ fit. Active health checks on ``/readyz`` every second (also without traffic)
 plus outlier detection take a dead gateway out of rotation within about a
 second; connection failures are retried on another gateway (safe for every
 method: nothing reached a gateway), and resets are retried for GET only.
+What Envoy answers itself (503 when no gateway can take the request, 413,
+...) is a Kubernetes ``Status`` JSON, not Envoy's plain text.
 
 ``python -m kapi.envoy [--check]`` regenerates (or checks) ``deploy/envoy.yaml``,
 the compose rendering of :func:`render`.
@@ -95,6 +97,30 @@ def _route(retry_on: str) -> dict[str, Any]:
     }
 
 
+# Envoy's own answers (no healthy gateway, a reset before headers, an oversized request) as a Kubernetes Status,
+# so clients see the same JSON shape as from a gateway ("API Conventions", "Response Status Kind").
+_LOCAL_REPLY_REASONS = {400: "BadRequest", 404: "NotFound", 408: "Timeout", 413: "RequestEntityTooLarge",
+                        429: "TooManyRequests", 500: "InternalError", 502: "InternalError",
+                        503: "ServiceUnavailable", 504: "Timeout"}
+
+
+def _status_format(reason: str) -> dict[str, Any]:
+    return {"json_format": {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "message": "%LOCAL_REPLY_BODY%", "reason": reason, "code": "%RESPONSE_CODE%"},
+            "content_type": "application/json"}
+
+
+def local_reply_config() -> dict[str, Any]:
+    """Envoy ``local_reply_config``: every reply Envoy makes itself is a ``Status`` JSON with kube's reason."""
+    return {
+        "mappers": [{"filter": {"status_code_filter": {"comparison": {
+                        "op": "EQ", "value": {"default_value": code, "runtime_key": f"kapi.local_reply.{code}"}}}},
+                     "body_format_override": _status_format(reason)}
+                    for code, reason in _LOCAL_REPLY_REASONS.items()],
+        "body_format": _status_format("InternalError"),
+    }
+
+
 def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0.0.1", port: int = 6443,
            admin_address: str = "127.0.0.1", admin_port: int = 0, sni: str = "localhost") -> dict[str, Any]:
     """Envoy's bootstrap config (a dict to dump as YAML).
@@ -122,6 +148,7 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
         "http2_protocol_options": {"max_concurrent_streams": 1000,
                                    "initial_stream_window_size": 1048576,
                                    "initial_connection_window_size": 16777216},
+        "local_reply_config": local_reply_config(),
         "forward_client_cert_details": "SANITIZE_SET",
         "set_current_client_cert_details": {"subject": True, "cert": True, "dns": True, "uri": True, "chain": True},
         "route_config": {

@@ -143,3 +143,13 @@ def test_real_envoy_accepts_the_compose_config(tls: envoy.TlsFiles, tmp_path: Pa
     assert yaml.safe_load(path.read_text())["static_resources"]["clusters"][0]["type"] == "STRICT_DNS"
     result = validate(path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_local_replies_are_kubernetes_status(config: dict[str, Any]) -> None:
+    hcm = config["static_resources"]["listeners"][0]["filter_chains"][0]["filters"][0]["typed_config"]
+    replies = hcm["local_reply_config"]
+    assert replies["body_format"]["json_format"]["kind"] == "Status"
+    by_code = {m["filter"]["status_code_filter"]["comparison"]["value"]["default_value"]:
+               m["body_format_override"]["json_format"] for m in replies["mappers"]}
+    assert by_code[503]["reason"] == "ServiceUnavailable" and by_code[503]["code"] == "%RESPONSE_CODE%"
+    assert by_code[413]["reason"] == "RequestEntityTooLarge"

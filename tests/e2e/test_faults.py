@@ -118,6 +118,26 @@ def test_gateway_killed_under_read_load(stack: Stack) -> None:
     assert failures <= max(10, totals[200] // 50), totals
 
 
+def test_no_gateway_left_envoy_answers_a_kubernetes_status(stack: Stack) -> None:
+    client = Client(stack)
+    try:
+        stack.kill_process("gateway-1")
+        stack.kill_process("gateway-2")
+        status, body = client.request("GET", f"/api/v1/namespaces/{NS}/configmaps/read-me")
+    finally:
+        stack.restart_process("gateway-1")
+        stack.restart_process("gateway-2")
+    assert status == 503, body
+    assert isinstance(body, dict), body  # JSON, not Envoy's plain text
+    assert (body["kind"], body["apiVersion"], body["status"], body["reason"], body["code"]) == \
+        ("Status", "v1", "Failure", "ServiceUnavailable", 503)
+    assert body["message"].startswith("upstream connect error"), body
+    deadline = time.monotonic() + 15
+    while client.request("GET", f"/api/v1/namespaces/{NS}/configmaps/read-me")[0] != 200:
+        assert time.monotonic() < deadline, "the gateways did not come back"
+        time.sleep(0.3)
+
+
 def test_etcd_restarted_under_write_load_loses_nothing_and_watches_resume(stack: Stack) -> None:
     admin = Client(stack)
     status, listing = admin.request("GET", f"/api/v1/namespaces/{NS}/configmaps")
