@@ -159,11 +159,14 @@ def accepted_names(crd: Obj) -> Obj:
     return {k: n[k] for k in ("plural", "singular", "shortNames", "kind", "listKind", "categories") if n.get(k)}
 
 
-def validate(crd: Obj, old: Obj | None = None) -> list[Cause]:
-    """Field errors of a CRD create (``old`` None) or update: :func:`kapi.crdvalidation.validate`."""
+def validate(crd: Obj, old: Obj | None = None, value_validator: Any = None) -> list[Cause]:
+    """Field errors of a CRD create (``old`` None) or update: :func:`kapi.crdvalidation.validate`.
+
+    ``value_validator(value, schema) -> list[Cause]`` validates schema defaults (see kapi.crdschema).
+    """
     from kapi import crdvalidation  # it builds on this module
 
-    return crdvalidation.validate(crd, old)
+    return crdvalidation.validate(crd, old, value_validator)
 
 
 _SEGMENT = re.compile(r"""\.?([A-Za-z0-9_$-]+)|\[(\d+|\*)\]|\[\?\(@\.([A-Za-z0-9_.-]+)\s*==\s*["']([^"']*)["']\)\]""")

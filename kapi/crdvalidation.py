@@ -12,7 +12,10 @@ forbids webhook settings; Webhook needs a clientConfig with exactly one of
 an https ``url`` or a ``service``, and conversionReviewVersions naming v1 or
 v1beta1, without duplicates); spec.preserveUnknownFields; on update the
 immutable group, plural (and, once Established, scope and kind) and the
-stored versions that must stay in spec.versions.
+stored versions that must stay in spec.versions; and each version's
+``openAPIV3Schema`` itself (structural schema, defaults, keywords,
+``x-kubernetes-*`` extensions, CEL rules that must compile), see
+:mod:`kapi.crdschema`.
 
 Paths follow kube, which validates the internal form of a v1 CRD: a
 per-version field (subresources, schema, additionalPrinterColumns,
@@ -34,7 +37,7 @@ import re
 import urllib.parse
 from typing import Any
 
-from kapi import crd
+from kapi import crd, crdschema
 from kapi.errors import Cause
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import is_dns1035_label, is_dns1123_subdomain
@@ -243,7 +246,23 @@ def _identical(versions: list[Obj], key: str) -> bool:
     return bool(versions) and all(v.get(key) == versions[0].get(key) for v in versions)
 
 
-def _versions(s: Obj, old: Obj | None) -> list[Cause]:
+def _schema_errors(versions: list[Obj], old: Obj | None, hoisted: bool,
+                   value_validator: crdschema.ValueValidator | None) -> list[Cause]:
+    """Each openAPIV3Schema's own errors (kapi.crdschema), at spec.validation when hoisted, with kube's ratcheting."""
+    old_schemas = [_dict(v.get("schema")).get("openAPIV3Schema") for v in _list(crd.spec(old or {}).get("versions"))]
+    opts = crdschema.options_for_update(old_schemas) if old is not None else crdschema.Options()
+    with_status = ["status" in _dict(v.get("subresources")) for v in versions]
+    targets = [(_dict(versions[0].get("schema")).get("openAPIV3Schema"), "spec.validation", any(with_status))] \
+        if hoisted and versions else [(_dict(v.get("schema")).get("openAPIV3Schema"), f"spec.versions[{i}].schema",
+                                       with_status[i]) for i, v in enumerate(versions)]
+    out: list[Cause] = []
+    for schema, path, status_enabled in targets:
+        if isinstance(schema, dict) and schema not in old_schemas:  # unchanged schemas keep validating as they did
+            out.extend(crdschema.validate(schema, path, status_enabled, opts, value_validator))
+    return out
+
+
+def _versions(s: Obj, old: Obj | None, value_validator: crdschema.ValueValidator | None = None) -> list[Cause]:
     versions = [v if isinstance(v, dict) else {} for v in _list(s.get("versions"))]
     out: list[Cause] = []
     hoisted = {key: _identical(versions, key) for key in ("schema", "subresources", "additionalPrinterColumns",
@@ -275,6 +294,7 @@ def _versions(s: Obj, old: Obj | None) -> list[Cause]:
     if sum(1 for v in versions if v.get("storage") is True) != 1:
         out.append(Cause("FieldValueInvalid", "Invalid value: must have exactly one version marked as storage "
                          "version", "spec.versions"))
+    out.extend(_schema_errors(versions, old, hoisted["schema"], value_validator))
     if versions and hoisted["subresources"]:
         out.extend(subresources(_dict(versions[0].get("subresources")), "spec.subresources"))
     if versions and hoisted["additionalPrinterColumns"]:
@@ -396,8 +416,13 @@ def _stored_versions(definition: Obj) -> list[Cause]:
             for i, v in enumerate(stored) if isinstance(v, str) and v not in names]
 
 
-def validate(definition: Obj, old: Obj | None = None) -> list[Cause]:
-    """Field errors of a CRD create (``old`` None) or update, as kube-apiserver reports them (see the module doc)."""
+def validate(definition: Obj, old: Obj | None = None,
+             value_validator: crdschema.ValueValidator | None = None) -> list[Cause]:
+    """Field errors of a CRD create (``old`` None) or update, as kube-apiserver reports them (see the module doc).
+
+    The versions' schemas are checked by :func:`kapi.crdschema.validate`; ``value_validator`` (the admission
+    service's custom-resource validator) checks their defaults' values.
+    """
     out: list[Cause] = []
     s = crd.spec(definition)
     raw_names = _dict(s.get("names"))
@@ -420,7 +445,7 @@ def validate(definition: Obj, old: Obj | None = None) -> list[Cause]:
     if s.get("preserveUnknownFields") is True and not crd.spec(old or {}).get("preserveUnknownFields"):
         out.append(invalid("spec.preserveUnknownFields", True, "cannot set to true, set "
                            "x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"))
-    out.extend(_versions(s, old))
+    out.extend(_versions(s, old, value_validator))
     for key in ("plural", "kind"):
         if not raw_names.get(key):
             out.append(required(f"spec.names.{key}"))

@@ -369,6 +369,17 @@ def validate(obj: dict[str, Any], sch: Schema, old: dict[str, Any] | None = None
     return validator.causes
 
 
+def value_causes(value: Any, sch: Schema) -> list[Cause]:
+    """Field causes of a bare value (a schema ``default``) against ``sch``, paths relative to it ("" = itself).
+
+    Messages read as kube-openapi's for a validator rooted at the value (`` in body must be of type ...``);
+    used by kapi.crdschema to validate defaults at CRD create/update.
+    """
+    validator = Validator()
+    validator.validate(value, sch, "")
+    return validator.causes
+
+
 # --- the admission step ------------------------------------------------------------------------------------------
 
 

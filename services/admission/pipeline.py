@@ -145,7 +145,7 @@ class Admitter:
         if not request.subresource:  # pkg/apis/*/validation: per-kind semantic rules
             causes.extend(kindvalidation.validate(request.object, resource.group, resource.kind))
         if resource.group == crd.GROUP and resource.resource == crd.RESOURCE and not request.subresource:
-            causes.extend(crd.validate(request.object, request.old_object))
+            causes.extend(crd.validate(request.object, request.old_object, crd_schema.value_causes))
             if request.operation == CREATE:  # removed by the gateway's CRD controller once the objects are gone
                 finalizers = request.object["metadata"].setdefault("finalizers", [])
                 if crd.CLEANUP_FINALIZER not in finalizers:
