@@ -149,7 +149,7 @@ def _type_errors(source: str, schema: Obj, resource_root: bool) -> list[tuple[in
         if nxt == "(" or (nxt == ":" and depth > 0):
             continue
         if t.text not in ("self", "oldSelf"):
-            if t.text not in bound and t.text not in _TYPE_IDENTS and t.text not in _NAMESPACES:
+            if t.text not in bound | _TYPE_IDENTS | _NAMESPACES | CEL_RESERVED:
                 errs.append((t.offset, f"undeclared reference to '{t.text}' (in container '')"))
             continue
         current: Obj | None = schema
@@ -180,8 +180,13 @@ def compile_errors(source: str, schema: Obj, resource_root: bool, check_types: b
         cel.compile(source)
     except (ValueError, RuntimeError, TypeError) as err:
         text = _PARSE_PREFIX.sub("", str(err)).replace("\n| ", "\n | ")
-        parts = [p for p in re.split(r"\n(?=ERROR: )", text) if "Incomplete `" not in p]
-        return "\n".join(parts) if parts else text
+        parts = re.split(r"\n(?=ERROR: )", text)
+        # optional syntax (self.?x, [?0], {?k: v}) parses in kube's cel-go, not in the cel package
+        kept = [p for p in parts if "Incomplete `" not in p and ": unsupported syntax '" not in p]
+        if kept:
+            return "\n".join(kept)
+        if any("Incomplete `" in p for p in parts):
+            return text
     if not check_types:
         return None
     errs = sorted(_type_errors(source, schema, resource_root))

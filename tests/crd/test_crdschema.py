@@ -293,6 +293,9 @@ def test_update_ratchets_unchanged_and_preexisting() -> None:
     ("self.a.b == 'x' || has(self.m.key)", True),
     ("self.l.exists(x, x.c > 1) && self.l.all(k, v, true)", True),
     ("self.a.c == 'x'", False),
+    ("'k' in self.m && !('b' in self.a) && self.l.exists_one(e, e.c in [1, 2])", True),
+    ("a.b == 1", False),
+    ("self.?a.orValue({}) == {} && self.l[?0].hasValue()", True),  # optional syntax, as kube's cel-go env
     ("'self.zzz' == self.a.b && r\"x.y\" != \"\"\"self.q\"\"\"", True),
     ("optional.of(1).hasValue() && math.greatest(1, 2) == 2 && type(self) == map", True),
 ])
