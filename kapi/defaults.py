@@ -258,6 +258,27 @@ def _apiservice(obj: Obj) -> None:
         service["port"] = 443
 
 
+def _hpa(obj: Obj) -> None:
+    """HorizontalPodAutoscaler: minReplicas 1 (v1, v2); v2 also a CPU 80% metric and behavior's gaps."""
+    from kapi import autoscaling
+
+    autoscaling.apply_defaults(obj)
+
+
+def _endpoint_slice(obj: Obj) -> None:
+    """EndpointSlice ports: name "" and protocol TCP."""
+    from kapi import morekinds
+
+    morekinds.default_endpoint_slice(obj)
+
+
+def _csi_driver(obj: Obj) -> None:
+    """CSIDriver spec: attachRequired true, podInfoOnMount false, fsGroupPolicy ReadWriteOnceWithFSType..."""
+    from kapi import morekinds
+
+    morekinds.default_csi_driver(obj)
+
+
 _ADMREG = "admissionregistration.k8s.io"
 _BY_KIND: dict[tuple[str, str], Callable[[Obj], None]] = {
     ("", "Secret"): _secret,
@@ -274,6 +295,9 @@ _BY_KIND: dict[tuple[str, str], Callable[[Obj], None]] = {
     (_ADMREG, "ValidatingWebhookConfiguration"): _validating_webhooks,
     (_ADMREG, "ValidatingAdmissionPolicy"): _validating_policy,
     ("apiregistration.k8s.io", "APIService"): _apiservice,
+    ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
+    ("discovery.k8s.io", "EndpointSlice"): _endpoint_slice,
+    ("storage.k8s.io", "CSIDriver"): _csi_driver,
 }
 
 

@@ -344,6 +344,18 @@ def validate(obj: Obj, group: str, kind: str) -> list[Cause]:
             return _job_spec(spec, "spec")
         if kind == "CronJob":
             return _job_spec(_dict(spec.get("jobTemplate")).get("spec"), "spec.jobTemplate.spec")
+    elif group == "autoscaling" and kind == "HorizontalPodAutoscaler":
+        from kapi import autoscaling
+
+        return autoscaling.validate(obj)
+    elif group == "certificates.k8s.io" and kind == "CertificateSigningRequest":
+        from kapi import certificates
+
+        return certificates.validate(obj)
+    elif group in ("discovery.k8s.io", "node.k8s.io", "storage.k8s.io"):
+        from kapi import morekinds
+
+        return morekinds.validate(obj, group, kind)
     elif group == "apiregistration.k8s.io" and kind == "APIService":
         from kapi import apiregistration  # kube-aggregator's ValidateAPIService
 

@@ -66,7 +66,8 @@ def name_rule(resource: Resource) -> NameFunc:
         return _name_is_dns_label
     if resource.group == "" and resource.kind == "Service":
         return _name_is_dns1035_label
-    if resource.group in (RBAC_GROUP, "apiregistration.k8s.io"):  # APIService: also <version>.<group>
+    # APIService: also <version>.<group>; ValidateCertificateRequestName is a path segment rule too
+    if resource.group in (RBAC_GROUP, "apiregistration.k8s.io", "certificates.k8s.io"):
         return _name_is_path_segment
     return _name_is_dns_subdomain
 

@@ -16,7 +16,8 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from kapi import errors, schema
+from kapi import autoscaling, certificates, errors, morekinds, schema
+from kapi.attributes import UserInfo
 from kapi.resources import Resource
 
 # Generated names: names.SimpleNameGenerator (k8s.io/apiserver pkg/storage/names) and utilrand.String.
@@ -86,7 +87,7 @@ def _namespace_label(obj: dict[str, Any], meta: dict[str, Any]) -> None:
 
 
 def prepare_for_create(obj: dict[str, Any], resource: Resource, namespace: str, now: datetime, *,
-                       rng: random.Random | None = None) -> dict[str, Any]:
+                       rng: random.Random | None = None, user: UserInfo | None = None) -> dict[str, Any]:
     """Return a copy of ``obj`` ready to store as a new object (rest.BeforeCreate + the kind's PrepareForCreate).
 
     - namespace: namespaced kinds take ``namespace`` (the request's); an
@@ -103,7 +104,9 @@ def prepare_for_create(obj: dict[str, Any], resource: Resource, namespace: str, 
     - Namespace: ``spec.finalizers`` includes "kubernetes",
       ``status.phase`` "Active", label ``kubernetes.io/metadata.name``;
       Pod: status reset to phase Pending; Service: status reset; Secret:
-      ``type`` defaults to Opaque.
+      ``type`` defaults to Opaque; HorizontalPodAutoscaler: status reset;
+      CertificateSigningRequest: ``spec.username``/``uid``/``groups``/``extra``
+      from ``user`` (the requester), status reset (kapi.certificates).
 
     Raises StatusError 400 for a non-object body or metadata.
     """
@@ -130,6 +133,10 @@ def prepare_for_create(obj: dict[str, Any], resource: Resource, namespace: str, 
         meta.pop("generation", None)
     if resource.group == "":
         _prepare_core_create(out, meta, resource.kind)
+    elif (resource.group, resource.kind) == ("autoscaling", "HorizontalPodAutoscaler"):
+        out["status"] = {"desiredReplicas": 0}
+    elif (resource.group, resource.kind) == (certificates.GROUP, certificates.KIND):
+        certificates.prepare_for_create(out, user)
     return out
 
 
@@ -152,7 +159,7 @@ def _prepare_core_create(out: dict[str, Any], meta: dict[str, Any], kind: str) -
 
 
 def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resource, *,
-                       subresource: str = "") -> dict[str, Any]:
+                       subresource: str = "", now: datetime | None = None) -> dict[str, Any]:
     """Return a copy of ``new`` ready to replace ``old`` (rest.BeforeUpdate + the kind's PrepareForUpdate).
 
     - uid from ``old`` when ``new`` has none (a different one fails
@@ -168,7 +175,10 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
       keeps ``spec.finalizers``. ``subresource="status"``: spec and the
       labels/annotations/finalizers/ownerReferences kept from ``old``
       (ResetObjectMetaForStatus). ``subresource="finalize"`` (namespaces):
-      status kept from ``old``.
+      status kept from ``old``. CertificateSigningRequest: the spec is always
+      ``old``'s; the main resource keeps the status, ``approval`` changes only
+      the conditions, ``status`` keeps the Approved/Denied conditions;
+      condition timestamps are ``now`` (kapi.certificates).
 
     Raises StatusError 400 for a non-object body or metadata.
     """
@@ -217,6 +227,8 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
             out["spec"] = spec
     if resource.group == "" and resource.kind == "Namespace":
         _namespace_label(out, meta)
+    if (resource.group, resource.kind) == (certificates.GROUP, certificates.KIND):
+        certificates.prepare_for_update(out, old, subresource, format_time(now or datetime.now(UTC)))
 
     if tracks_generation(resource):
         old_generation = old_meta.get("generation")
@@ -266,9 +278,20 @@ def validate_update(new: dict[str, Any], old: dict[str, Any], resource: Resource
       activeDeadlineSeconds, tolerations, terminationGracePeriodSeconds and
       schedulingGates may change; else ``spec: Forbidden: pod updates may
       not change fields other than ...``; tolerations may only be added.
+    - CertificateSigningRequest: conditions may not be removed, ``status``
+      may not add Approved/Denied, only ``status`` sets the certificate, once
+      (kapi.certificates; the whole object is validated again for subresources).
+    - HorizontalPodAutoscaler ``status``: replica counts not negative.
+    - EndpointSlice, RuntimeClass and the CSI kinds: immutable fields (kapi.morekinds).
     Returns the causes (empty when the update is allowed).
     """
     causes: list[errors.Cause] = []
+    if (resource.group, resource.kind) == (certificates.GROUP, certificates.KIND):
+        return certificates.validate_update(new, old, subresource, include_object=bool(subresource))
+    if (resource.group, resource.kind) == ("autoscaling", "HorizontalPodAutoscaler"):
+        return autoscaling.validate_status(new) if subresource == "status" else causes
+    if resource.group in ("discovery.k8s.io", "node.k8s.io", "storage.k8s.io"):
+        return morekinds.validate_update(new, old, resource.group, resource.kind, subresource)
     if resource.group != "" or subresource not in ("",):
         return causes
     if resource.kind in ("ConfigMap", "Secret") and old.get("immutable") is True:

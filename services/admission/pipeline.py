@@ -120,11 +120,11 @@ class Admitter:
         assert request.object is not None
         if request.operation == CREATE:
             request.object = strategy.prepare_for_create(request.object, resource, request.namespace, self.now(),
-                                                         rng=self.rng)
+                                                         rng=self.rng, user=request.attributes.user)
         else:
             assert request.old_object is not None
             request.object = strategy.prepare_for_update(request.object, request.old_object, resource,
-                                                         subresource=request.subresource)
+                                                         subresource=request.subresource, now=self.now())
         result = schema.validate(request.object, resource.group, resource.version, resource.kind)
         type_errors = [c for c in result.causes if c.type == "FieldValueTypeInvalid"]
         if type_errors:

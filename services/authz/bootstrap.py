@@ -109,6 +109,11 @@ _ADMIN_ONLY_RULES = [
 ]
 
 AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"
+
+
+def _approver(signer: str) -> list[dict[str, Any]]:
+    """The rules of kube's ``system:certificates.k8s.io:<signer>-approver`` roles: ``approve`` one signer."""
+    return [{**rule(["approve"], ["certificates.k8s.io"], ["signers"]), "resourceNames": [signer]}]
 EVENTS = ["create", "patch", "update"]
 ANY_REVIEW = [rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
               rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"])]
@@ -203,6 +208,17 @@ CLUSTER_ROLES: dict[str, ClusterRoleSpec] = {
                              rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"])], {}, ""),
     "system:node-bootstrapper": ([rule(["create", "get", "list", "watch"], ["certificates.k8s.io"],
                                        ["certificatesigningrequests"])], {}, ""),
+    # kube's CSR approver and node-client roles (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go)
+    "system:certificates.k8s.io:certificatesigningrequests:nodeclient": ([rule(
+        ["create"], ["certificates.k8s.io"], ["certificatesigningrequests/nodeclient"])], {}, ""),
+    "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient": ([rule(
+        ["create"], ["certificates.k8s.io"], ["certificatesigningrequests/selfnodeclient"])], {}, ""),
+    "system:certificates.k8s.io:kube-apiserver-client-approver": (_approver("kubernetes.io/kube-apiserver-client"),
+                                                                  {}, ""),
+    "system:certificates.k8s.io:kube-apiserver-client-kubelet-approver": (
+        _approver("kubernetes.io/kube-apiserver-client-kubelet"), {}, ""),
+    "system:certificates.k8s.io:kubelet-serving-approver": (_approver("kubernetes.io/kubelet-serving"), {}, ""),
+    "system:certificates.k8s.io:legacy-unknown-approver": (_approver("kubernetes.io/legacy-unknown"), {}, ""),
     "system:auth-delegator": (ANY_REVIEW, {}, ""),
     "system:monitoring": ([rule(["get"], urls=["/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics",
                                                "/metrics/slis", "/readyz", "/readyz/*"])], {}, ""),

@@ -15,6 +15,9 @@ strategy ``None`` only ``apiVersion`` changes; with ``Webhook`` the CRD's
 kapi speaks (``v1`` or ``v1beta1``), and its failures are 500
 InternalError "conversion webhook for <group>/<version>, Kind=<kind> failed:
 ..." as on kube-apiserver. Source: "Versions in CustomResourceDefinitions".
+Two built-in resources use the same machinery with fixed conversions:
+events.k8s.io/v1 Events (kapi.events) and autoscaling/v1 HorizontalPodAutoscalers
+(kapi.autoscaling).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any
 
 import aiohttp
 
-from kapi import crd, errors, events, jsonutil
+from kapi import autoscaling, crd, errors, events, jsonutil
 from kapi.resources import Resource
 from services.gateway import endpoints
 
@@ -63,6 +66,8 @@ async def convert(definition: dict[str, Any], objects: list[bytes], desired: str
     """
     if definition is EVENTS_V1:
         return [jsonutil.dumps(events.convert(jsonutil.loads(o), desired)) for o in objects]
+    if definition is AUTOSCALING:
+        return [jsonutil.dumps(autoscaling.convert(jsonutil.loads(o), desired)) for o in objects]
     decoded = [jsonutil.loads(o) for o in objects]
     todo = [i for i, o in enumerate(decoded) if isinstance(o, dict) and o.get("apiVersion") != desired]
     if not todo:
@@ -223,7 +228,8 @@ class ConvertingStorage:
         self._storage = storage
         self._definition = definition
         self._desired = resource.group_version
-        self._stored = "v1" if definition is EVENTS_V1 else storage_group_version(definition)
+        self._stored = "v1" if definition is EVENTS_V1 else autoscaling.V2 if definition is AUTOSCALING \
+            else storage_group_version(definition)
 
     async def _out(self, reply: Any) -> Any:
         if reply.object:
@@ -273,13 +279,22 @@ EVENTS_V1: dict[str, Any] = {"metadata": {"name": "events.events.k8s.io"}, "spec
     "group": "events.k8s.io", "versions": [{"name": "v1", "served": True, "storage": False}]}}
 
 
+# HorizontalPodAutoscalers are stored at autoscaling/v2; autoscaling/v1 requests convert (kapi.autoscaling).
+AUTOSCALING: dict[str, Any] = {"metadata": {"name": "horizontalpodautoscalers.autoscaling"}, "spec": {
+    "group": "autoscaling", "versions": [{"name": "v2", "served": True, "storage": True},
+                                         {"name": "v1", "served": True, "storage": False}]}}
+
+
 def backends_for(backends: Any, resource: Resource) -> Any:
     """``backends`` for one request through ``resource``: with a :class:`ConvertingStorage` when its CRD needs one.
 
-    events.k8s.io/v1 events always convert to and from the stored core/v1 form.
+    events.k8s.io/v1 events always convert to and from the stored core/v1 form;
+    autoscaling/v1 HorizontalPodAutoscalers to and from the stored autoscaling/v2 form.
     """
     if (resource.group, resource.resource) == ("events.k8s.io", "events"):
         return dataclasses.replace(backends, storage=ConvertingStorage(backends.storage, EVENTS_V1, resource))
+    if (resource.group, resource.version, resource.resource) == ("autoscaling", "v1", "horizontalpodautoscalers"):
+        return dataclasses.replace(backends, storage=ConvertingStorage(backends.storage, AUTOSCALING, resource))
     custom = backends.custom_resources
     definition = custom.crd_of(resource) if custom is not None else None
     if definition is None or not needs_conversion(definition):

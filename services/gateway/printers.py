@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kapi import autoscaling, certificates
+
 Obj = dict[str, Any]
 
 
@@ -229,6 +231,58 @@ def _apiservice(obj: Obj) -> list[Any]:
     return [where, status]
 
 
+def _hpa(obj: Obj) -> list[Any]:
+    """kube's printHorizontalPodAutoscaler: Reference, Targets (formatHPAMetrics), MinPods, MaxPods, Replicas."""
+    spec = obj.get("spec") or {}
+    ref = spec.get("scaleTargetRef") or {}
+    minimum = spec.get("minReplicas")
+    return [f"{ref.get('kind', '')}/{ref.get('name', '')}", autoscaling.format_targets(obj),
+            "<unset>" if minimum is None else str(minimum), spec.get("maxReplicas", 0),
+            _get(obj, "status", "currentReplicas", default=0)]
+
+
+def _csr(obj: Obj) -> list[Any]:
+    """kube's printCertificateSigningRequest: SignerName, Requestor, RequestedDuration, Condition."""
+    from services.gateway.table import human_duration  # table imports this module
+
+    spec = obj.get("spec") or {}
+    seconds = spec.get("expirationSeconds")
+    return [spec.get("signerName") or "<none>", spec.get("username", ""),
+            "<none>" if seconds is None else human_duration(seconds), certificates.condition_summary(obj)]
+
+
+def _more(items: list[str], limit: int = 3) -> str:
+    """kube's listWithMoreString: the first ``limit`` items joined by ",", "+ N more...", "<unset>" when empty."""
+    text = ",".join(items[:limit])
+    if len(items) > limit:
+        return f"{text} + {len(items) - limit} more..."
+    return text or "<unset>"
+
+
+def _endpoint_slice(obj: Obj) -> list[Any]:
+    """kube's printEndpointSlice: AddressType, Ports (number, name or *), Endpoints (addresses)."""
+    ports = [str(p["port"]) if p.get("port") is not None else (p.get("name") if p.get("name") is not None else "*")
+             for p in obj.get("ports") or []]
+    addresses = [str(a) for e in obj.get("endpoints") or [] for a in e.get("addresses") or []]
+    return [obj.get("addressType", ""), _more(ports), _more(addresses)]
+
+
+def _csi_driver(obj: Obj) -> list[Any]:
+    """kube's printCSIDriver columns."""
+    spec = obj.get("spec") or {}
+    audiences = ",".join(str(t.get("audience", "")) for t in spec.get("tokenRequests") or [])
+    return [spec.get("attachRequired", True), spec.get("podInfoOnMount", False), spec.get("storageCapacity", False),
+            audiences or "<unset>", spec.get("requiresRepublish", False),
+            ",".join(spec.get("volumeLifecycleModes") or []) or "<none>"]
+
+
+def _volume_attachment(obj: Obj) -> list[Any]:
+    """kube's printVolumeAttachment: Attacher, PV, Node, Attached."""
+    spec = obj.get("spec") or {}
+    return [spec.get("attacher", ""), _get(spec, "source", "persistentVolumeName", default=""),
+            spec.get("nodeName", ""), _get(obj, "status", "attached", default=False)]
+
+
 _ROLE_COLUMNS = (Column("Role"), Column("Users", priority=1), Column("Groups", priority=1),
                  Column("ServiceAccounts", priority=1))
 
@@ -282,6 +336,24 @@ PRINTERS: dict[tuple[str, str], Printer] = {
         o.get("provisioner", ""), o.get("reclaimPolicy", "Delete"), o.get("volumeBindingMode", "Immediate"),
         o.get("allowVolumeExpansion", False)]),
     ("apiregistration.k8s.io", "apiservices"): Printer((Column("Service"), Column("Available")), _apiservice),
+    ("autoscaling", "horizontalpodautoscalers"): Printer((Column("Reference"), Column("Targets"), Column("MinPods"),
+                                                          Column("MaxPods", "integer"), Column("Replicas", "integer")),
+                                                         _hpa),
+    ("certificates.k8s.io", "certificatesigningrequests"): Printer(
+        (Column("SignerName"), Column("Requestor"), Column("RequestedDuration"), Column("Condition")), _csr,
+        age_index=0),
+    ("discovery.k8s.io", "endpointslices"): Printer((Column("AddressType"), Column("Ports"), Column("Endpoints")),
+                                                    _endpoint_slice),
+    ("node.k8s.io", "runtimeclasses"): Printer((Column("Handler"),), lambda o: [o.get("handler", "")]),
+    ("storage.k8s.io", "csidrivers"): Printer(
+        (Column("AttachRequired", "boolean"), Column("PodInfoOnMount", "boolean"), Column("StorageCapacity", "boolean"),
+         Column("TokenRequests"), Column("RequiresRepublish", "boolean"), Column("Modes")), _csi_driver),
+    ("storage.k8s.io", "csinodes"): Printer((Column("Drivers", "integer"),), lambda o: [
+        len(_get(o, "spec", "drivers", default=[]))]),
+    ("storage.k8s.io", "volumeattachments"): Printer((Column("Attacher"), Column("PV"), Column("Node"),
+                                                      Column("Attached", "boolean")), _volume_attachment),
+    ("storage.k8s.io", "csistoragecapacities"): Printer((Column("StorageClassName"), Column("Capacity")), lambda o: [
+        o.get("storageClassName", ""), o.get("capacity") or "<unset>"]),
     ("flowcontrol.apiserver.k8s.io", "flowschemas"): Printer(
         (Column("PriorityLevel"), Column("MatchingPrecedence", "string"), Column("DistinguisherMethod"),
          Column("MissingPL")), _flowschema, age_index=3),

@@ -6,8 +6,9 @@ is always :data:`ORDER`, whatever order the flags list them in
 (kube-apiserver ``AllOrderedPlugins``; the default set is
 ``DefaultOffAdmissionPlugins``' complement). An unknown name, or a name in
 both flags, refuses to start, with kube-apiserver's messages. Plugins kube
-has for objects kapi does not serve (RuntimeClass, CertificateSigning...)
-are accepted by name and do nothing.
+has for objects or features kapi does not serve (RuntimeClass...) are
+accepted by name and do nothing; CertificateApproval and CertificateSigning
+need an authorizer and are enforced by the gateway (services/gateway/signers.py).
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class NoOp:
 
 def _factories() -> dict[str, Callable[[PluginContext], Plugin]]:
     from services.admission.plugins import (
+        certificates,
         event_rate_limit,
         image_policy,
         limit_ranger,
@@ -115,6 +117,7 @@ def _factories() -> dict[str, Callable[[PluginContext], Plugin]]:
         "EventRateLimit": lambda ctx: event_rate_limit.EventRateLimit(ctx.config.get("EventRateLimit")),
         "NodeRestriction": lambda ctx: node_restriction.NodeRestriction(inf(ctx)),
         "ImagePolicyWebhook": lambda ctx: image_policy.ImagePolicyWebhook(ctx.config.get("ImagePolicyWebhook")),
+        "CertificateSubjectRestriction": lambda ctx: certificates.CertificateSubjectRestriction(),
     })
     return out
 

@@ -48,9 +48,16 @@ SOLID, DANGLING, WAITING = "solid", "dangling", "waiting"
 
 
 def monitored_resources() -> list[Resource]:
-    """Every stored, listable, deletable resource except events."""
-    return [r for r in REGISTRY.rows if r.stored and "list" in r.verbs and "watch" in r.verbs
-            and "delete" in r.verbs and (r.group, r.resource) not in IGNORED]
+    """Every stored, listable, deletable resource except events; a resource served at several versions
+    (autoscaling v2 and v1) once, at its first (preferred) version."""
+    seen: set[tuple[str, str]] = set(IGNORED)
+    out = []
+    for r in REGISTRY.rows:
+        if r.stored and "list" in r.verbs and "watch" in r.verbs and "delete" in r.verbs \
+                and (r.group, r.resource) not in seen:
+            seen.add((r.group, r.resource))
+            out.append(r)
+    return out
 
 
 def resource_of(api_version: str, kind: str) -> Resource | None:

@@ -45,13 +45,14 @@ RECHECK_SECONDS = 1.0
 def namespaced_resources() -> list[Resource]:
     """Every stored namespaced resource that can be listed and deleted (the namespace's possible content).
 
-    Custom resources of served CRDs are included once each (their preferred version).
+    Resources served at several versions (custom resources, autoscaling) are included once each (the first
+    row, their preferred version).
     """
     seen: set[tuple[str, str]] = set()
     out = []
     for r in REGISTRY.rows:
-        if r.namespaced and r.stored and "list" in r.verbs and "delete" in r.verbs and (
-                REGISTRY.is_static(r) or (r.group, r.resource) not in seen):
+        if r.namespaced and r.stored and "list" in r.verbs and "delete" in r.verbs and \
+                (r.group, r.resource) not in seen:
             seen.add((r.group, r.resource))
             out.append(r)
     return out

@@ -8,7 +8,7 @@ from aiohttp import web
 
 from kapi import errors, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import allocator, fieldmanager, negotiation
+from services.gateway import allocator, fieldmanager, negotiation, signers
 from services.gateway.reviews.authorization import check_rbac_escalation
 from services.gateway.scope import RequestScope, check_duplicates, decode_object, parse_resource_version
 
@@ -24,6 +24,7 @@ async def store_update(scope: RequestScope, obj: dict[str, Any], current: Any, e
     """
     dry_run = scope.dry_run()
     await check_rbac_escalation(scope, obj, current.object)
+    await signers.check_signer(scope, obj, current.object)  # CertificateApproval / CertificateSigning
     admitted, warnings = await scope.backends.admission.admit(
         "UPDATE", scope.attrs, scope.resource.kind, jsonutil.dumps(obj), current.object, dry_run,
         scope.field_validation(), timeout=scope.timeout)

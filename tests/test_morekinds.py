@@ -1,0 +1,101 @@
+"""EndpointSlice, RuntimeClass and CSI kinds: defaults, validation, immutable fields (kapi.morekinds)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kapi import morekinds
+
+
+def slice_(**fields: Any) -> dict[str, Any]:
+    obj: dict[str, Any] = {"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}],
+                           "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}
+    obj.update(fields)
+    return obj
+
+
+OBJECTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "EndpointSlice": ("discovery.k8s.io", slice_()),
+    "RuntimeClass": ("node.k8s.io", {"handler": "runc"}),
+    "CSIDriver": ("storage.k8s.io", {"metadata": {"name": "csi.example.com"}, "spec": {}}),
+    "CSINode": ("storage.k8s.io", {"spec": {"drivers": [{"name": "csi.example.com", "nodeID": "n1",
+                                                         "topologyKeys": ["topology.example.com/zone"]}]}}),
+    "VolumeAttachment": ("storage.k8s.io", {"spec": {"attacher": "csi.example.com", "nodeName": "n1",
+                                                     "source": {"persistentVolumeName": "pv1"}}}),
+    "CSIStorageCapacity": ("storage.k8s.io", {"storageClassName": "fast", "capacity": "10Gi"}),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(OBJECTS))
+def test_valid_objects(kind: str) -> None:
+    group, obj = OBJECTS[kind]
+    if kind == "CSIDriver":
+        morekinds.default_csi_driver(obj)
+    assert morekinds.validate(obj, group, kind) == []
+
+
+BAD = [
+    ("discovery.k8s.io", "EndpointSlice", slice_(addressType=""), "addressType", "Required value"),
+    ("discovery.k8s.io", "EndpointSlice", slice_(addressType="IPv5"), "addressType",
+     'Unsupported value: "IPv5": supported values: "FQDN", "IPv4", "IPv6"'),
+    ("discovery.k8s.io", "EndpointSlice", slice_(endpoints=[{"addresses": ["10.0.0.1"]}] * 1001), "endpoints",
+     "Too many: 1001: must have at most 1000 items"),
+    ("discovery.k8s.io", "EndpointSlice", slice_(endpoints=[{"addresses": []}]), "endpoints[0].addresses",
+     "Required value: must contain at least 1 address"),
+    ("discovery.k8s.io", "EndpointSlice", slice_(endpoints=[{"addresses": ["::1"]}]), "endpoints[0].addresses[0]",
+     'Invalid value: "::1": must be a valid IPv4 address'),
+    ("discovery.k8s.io", "EndpointSlice", slice_(ports=[{"name": "a", "protocol": "TCP"},
+                                                        {"name": "a", "protocol": "TCP"}]), "ports[1].name",
+     'Duplicate value: "a"'),
+    ("discovery.k8s.io", "EndpointSlice", slice_(ports=[{"name": "a", "protocol": "ICMP"}]), "ports[0].protocol",
+     'Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP"'),
+    ("node.k8s.io", "RuntimeClass", {"handler": "Not_A_Label"}, "handler", 'Invalid value: "Not_A_Label": '),
+    ("storage.k8s.io", "CSIDriver", {"metadata": {"name": "x" * 64}, "spec": {"attachRequired": True,
+                                                                              "podInfoOnMount": False}},
+     "name", "Too long: may not be more than 63 bytes"),
+    ("storage.k8s.io", "CSIDriver", {"metadata": {"name": "d.io"}, "spec": {
+        "attachRequired": True, "podInfoOnMount": False, "fsGroupPolicy": "Sometimes"}}, "spec.fsGroupPolicy",
+     'Unsupported value: "Sometimes": supported values: "File", "None", "ReadWriteOnceWithFSType"'),
+    ("storage.k8s.io", "CSINode", {"spec": {"drivers": [{"name": "d.io", "nodeID": "1"}, {"name": "d.io",
+                                                                                        "nodeID": "2"}]}},
+     "spec.drivers[1].name", 'Duplicate value: "d.io"'),
+    ("storage.k8s.io", "VolumeAttachment", {"spec": {"attacher": "d.io", "nodeName": "n", "source": {}}},
+     "spec.source", "Required value: must specify exactly one of persistentVolumeName and inlineVolumeSpec"),
+    ("storage.k8s.io", "CSIStorageCapacity", {"storageClassName": "fast", "capacity": "-1"}, "capacity",
+     'Invalid value: "-1": must be greater than or equal to 0'),
+]
+
+
+@pytest.mark.parametrize(("group", "kind", "obj", "field", "message"), BAD)
+def test_invalid_objects(group: str, kind: str, obj: dict[str, Any], field: str, message: str) -> None:
+    causes = [(c.field, c.message) for c in morekinds.validate(obj, group, kind)]
+    assert any(f == field and m.startswith(message) for f, m in causes), causes
+
+
+@pytest.mark.parametrize(("group", "kind", "old", "new", "field"), [
+    ("discovery.k8s.io", "EndpointSlice", slice_(), slice_(addressType="IPv6"), "addressType"),
+    ("node.k8s.io", "RuntimeClass", {"handler": "a"}, {"handler": "b"}, "handler"),
+    ("storage.k8s.io", "CSIDriver", {"spec": {"attachRequired": True}}, {"spec": {"attachRequired": False}},
+     "spec.attachedRequired"),
+    ("storage.k8s.io", "VolumeAttachment", {"spec": {"nodeName": "a"}}, {"spec": {"nodeName": "b"}}, "spec"),
+    ("storage.k8s.io", "CSIStorageCapacity", {"storageClassName": "a"}, {"storageClassName": "b"},
+     "storageClassName"),
+])
+def test_immutable_fields(group: str, kind: str, old: dict[str, Any], new: dict[str, Any], field: str) -> None:
+    (cause,) = morekinds.validate_update(new, old, group, kind)
+    assert cause.field == field and cause.message.endswith("field is immutable")
+    assert morekinds.validate_update(old, old, group, kind) == []
+    assert morekinds.validate_update(new, old, group, kind, subresource="status") == []
+
+
+def test_defaults() -> None:
+    obj = slice_(ports=[{"port": 80}])
+    morekinds.default_endpoint_slice(obj)
+    assert obj["ports"] == [{"port": 80, "name": "", "protocol": "TCP"}]
+    driver: dict[str, Any] = {"spec": {"attachRequired": False}}
+    morekinds.default_csi_driver(driver)
+    assert driver["spec"] == {"attachRequired": False, "podInfoOnMount": False, "storageCapacity": False,
+                              "fsGroupPolicy": "ReadWriteOnceWithFSType", "requiresRepublish": False,
+                              "seLinuxMount": False, "volumeLifecycleModes": ["Persistent"]}
