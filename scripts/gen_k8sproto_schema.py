@@ -85,6 +85,13 @@ repo; comments dropped but ``+protobuf.nullable`` annotations kept):
   af8834bd98a52b13ffc9a8bea8ad9131463e5b99 (a 1.36+ tree with Eviction);
   ``networking/v1`` (kubernetes/kubernetes commit
   008b3652959ca58af8be3fb5b6ecfe9ae7638282).
+- ``autoscaling/v2`` (commit 030880a5dc5449403c6d1f0aa146a7dc21d6c6dc),
+  ``autoscaling/v1`` (the HorizontalPodAutoscaler messages only),
+  ``certificates/v1`` (023207f43e695fcfb6262e13df0313c60d805dbb),
+  ``discovery/v1`` (025f2834a128798cef30018a5e6a6ae82b5ad885, plus the
+  1.33 ``EndpointHints.forNodes = 2``/``ForNode``), ``node/v1``
+  (034debc18008c8ebfe1971d7d402dcf2b50b84c2), ``storage/v1``
+  (00a7fbe7c74d25dc0ba4b87f16f9db3d7df463a3).
 - The output's ``sources`` key lists every file the table was built from.
 
 Field numbers never change in Kubernetes protos (new fields get new numbers),
