@@ -9,6 +9,30 @@ controller manager (an API client through Envoy, client certificate
 process logs to ``DIR/logs/<name>.log``. Stopping goes in reverse order:
 SIGTERM, up to 10 s, then SIGKILL; only processes started here, by PID.
 
+Supervision (``--restart-policy``, default ``on-failure``, as compose's
+``restart:`` and the kubelet's CrashLoopBackOff): once the stack is up, a
+process that exits with a non-zero code or a signal is started again on the
+address it had, after 0.5 s, doubling per consecutive failure up to 30 s; a
+process that stayed up 60 s starts over at 0.5 s. Every exit and restart is
+logged on stderr (``kapi up``) and in the process's log. Restarting on the
+same host:port is what keeps the wiring: each service's peers (``--storage-address``,
+``--authz-address``, ...) and Envoy's gateway endpoints are fixed command-line
+and config values (services first listen on port 0 and report the port they got
+in ``DIR/run/<name>.port``; a restart passes that port explicitly; etcd's ports
+are fixed in ``DIR/ports.json``, Envoy's listener keeps its port), and gRPC
+channels and Envoy's health checks reconnect to them by themselves. Should
+another socket take the port in between, the restarted process fails to bind
+and is retried with the backoff on the same port.
+Processes stopped on purpose (:meth:`Stack.kill_process`,
+:meth:`Stack.terminate_process`, :meth:`Stack.stop`) stay down until
+:meth:`Stack.restart_process`.
+
+Every child is forked by one long-lived thread (:func:`spawn`): the
+PR_SET_PDEATHSIG that makes children die with the launcher fires when the
+*thread* that forked them exits, so a child started from a short-lived thread
+(a test's helper thread, ``asyncio.to_thread``) would otherwise be killed as
+soon as that thread returned.
+
 A service's command line is built by :func:`service_args` alone, from its
 peers' addresses, the PKI directory and the forwarded flags; compose.yaml
 runs exactly that command in each container (tests/test_compose.py checks it).
@@ -25,6 +49,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import signal
 import socket
 import ssl
@@ -34,9 +59,11 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -47,6 +74,11 @@ from kapi.pki import Pki, ensure_pki, write_kubeconfig
 BACKENDS = (flags.AUTHN, flags.AUTHZ, flags.FLOWCONTROL, flags.ADMISSION)
 STOP_GRACE_SECONDS = 10.0
 START_TIMEOUT_SECONDS = 60.0
+RESTART_POLICIES = ("no", "on-failure")  # compose's names; on-failure restarts a non-zero exit or a signal
+RESTART_BACKOFF_SECONDS = 0.5  # first restart delay, doubled per consecutive failure
+RESTART_BACKOFF_MAX_SECONDS = 30.0
+RESTART_BACKOFF_RESET_SECONDS = 60.0  # a process up this long starts over at RESTART_BACKOFF_SECONDS
+SUPERVISE_INTERVAL_SECONDS = 0.2
 _REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
@@ -247,10 +279,73 @@ _DIE_WITH_PARENT = (
 
 
 def die_with_parent(argv: list[str]) -> list[str]:
-    """``argv`` wrapped so the child gets SIGTERM when this process (its parent) dies (Linux prctl)."""
+    """``argv`` wrapped so the child gets SIGTERM when its parent dies (Linux prctl PR_SET_PDEATHSIG).
+
+    The kernel sends that signal when the *thread* that forked the child exits, not only the process: start
+    the wrapped command with :func:`spawn` (one long-lived thread) unless the caller's thread outlives it.
+    """
     if not sys.platform.startswith("linux"):
         return argv
     return [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *argv]
+
+
+class _Spawner:
+    """One daemon thread, alive until the process exits, that runs every Popen of this module.
+
+    A child's parent-death signal is tied to the thread that forked it; this thread never returns, so the
+    signal fires only when the whole launcher process dies. Recreated lazily (and after ``os.fork``).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], subprocess.Popen[bytes]], Future[subprocess.Popen[bytes]]]]
+        self._jobs = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def reset(self) -> None:
+        """Forget the thread (the child side of ``os.fork``, where it does not exist)."""
+        self._lock = threading.Lock()
+        self._jobs = queue.SimpleQueue()
+        self._thread = None
+
+    def run(self, start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+        """Call ``start`` on the spawner thread and return its result (or raise its exception)."""
+        if threading.current_thread() is self._thread:
+            return start()
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="kapi-spawner", daemon=True)
+                self._thread.start()
+            jobs = self._jobs
+        done: Future[subprocess.Popen[bytes]] = Future()
+        jobs.put((start, done))
+        return done.result()
+
+    def _loop(self) -> None:
+        jobs = self._jobs
+        while True:
+            start, done = jobs.get()
+            if not done.set_running_or_notify_cancel():
+                continue
+            try:
+                done.set_result(start())
+            except BaseException as exc:  # handed to the caller
+                done.set_exception(exc)
+
+
+_SPAWNER = _Spawner()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_SPAWNER.reset)
+
+
+def spawn(argv: list[str], **popen: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen(die_with_parent(argv), **popen)``, forked by the module's long-lived spawner thread.
+
+    The child gets SIGTERM when this process dies, and only then: not when the calling thread exits (see
+    :func:`die_with_parent`). Raises what Popen raises (OSError for a missing binary).
+    """
+    wrapped = die_with_parent(argv)
+    return _SPAWNER.run(lambda: subprocess.Popen(wrapped, **popen))
 
 
 def tail(path: Path, lines: int = 40) -> str:
@@ -260,6 +355,15 @@ def tail(path: Path, lines: int = 40) -> str:
     except OSError:
         return ""
     return "\n".join(text.splitlines()[-lines:])
+
+
+def restart_delay(failures: int) -> float:
+    """Seconds before restarting a process that failed ``failures`` times in a row before (0 = first failure).
+
+    0.5, 1, 2, 4, ... capped at 30 s: the kubelet's CrashLoopBackOff shape (which starts at 10 s, caps at
+    5 min), scaled to processes that start in about a second.
+    """
+    return float(min(RESTART_BACKOFF_MAX_SECONDS, RESTART_BACKOFF_SECONDS * 2 ** min(failures, 32)))
 
 
 @dataclass
@@ -273,7 +377,13 @@ class Process:
     port_file: Path | None = None
     popen: subprocess.Popen[bytes] | None = None
     address: str = ""  # host:port once ready
-    reported_exit: bool = field(default=False)
+    reported_exit: bool = field(default=False)  # seen by Stack.exited()
+    held: bool = False  # stopped on purpose (kill_process, terminate_process, stop): not restarted
+    restarts: int = 0  # restarts by the supervisor since the stack started
+    failures: int = 0  # consecutive failures: the next restart waits restart_delay(failures)
+    started_at: float = 0.0  # time.monotonic() of the last spawn
+    exit_handled: bool = False  # the supervisor has logged the current popen's exit
+    restart_at: float | None = None  # time.monotonic() of the pending restart
 
     def alive(self) -> bool:
         """True while the process runs."""
@@ -290,15 +400,24 @@ class Stack:
     :class:`StartupError` with the failing process's log tail (after
     stopping everything it started). Restarting on the same ``state_dir``
     keeps every object (etcd's data and the PKI persist).
+
+    ``restart_policy`` (one of :data:`RESTART_POLICIES`): with ``"on-failure"``
+    a supervisor thread, started once the stack is up, restarts a process that
+    exits with a non-zero code or a signal on its old address after
+    :func:`restart_delay`; with ``"no"`` it only reports the exit. Either way
+    the report goes to ``echo`` and the process's log.
     """
 
     def __init__(self, state_dir: str | os.PathLike[str], port: int = 0, extra_flags: Sequence[str] = (),
                  gateways: int = 2, storage_replicas: int = 1, bind_address: str = "127.0.0.1",
                  advertise: Sequence[str] = (), log_level: str | None = None,
                  timeout: float = START_TIMEOUT_SECONDS, echo: Callable[[str], None] | None = None,
-                 controllers: bool = True) -> None:
+                 controllers: bool = True, restart_policy: str = "on-failure") -> None:
         if gateways < 1 or storage_replicas < 1:
             raise ValueError("at least one gateway and one storage replica are required")
+        if restart_policy not in RESTART_POLICIES:
+            raise ValueError(f"restart_policy must be one of {', '.join(RESTART_POLICIES)}, not {restart_policy!r}")
+        self.restart_policy = restart_policy
         self.state_dir = Path(state_dir).absolute()
         self.port = port
         self.bind_address = bind_address
@@ -315,6 +434,8 @@ class Stack:
         self._peers = Peers()
         self._url = ""
         self._lock = threading.RLock()
+        self._stopping = threading.Event()
+        self._supervisor: threading.Thread | None = None
 
     # -- public properties
 
@@ -365,11 +486,14 @@ class Stack:
         Raises StartupError (a process exited or was not ready within
         ``timeout`` seconds), after stopping whatever had started.
         """
+        self._stopping.clear()
         try:
             self._start()
         except BaseException:
             self.stop()
             raise
+        self._supervisor = threading.Thread(target=self._supervise, name="kapi-supervisor", daemon=True)
+        self._supervisor.start()
 
     def _start(self) -> None:
         deadline = time.monotonic() + self.timeout
@@ -420,9 +544,13 @@ class Stack:
     def stop(self) -> None:
         """Stop every process, highest tier first (Envoy, gateways, backends, storage, etcd).
 
-        Each tier gets SIGTERM and up to 10 s to exit, then SIGKILL. Safe to call twice.
+        Each tier gets SIGTERM and up to 10 s to exit, then SIGKILL; nothing is restarted from here on.
+        Safe to call twice.
         """
+        self._stopping.set()
         with self._lock:
+            for p in self._procs.values():
+                p.held, p.restart_at = True, None
             for tier in sorted({p.tier for p in self._procs.values()}, reverse=True):
                 group = [p for p in self._procs.values() if p.tier == tier and p.alive()]
                 for p in group:
@@ -435,11 +563,18 @@ class Stack:
                     except subprocess.TimeoutExpired:
                         self._signal(p, signal.SIGKILL)
                         p.popen.wait()
+        supervisor = self._supervisor
+        if supervisor is not None and supervisor is not threading.current_thread():
+            supervisor.join(5)
 
     def kill_process(self, name: str) -> None:
-        """SIGKILL the process ``name`` (e.g. "gateway-1") by PID and reap it; KeyError if unknown."""
+        """SIGKILL the process ``name`` (e.g. "gateway-1") by PID and reap it; KeyError if unknown.
+
+        It stays down (the supervisor does not restart it) until :meth:`restart_process`.
+        """
         with self._lock:
             p = self._procs[name]
+            p.held, p.restart_at = True, None
             if p.alive():
                 self._signal(p, signal.SIGKILL)
                 assert p.popen is not None
@@ -447,9 +582,13 @@ class Stack:
             p.reported_exit = True
 
     def terminate_process(self, name: str, timeout: float = STOP_GRACE_SECONDS) -> int | None:
-        """SIGTERM ``name`` and wait up to ``timeout`` seconds; returns its exit code (None if still running)."""
+        """SIGTERM ``name`` and wait up to ``timeout`` seconds; returns its exit code (None if still running).
+
+        It stays down (the supervisor does not restart it) until :meth:`restart_process`.
+        """
         with self._lock:
             p = self._procs[name]
+            p.held, p.restart_at = True, None
             if p.alive():
                 self._signal(p, signal.SIGTERM)
             p.reported_exit = True
@@ -462,19 +601,25 @@ class Stack:
     def restart_process(self, name: str) -> None:
         """Start ``name`` again on the address it had (so Envoy's configuration still holds) and wait until ready.
 
-        The process must have exited (see :meth:`kill_process`). Raises StartupError.
+        The process must have exited (see :meth:`kill_process`); RuntimeError if it runs. It is supervised
+        again (a later crash restarts it, with the backoff starting over). Raises StartupError if it exits
+        or is not ready within ``timeout`` seconds.
         """
         with self._lock:
             p = self._procs[name]
             if p.alive():
                 raise RuntimeError(f"{name} is still running")
             deadline = time.monotonic() + self.timeout
+            p.held, p.restart_at, p.failures = False, None, 0
             self._spawn(p, p.address)
             probe = self._probe(p)
             self._wait([p], probe, deadline)
 
     def exited(self) -> list[tuple[str, int]]:
-        """(name, exit code) of processes that exited since last asked (foreground supervision)."""
+        """(name, exit code) of processes that exited since last asked, other than on purpose.
+
+        Independent of the supervisor (which logs every exit itself): for callers that watch on their own.
+        """
         out = []
         with self._lock:
             for p in self._procs.values():
@@ -482,6 +627,62 @@ class Stack:
                     p.reported_exit = True
                     out.append((p.name, int(p.popen.returncode)))
         return out
+
+    # -- supervision
+
+    def _supervise(self) -> None:
+        """The supervisor thread: until :meth:`stop`, notice exits and restart per ``restart_policy``."""
+        while not self._stopping.wait(SUPERVISE_INTERVAL_SECONDS):
+            try:
+                self.supervise_once()
+            except Exception as exc:  # a failed spawn (e.g. the binary vanished) must not end supervision
+                self._echo(f"supervisor: {type(exc).__name__}: {exc}")
+
+    def supervise_once(self, now: float | None = None) -> None:
+        """One supervisor pass: log new exits, schedule restarts, start the restarts that are due.
+
+        ``now`` is ``time.monotonic()`` (injectable for tests). A process counts as failed if it exits with a
+        non-zero code or a signal; with ``restart_policy="on-failure"`` it is started again on its address
+        :func:`restart_delay` seconds later, where the failure count starts over if it had run
+        :data:`RESTART_BACKOFF_RESET_SECONDS`. Held processes (stopped on purpose) are left alone.
+        """
+        with self._lock:
+            if self._stopping.is_set():
+                return
+            now = time.monotonic() if now is None else now
+            for p in list(self._procs.values()):
+                if p.popen is None or p.held:
+                    continue
+                code = p.popen.poll()
+                if code is None:
+                    continue
+                if not p.exit_handled:
+                    self._on_exit(p, code, now)
+                elif p.restart_at is not None and now >= p.restart_at:
+                    p.restart_at = None
+                    p.restarts += 1
+                    self._spawn(p, p.address, why=f"restart {p.restarts}")
+
+    def _on_exit(self, p: Process, code: int, now: float) -> None:
+        p.exit_handled = True
+        uptime = max(0.0, now - p.started_at)
+        if uptime >= RESTART_BACKOFF_RESET_SECONDS:
+            p.failures = 0
+        if self.restart_policy == "on-failure" and code != 0:
+            delay = restart_delay(p.failures)
+            p.failures += 1
+            p.restart_at = now + delay
+            what = f"exited with code {code} after {uptime:.1f}s; restarting in {delay:g}s"
+        else:
+            what = f"exited with code {code} (not restarted)"
+        self._log_event(p, what)
+        self._echo(f"{p.name} {what}; last lines of its log:\n{tail(p.log_path, 20)}")
+
+    def _log_event(self, p: Process, what: str) -> None:
+        """Append a launcher line (``==> time what``) to ``p``'s log."""
+        p.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(p.log_path, "ab") as log:
+            log.write(f"\n==> {time.strftime('%Y-%m-%d %H:%M:%S')} {what}\n".encode())
 
     # -- internals
 
@@ -542,8 +743,9 @@ class Stack:
         proc = self._add(Process("controllers", 5, argv, self.log_path("controllers")))
         self._spawn(proc, "")
 
-    def _spawn(self, p: Process, listen: str) -> None:
+    def _spawn(self, p: Process, listen: str, why: str = "") -> None:
         p.reported_exit = False
+        p.exit_handled = False
         if p.port_file is not None:
             p.port_file.unlink(missing_ok=True)
         argv = p.argv(listen)
@@ -551,11 +753,16 @@ class Stack:
         env["PYTHONPATH"] = os.pathsep.join(x for x in (_REPO_ROOT, env.get("PYTHONPATH", "")) if x)
         p.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(p.log_path, "ab") as log:
-            log.write(f"\n==> {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(argv)}\n".encode())
+            note = f" ({why})" if why else ""
+            log.write(f"\n==> {time.strftime('%Y-%m-%d %H:%M:%S')} starting{note}: {' '.join(argv)}\n".encode())
             log.flush()
-            p.popen = subprocess.Popen(die_with_parent(argv), stdin=subprocess.DEVNULL, stdout=log,
-                                       stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        self._echo(f"started {p.name} (pid {p.popen.pid}), log {p.log_path}")
+            p.popen = spawn(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                            start_new_session=True)
+        p.started_at = time.monotonic()
+        if why:
+            self._echo(f"restarted {p.name} (pid {p.popen.pid}, {why})" + (f" on {p.address}" if p.address else ""))
+        else:
+            self._echo(f"started {p.name} (pid {p.popen.pid}), log {p.log_path}")
 
     def _probe(self, p: Process) -> Callable[[Process], bool]:
         if p.name == "envoy":
@@ -681,6 +888,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--storage-replicas", type=int, default=2, help="Number of storage processes.")
     parser.add_argument("--log-level", default=None, help="Log level of every kapi service (DEBUG, INFO, ...).")
     parser.add_argument("--timeout", type=float, default=START_TIMEOUT_SECONDS, help="Startup timeout in seconds.")
+    parser.add_argument("--restart-policy", choices=RESTART_POLICIES, default="on-failure",
+                        help="on-failure: restart a process that exits with an error or a signal, on the same "
+                             "address, after 0.5 s doubling to 30 s (reset after 60 s up); no: only report it.")
     flags.add_passthrough(parser)
     return parser
 
@@ -705,7 +915,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stack = Stack(args.state_dir, port=args.port, extra_flags=_passthrough_argv(args), gateways=args.gateways,
                   storage_replicas=args.storage_replicas, bind_address=args.bind_address,
                   advertise=[a.strip() for item in args.advertise_address for a in item.split(",") if a.strip()],
-                  log_level=args.log_level, timeout=args.timeout, echo=echo)
+                  log_level=args.log_level, timeout=args.timeout, echo=echo, restart_policy=args.restart_policy)
     stop = threading.Event()
     started = False
 
@@ -727,10 +937,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         started = True
         print(f"kapi ready: {stack.url}  (export KUBECONFIG={stack.kubeconfig}; logs in {stack.state_dir / 'logs'})",
               flush=True)
-        while not stop.wait(0.5):
-            for name, code in stack.exited():
-                echo(f"{name} exited with code {code} (not restarted); last lines of its log:\n"
-                     f"{tail(stack.log_path(name), 20)}")
+        while not stop.wait(0.5):  # the stack's supervisor reports (and per --restart-policy restarts) exits
+            pass
         echo("stopping")
         stack.stop()
         return 0

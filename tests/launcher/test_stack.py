@@ -178,18 +178,24 @@ def test_kapi_up_reports_ready_and_stops_everything_on_ctrl_c(tmp_path: Path) ->
         assert yaml.safe_load((state / "admin.kubeconfig").read_text())["clusters"][0]["cluster"]["server"] == url
         children = processes_mentioning(str(state))
         assert len(children) >= 8
-        # A child dying later is reported, not restarted.
+        # A child dying later is reported and restarted (--restart-policy=on-failure, the default).
         gateway = int((state / "run" / "gateway-2.port").read_text())
         victim = [pid for pid in children if f"--port-file {state.absolute()}/run/gateway-2.port" in
                   (Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())]
         assert len(victim) == 1 and gateway > 0
         os.kill(victim[0], signal.SIGKILL)
-        time.sleep(1.5)
+        deadline = time.monotonic() + 15
+        log = state / "logs" / "gateway-2.log"
+        while "gateway serving on" not in log.read_text().partition("starting (restart 1): ")[2]:
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        assert int((state / "run" / "gateway-2.port").read_text()) == gateway  # the address Envoy dials
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) == 0
         err = proc.stderr.read()
-        assert "gateway-2 exited with code -9" in err
-        assert processes_mentioning(str(state)) == []
+        assert "gateway-2 exited with code -9 after" in err and "restarting in 0.5s" in err
+        assert "restarted gateway-2 (pid" in err
+        assert processes_mentioning(str(state)) == []  # the restarted gateway stopped too
     finally:
         if proc.poll() is None:
             proc.kill()
