@@ -127,7 +127,8 @@ def enabled(spec: str, table: dict[str, Loop] | None = None) -> list[str]:
 async def run_loops(ctx: Context, names: list[str], table: dict[str, Loop] | None = None,
                     sync_timeout: float = SYNC_TIMEOUT) -> None:
     """Build the named loops, start the informers they registered, wait (bounded) for the first lists, then
-    run every loop until cancelled; informers and loops stop with it."""
+    run every loop until cancelled; informers and loops stop with it, and ``ctx`` forgets its informers and
+    shared helpers so the next call (after leadership is lost and regained) starts from scratch."""
     table = table if table is not None else loops()
     controllers = [table[n].factory(ctx) for n in names]
     tasks = [asyncio.create_task(inf.run(), name=f"informer {path}") for path, inf in ctx.informers.items()]
@@ -147,7 +148,10 @@ async def run_loops(ctx: Context, names: list[str], table: dict[str, Loop] | Non
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        # The next run (leadership regained) builds fresh loops: they must get fresh informers and shared
+        # helpers too (a kept customresources.shared would hold an informer nobody runs any more).
         ctx.informers.clear()
+        ctx.shared.clear()
 
 
 async def _guard(controller: Controller) -> None:

@@ -50,3 +50,31 @@ def test_registry_follows_crds_and_listeners_hear_changes(ctx: Context) -> None:
     crds._refresh()
     assert REGISTRY.get("example.com", "v1", "widgets") is None
     assert heard[-1] == ([], {("example.com", "widgets")})
+
+
+async def test_a_second_run_after_lost_leadership_gets_a_fresh_crd_informer(ctx: Context) -> None:
+    """run_loops ends (leadership lost): the next run must not reuse the stopped CRD informer."""
+    import asyncio
+
+    from services.controllers import manager
+
+    class Probe:
+        name = "probe"
+
+        def __init__(self, context: Context) -> None:
+            self.crds = customresources.shared(context)
+
+        async def run(self) -> None:
+            await asyncio.sleep(3600)
+
+    table = {"probe": manager.Loop("probe", "probe", True, Probe)}
+    seen: list[customresources.CustomResources] = []
+    for _ in range(2):
+        task = asyncio.ensure_future(manager.run_loops(ctx, ["probe"], table, sync_timeout=0.01))
+        await asyncio.sleep(0.05)
+        seen.append(customresources.shared(ctx))
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert ctx.informers == {} and ctx.shared == {}
+    assert seen[0] is not seen[1]
