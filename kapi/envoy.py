@@ -45,6 +45,7 @@ MAX_CONNECTIONS_MONITOR = ("type.googleapis.com/envoy.extensions.resource_monito
 CLUSTER = "gateways"
 # Circuit-breaker limits: every open watch is one active request (and, over HTTP/1.1, one upstream connection).
 LIMIT = 100_000
+MAX_HEADER_BYTES = 1 << 20  # kube-apiserver (Go net/http): 1 MiB of request headers
 GATEWAY_SAN = "gateway"  # only gateway.crt carries this DNS name among the serving certificates
 
 REPO = Path(__file__).resolve().parent.parent
@@ -115,7 +116,11 @@ def local_reply_config() -> dict[str, Any]:
     return {
         "mappers": [{"filter": {"status_code_filter": {"comparison": {
                         "op": "EQ", "value": {"default_value": code, "runtime_key": f"kapi.local_reply.{code}"}}}},
-                     "body_format_override": _status_format(reason)}
+                     "body_format_override": _status_format(reason),
+                     # client-go retries a 5xx or 429 that carries Retry-After (no gateway free: try again soon)
+                     **({"headers_to_add": [{"header": {"key": "Retry-After", "value": "1"},
+                                             "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}]}
+                        if code in (429, 503) else {})}
                     for code, reason in _LOCAL_REPLY_REASONS.items()],
         "body_format": _status_format("InternalError"),
     }
@@ -149,6 +154,8 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
                                    "initial_stream_window_size": 1048576,
                                    "initial_connection_window_size": 16777216},
         "local_reply_config": local_reply_config(),
+        # Go's http.Server reads up to 1 MiB of request headers (DefaultMaxHeaderBytes): long OIDC tokens fit.
+        "max_request_headers_kb": MAX_HEADER_BYTES // 1024,
         "forward_client_cert_details": "SANITIZE_SET",
         "set_current_client_cert_details": {"subject": True, "cert": True, "dns": True, "uri": True, "chain": True},
         "route_config": {

@@ -153,3 +153,9 @@ def test_local_replies_are_kubernetes_status(config: dict[str, Any]) -> None:
                m["body_format_override"]["json_format"] for m in replies["mappers"]}
     assert by_code[503]["reason"] == "ServiceUnavailable" and by_code[503]["code"] == "%RESPONSE_CODE%"
     assert by_code[413]["reason"] == "RequestEntityTooLarge"
+    retry = {m["filter"]["status_code_filter"]["comparison"]["value"]["default_value"]: m.get("headers_to_add")
+             for m in replies["mappers"]}
+    assert retry[503] == [{"header": {"key": "Retry-After", "value": "1"},
+                           "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}]  # client-go retries it
+    assert retry[413] is None
+    assert hcm["max_request_headers_kb"] == 1024  # Go's 1 MiB of request headers
