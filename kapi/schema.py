@@ -355,6 +355,27 @@ def decode_error(kind: str, version: str, cause: Cause) -> errors.StatusError:
                               f"of type {go_want}")
 
 
+def check_types(obj: Any, group: str, version: str, kind: str) -> dict[str, Any]:
+    """Decode-time type check of a body meant as ``group/version, Kind=kind`` (e.g. a ``Scale``).
+
+    Returns ``obj`` (a dict) with unknown fields dropped; raises 400 BadRequest in
+    kube's decoder words when the body is not an object or a field has the wrong
+    JSON type (see :func:`decode_error`).
+    """
+    if not isinstance(obj, dict):
+        raise errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: json: cannot '
+                                 f"unmarshal {_GO_JSON_TYPES.get(_json_type(obj), _json_type(obj))} into Go value "
+                                 f"of type {version}.{kind}")
+    result = validate(obj, group, version, kind)
+    type_errors = [c for c in result.causes if c.type == "FieldValueTypeInvalid"]
+    if type_errors:
+        raise decode_error(kind, version, type_errors[0])
+    return obj
+
+
+_GO_JSON_TYPES = {"boolean": "bool", "integer": "number", "array": "array", "string": "string", "null": "null"}
+
+
 def _quote(value: Any) -> str:
     return jsonutil.dumps(value).decode() if isinstance(value, (str, int, float, bool)) or value is None else \
         f'"{_json_type(value)}"'

@@ -12,7 +12,7 @@ Strict, warnings under Warn). DELETE and CONNECT run the plugins only.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -99,7 +99,15 @@ class Admitter:
         old = _decode(old_obj, "the old object") if old_obj else None
         if operation == UPDATE and old is None:
             raise errors.bad_request("an UPDATE needs the stored object (old_object)")
+        decoded_unknown: list[str] = []
         if new is not None and kind == resource.kind and definition is None:
+            # kube decodes the body into the typed struct before defaulting, admission or validation: a wrong
+            # JSON type is a 400 decode error there, and unknown fields are already gone.
+            decoded = schema.validate(new, resource.group, resource.version, resource.kind)
+            type_errors = [c for c in decoded.causes if c.type == "FieldValueTypeInvalid"]
+            if type_errors:
+                raise schema.decode_error(resource.kind, resource.version, type_errors[0])
+            decoded_unknown = decoded.unknown
             defaults.apply(new, resource.group, resource.kind)
         request = AdmissionRequest(operation, attributes, resource, kind, new, old, dry_run, timeout)
 
@@ -108,14 +116,15 @@ class Admitter:
             crd_schema.prepare_and_validate(request, definition, field_validation,
                                             _options_kind(attributes, operation), self.now())
         elif request.object is not None and kind == resource.kind:
-            self._prepare_and_validate(request, field_validation)
+            self._prepare_and_validate(request, field_validation, decoded_unknown)
         await self.chain.validate(request)
 
         body = jsonutil.dumps(request.object) if request.object is not None and operation not in (DELETE, CONNECT) \
             else b""
         return AdmitResult(body, request.warnings, request.audit_annotations)
 
-    def _prepare_and_validate(self, request: AdmissionRequest, field_validation: str) -> None:
+    def _prepare_and_validate(self, request: AdmissionRequest, field_validation: str,
+                              decoded_unknown: Sequence[str] = ()) -> None:
         resource = request.resource
         assert request.object is not None
         if request.operation == CREATE:
@@ -133,8 +142,9 @@ class Admitter:
         # A create or update body is decoded by kube-apiserver, which names the kind in a strict decoding
         # error; a patch's errors come from applying the patch and carry no prefix.
         decoded = options_kind != "PatchOptions"
+        unknown = list(dict.fromkeys([*decoded_unknown, *result.unknown]))
         request.warnings.extend(schema.apply_field_validation(
-            result.unknown, field_validation, options_kind, kind=resource.kind if decoded else "",
+            unknown, field_validation, options_kind, kind=resource.kind if decoded else "",
             version=resource.version))
         causes = objectmeta.validate_object_meta(request.object, resource, request.operation == CREATE,
                                                  old=request.old_object)

@@ -38,7 +38,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from kapi import jsonutil
+from kapi import jsonutil, safedecode
 from kapi.attributes import Attributes, UserInfo
 from services.gateway.auditbackends import Backend, LogBackend, WebhookBackend
 from services.gateway.auditpolicy import Decision, Level, Policy, load_policy
@@ -101,7 +101,7 @@ def _decode(body: bytes, content_type: str) -> Any:
         pass
     if "yaml" in content_type:
         try:
-            return yaml.safe_load(body)
+            return safedecode.load_yaml(body)
         except yaml.YAMLError:
             return None
     return None

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from kapi import errors, jsonutil, k8sproto
+from kapi import errors, jsonutil, k8sproto, safedecode
 
 JSON = "application/json"
 YAML = "application/yaml"
@@ -101,20 +101,29 @@ def decode_body(body: bytes, content_type: str) -> Any:
     """Decode a JSON, YAML or Kubernetes protobuf (kapi.k8sproto) request body into Python data.
 
     Raises 415 for other content types and 400 BadRequest for malformed data
-    (JSON syntax errors in Go's encoding/json words, as kube-apiserver reports them).
+    (JSON syntax errors in Go's encoding/json words, as kube-apiserver reports them), including YAML alias
+    bombs and documents nested deeper than ``kapi.safedecode.MAX_DEPTH`` (see :mod:`kapi.safedecode`).
     """
     mime = content_type.split(";")[0].strip().lower() or JSON
     if len(body) > MAX_BODY_BYTES:
         raise errors.too_large()
     if mime in (JSON, MERGE_PATCH, JSON_PATCH, STRATEGIC_MERGE_PATCH):
+        prefix = "couldn't get version/kind; json parse error: " if mime == JSON else "error decoding patch: "
         try:
-            return jsonutil.loads(body)
+            value = jsonutil.loads(body)
         except ValueError as exc:  # kube's words: the body decoder, or the patcher's strict decode
-            prefix = "couldn't get version/kind; json parse error: " if mime == JSON else "error decoding patch: "
+            if "depth limit" in str(exc):  # orjson stops at 1024 levels; Go's words for any char that goes deeper
+                at = int(getattr(exc, "pos", 0) or 0)
+                char = "{" if body.rfind(b"{", 0, at + 1) > body.rfind(b"[", 0, at + 1) else "["
+                raise errors.bad_request(f"{prefix}invalid character '{char}' exceeded max depth") from None
             raise errors.bad_request(prefix + jsonutil.syntax_error(body, exc)) from None
+        too_deep = safedecode.json_depth_error(body, value)
+        if too_deep:
+            raise errors.bad_request(prefix + too_deep)
+        return value
     if mime in (YAML, "application/x-yaml", "text/yaml", APPLY_PATCH):
         try:
-            return yaml.safe_load(body)
+            return safedecode.load_yaml(body)
         except yaml.YAMLError as exc:
             raise errors.bad_request(f"error converting YAML to JSON: {_yaml_error(exc)}") from None
     if mime == k8sproto.MEDIA_TYPE:

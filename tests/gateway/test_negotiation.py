@@ -152,3 +152,22 @@ def test_openapi_type_meta_has_no_enum():
 
     pod = json.loads(openapi.group_version_document("", "v1"))["components"]["schemas"]["io.k8s.api.core.v1.Pod"]
     assert "enum" not in pod["properties"]["apiVersion"] and "enum" not in pod["properties"]["kind"]
+
+
+@pytest.mark.parametrize(("body", "content_type", "message"), [
+    ("a0: &a0 [x,x,x,x,x,x,x,x,x]\n" + "".join(f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]\n"
+                                                 for i in range(1, 10)),
+     "application/yaml", "error converting YAML to JSON: yaml: document contains excessive aliasing"),
+    ("a: &a [*a]", "application/apply-patch+yaml",
+     "error converting YAML to JSON: yaml: anchor 'a' value contains itself"),
+    ("[" * 100_000, "application/yaml",
+     "error converting YAML to JSON: yaml: line 1: exceeded maximum nesting depth"),
+    ("[" * 300 + "]" * 300, "application/json",
+     "couldn't get version/kind; json parse error: invalid character '[' exceeded max depth"),
+    ('{"a":' * 2000 + "1" + "}" * 2000, "application/merge-patch+json",
+     "error decoding patch: invalid character '{' exceeded max depth"),
+])
+def test_decode_limits_are_bad_requests(body: str, content_type: str, message: str):
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.decode_body(body.encode(), content_type)
+    assert info.value.code == 400 and info.value.message == message

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from kapi import tenancy
+from kapi import safedecode, tenancy
 from services.controllers.client import ApiError, path_for
 from services.controllers.informer import WorkQueue
 from services.controllers.manager import Context
@@ -43,7 +43,7 @@ def quotas_from_template(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name, text in sorted((data or {}).items()):
         try:
-            spec = yaml.safe_load(text) if isinstance(text, str) else None
+            spec = safedecode.load_yaml(text) if isinstance(text, str) else None
         except yaml.YAMLError as exc:
             log.warning("tenant quota template entry %s is not YAML: %s", name, exc)
             continue

@@ -11,6 +11,42 @@ from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import allocator, deletion, negotiation
 from services.gateway.scope import RequestScope, parse_resource_version, success_status
 
+# DeleteOptions fields and the Go types kube's decoder reads them into (meta/v1 DeleteOptions).
+_OPTION_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "kind": ((str,), "string"), "apiVersion": ((str,), "string"),
+    "gracePeriodSeconds": ((int,), "int64"), "preconditions": ((dict,), "v1.Preconditions"),
+    "orphanDependents": ((bool,), "bool"), "propagationPolicy": ((str,), "v1.DeletionPropagation"),
+    "dryRun": ((list,), "[]string"), "ignoreStoreReadErrorWithClusterBreakingPotential": ((bool,), "bool"),
+}
+_PRECONDITION_TYPES = {"uid": "types.UID", "resourceVersion": "string"}
+
+
+def _go_json_type(value: Any) -> str:
+    return {bool: "bool", int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), "value")
+
+
+def check_option_types(options: dict[str, Any]) -> None:
+    """400 BadRequest, in kube's decoder words, for a DeleteOptions field of the wrong JSON type
+    (``json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64``)."""
+    def refuse(value: Any, field: str, go_type: str) -> None:
+        raise errors.bad_request('DeleteOptions in version "v1" cannot be handled as a DeleteOptions: json: cannot '
+                                 f"unmarshal {_go_json_type(value)} into Go struct field DeleteOptions.{field} of "
+                                 f"type {go_type}")
+
+    for key, (types, go_type) in _OPTION_TYPES.items():
+        value = options.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            refuse(value, key, go_type)
+        if key == "dryRun" and any(not isinstance(v, str) for v in value):
+            refuse(next(v for v in value if not isinstance(v, str)), key, "string")
+        if key == "preconditions":
+            for name, go in _PRECONDITION_TYPES.items():
+                if value.get(name) is not None and not isinstance(value[name], str):
+                    refuse(value[name], f"preconditions.{name}", go)
+
 
 async def _options(scope: RequestScope) -> dict[str, Any]:
     """DeleteOptions from the body, with the query parameters kube also accepts filled in where the body is silent."""
@@ -18,6 +54,7 @@ async def _options(scope: RequestScope) -> dict[str, Any]:
     options = negotiation.decode_body(body, scope.content_type) if body.strip() else {}
     if not isinstance(options, dict):
         raise errors.bad_request("the body of a delete request must be a DeleteOptions object")
+    check_option_types(options)
     for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
         if key not in options and scope.param(key):
             value = scope.param(key)

@@ -17,7 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kapi import crd, errors, grpcutil, jsonutil
+from kapi import crd, errors, grpcutil, jsonutil, schema
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation
 from services.gateway.handlers.patch import RETRIES
@@ -135,7 +135,8 @@ async def scale(scope: RequestScope) -> web.Response:
                 body, scope.content_type), scope, merge_schema=False)
         else:
             raise errors.method_not_allowed(f"{scope.resource.resource}/scale", verb, scope.resource.group)
-        pinned = str(((wanted or {}).get("metadata") or {}).get("resourceVersion") or "")
+        wanted = schema.check_types(wanted, "autoscaling", "v1", "Scale")
+        pinned = str((wanted.get("metadata") or {}).get("resourceVersion") or "")
         if pinned and parse_resource_version(pinned) != current.resource_version:
             raise errors.conflict(scope.resource.resource, scope.info.name, "the object has been modified; please "
                                   "apply your changes to the latest version and try again", scope.resource.group)

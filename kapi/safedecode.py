@@ -1,0 +1,126 @@
+"""Bounded decoding of request-controlled YAML and JSON.
+
+A YAML "alias bomb" (``a: &a [x, x, ...]``, ``b: &b [*a, *a, ...]``, ...) is
+a few hundred bytes that expands to gigabytes, and a document nested many
+thousands of levels deep exhausts Python's recursion limit in every walker
+that follows. kube-apiserver refuses both while converting YAML to JSON
+(go-yaml: ``document contains excessive aliasing``, ``anchor 'a' value
+contains itself``; Go's encoding/json and go-yaml: ``exceeded max depth``).
+Here the YAML event stream is scanned first (iteratively, without building
+anything): each anchored node's expanded size is memoised, so the check costs
+one pass over the text however large the expansion would be.
+
+The nesting limit (:data:`MAX_DEPTH`) is far lower than Go's 10,000 because
+kapi's validators, patchers and field managers recurse in Python; no real
+object or CRD schema comes close to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+# Containers (maps + lists) nested deeper than this are refused at decode time.
+MAX_DEPTH = 150
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class DecodeLimitError(yaml.YAMLError):
+    """A document refused for its shape, not its syntax; ``problem`` is go-yaml's words (without ``yaml: ``)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.problem_mark = None
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    """go-yaml's allowance: up to 99% of decoded nodes may come from aliases in small documents, 10% in huge ones."""
+    low, high = 400_000, 4_000_000
+    if decoded <= low:
+        return 0.99
+    if decoded >= high:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - low) / (high - low)
+
+
+def check_yaml(data: bytes | str, max_depth: int = MAX_DEPTH) -> None:
+    """Refuse a YAML stream whose aliases expand excessively, whose alias refers to itself, or that nests too deep.
+
+    Sizes count nodes as go-yaml's decoder does (an alias is one node plus its
+    target's expanded size). Refused when more than 1,000 nodes decode of which
+    more than 100 come from aliases and the alias share exceeds go-yaml's
+    allowed ratio. Raises :class:`DecodeLimitError`; syntax errors are raised
+    as the parser's ``yaml.YAMLError``.
+    """
+    anchors: dict[str, tuple[int, int]] = {}  # anchor -> (expanded size, of which from aliases)
+    open_anchors: set[str] = set()
+    # each open container: [expanded size so far, aliased so far, anchor or None]
+    stack: list[list[Any]] = []
+    total = aliased = 0
+
+    def finish(size: int, from_aliases: int, anchor: str | None) -> None:
+        nonlocal total, aliased
+        if anchor:
+            anchors[anchor] = (size, from_aliases)
+        if stack:
+            stack[-1][0] += size
+            stack[-1][1] += from_aliases
+        else:
+            total += size
+            aliased += from_aliases
+            if aliased > 100 and total > 1000 and aliased / total > _allowed_alias_ratio(total):
+                raise DecodeLimitError("document contains excessive aliasing")
+
+    for event in yaml.parse(data, Loader=_Loader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            if len(stack) >= max_depth:
+                raise DecodeLimitError(f"exceeded max depth of {max_depth}")
+            stack.append([1, 0, event.anchor])
+            if event.anchor:
+                open_anchors.add(event.anchor)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            size, from_aliases, anchor = stack.pop()
+            if anchor:
+                open_anchors.discard(anchor)
+            finish(size, from_aliases, anchor)
+        elif isinstance(event, yaml.ScalarEvent):
+            finish(1, 0, event.anchor)
+        elif isinstance(event, yaml.AliasEvent):
+            if event.anchor in open_anchors:
+                raise DecodeLimitError(f"anchor '{event.anchor}' value contains itself")
+            size, _ = anchors.get(event.anchor or "", (0, 0))
+            finish(1 + size, size, None)
+        elif isinstance(event, yaml.DocumentEndEvent):
+            total = aliased = 0
+
+
+def load_yaml(data: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
+    """``yaml.safe_load`` after :func:`check_yaml`; raises ``yaml.YAMLError`` (a :class:`DecodeLimitError` when
+    refused for aliasing or depth)."""
+    check_yaml(data, max_depth)
+    return yaml.safe_load(data)
+
+
+def json_depth_error(body: bytes, value: Any, max_depth: int = MAX_DEPTH) -> str | None:
+    """Go's encoding/json message when decoded JSON ``value`` (from ``body``) nests deeper than ``max_depth``
+    containers (``invalid character '[' exceeded max depth``), else None. Iterative; O(1) for bodies with too
+    few brackets to be that deep."""
+    if body.count(b"{") + body.count(b"[") <= max_depth:
+        return None
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > max_depth:
+            return "invalid character '{' exceeded max depth" if isinstance(item, dict) else \
+                "invalid character '[' exceeded max depth"
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return None
