@@ -341,7 +341,9 @@ def validate(obj: Obj, group: str, kind: str) -> list[Cause]:
             return _workload(spec, "daemonset", ("Always",), replicas=False)
     elif group == "batch":
         if kind == "Job":
-            return _job_spec(spec, "spec")
+            from kapi import jobs
+
+            return _job_spec(spec, "spec") + jobs.validate(obj)
         if kind == "CronJob":
             return _job_spec(_dict(spec.get("jobTemplate")).get("spec"), "spec.jobTemplate.spec")
     elif group == "autoscaling" and kind == "HorizontalPodAutoscaler":

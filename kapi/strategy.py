@@ -16,7 +16,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from kapi import autoscaling, certificates, errors, morekinds, schema
+from kapi import autoscaling, certificates, errors, jobs, morekinds, schema
 from kapi.attributes import UserInfo
 from kapi.resources import Resource
 
@@ -106,7 +106,8 @@ def prepare_for_create(obj: dict[str, Any], resource: Resource, namespace: str, 
       Pod: status reset to phase Pending; Service: status reset; Secret:
       ``type`` defaults to Opaque; HorizontalPodAutoscaler: status reset;
       CertificateSigningRequest: ``spec.username``/``uid``/``groups``/``extra``
-      from ``user`` (the requester), status reset (kapi.certificates).
+      from ``user`` (the requester), status reset (kapi.certificates); Job:
+      the generated selector and template labels (kapi.jobs).
 
     Raises StatusError 400 for a non-object body or metadata.
     """
@@ -137,6 +138,8 @@ def prepare_for_create(obj: dict[str, Any], resource: Resource, namespace: str, 
         out["status"] = {"desiredReplicas": 0}
     elif (resource.group, resource.kind) == (certificates.GROUP, certificates.KIND):
         certificates.prepare_for_create(out, user)
+    elif (resource.group, resource.kind) == ("batch", "Job"):
+        jobs.prepare_for_create(out)  # generateSelector with the uid above (kapi.jobs)
     return out
 
 
