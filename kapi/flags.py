@@ -261,6 +261,14 @@ FLAGS: tuple[Flag, ...] = (
          "(kube-controller-manager --controllers).", passthrough=True),
     Flag("root-ca-file", frozenset({CONTROLLERS}), "",
          "CA bundle published as kube-root-ca.crt; default: the kubeconfig's CA (kube-controller-manager flag)."),
+    Flag("cluster-signing-cert-file", frozenset({CONTROLLERS}), "",
+         "PEM CA certificate the csrsigning loop issues kubernetes.io/* certificates with; empty = no signing "
+         "(kube-controller-manager flag)."),
+    Flag("cluster-signing-key-file", frozenset({CONTROLLERS}), "",
+         "PEM private key of --cluster-signing-cert-file (kube-controller-manager flag)."),
+    Flag("cluster-signing-duration", frozenset({CONTROLLERS}), 8760 * 3600.0,
+         "Longest validity of an issued certificate, a duration like 8760h; CSRs may ask for less with "
+         "spec.expirationSeconds (kube-controller-manager flag).", type=_seconds, passthrough=True),
     Flag("leader-elect", frozenset({CONTROLLERS}), True,
          "Run the loops only while holding the leader Lease (kube-controller-manager --leader-elect).", type=_bool),
     Flag("leader-elect-lease-duration", frozenset({CONTROLLERS}), 15.0,

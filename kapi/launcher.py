@@ -166,9 +166,11 @@ DEFAULT_CONTROLLERS = "*,tokencleaner"  # kubeadm's choice: kube's default loops
 
 def controllers_args(*, peers: Peers, pki_dir: str, forwarded: Sequence[str] = ()) -> list[str]:
     """The ``kapi`` arguments that run the controller manager: its kubeconfig from ``pki_dir`` (client
-    certificate CN ``system:kube-controller-manager``), ``--master`` = ``peers.apiserver``, and
+    certificate CN ``system:kube-controller-manager``), ``--master`` = ``peers.apiserver``, the cluster CA
+    as the csrsigning loop's ``--cluster-signing-cert-file``/``--cluster-signing-key-file``, and
     ``--controllers *,tokencleaner`` unless ``forwarded`` sets it."""
-    out = [flags.CONTROLLERS, "--kubeconfig", f"{pki_dir}/controller-manager.kubeconfig"]
+    out = [flags.CONTROLLERS, "--kubeconfig", f"{pki_dir}/controller-manager.kubeconfig",
+           "--cluster-signing-cert-file", f"{pki_dir}/ca.crt", "--cluster-signing-key-file", f"{pki_dir}/ca.key"]
     if peers.apiserver:
         out += ["--master", peers.apiserver]
     if not _given(forwarded, "controllers"):

@@ -275,6 +275,18 @@ CONTROLLER_ROLES: dict[str, ClusterRoleSpec] = {
         rule(["create"], [""], ["serviceaccounts"]),
         rule(EVENTS, ["", "events.k8s.io"], ["events"]),
     ], {}, ""),
+    "system:controller:certificate-controller": ([  # csrsigning (loops/csrsigning.py)
+        rule(["delete", "get", "list", "watch"], ["certificates.k8s.io"], ["certificatesigningrequests"]),
+        rule(["update"], ["certificates.k8s.io"], ["certificatesigningrequests/approval",
+                                                   "certificatesigningrequests/status"]),
+        {**rule(["approve"], ["certificates.k8s.io"], ["signers"]),
+         "resourceNames": ["kubernetes.io/kube-apiserver-client-kubelet"]},
+        {**rule(["sign"], ["certificates.k8s.io"], ["signers"]),
+         "resourceNames": ["kubernetes.io/kube-apiserver-client", "kubernetes.io/kube-apiserver-client-kubelet",
+                           "kubernetes.io/kubelet-serving", "kubernetes.io/legacy-unknown"]},
+        rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+        rule(EVENTS, ["", "events.k8s.io"], ["events"]),
+    ], {}, ""),
     "system:controller:root-ca-cert-publisher": ([
         rule(["create", "update"], [""], ["configmaps"]),
         rule(EVENTS, ["", "events.k8s.io"], ["events"]),
@@ -286,7 +298,10 @@ CONTROLLER_ROLES: dict[str, ClusterRoleSpec] = {
                                                                          "namespace-creator"]},
         rule(["create", "get"], [""], ["configmaps", "resourcequotas"]),
     ], {}, ""),
+    # The creator administers her namespace: kube's admin rules (view + edit + admin-only, so she may bind view,
+    # edit or admin there without escalating), plus deleting the namespace and a few more writes.
     "namespace-creator": ([
+        *_VIEW_RULES, *_EDIT_ONLY_RULES, *_ADMIN_ONLY_RULES,
         rule(_ANY, [""], ["configmaps", "endpoints", "events", "persistentvolumeclaims", "pods", "podtemplates",
                           "replicationcontrollers", "replicationcontrollers/scale", "secrets", "serviceaccounts",
                           "services"]),

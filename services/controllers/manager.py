@@ -74,6 +74,7 @@ def loops() -> dict[str, Loop]:
     """Every loop by name (imported lazily so a loop module's import errors surface at start)."""
     from services.controllers.loops import (
         apiservices,
+        csrsigning,
         garbagecollector,
         namespace,
         resourcequota,
@@ -95,6 +96,7 @@ def loops() -> dict[str, Loop]:
         Loop("tenant-rbac", "tenant-rbac-controller", True, tenantrbac.TenantRBACController),
         Loop("tenant-quota", "tenant-quota-controller", True, tenantquota.TenantQuotaController),
         Loop("autoregister", "kube-apiserver-autoregistration", True, apiservices.AutoRegister),
+        Loop("csrsigning", "certificatesigningrequest-signing-controller", True, csrsigning.CSRSigningController),
     ]
     return {loop.name: loop for loop in table}
 

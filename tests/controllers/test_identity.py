@@ -26,10 +26,12 @@ def test_certificate_and_kubeconfig(tmp_path: Path) -> None:
 
 def test_launcher_command() -> None:
     args = service_args("controllers", listen="", peers=Peers(apiserver="https://127.0.0.1:6443"), pki_dir="/p")
-    assert args == ["controllers", "--kubeconfig", "/p/controller-manager.kubeconfig", "--master",
+    signing = ["--cluster-signing-cert-file", "/p/ca.crt", "--cluster-signing-key-file", "/p/ca.key"]
+    assert args == ["controllers", "--kubeconfig", "/p/controller-manager.kubeconfig", *signing, "--master",
                     "https://127.0.0.1:6443", "--controllers", "*,tokencleaner"]
     forwarded = service_args("controllers", listen="", peers=Peers(), pki_dir="/p", forwarded=["--controllers=*"])
-    assert forwarded == ["controllers", "--kubeconfig", "/p/controller-manager.kubeconfig", "--controllers=*"]
+    assert forwarded == ["controllers", "--kubeconfig", "/p/controller-manager.kubeconfig", *signing,
+                         "--controllers=*"]
 
 
 def test_paths() -> None:

@@ -12,16 +12,16 @@ from services.controllers import manager
 from services.controllers.loops import garbagecollector, namespace, tenantquota, tokencleaner
 
 ALL_DEFAULT = ["namespace", "serviceaccount", "root-ca-cert-publisher", "garbagecollector", "resourcequota",
-               "tenant-rbac", "tenant-quota", "autoregister"]
+               "tenant-rbac", "tenant-quota", "autoregister", "csrsigning"]
 
 
 @pytest.mark.parametrize(("spec", "expected"), [
     ("*", ALL_DEFAULT),
     ("", ALL_DEFAULT),
     ("*,tokencleaner", ["namespace", "serviceaccount", "root-ca-cert-publisher", "tokencleaner", "garbagecollector",
-                        "resourcequota", "tenant-rbac", "tenant-quota", "autoregister"]),
+                        "resourcequota", "tenant-rbac", "tenant-quota", "autoregister", "csrsigning"]),
     ("*,-garbagecollector,-tenant-quota", ["namespace", "serviceaccount", "root-ca-cert-publisher", "resourcequota",
-                                          "tenant-rbac", "autoregister"]),
+                                          "tenant-rbac", "autoregister", "csrsigning"]),
     ("namespace,tokencleaner", ["namespace", "tokencleaner"]),
     ("garbage-collector-controller", ["garbagecollector"]),  # kube's newer names are aliases
     ("*,-namespace-controller", [n for n in ALL_DEFAULT if n != "namespace"]),

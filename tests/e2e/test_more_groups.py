@@ -9,7 +9,9 @@ import json
 import textwrap
 import time
 import uuid
+from pathlib import Path
 
+import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -132,6 +134,64 @@ def test_csr_needs_the_signer_permission_to_approve(kubectl: Kubectl, alice: Kub
         for r in (role, f"{role}-approval", approver):
             kubectl.run("delete", "clusterrolebinding", r, "--ignore-not-found")
             kubectl.run("delete", "clusterrole", r, "--ignore-not-found")
+
+
+def _wait_csr(kubectl: Kubectl, name: str, want: str, timeout: float = 20.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        csr = json.loads(kubectl.run("get", "csr", name, "-o", "json").stdout)
+        status = kubectl.run("get", "csr", name, "--no-headers").stdout.split()[-1]
+        if status == want:
+            return csr
+        assert time.monotonic() < deadline, f"{name} is {status}, not {want}"
+        time.sleep(0.2)
+
+
+def test_approved_csr_is_issued_and_authenticates(kubectl: Kubectl, stack_dir: Path):
+    # kube's "create a normal user" walkthrough: key + CSR, approve, the csrsigning loop issues, the user logs in.
+    suffix = uuid.uuid4().hex[:6]
+    name, user = f"jane-{suffix}", f"jane-{suffix}"
+    key = ec.generate_private_key(ec.SECP256R1())
+    request = x509.CertificateSigningRequestBuilder().subject_name(x509.Name([
+        x509.NameAttribute(x509.NameOID.COMMON_NAME, user), x509.NameAttribute(x509.NameOID.ORGANIZATION_NAME, "devs"),
+    ])).sign(key, hashes.SHA256())
+    body = {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest", "metadata": {"name": name},
+            "spec": {"request": base64.b64encode(request.public_bytes(serialization.Encoding.PEM)).decode(),
+                     "signerName": "kubernetes.io/kube-apiserver-client", "expirationSeconds": 86400,
+                     "usages": ["client auth"]}}
+    refused = {**body, "metadata": {"name": f"{name}-bad"},
+               "spec": {**body["spec"], "usages": ["client auth", "server auth"]}}
+    try:
+        kubectl.run("apply", "-f", "-",
+                    input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [body, refused]}))
+        assert kubectl.run("get", "csr", name, "--no-headers").stdout.split()[-1] == "Pending"
+        kubectl.run("certificate", "approve", name, f"{name}-bad")
+        csr = _wait_csr(kubectl, name, "Approved,Issued")
+        cert = x509.load_pem_x509_certificate(base64.b64decode(csr["status"]["certificate"]))
+        assert cert.subject.rfc4514_string() == f"O=devs,CN={user}"
+        lifetime = cert.not_valid_after_utc - cert.not_valid_before_utc
+        assert lifetime == datetime.timedelta(hours=24, minutes=5)  # expirationSeconds, backdated 5 minutes
+        failed = _wait_csr(kubectl, f"{name}-bad", "Approved,Failed")
+        (condition,) = [c for c in failed["status"]["conditions"] if c["type"] == "Failed"]
+        assert condition["reason"] == "SignerValidationFailure"
+        assert condition["message"] == "invalid usage for client certificate: server auth"
+
+        # The issued certificate is a credential for the CSR's CN and organizations.
+        config = yaml.safe_load(Path(kubectl.kubeconfig).read_text())
+        config["users"] = [{"name": user, "user": {
+            "client-certificate-data": csr["status"]["certificate"],
+            "client-key-data": base64.b64encode(key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption())).decode()}}]
+        for context in config["contexts"]:
+            context["context"]["user"] = user
+        path = stack_dir / f"{user}.kubeconfig"
+        path.write_text(yaml.safe_dump(config))
+        whoami = json.loads(Kubectl(path).run("auth", "whoami", "-o", "json").stdout)
+        assert whoami["status"]["userInfo"]["username"] == user
+        assert set(whoami["status"]["userInfo"]["groups"]) == {"devs", "system:authenticated"}
+    finally:
+        kubectl.run("delete", "csr", name, f"{name}-bad", "--ignore-not-found")
 
 
 def test_endpointslice_runtimeclass_and_csi_round_trips(kubectl: Kubectl, namespace: str):
