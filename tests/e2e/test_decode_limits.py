@@ -140,3 +140,26 @@ def test_wrong_types_in_scale_and_delete_options(stack: Stack, namespace: str):
                                            "json: cannot unmarshal"), reply["message"]
     status, reply = _request(stack, "GET", f"{cm_path}/c")
     assert status == 200
+
+
+def test_review_apis_drop_unknown_fields(stack: Stack):
+    ssar = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "junk": {"x": 1},
+            "spec": {"resourceAttributes": {"verb": "get", "resource": "pods", "bogus": 1}}}
+    status, reply = _request(stack, "POST", SSAR, json.dumps(ssar), token=TOKENS["alice"])
+    assert status == 201, reply
+    assert "junk" not in reply and "bogus" not in reply["spec"]["resourceAttributes"]
+    assert "allowed" in reply["status"]
+    status, reply = _request(stack, "POST", SSAR + "?fieldValidation=Strict", json.dumps(ssar), token=TOKENS["alice"])
+    assert status == 400, reply
+    assert reply["message"].startswith('SelfSubjectAccessReview in version "v1" cannot be handled as a '
+                                       "SelfSubjectAccessReview: strict decoding error: "), reply["message"]
+    assert 'unknown field "junk"' in reply["message"]
+    assert 'unknown field "spec.resourceAttributes.bogus"' in reply["message"]
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "junk": 1,
+              "spec": {"token": "nope"}}
+    status, reply = _request(stack, "POST", "/apis/authentication.k8s.io/v1/tokenreviews", json.dumps(review))
+    assert status == 201, reply
+    assert "junk" not in reply and reply["status"].get("authenticated") is not True
+    ssar["spec"] = 5
+    status, reply = _request(stack, "POST", SSAR, json.dumps(ssar), token=TOKENS["alice"])
+    assert status == 400 and "cannot unmarshal number" in reply["message"], reply
