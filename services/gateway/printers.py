@@ -157,12 +157,6 @@ def _job(obj: Obj) -> list[Any]:
             _selector(obj)]
 
 
-def _cronjob(obj: Obj) -> list[Any]:
-    spec = obj.get("spec") or {}
-    return [spec.get("schedule", ""), spec.get("timeZone") or "<none>", spec.get("suspend", False),
-            len(_get(obj, "status", "active", default=[])), _get(obj, "status", "lastScheduleTime") or "<none>"]
-
-
 def _count(key: str) -> Callable[[Obj], list[Any]]:
     return lambda obj: [len(obj.get(key) or {}) + (len(obj.get("binaryData") or {}) if key == "data" else 0)]
 
@@ -300,12 +294,6 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "endpoints"): Printer((Column("Endpoints"),), lambda o: [_none(",".join(
         f"{a.get('ip')}:{p.get('port')}" for s in o.get("subsets") or [] for a in s.get("addresses") or []
         for p in s.get("ports") or []))]),
-    ("", "nodes"): Printer((Column("Status"), Column("Roles"), Column("Version")), lambda o: [
-        "Ready" if any(c.get("type") == "Ready" and c.get("status") == "True"
-                       for c in _get(o, "status", "conditions", default=[])) else "NotReady",
-        _none(",".join(k.split("/", 1)[1] for k in (_get(o, "metadata", "labels", default={}))
-                       if k.startswith("node-role.kubernetes.io/"))),
-        _get(o, "status", "nodeInfo", "kubeletVersion", default="")], age_index=2),
     ("apps", "deployments"): Printer((Column("Ready"), Column("Up-to-date", "integer"), Column("Available", "integer"),
                                       Column("Containers", priority=1), Column("Images", priority=1),
                                       Column("Selector", priority=1)), _deployment),
@@ -322,8 +310,6 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("batch", "jobs"): Printer((Column("Status"), Column("Completions"), Column("Duration"),
                                 Column("Containers", priority=1), Column("Images", priority=1),
                                 Column("Selector", priority=1)), _job),
-    ("batch", "cronjobs"): Printer((Column("Schedule"), Column("Timezone"), Column("Suspend", "boolean"),
-                                    Column("Active", "integer"), Column("Last Schedule")), _cronjob),
     ("rbac.authorization.k8s.io", "rolebindings"): Printer(_ROLE_COLUMNS, _binding),
     ("rbac.authorization.k8s.io", "clusterrolebindings"): Printer(_ROLE_COLUMNS, _binding),
     ("coordination.k8s.io", "leases"): Printer((Column("Holder"),), _lease),
@@ -361,6 +347,11 @@ PRINTERS: dict[tuple[str, str], Printer] = {
         (Column("Type"), Column("NominalConcurrencyShares", "string"), Column("Queues", "string"),
          Column("HandSize", "string"), Column("QueueLengthLimit", "string")), _priority_level),
 }
+
+
+from services.gateway.printers_more import MORE_PRINTERS  # noqa: E402 - it builds on Column and Printer above
+
+PRINTERS.update(MORE_PRINTERS)
 
 
 def printer_for(group: str, resource: str) -> Printer | None:
