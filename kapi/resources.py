@@ -13,6 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+# Namespaces and Services implement no DeleteCollection in kube-apiserver (their registries' REST has none):
+# discovery lists these verbs and DELETE on the collection is 405 MethodNotAllowed.
+NO_DELETECOLLECTION = tuple(v for v in ALL_VERBS if v != "deletecollection")
 
 
 @dataclass(frozen=True)
@@ -65,8 +68,9 @@ _ST_SCALE = ("status", "scale")
 
 
 def _r(group: str, resource: str, kind: str, namespaced: bool, short: tuple[str, ...] = (),
-       categories: tuple[str, ...] = (), subresources: tuple[str, ...] = (), version: str = "v1") -> Resource:
-    return Resource(group, version, resource, kind, namespaced, short, categories, ALL_VERBS, subresources)
+       categories: tuple[str, ...] = (), subresources: tuple[str, ...] = (), version: str = "v1",
+       verbs: tuple[str, ...] = ALL_VERBS) -> Resource:
+    return Resource(group, version, resource, kind, namespaced, short, categories, verbs, subresources)
 
 
 # The served resources, as `kubectl api-resources` lists them on kube-apiserver.
@@ -75,7 +79,7 @@ RESOURCES: tuple[Resource, ...] = (
     _r("", "endpoints", "Endpoints", True, ("ep",)),
     _r("", "events", "Event", True, ("ev",)),
     _r("", "limitranges", "LimitRange", True, ("limits",)),
-    _r("", "namespaces", "Namespace", False, ("ns",), subresources=("status", "finalize")),
+    _r("", "namespaces", "Namespace", False, ("ns",), subresources=("status", "finalize"), verbs=NO_DELETECOLLECTION),
     _r("", "nodes", "Node", False, ("no",), subresources=_ST),
     _r("", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), subresources=_ST),
     _r("", "persistentvolumes", "PersistentVolume", False, ("pv",), subresources=_ST),
@@ -86,7 +90,7 @@ RESOURCES: tuple[Resource, ...] = (
     _r("", "resourcequotas", "ResourceQuota", True, ("quota",), subresources=_ST),
     _r("", "secrets", "Secret", True),
     _r("", "serviceaccounts", "ServiceAccount", True, ("sa",), subresources=("token",)),
-    _r("", "services", "Service", True, ("svc",), _ALL, _ST),
+    _r("", "services", "Service", True, ("svc",), _ALL, _ST, verbs=NO_DELETECOLLECTION),
     _r("apps", "controllerrevisions", "ControllerRevision", True),
     _r("apps", "daemonsets", "DaemonSet", True, ("ds",), _ALL, _ST),
     _r("apps", "deployments", "Deployment", True, ("deploy",), _ALL, _ST_SCALE),

@@ -151,7 +151,10 @@ class NamespaceController:
                 listed = await self.client.list_all(path)
                 if not listed.get("items"):
                     continue
-                await self.client.delete(path, {"propagationPolicy": "Background"})
+                if "deletecollection" in resource.verbs:
+                    await self.client.delete(path, {"propagationPolicy": "Background"})
+                else:  # Services: no DeleteCollection on kube either, so one DELETE per object (deleteEachItem)
+                    await self._delete_each(resource, name, listed["items"])
                 left = (await self.client.list_all(path)).get("items") or []
             except ApiError as err:
                 if err.code in (404, 405):
@@ -164,6 +167,16 @@ class NamespaceController:
                     for f in meta(obj).get("finalizers") or []:
                         holding[f] = holding.get(f, 0) + 1
         return remaining, holding, failures
+
+    async def _delete_each(self, resource: Resource, namespace: str, items: list[dict[str, Any]]) -> None:
+        """DELETE each listed object (one already gone is fine); raises ApiError otherwise."""
+        for obj in items:
+            try:
+                await self.client.delete(path_for(resource, namespace, name=meta(obj)["name"]),
+                                         {"propagationPolicy": "Background"})
+            except ApiError as err:
+                if err.code != 404:
+                    raise
 
     async def _write_conditions(self, ns: dict[str, Any], remaining: dict[str, int], holding: dict[str, int],
                                 failures: list[str]) -> None:
