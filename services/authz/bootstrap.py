@@ -298,7 +298,10 @@ CONTROLLER_ROLES: dict[str, ClusterRoleSpec] = {
                                                                          "namespace-creator"]},
         rule(["create", "get"], [""], ["configmaps", "resourcequotas"]),
     ], {}, ""),
+    # The creator administers her namespace: kube's admin rules (view + edit + admin-only, so she may bind view,
+    # edit or admin there without escalating), plus deleting the namespace and a few more writes.
     "namespace-creator": ([
+        *_VIEW_RULES, *_EDIT_ONLY_RULES, *_ADMIN_ONLY_RULES,
         rule(_ANY, [""], ["configmaps", "endpoints", "events", "persistentvolumeclaims", "pods", "podtemplates",
                           "replicationcontrollers", "replicationcontrollers/scale", "secrets", "serviceaccounts",
                           "services"]),

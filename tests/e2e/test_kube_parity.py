@@ -1,0 +1,64 @@
+"""kubectl sees kube's printer columns, kube's verbs (no deletecollection on namespaces), and a tenant can delegate."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from kapi.launcher import Stack
+from tests.e2e.conftest import TOKENS, Kubectl, token_kubeconfig
+
+
+def test_pvc_and_ingress_columns(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.run("-n", namespace, "apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}},
+        {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "web"},
+         "spec": {"rules": [{"host": "a.example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix",
+                                                                           "backend": {"service": {
+                                                                               "name": "web",
+                                                                               "port": {"number": 80}}}}]}}]}}]}))
+    out = kubectl.run("-n", namespace, "get", "pvc", "-o", "wide").stdout.splitlines()
+    assert out[0].split() == ["NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS", "MODES", "STORAGECLASS",
+                              "VOLUMEATTRIBUTESCLASS", "AGE", "VOLUMEMODE"]
+    assert out[1].split()[0] == "data"
+    out = kubectl.run("-n", namespace, "get", "ingress").stdout.splitlines()
+    assert out[0].split() == ["NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"]
+    assert out[1].split()[:4] == ["web", "<none>", "a.example.com", "80"]
+
+
+def test_namespaces_have_no_deletecollection(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.run("label", "namespace", namespace, "parity=yes")
+    proc = kubectl.run("delete", "--raw", "/api/v1/namespaces?labelSelector=parity%3Dyes", check=False)
+    assert proc.returncode != 0
+    assert "does not allow this method" in proc.stderr or "MethodNotAllowed" in proc.stderr, proc.stderr
+    assert kubectl.run("get", "namespace", namespace).returncode == 0
+    resources = kubectl.run("api-resources", "-o", "wide", "--api-group=").stdout
+    ns_line = next(line for line in resources.splitlines() if line.startswith("namespaces "))
+    assert ns_line.split()[-1] == "create,delete,get,list,patch,update,watch"
+
+
+def test_tenant_creator_delegates_view(stack: Stack, stack_dir: Path, alice: Kubectl) -> None:
+    bob = Kubectl(token_kubeconfig(stack, "bob", TOKENS["bob"], stack_dir / "bob-parity.kubeconfig"))
+    ns = "alice-parity"
+    alice.run("create", "namespace", ns)
+    try:
+        deadline = time.monotonic() + 20
+        while True:  # the tenant-rbac controller binds namespace-creator to alice
+            proc = alice.run("-n", ns, "create", "rolebinding", "bobview", "--clusterrole=view", "--user=bob",
+                             check=False)
+            if proc.returncode == 0:
+                break
+            assert time.monotonic() < deadline, proc.stderr
+            time.sleep(0.3)
+        for role in ("edit", "admin"):
+            alice.run("-n", ns, "create", "rolebinding", f"bob{role}", f"--clusterrole={role}", "--user=bob",
+                      "--dry-run=server")
+        deadline = time.monotonic() + 10
+        while bob.run("-n", ns, "get", "pods", check=False).returncode != 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.3)
+        assert bob.run("-n", ns, "create", "configmap", "x", check=False).returncode != 0
+    finally:
+        alice.run("delete", "namespace", ns, "--wait=false", check=False)
