@@ -24,7 +24,7 @@ from typing import Any
 
 import jsonpatch
 
-from kapi import errors, jsonutil
+from kapi import errors, gofmt, jsonutil
 
 Schema = dict[str, Any]
 
@@ -166,7 +166,7 @@ def _merge_list(original: list[Any], patch: list[Any], schema: Schema) -> list[A
         if not isinstance(item, dict):
             raise errors.bad_request(f"merging an object in a list requires a map with the merge key {merge_key}")
         if merge_key not in item:
-            raise errors.bad_request(f"map: {item} does not contain declared merge key: {merge_key}")
+            raise errors.bad_request(f"map: {gofmt.go_value(item)} does not contain declared merge key: {merge_key}")
         index = next((i for i, o in enumerate(out) if isinstance(o, dict) and o.get(merge_key) == item[merge_key]),
                      None)
         if item.get("$patch") == "delete":

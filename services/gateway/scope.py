@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from multidict import MultiMapping
 
-from kapi import errors, jsonutil
+from kapi import errors, gofmt, jsonutil
 from kapi.attributes import Attributes
 from kapi.resources import Resource
 from kapi_proto.kapi.storage.v1 import storage_pb2
@@ -72,7 +72,7 @@ class RequestScope:
         values = self.query.getall("dryRun", [])
         for value in values:
             if value != "All":
-                raise errors.bad_request(f"Invalid dry run value: [{value}]")
+                raise errors.bad_request(f"Invalid dry run value: {gofmt.go_value(values)}")
         return bool(values)
 
     def field_validation(self) -> str:
@@ -80,7 +80,7 @@ class RequestScope:
         value = self.param("fieldValidation")
         if value not in ("", "Ignore", "Warn", "Strict"):
             raise errors.bad_request(
-                f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got {value!r}')  # noqa: B907
+                f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got {gofmt.go_quote(value)}')
         return value
 
     def respond(self, body: Any, status: int = 200) -> web.Response:
@@ -126,6 +126,10 @@ def decode_object(data: Any, scope: RequestScope, name_from_url: bool) -> dict[s
     resource = scope.resource
     if not isinstance(data, dict):
         raise errors.bad_request("the body of the request must be a JSON or YAML object")
+    for key in ("apiVersion", "kind"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise errors.bad_request("couldn't get version/kind; json parse error: json: cannot unmarshal "
+                                     f"{_go_json_type(data[key])} into Go struct field .{key} of type string")
     api_version = data.get("apiVersion")
     if api_version and api_version != resource.group_version:
         raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API "
@@ -155,6 +159,25 @@ def decode_object(data: Any, scope: RequestScope, name_from_url: bool) -> dict[s
             raise errors.bad_request(f"the name of the object ({body_name}) does not match the name on the URL "
                                      f"({scope.info.name})")
     return data
+
+
+def _go_json_type(value: Any) -> str:
+    return {bool: "bool", int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), "value")
+
+
+def resource_version_of(scope: RequestScope, obj: dict[str, Any]) -> str:
+    """``metadata.resourceVersion`` of a request object as a string ("" if absent); a non-string is kube's decode
+    error (400 ``<Kind> in version "v1" cannot be handled as a <Kind>: json: cannot unmarshal object into Go struct
+    field ObjectMeta.metadata.resourceVersion of type string``)."""
+    meta = obj.get("metadata")
+    value = meta.get("resourceVersion") if isinstance(meta, dict) else None
+    if value is None or isinstance(value, str):
+        return value or ""
+    kind, version = scope.resource.kind, scope.resource.version
+    raise errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: json: cannot unmarshal '
+                             f"{_go_json_type(value)} into Go struct field ObjectMeta.metadata.resourceVersion of "
+                             "type string")
 
 
 def parse_resource_version(text: str) -> int:

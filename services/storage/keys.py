@@ -97,11 +97,25 @@ def decode_continue(token: str, list_prefix: bytes) -> tuple[bytes, int]:
     Raises 400 BadRequest ``invalid continue token: ...`` for anything malformed
     (storage.DecodeContinue), including a start key that would leave ``list_prefix``.
     """
+    prefix = "invalid continue token: continue key is not valid: "
     try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        raw = base64.b64decode(token.replace("-", "+").replace("_", "/") + "=" * (-len(token) % 4), validate=True)
+    except (binascii.Error, ValueError):  # Go's base64 error names the first bad byte
+        bad = next((i for i, c in enumerate(token) if not (c.isascii() and (c.isalnum() or c in "-_=+/"))),
+                   len(token))
+        raise errors.bad_request(f"{prefix}illegal base64 data at input byte {bad}") from None
+    try:
         body = jsonutil.loads(raw)
-    except (binascii.Error, ValueError) as exc:
-        raise errors.bad_request(f"invalid continue token: continue key is not valid: {exc}") from None
+    except ValueError as exc:
+        if not raw:
+            raise errors.bad_request(prefix + "unexpected end of JSON input") from None
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad_utf8:  # Go's scanner quotes the first bad byte as the rune of that value
+            byte = raw[bad_utf8.start]
+            char = f"\\u{byte:04x}" if byte < 0xA1 or byte == 0xAD else chr(byte)
+            raise errors.bad_request(f"{prefix}invalid character '{char}' looking for beginning of value") from None
+        raise errors.bad_request(prefix + jsonutil.syntax_error(raw, exc)) from None
     if not isinstance(body, dict) or body.get("v") != CONTINUE_VERSION:
         raise errors.bad_request(
             "invalid continue token: continue key is not valid: server does not recognize this encoded key")

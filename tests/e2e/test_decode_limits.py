@@ -163,3 +163,36 @@ def test_review_apis_drop_unknown_fields(stack: Stack):
     ssar["spec"] = 5
     status, reply = _request(stack, "POST", SSAR, json.dumps(ssar), token=TOKENS["alice"])
     assert status == 400 and "cannot unmarshal number" in reply["message"], reply
+
+
+def test_messages_use_go_formatting_not_python_reprs(stack: Stack, namespace: str):
+    base = f"/api/v1/namespaces/{namespace}"
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "fmt"},
+                  "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+                      "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    status, reply = _request(stack, "POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", json.dumps(deployment))
+    assert status == 201, reply
+    cases = [
+        ("PATCH", f"/apis/apps/v1/namespaces/{namespace}/deployments/fmt",
+         {"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}}, "application/strategic-merge-patch+json",
+         "map: map[image:x] does not contain declared merge key: name"),
+        ("POST", f"{base}/configmaps", {"kind": {"a": 1}, "metadata": {"name": "k"}}, "application/json",
+         "couldn't get version/kind; json parse error: json: cannot unmarshal object into Go struct field .kind of "
+         "type string"),
+        ("PUT", f"{base}/configmaps/k", {"metadata": {"name": "k", "resourceVersion": {"q": 1}}}, "application/json",
+         'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal object into Go struct '
+         "field ObjectMeta.metadata.resourceVersion of type string"),
+        ("GET", f"{base}/configmaps?limit=abc", None, "application/json",
+         'strconv.ParseInt: parsing "abc": invalid syntax'),
+        ("GET", f"{base}/configmaps?watch=1&timeoutSeconds=abc", None, "application/json",
+         'strconv.ParseInt: parsing "abc": invalid syntax'),
+        ("POST", f"{base}/configmaps?fieldValidation=Bogus", {"metadata": {"name": "k"}}, "application/json",
+         'fieldValidation must be one of "Ignore", "Warn", or "Strict", got "Bogus"'),
+        ("GET", f"{base}/configmaps?limit=1&continue=garbage", None, "application/json",
+         "invalid continue token: continue key is not valid: invalid character '\\u0081' looking for beginning "
+         "of value"),
+    ]
+    for method, path, body, content_type, message in cases:
+        status, reply = _request(stack, method, path, json.dumps(body) if body is not None else None, content_type)
+        assert status == 400, (path, reply)
+        assert reply["message"] == message, (path, reply["message"])

@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kapi import errors, grpcutil, jsonutil
+from kapi import errors, gofmt, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import allocator, deletion, negotiation
 from services.gateway.scope import RequestScope, parse_resource_version, success_status
@@ -62,13 +62,13 @@ async def _options(scope: RequestScope) -> dict[str, Any]:
                 try:
                     options[key] = int(value)
                 except ValueError:
-                    raise errors.bad_request(f"invalid gracePeriodSeconds {value!r}") from None
+                    raise errors.bad_request(gofmt.parse_int_error(value)) from None
             else:
                 options[key] = value.lower() == "true" if key == "orphanDependents" else value
     deletion.gc_finalizer(options)  # 422 for an unsupported propagationPolicy before anything happens
     if options.get("dryRun"):
         if options["dryRun"] != ["All"]:
-            raise errors.bad_request(f"Invalid dry run value: {options['dryRun']}")
+            raise errors.bad_request(f"Invalid dry run value: {gofmt.go_value(options['dryRun'])}")
     return options
 
 

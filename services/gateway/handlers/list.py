@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kapi import errors, grpcutil, jsonutil
+from kapi import errors, gofmt, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation, table
 from services.gateway.scope import RequestScope, parse_resource_version
@@ -18,7 +18,7 @@ def _limit(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise errors.bad_request(f"invalid limit {text!r}") from None
+        raise errors.bad_request(gofmt.parse_int_error(text)) from None
     return max(value, 0)
 
 

@@ -16,7 +16,7 @@ from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import fieldmanager, negotiation
 from services.gateway import patch as patching
 from services.gateway.handlers.update import store_update
-from services.gateway.scope import RequestScope, parse_resource_version
+from services.gateway.scope import RequestScope, parse_resource_version, resource_version_of
 
 # Like kube's GuaranteedUpdate, a patch retries on Conflict until it succeeds or the request's deadline ends it.
 RETRIES = 1000
@@ -66,7 +66,7 @@ async def patch(scope: RequestScope) -> web.Response:
         meta = result.get("metadata")
         if not isinstance(meta, dict):
             raise errors.bad_request("metadata must be an object")
-        pinned = str(meta.get("resourceVersion") or "")
+        pinned = resource_version_of(scope, result)
         if pinned and parse_resource_version(pinned) != current.resource_version:
             raise errors.conflict(scope.resource.resource, scope.info.name, "the object has been modified; please "
                                   "apply your changes to the latest version and try again", scope.resource.group)

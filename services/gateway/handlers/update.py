@@ -10,7 +10,13 @@ from kapi import errors, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import allocator, fieldmanager, negotiation, signers
 from services.gateway.reviews.authorization import check_rbac_escalation
-from services.gateway.scope import RequestScope, check_duplicates, decode_object, parse_resource_version
+from services.gateway.scope import (
+    RequestScope,
+    check_duplicates,
+    decode_object,
+    parse_resource_version,
+    resource_version_of,
+)
 
 # An update without a resourceVersion retries on Conflict until the request's deadline (kube's GuaranteedUpdate).
 UNCONDITIONAL_RETRIES = 1000
@@ -46,7 +52,7 @@ async def update(scope: RequestScope) -> web.Response:
     body = await scope.request.read()
     obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=True)
     check_duplicates(scope, body)
-    wanted = parse_resource_version(str(obj["metadata"].get("resourceVersion") or ""))
+    wanted = parse_resource_version(resource_version_of(scope, obj))
     for attempt in range(UNCONDITIONAL_RETRIES):
         current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
                                            storage_pb2.GetRequest(key=scope.key()), timeout=scope.timeout)

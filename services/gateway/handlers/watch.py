@@ -19,7 +19,7 @@ from typing import Any
 import grpc
 from aiohttp import web
 
-from kapi import errors, jsonutil
+from kapi import errors, gofmt, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import metrics, table
 from services.gateway.scope import RequestScope, parse_resource_version
@@ -33,7 +33,7 @@ def _timeout(scope: RequestScope) -> float:
         try:
             return max(float(int(text)), 0.0) or MIN_REQUEST_TIMEOUT
         except ValueError:
-            raise errors.bad_request(f"invalid timeoutSeconds {text!r}") from None
+            raise errors.bad_request(gofmt.parse_int_error(text)) from None
     return MIN_REQUEST_TIMEOUT * (1 + random.random())
 
 
