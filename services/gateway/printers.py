@@ -41,6 +41,7 @@ class Printer:
     cells: Callable[[Obj], list[Any]]
     age_index: int | None = None
     with_age: bool = True  # False: the columns are complete (custom resources' additionalPrinterColumns)
+    with_name: bool = True  # False: no leading Name column (kube's Event table: Last Seen first, Name wide-only)
 
     def age_position(self) -> int:
         """Index among ``columns`` (and cells) where Age is inserted."""
@@ -177,12 +178,6 @@ def _binding(obj: Obj) -> list[Any]:
     return [f"{ref.get('kind', '')}/{ref.get('name', '')}", names("User"), names("Group"), names("ServiceAccount")]
 
 
-def _event(obj: Obj) -> list[Any]:
-    involved = obj.get("involvedObject") or obj.get("regarding") or {}
-    return [obj.get("type", ""), obj.get("reason", ""), f"{str(involved.get('kind', '')).lower()}/"
-            f"{involved.get('name', '')}", obj.get("message") or obj.get("note", "")]
-
-
 def _lease(obj: Obj) -> list[Any]:
     return [_none(_get(obj, "spec", "holderIdentity"))]
 
@@ -290,7 +285,6 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "configmaps"): Printer((Column("Data", "integer"),), _count("data")),
     ("", "secrets"): Printer((Column("Type"), Column("Data", "integer")), _secret),
     ("", "serviceaccounts"): Printer((Column("Secrets", "integer"),), lambda o: [len(o.get("secrets") or [])]),
-    ("", "events"): Printer((Column("Type"), Column("Reason"), Column("Object"), Column("Message")), _event),
     ("", "endpoints"): Printer((Column("Endpoints"),), lambda o: [_none(",".join(
         f"{a.get('ip')}:{p.get('port')}" for s in o.get("subsets") or [] for a in s.get("addresses") or []
         for p in s.get("ports") or []))]),

@@ -5,7 +5,7 @@ The columns and cell formats of kube-apiserver's printers
 printPersistentVolume, printIngress, printIngressClass, printNetworkPolicy,
 printPodDisruptionBudget, printReplicationController, printResourceQuota,
 printPodTemplate, printControllerRevision, printMutatingWebhook,
-printValidatingWebhook, printValidatingAdmissionPolicy[Binding]) and the
+printValidatingWebhook, printValidatingAdmissionPolicy[Binding], printEvent) and the
 ``-o wide`` columns of printNode and printCronJob. :mod:`printers` merges
 :data:`MORE_PRINTERS` into its table.
 """
@@ -244,6 +244,43 @@ def _cronjob(obj: Obj) -> list[Any]:
             format_label_selector(job.get("selector"))]
 
 
+def _since(stamp: Any) -> str:
+    """translateTimestampSince: the age of an RFC 3339 time, "<unknown>" when unset."""
+    from services.gateway.table import age  # table imports printers, which imports this module
+
+    return age({"metadata": {"creationTimestamp": stamp}}) if stamp else "<unknown>"
+
+
+def event_cells(obj: Obj) -> list[Any]:
+    """printEvent for core/v1 and events.k8s.io/v1 Events (the latter as kube converts them: regarding, note,
+    deprecated* fields): Last Seen, Type, Reason, Object, Subobject, Source, Message, First Seen, Count, Name."""
+    involved = obj.get("involvedObject") or obj.get("regarding") or {}
+    first_ts = obj.get("firstTimestamp") or obj.get("deprecatedFirstTimestamp")
+    last_ts = obj.get("lastTimestamp") or obj.get("deprecatedLastTimestamp")
+    first = _since(first_ts) if first_ts else _since(obj.get("eventTime"))
+    last = _since(last_ts) if last_ts else first
+    count = obj.get("count") or obj.get("deprecatedCount") or 0
+    series = obj.get("series")
+    if isinstance(series, dict):
+        last, count = _since(series.get("lastObservedTime")), series.get("count", 0)
+    elif not count:
+        count = 1
+    kind = str(involved.get("kind", "")).lower()
+    target = f"{kind}/{involved['name']}" if involved.get("name") else kind
+    source = obj.get("source") or obj.get("deprecatedSource") or {}
+    component = source.get("component") or obj.get("reportingComponent") or obj.get("reportingController") or ""
+    instance = source.get("host") or obj.get("reportingInstance") or ""
+    return [last, obj.get("type", ""), obj.get("reason", ""), target, involved.get("fieldPath", ""),
+            f"{component}, {instance}" if instance else component,
+            str(obj.get("message") or obj.get("note") or "").strip(), first, count,
+            _get(obj, "metadata", "name", default="")]
+
+
+_EVENT = Printer((Column("Last Seen"), Column("Type"), Column("Reason"), Column("Object"),
+                  Column("Subobject", priority=1), Column("Source", priority=1), Column("Message"),
+                  Column("First Seen", priority=1), Column("Count", priority=1),
+                  Column("Name", priority=1, format="name")), event_cells, with_age=False, with_name=False)
+
 _WIDE = ("Containers", "Images", "Selector")
 
 MORE_PRINTERS: dict[tuple[str, str], Printer] = {
@@ -267,6 +304,8 @@ MORE_PRINTERS: dict[tuple[str, str], Printer] = {
     ("batch", "cronjobs"): Printer((Column("Schedule"), Column("Timezone"), Column("Suspend", "boolean"),
                                     Column("Active", "integer"), Column("Last Schedule"))
                                    + tuple(Column(n, priority=1) for n in _WIDE), _cronjob),
+    ("", "events"): _EVENT,
+    ("events.k8s.io", "events"): _EVENT,
     ("apps", "controllerrevisions"): Printer((Column("Controller"), Column("Revision")), _controller_revision),
     ("networking.k8s.io", "ingresses"): Printer(
         (Column("Class"), Column("Hosts"), Column("Address"), Column("Ports")), _ingress),

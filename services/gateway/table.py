@@ -72,6 +72,8 @@ def column_definitions(resource: Resource) -> list[dict[str, Any]]:
     """Table columnDefinitions: Name, the kind's printer columns with Age at kube's place (or Name, Created At)."""
     cols = [dict(_NAME_COLUMN)]
     printer = printers.printer_for(resource.group, resource.resource)
+    if printer is not None and not printer.with_name:
+        cols = []
     if printer is None:
         cols.append({"name": "Created At", "type": "date", "format": "", "priority": 0,
                      "description": _AGE_COLUMN["description"]})
@@ -80,7 +82,7 @@ def column_definitions(resource: Resource) -> list[dict[str, Any]]:
         cols.append({"name": c.name, "type": c.type, "format": c.format, "description": c.description or c.name,
                      "priority": c.priority})
     if printer.with_age:
-        cols.insert(1 + printer.age_position(), dict(_AGE_COLUMN))
+        cols.insert(len(cols) - len(printer.columns) + printer.age_position(), dict(_AGE_COLUMN))
     return cols
 
 
@@ -89,6 +91,8 @@ def row(resource: Resource, obj: dict[str, Any], include_object: str, now: datet
     meta = obj.get("metadata") or {}
     cells: list[Any] = [meta.get("name", "")]
     printer = printers.printer_for(resource.group, resource.resource)
+    if printer is not None and not printer.with_name:
+        cells = []
     if printer is None:
         cells.append(meta.get("creationTimestamp") or "")
     else:

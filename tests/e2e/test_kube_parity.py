@@ -28,6 +28,17 @@ def test_pvc_and_ingress_columns(kubectl: Kubectl, namespace: str) -> None:
     assert out[1].split()[:4] == ["web", "<none>", "a.example.com", "80"]
 
 
+def test_event_columns(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1"}, "type": "Normal", "reason": "Tested",
+        "message": "hello", "involvedObject": {"kind": "Pod", "name": "web", "namespace": namespace}}))
+    out = kubectl.run("-n", namespace, "get", "events").stdout.splitlines()
+    assert out[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert out[1].split()[1:] == ["Normal", "Tested", "pod/web", "hello"]
+    wide = kubectl.run("-n", namespace, "get", "events.events.k8s.io", "-o", "wide").stdout.splitlines()
+    assert wide[0].split()[-4:] == ["FIRST", "SEEN", "COUNT", "NAME"] and wide[1].split()[-1] == "e1"
+
+
 def test_namespaces_have_no_deletecollection(kubectl: Kubectl, namespace: str) -> None:
     kubectl.run("label", "namespace", namespace, "parity=yes")
     proc = kubectl.run("delete", "--raw", "/api/v1/namespaces?labelSelector=parity%3Dyes", check=False)

@@ -28,6 +28,9 @@ def _cells(group: str, resource: str, obj: dict[str, Any], version: str = "v1") 
 
 
 W = 1  # priority of -o wide columns
+# kube's Event table: no leading Name (it is the last, wide-only column) and no Age.
+_EVENT_COLUMNS = [("Last Seen", 0), ("Type", 0), ("Reason", 0), ("Object", 0), ("Subobject", W), ("Source", W),
+                  ("Message", 0), ("First Seen", W), ("Count", W), ("Name", W)]
 
 COLUMNS = [
     ("", "persistentvolumeclaims", [("Name", 0), ("Status", 0), ("Volume", 0), ("Capacity", 0), ("Access Modes", 0),
@@ -50,6 +53,8 @@ COLUMNS = [
                    ("External-IP", W), ("OS-Image", W), ("Kernel-Version", W), ("Container-Runtime", W)]),
     ("batch", "cronjobs", [("Name", 0), ("Schedule", 0), ("Timezone", 0), ("Suspend", 0), ("Active", 0),
                            ("Last Schedule", 0), ("Age", 0), ("Containers", W), ("Images", W), ("Selector", W)]),
+    ("", "events", _EVENT_COLUMNS),
+    ("events.k8s.io", "events", _EVENT_COLUMNS),
     ("apps", "controllerrevisions", [("Name", 0), ("Controller", 0), ("Revision", 0), ("Age", 0)]),
     ("admissionregistration.k8s.io", "mutatingwebhookconfigurations", [("Name", 0), ("Webhooks", 0), ("Age", 0)]),
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations", [("Name", 0), ("Webhooks", 0), ("Age", 0)]),
@@ -183,13 +188,39 @@ def test_format_label_selector(selector: Any, want: str) -> None:
     assert format_label_selector(selector) == want
 
 
-# Built-ins for which kube-apiserver has no printer either: they keep the default NAME / CREATED AT table
-# (events.k8s.io events excepted: kube prints core Event columns with no leading Name; not done yet).
+# Built-ins for which kube-apiserver has no printer either: they keep the default NAME / CREATED AT table.
 _NO_KUBE_PRINTER = {("", "limitranges"), (_R := "rbac.authorization.k8s.io", "roles"), (_R, "clusterroles"),
-                    ("apiextensions.k8s.io", "customresourcedefinitions"), ("events.k8s.io", "events")}
+                    ("apiextensions.k8s.io", "customresourcedefinitions")}
 
 
 def test_every_stored_builtin_with_a_kube_printer_has_one() -> None:
     missing = {(r.group, r.resource) for r in RESOURCES
                if r.stored and printers.printer_for(r.group, r.resource) is None}
     assert missing == _NO_KUBE_PRINTER
+
+
+OLD = "2020-01-01T00:00:00Z"
+
+
+def _ago(stamp: str) -> str:
+    return table.age({"metadata": {"creationTimestamp": stamp}})
+
+
+@pytest.mark.parametrize(("case", "group", "obj", "want"), [
+    ("core event", "", {"type": "Normal", "reason": "Pulled", "message": " pulled \n",
+                        "involvedObject": {"kind": "Pod", "name": "web", "fieldPath": "spec.containers{c}"},
+                        "source": {"component": "kubelet", "host": "node1"}, "firstTimestamp": OLD,
+                        "lastTimestamp": "2021-06-01T00:00:00Z", "count": 3},
+     ["LAST", "Normal", "Pulled", "pod/web", "spec.containers{c}", "kubelet, node1", "pulled", "FIRST", 3, "x"]),
+    ("core event, new style, no count", "", {"type": "Warning", "reason": "R", "involvedObject": {"kind": "Node"},
+                                             "eventTime": OLD, "reportingComponent": "ctl"},
+     ["FIRST", "Warning", "R", "node", "", "ctl", "", "FIRST", 1, "x"]),
+    ("events.k8s.io event with series", "events.k8s.io",
+     {"type": "Normal", "reason": "Scaled", "note": "up", "regarding": {"kind": "Deployment", "name": "d"},
+      "eventTime": OLD, "reportingController": "deployment-controller", "reportingInstance": "kcm-1",
+      "series": {"count": 7, "lastObservedTime": "2021-06-01T00:00:00.000000Z"}},
+     ["LAST", "Normal", "Scaled", "deployment/d", "", "deployment-controller, kcm-1", "up", "FIRST", 7, "x"]),
+], ids=lambda v: v if isinstance(v, str) and " " in v else "")
+def test_event_cells_as_kube(case: str, group: str, obj: dict[str, Any], want: list[Any]) -> None:
+    want = [_ago("2021-06-01T00:00:00Z") if w == "LAST" else _ago(OLD) if w == "FIRST" else w for w in want]
+    assert _cells(group, "events", obj) == want
