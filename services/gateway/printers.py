@@ -179,7 +179,8 @@ def _binding(obj: Obj) -> list[Any]:
 
 
 def _lease(obj: Obj) -> list[Any]:
-    return [_none(_get(obj, "spec", "holderIdentity"))]
+    """printLease: the holder, "" when none."""
+    return [_get(obj, "spec", "holderIdentity", default="")]
 
 
 def _flowschema(obj: Obj) -> list[Any]:
@@ -333,7 +334,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("storage.k8s.io", "volumeattachments"): Printer((Column("Attacher"), Column("PV"), Column("Node"),
                                                       Column("Attached", "boolean")), _volume_attachment),
     ("storage.k8s.io", "csistoragecapacities"): Printer((Column("StorageClassName"), Column("Capacity")), lambda o: [
-        o.get("storageClassName", ""), o.get("capacity") or "<unset>"]),
+        o.get("storageClassName", ""), o.get("capacity") or "<unset>"], with_age=False),  # kube's has no Age
     ("flowcontrol.apiserver.k8s.io", "flowschemas"): Printer(
         (Column("PriorityLevel"), Column("MatchingPrecedence", "string"), Column("DistinguisherMethod"),
          Column("MissingPL")), _flowschema, age_index=3),
