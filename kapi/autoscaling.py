@@ -32,6 +32,9 @@ from typing import Any
 from kapi.errors import Cause
 from kapi.objectmeta import invalid, required
 from kapi.validation import is_dns1123_label, is_valid_path_segment_name
+from kapi.values import as_dict as _dict
+from kapi.values import as_int as _int
+from kapi.values import as_list as _list
 
 GROUP = "autoscaling"
 V1 = "autoscaling/v1"
@@ -53,18 +56,6 @@ SELECT_POLICIES = ("Disabled", "Max", "Min")
 POLICY_TYPES = ("Percent", "Pods")
 
 Obj = dict[str, Any]
-
-
-def _dict(value: Any) -> Obj:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _put(out: Obj, key: str, value: Any) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from kapi.errors import Cause
 from kapi.resources import ALL_VERBS, Resource
+from kapi.values import as_dict as _dict
 
 GROUP = "apiextensions.k8s.io"
 RESOURCE = "customresourcedefinitions"
@@ -26,10 +27,6 @@ CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 AGE_COLUMN = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
 
 Obj = dict[str, Any]
-
-
-def _dict(value: Any) -> Obj:
-    return value if isinstance(value, dict) else {}
 
 
 def spec(crd: Obj) -> Obj:

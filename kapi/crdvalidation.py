@@ -41,6 +41,8 @@ from kapi import crd, crdschema
 from kapi.errors import Cause
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import is_dns1035_label, is_dns1123_subdomain
+from kapi.values import as_dict as _dict
+from kapi.values import as_list as _list
 
 Obj = dict[str, Any]
 
@@ -49,14 +51,6 @@ ACCEPTED_REVIEW_VERSIONS = ("v1", "v1beta1")  # the ConversionReview versions ka
 PRINTER_TYPES = "boolean,date,integer,number,string"
 PRINTER_FORMATS = "byte,date,date-time,double,float,int32,int64,password"
 _URL_FORM = "; desired format: https://host[/path]"
-
-
-def _dict(value: Any) -> Obj:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _str(value: Any) -> str:

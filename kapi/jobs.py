@@ -24,6 +24,7 @@ from typing import Any
 
 from kapi.errors import Cause
 from kapi.objectmeta import required
+from kapi.values import as_dict as _dict
 
 CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
 JOB_NAME = "batch.kubernetes.io/job-name"
@@ -32,10 +33,6 @@ LEGACY_JOB_NAME = "job-name"
 NOT_AUTO_GENERATED = "`selector` not auto-generated"
 
 Obj = dict[str, Any]
-
-
-def _dict(value: Any) -> Obj:
-    return value if isinstance(value, dict) else {}
 
 
 def _manual(spec: Obj) -> bool:

@@ -33,6 +33,9 @@ from typing import Any
 from kapi.errors import Cause
 from kapi.objectmeta import invalid, required
 from kapi.validation import is_dns1123_label, max_len_error, regex_error
+from kapi.values import as_dict as _dict
+from kapi.values import as_int as _int
+from kapi.values import as_list as _list
 
 MAX_SECRET_SIZE = 1024 * 1024  # bytes, core.MaxSecretSize (also ConfigMap's limit)
 
@@ -82,18 +85,6 @@ def _go_string_map(value: Any) -> str:
     if not isinstance(value, dict):
         return "map[string]string(nil)"
     return "map[string]string{" + ", ".join(f"{_go(k)}:{_go(v)}" for k, v in sorted(value.items())) + "}"
-
-
-def _dict(value: Any) -> Obj:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 # ------------------------------------------------------------ ConfigMap and Secret

@@ -30,6 +30,8 @@ from typing import Any
 from kapi.errors import Cause
 from kapi.objectmeta import invalid, required, validate_labels
 from kapi.validation import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from kapi.values import as_dict as _dict
+from kapi.values import as_list as _list
 
 Obj = dict[str, Any]
 
@@ -44,14 +46,6 @@ LIFECYCLE_MODES = ("Ephemeral", "Persistent")
 CSI_NODE_ID_MAX = 192
 MIN_TOKEN_SECONDS = 600
 MAX_TOKEN_SECONDS = 1 << 32
-
-
-def _dict(value: Any) -> Obj:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def too_many(path: str, actual: int, maximum: int) -> Cause:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -106,3 +108,19 @@ def namespace(kubectl: Kubectl, request: pytest.FixtureRequest) -> str:
     name = "t-" + request.node.name.replace("_", "-").lower()[:50].strip("-")
     kubectl.run("create", "namespace", name)
     return name
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 15.0) -> Any:
+    """Call ``check`` until it returns something truthy (errors retried) or fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            result = check()
+            if result:
+                return result
+        except Exception:  # noqa: BLE001 - retried until the deadline
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.2)

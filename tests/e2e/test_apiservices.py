@@ -9,9 +9,7 @@ import json
 import ssl
 import subprocess
 import sys
-import time
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,26 +19,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from kapi.launcher import Stack
-from tests.e2e.conftest import Kubectl
+from tests.e2e.conftest import Kubectl, wait_for
 
 LABEL = "kube-aggregator.kubernetes.io/automanaged"
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 15.0) -> Any:
-    """Call ``check`` until it returns something truthy (errors retried) or fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            result = check()
-            if result:
-                return result
-        except Exception:  # noqa: BLE001 - retried until the deadline
-            if time.monotonic() > deadline:
-                raise
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.2)
 
 
 def gateway_get(stack: Stack, gateway: str, path: str, accept: str = "application/json") -> Any:

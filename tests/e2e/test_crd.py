@@ -8,7 +8,6 @@ import json
 import ssl
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from kapi.launcher import Stack
-from tests.e2e.conftest import Kubectl
+from tests.e2e.conftest import Kubectl, wait_for
 
 GROUP = "stable.example.com"
 
@@ -75,19 +74,6 @@ def gateway_get(stack: Stack, gateway: str, path: str) -> Any:
         return json.loads(resp.read())
 
 
-def wait_for(check: Any, timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            result = check()
-            if result:
-                return result
-        except Exception:  # noqa: BLE001 - retried until the deadline
-            if time.monotonic() > deadline:
-                raise
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.2)
 
 
 def test_crd_with_kubectl(kubectl: Kubectl, stack: Stack, namespace: str) -> None:

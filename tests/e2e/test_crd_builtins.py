@@ -8,8 +8,7 @@ from typing import Any
 
 import yaml
 
-from tests.e2e.conftest import Kubectl
-from tests.e2e.test_crd import wait_for
+from tests.e2e.conftest import Kubectl, wait_for
 
 GROUP = "parity.example.com"
 CRD = f"gizmos.{GROUP}"

@@ -6,8 +6,7 @@ import json
 
 import yaml
 
-from tests.e2e.conftest import Kubectl
-from tests.e2e.test_crd import wait_for
+from tests.e2e.conftest import Kubectl, wait_for
 
 GROUP = "colors.example.com"
 SCHEMA = {"openAPIV3Schema": {"type": "object", "properties": {

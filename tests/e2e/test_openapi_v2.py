@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import yaml
 
-from tests.e2e.conftest import Kubectl
-from tests.e2e.test_crd import wait_for
+from tests.e2e.conftest import Kubectl, wait_for
 
 CLIENT_SIDE = "error validating data: ValidationError"
 
