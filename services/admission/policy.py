@@ -40,6 +40,18 @@ _REASON_CODES = {"Unauthorized": 401, "Forbidden": 403, "Invalid": 422, "Request
 AUDIT_KEY = "validation.policy.admission.k8s.io/validation_failure"
 
 
+def _denied(request: AdmissionRequest, message: str, reason: str) -> errors.StatusError:
+    """kube's denial: ``admission.NewForbidden`` (``deployments.apps "web" is forbidden: <message>``, details
+    name/group/kind) with the validation's reason and its code, and the message again as a cause, so kubectl
+    prints ``The deployments "web" is invalid: : <message>`` for reason Invalid."""
+    resource = request.resource
+    err = errors.forbidden(resource.resource, request.name, message, resource.group)
+    err.code = _REASON_CODES.get(reason, 422 if reason == "Invalid" else 400)
+    err.reason = reason
+    err.details.setdefault("causes", []).append({"message": message})
+    return err
+
+
 def _name(obj: dict[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name", ""))
 
@@ -146,7 +158,7 @@ class ValidatingAdmissionPolicy:
             params_list = await self._params(policy, binding, request)
         except _Failed as exc:
             if fail:
-                raise errors.forbidden_message(f"{prefix}: {exc}") from None
+                raise _denied(request, f"{prefix}: {exc}", "Forbidden") from None
             return
         if params_list is None:
             return
@@ -161,7 +173,7 @@ class ValidatingAdmissionPolicy:
                     continue
             except Exception as exc:
                 if fail:
-                    raise errors.forbidden_message(f"{prefix}: {exc}") from None
+                    raise _denied(request, f"{prefix}: {exc}", "Forbidden") from None
                 continue
             for validation in pspec.get("validations") or []:
                 expression = str(validation.get("expression", ""))
@@ -204,5 +216,4 @@ class ValidatingAdmissionPolicy:
                             "validationActions": actions})
             request.audit_annotations[AUDIT_KEY] = jsonutil.dumps(entries).decode()
         if "Deny" in actions:
-            code = _REASON_CODES.get(reason, 422 if reason == "Invalid" else 400)
-            raise errors.StatusError(code, reason, f"{prefix}: {message}")
+            raise _denied(request, f"{prefix}: {message}", reason)

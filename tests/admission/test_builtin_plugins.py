@@ -272,14 +272,16 @@ async def test_validating_admission_policy_actions_and_params() -> None:
         "paramRef": {"name": "limits", "namespace": "demo"}}})
     deploy = {"metadata": {"name": "d"}, "spec": {"replicas": 5}}
     err = await refusal(plugin.validate(request("CREATE", "deployments", deploy, group="apps")))
-    assert err.message == ("ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas-binding' denied "
-                           "request: failed to configure binding: no params found for policy binding with `Deny` "
-                           "parameterNotFoundAction")
+    assert err.message == ('deployments.apps "d" is forbidden: ValidatingAdmissionPolicy \'max-replicas\' with '
+                           "binding 'max-replicas-binding' denied request: failed to configure binding: no params "
+                           "found for policy binding with `Deny` parameterNotFoundAction")
     inf.put("", "configmaps", {"metadata": {"name": "limits", "namespace": "demo"}, "data": {"max": "3"}})
     err = await refusal(plugin.validate(request("CREATE", "deployments", deploy, group="apps")))
-    assert (err.code, err.reason, err.message) == (
-        422, "Invalid", "ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas-binding' denied "
-                        "request: replicas must be at most 3")
+    denial = "ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas-binding' denied request: " \
+             "replicas must be at most 3"
+    # kube's shape: admission.NewForbidden with the validation's reason/code, the denial again as a cause
+    assert (err.code, err.reason, err.message) == (422, "Invalid", f'deployments.apps "d" is forbidden: {denial}')
+    assert err.details == {"name": "d", "group": "apps", "kind": "deployments", "causes": [{"message": denial}]}
     await plugin.validate(request("CREATE", "deployments", {"metadata": {"name": "d"}, "spec": {"replicas": 2}},
                                   group="apps"))
     await plugin.validate(request("CREATE", "configmaps", {"metadata": {"name": "x"}}))  # not matched

@@ -229,8 +229,9 @@ def test_validating_admission_policy(kubectl: Kubectl, namespace: str) -> None:
     try:
         expected = (f"ValidatingAdmissionPolicy '{pname}' with binding '{pname}-b' denied request: at most 3 "
                     "replicas")
-        assert until(lambda: expected in kubectl.run("-n", namespace, "create", "deployment", "web",
-                                                     "--image=nginx", "--replicas=5", check=False).stderr)
+        # kube's denial: admission.NewForbidden's message (422 Invalid, details and the denial as a cause)
+        assert until(lambda: f'deployments.apps "web" is forbidden: {expected}' in kubectl.run(
+            "-n", namespace, "create", "deployment", "web", "--image=nginx", "--replicas=5", check=False).stderr)
         kubectl.run("-n", namespace, "create", "deployment", "small", "--image=nginx", "--replicas=2")
     finally:
         kubectl.run("delete", "validatingadmissionpolicybinding", pname + "-b")
