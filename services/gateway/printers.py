@@ -42,6 +42,7 @@ class Printer:
     age_index: int | None = None
     with_age: bool = True  # False: the columns are complete (custom resources' additionalPrinterColumns)
     with_name: bool = True  # False: no leading Name column (kube's Event table: Last Seen first, Name wide-only)
+    name: Callable[[Obj], str] | None = None  # the NAME cell when kube's printer decorates it (StorageClass default)
 
     def age_position(self) -> int:
         """Index among ``columns`` (and cells) where Age is inserted."""
@@ -67,6 +68,8 @@ def _pod(obj: Obj) -> list[Any]:
     total = len(_get(obj, "spec", "containers", default=[]))
     ready = sum(1 for s in statuses if s.get("ready"))
     restarts = sum(int(s.get("restartCount") or 0) for s in statuses)
+    last_restart = max((str(_get(s, "lastState", "terminated", "finishedAt", default="")) for s in statuses),
+                       default="")
     reason = _get(obj, "status", "reason") or _get(obj, "status", "phase", default="")
     for s in statuses:
         waiting = _get(s, "state", "waiting", "reason")
@@ -75,9 +78,27 @@ def _pod(obj: Obj) -> list[Any]:
             reason = waiting or terminated
     if _get(obj, "metadata", "deletionTimestamp"):
         reason = "Terminating"
-    return [f"{ready}/{total}", reason, restarts, _none(_get(obj, "status", "podIP")),
+    restarts_cell = str(restarts)
+    if restarts and last_restart:  # kube: "3 (5m ago)" from the latest lastState.terminated.finishedAt
+        from services.gateway.table import age  # table imports this module
+
+        restarts_cell = f"{restarts} ({age({'metadata': {'creationTimestamp': last_restart}})} ago)"
+    return [f"{ready}/{total}", reason, restarts_cell, _none(_get(obj, "status", "podIP")),
             _none(_get(obj, "spec", "nodeName")), _none(_get(obj, "status", "nominatedNodeName")),
             _none(len(_get(obj, "spec", "readinessGates", default=[])) or None)]
+
+
+_DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
+                               "storageclass.beta.kubernetes.io/is-default-class")
+
+
+def _storage_class_name(obj: Obj) -> str:
+    """printStorageClass's NAME: ``name (default)`` when either is-default-class annotation is exactly "true"."""
+    name = str(_get(obj, "metadata", "name", default=""))
+    annotations = _get(obj, "metadata", "annotations", default={})
+    if isinstance(annotations, dict) and any(annotations.get(a) == "true" for a in _DEFAULT_CLASS_ANNOTATIONS):
+        return f"{name} (default)"
+    return name
 
 
 def _ports(ports: Any) -> str:
@@ -315,7 +336,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
                                                    Column("VolumeBindingMode"), Column("AllowVolumeExpansion",
                                                                                       "boolean")), lambda o: [
         o.get("provisioner", ""), o.get("reclaimPolicy", "Delete"), o.get("volumeBindingMode", "Immediate"),
-        o.get("allowVolumeExpansion", False)]),
+        o.get("allowVolumeExpansion", False)], name=_storage_class_name),
     ("apiregistration.k8s.io", "apiservices"): Printer((Column("Service"), Column("Available")), _apiservice),
     ("autoscaling", "horizontalpodautoscalers"): Printer((Column("Reference"), Column("Targets"), Column("MinPods"),
                                                           Column("MaxPods", "integer"), Column("Replicas", "integer")),

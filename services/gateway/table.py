@@ -93,6 +93,8 @@ def row(resource: Resource, obj: dict[str, Any], include_object: str, now: datet
     printer = printers.printer_for(resource.group, resource.resource)
     if printer is not None and not printer.with_name:
         cells = []
+    elif printer is not None and printer.name is not None:
+        cells = [printer.name(obj)]
     if printer is None:
         cells.append(meta.get("creationTimestamp") or "")
     else:

@@ -39,6 +39,28 @@ def test_event_columns(kubectl: Kubectl, namespace: str) -> None:
     assert wide[0].split()[-4:] == ["FIRST", "SEEN", "COUNT", "NAME"] and wide[1].split()[-1] == "e1"
 
 
+def test_default_storage_class_and_pod_restarts_columns(kubectl: Kubectl, namespace: str) -> None:
+    sc = f"{namespace}-sc"
+    kubectl.run("apply", "-f", "-", input=json.dumps({
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "provisioner": "example.com/p",
+        "metadata": {"name": sc, "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}}))
+    try:
+        out = kubectl.run("get", "storageclass", sc).stdout.splitlines()
+        assert out[1].split()[:3] == [sc, "(default)", "example.com/p"]
+    finally:
+        kubectl.run("delete", "storageclass", sc)
+    kubectl.run("-n", namespace, "run", "web", "--image=nginx")
+    finished = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 1800))
+    kubectl.run("-n", namespace, "patch", "pod", "web", "--subresource=status", "--type=merge", "-p", json.dumps({
+        "status": {"phase": "Running", "containerStatuses": [
+            {"name": "web", "image": "nginx", "imageID": "", "ready": True, "restartCount": 3,
+             "state": {"running": {"startedAt": finished}},
+             "lastState": {"terminated": {"exitCode": 1, "finishedAt": finished}}}]}}))
+    out = kubectl.run("-n", namespace, "get", "pod", "web").stdout.splitlines()
+    assert out[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    assert out[1].split()[1:6] == ["1/1", "Running", "3", "(30m", "ago)"]
+
+
 def test_namespaces_have_no_deletecollection(kubectl: Kubectl, namespace: str) -> None:
     kubectl.run("label", "namespace", namespace, "parity=yes")
     proc = kubectl.run("delete", "--raw", "/api/v1/namespaces?labelSelector=parity%3Dyes", check=False)

@@ -73,7 +73,7 @@ def test_pod_printer_columns_and_wide_priority():
     # kube's order: Age after the priority-0 columns, before the -o wide ones.
     assert names[:6] == [("Name", 0), ("Ready", 0), ("Status", 0), ("Restarts", 0), ("Age", 0), ("IP", 1)]
     cells = out["rows"][0]["cells"]
-    assert cells[:4] + cells[5:7] == ["web", "1/2", "Running", 3, "10.0.0.5", "n1"]
+    assert cells[:4] + cells[5:7] == ["web", "1/2", "Running", "3", "10.0.0.5", "n1"]
     assert cells[4] == "<unknown>"
     assert "object" not in out["rows"][0]
 

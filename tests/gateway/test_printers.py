@@ -162,6 +162,23 @@ CELLS = [
     ("lease without holder", "coordination.k8s.io", "leases", {"spec": {}}, ["x", "", "5m"]),
     ("csistoragecapacity (no age)", "storage.k8s.io", "csistoragecapacities",
      {"storageClassName": "sc", "capacity": "10Gi"}, ["x", "sc", "10Gi"]),
+    ("storageclass default (GA annotation)", "storage.k8s.io", "storageclasses",
+     {"metadata": {**META, "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+      "provisioner": "p"}, ["x (default)", "p", "Delete", "Immediate", False, "5m"]),
+    ("storageclass default (beta annotation)", "storage.k8s.io", "storageclasses",
+     {"metadata": {**META, "annotations": {"storageclass.beta.kubernetes.io/is-default-class": "true"}},
+      "provisioner": "p"}, ["x (default)", "p", "Delete", "Immediate", False, "5m"]),
+    ("storageclass annotation not exactly true", "storage.k8s.io", "storageclasses",
+     {"metadata": {**META, "annotations": {"storageclass.kubernetes.io/is-default-class": "True"}},
+      "provisioner": "p", "reclaimPolicy": "Retain"}, ["x", "p", "Retain", "Immediate", False, "5m"]),
+    ("pod never restarted", "", "pods",
+     {"spec": {"containers": [{"name": "c"}]},
+      "status": {"phase": "Running", "containerStatuses": [{"name": "c", "ready": True, "restartCount": 0}]}},
+     ["x", "1/1", "Running", "0", "5m", "<none>", "<none>", "<none>", "<none>"]),
+    ("pod restarts without a terminated lastState", "", "pods",
+     {"spec": {"containers": [{"name": "c"}]},
+      "status": {"phase": "Running", "containerStatuses": [{"name": "c", "ready": True, "restartCount": 2}]}},
+     ["x", "1/1", "Running", "2", "5m", "<none>", "<none>", "<none>", "<none>"]),
     ("vap unset", "admissionregistration.k8s.io", "validatingadmissionpolicies", {"spec": {}},
      ["x", 0, "<unset>", "5m"]),
     ("vapb named param, no namespace", "admissionregistration.k8s.io", "validatingadmissionpolicybindings",
@@ -229,3 +246,12 @@ def _ago(stamp: str) -> str:
 def test_event_cells_as_kube(case: str, group: str, obj: dict[str, Any], want: list[Any]) -> None:
     want = [_ago("2021-06-01T00:00:00Z") if w == "LAST" else _ago(OLD) if w == "FIRST" else w for w in want]
     assert _cells(group, "events", obj) == want
+
+
+def test_pod_restarts_say_when_the_last_container_restart_finished() -> None:
+    """printPod: "3 (<age> ago)" from the latest lastState.terminated.finishedAt over the containers."""
+    statuses = [{"name": "a", "restartCount": 1, "lastState": {"terminated": {"finishedAt": OLD}}},
+                {"name": "b", "restartCount": 2, "lastState": {"terminated": {"finishedAt": "2021-06-01T00:00:00Z"}}}]
+    cells = _cells("", "pods", {"spec": {"containers": [{"name": "a"}, {"name": "b"}]},
+                                "status": {"phase": "Running", "containerStatuses": statuses}})
+    assert cells[3] == f"3 ({_ago('2021-06-01T00:00:00Z')} ago)"
