@@ -102,10 +102,36 @@ def subresource_entries(r: Resource) -> list[dict[str, Any]]:
     return out
 
 
-def api_versions() -> dict[str, Any]:
-    """/api: the core group's versions."""
+def server_address(host: str, default_port: int = 443) -> str:
+    """The ``serverAddress`` clients reached: the request's Host header as ``host:port``.
+
+    kube-apiserver answers its advertise address and secure port
+    (``discovery.DefaultAddresses``); kapi's gateways sit behind Envoy and
+    know no advertised address, so the address the client dialled (Host,
+    which Envoy passes through) stands in for it. A Host without a port
+    gets ``default_port`` (HTTPS); an empty or malformed Host gives "".
+    """
+    host = host.strip()
+    if not host or any(c.isspace() or c in "/?#@" for c in host):
+        return ""
+    if host.startswith("["):  # [v6] or [v6]:port
+        end = host.find("]")
+        if end < 0:
+            return ""
+        rest = host[end + 1:]
+        if not rest:
+            return f"{host}:{default_port}"
+        return host if rest.startswith(":") and rest[1:].isdigit() else ""
+    name, sep, port = host.rpartition(":")
+    if sep and port.isdigit() and name:
+        return host
+    return f"{host}:{default_port}" if not sep else ""
+
+
+def api_versions(address: str = "") -> dict[str, Any]:
+    """/api: the core group's versions, with ``address`` (host:port) as the server address for every client CIDR."""
     return {"kind": "APIVersions", "versions": ["v1"],
-            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": address}]}
 
 
 def resource_list(group: str, version: str, registry: Registry = REGISTRY) -> dict[str, Any] | None:

@@ -61,6 +61,13 @@ def test_default_storage_class_and_pod_restarts_columns(kubectl: Kubectl, namesp
     assert out[1].split()[1:6] == ["1/1", "Running", "3", "(30m", "ago)"]
 
 
+def test_api_names_the_address_the_client_reached(kubectl: Kubectl, stack: Stack) -> None:
+    server = kubectl.run("config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}").stdout
+    body = json.loads(kubectl.run("get", "--raw", "/api").stdout)
+    assert body["serverAddressByClientCIDRs"] == [{"clientCIDR": "0.0.0.0/0",
+                                                   "serverAddress": server.removeprefix("https://")}]
+
+
 def test_namespaces_have_no_deletecollection(kubectl: Kubectl, namespace: str) -> None:
     kubectl.run("label", "namespace", namespace, "parity=yes")
     proc = kubectl.run("delete", "--raw", "/api/v1/namespaces?labelSelector=parity%3Dyes", check=False)
