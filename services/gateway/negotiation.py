@@ -23,6 +23,9 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 PATCH_TYPES = (MERGE_PATCH, JSON_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
 
+# Response media types kapi can encode: it reads protobuf bodies but never writes protobuf, so a 406 must not offer it.
+PRODUCES = (JSON, YAML)
+
 # kube-apiserver refuses request bodies over 3 MiB (maxRequestBodyBytes).
 MAX_BODY_BYTES = 3 * 1024 * 1024
 
@@ -67,8 +70,9 @@ def parse_accept(header: str) -> list[MediaType]:
 def negotiate(accept: str, allow_table: bool = True) -> Output:
     """Choose the response form for a resource request.
 
-    Raises 406 NotAcceptable if no entry is servable. An empty Accept or
-    ``*/*`` gives JSON.
+    Raises 406 NotAcceptable if no entry is servable, naming the media types
+    kapi can produce (:data:`PRODUCES`; kube's errNotAcceptable words). An
+    empty Accept or ``*/*`` gives JSON.
     """
     if not accept.strip():
         return Output()
@@ -86,8 +90,7 @@ def negotiate(accept: str, allow_table: bool = True) -> Output:
             return Output(JSON)
         if media.mime in (YAML, "application/x-yaml", "text/yaml") and not as_:
             return Output(YAML)
-    raise errors.not_acceptable("only the following media types are accepted: application/json, application/yaml, "
-                                "application/vnd.kubernetes.protobuf")
+    raise errors.not_acceptable("only the following media types are accepted: " + ", ".join(PRODUCES))
 
 
 def _yaml_error(exc: yaml.YAMLError) -> str:

@@ -22,10 +22,13 @@ def test_plain(accept, mime):
     assert out.mime == mime and not out.table
 
 
-def test_not_acceptable():
+@pytest.mark.parametrize("accept", ["text/html", "application/vnd.kubernetes.protobuf",
+                                    "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"])
+def test_not_acceptable_lists_only_what_kapi_produces(accept):
     with pytest.raises(errors.StatusError) as info:
-        negotiation.negotiate("text/html")
+        negotiation.negotiate(accept)
     assert info.value.code == 406
+    assert info.value.message == "only the following media types are accepted: application/json, application/yaml"
 
 
 def test_decode_errors():
