@@ -144,7 +144,20 @@ def _closure(names: list[str], ref_prefix: str = "#/components/schemas/", v2: bo
     return out
 
 
-def _operations(r: Resource, schema_ref: dict[str, Any]) -> dict[str, Any]:
+def patch_types(r: Resource, registry: Registry = REGISTRY) -> tuple[str, ...]:
+    """PATCH content types of ``r`` as its OpenAPI lists them: no strategic merge for custom resources.
+
+    kubectl picks a strategic merge patch for ``kubectl apply`` only when the
+    path's OpenAPI offers it; kube-apiserver refuses it (415) for custom
+    resources, whose OpenAPI lists JSON, merge and apply patches only.
+    """
+    if registry.is_static(r):
+        return ("application/json-patch+json", "application/merge-patch+json",
+                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
+    return "application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"
+
+
+def _operations(r: Resource, schema_ref: dict[str, Any], registry: Registry = REGISTRY) -> dict[str, Any]:
     gvk = {"group": r.group, "version": r.version, "kind": r.kind}
     body = {"content": {"application/json": {"schema": schema_ref}}}
     ok = {"200": {"description": "OK", "content": {"application/json": {"schema": schema_ref}}}}
@@ -158,9 +171,7 @@ def _operations(r: Resource, schema_ref: dict[str, Any]) -> dict[str, Any]:
                 "x-kubernetes-group-version-kind": gvk},
         "patch": {"operationId": f"patch{r.kind}", "responses": ok, "x-kubernetes-action": "patch",
                   "parameters": [_param(p) for p in (*_QUERY, "force")],
-                  "requestBody": {"content": {t: {"schema": {"type": "object"}} for t in (
-                      "application/json-patch+json", "application/merge-patch+json",
-                      "application/strategic-merge-patch+json", "application/apply-patch+yaml")}},
+                  "requestBody": {"content": {t: {"schema": {"type": "object"}} for t in patch_types(r, registry)}},
                   "x-kubernetes-group-version-kind": gvk},
         "delete": {"operationId": f"delete{r.kind}", "responses": ok, "x-kubernetes-action": "delete",
                    "parameters": [_param("dryRun")], "x-kubernetes-group-version-kind": gvk},
@@ -193,7 +204,7 @@ def group_version_document(group: str, version: str, registry: Registry = REGIST
         ref = {"$ref": f"#/components/schemas/{name}"} if name else {"type": "object"}
         if name:
             roots.append(name)
-        paths.update(_operations(r, ref))
+        paths.update(_operations(r, ref, registry))
     doc = {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.37.0"}, "paths": paths,
            "components": {"schemas": _closure(roots)}}
     return jsonutil.dumps(doc)
@@ -237,11 +248,9 @@ def _v2_operations(r: Resource, name: str | None) -> dict[str, Any]:
     if r.namespaced:
         ns = {"name": "namespace", "in": "path", "required": True, "type": "string", "uniqueItems": True}
         path_params.append(ns)
-    patch_types = ("application/json-patch+json", "application/merge-patch+json",
-                   "application/strategic-merge-patch+json", "application/apply-patch+yaml")
     patch_body = {"name": "body", "in": "body", "required": True, "schema": {"type": "object"}}
     item = {"get": op("get", "read", []), "put": op("put", "replace", [body, *query]),
-            "patch": op("patch", "patch", [patch_body, *query], patch_types),
+            "patch": op("patch", "patch", [patch_body, *query], patch_types(r)),
             "delete": op("delete", "delete", query[:1]), "parameters": path_params}
     collection = {"get": op("list", "list", []), "post": op("post", "create", [body, *query]),
                   "parameters": path_params[1:]}

@@ -126,6 +126,12 @@ def test_crd_with_kubectl(kubectl: Kubectl, stack: Stack, namespace: str) -> Non
                 input=cron_tab("daily", namespace, replicas=3))
     smp = kubectl.run("patch", "ct", "daily", "-n", namespace, "-p", '{"spec":{"replicas":4}}', check=False)
     assert "application/strategic-merge-patch+json is not supported" in smp.stderr
+    # ... so the custom resource's OpenAPI offers no strategic merge, and a second client-side `kubectl apply`
+    # of a changed file sends a merge patch (it sent strategic merge, and got 415, while the OpenAPI listed it).
+    kubectl.run("apply", "-f", "-", input=cron_tab("weekly", namespace))
+    kubectl.run("apply", "-f", "-", input=cron_tab("weekly", namespace, replicas=7))
+    assert kubectl.run("get", "ct", "weekly", "-n", namespace, "-o", "jsonpath={.spec.replicas}").stdout == "7"
+    kubectl.run("delete", "ct", "weekly", "-n", namespace)
     got = json.loads(kubectl.run("get", "ct", "daily", "-n", namespace, "-o", "json").stdout)
     assert (got["spec"]["replicas"], got["spec"]["image"], got["metadata"]["generation"]) == (3, "my-cron-image", 4)
 
