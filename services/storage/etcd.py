@@ -45,6 +45,9 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 10.0  # seconds, per unary etcd call (including retries)
 _RETRY_BACKOFF = (0.05, 0.2, 0.5)  # seconds between rounds over every endpoint
 _MAX_MESSAGE = 256 * 1024 * 1024
+# Above this many bytes an update does not carry the value twice (VALUE compare + put): etcd refuses requests over
+# --max-request-bytes (1.5 MiB by default), which a ~750 KiB object already reaches that way.
+VALUE_COMPARE_LIMIT = 512 * 1024
 _CHANNEL_OPTIONS = [
     ("grpc.max_send_message_length", _MAX_MESSAGE),
     ("grpc.max_receive_message_length", _MAX_MESSAGE),
@@ -262,11 +265,23 @@ class EtcdClient:
         written (kube's no-op update; the nested range holds the current
         pair), False means ``value`` was written at ``header.revision``.
         Failure holds a RangeResponse of the key (empty = absent -> 404,
-        else the revision differs -> 409).
+        else the revision differs -> 409). A value over :data:`VALUE_COMPARE_LIMIT`
+        bytes is compared by a read first instead of inside the transaction, so
+        the request carries it once (etcd's request limit, 1.5 MiB by default).
         """
+        same = rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.VALUE, result=rpc_pb2.Compare.EQUAL, value=value)
+        if len(value) > VALUE_COMPARE_LIMIT:  # large: find a no-op by reading, and send the value once
+            current = await self.range(key)
+            kv = current.kvs[0] if current.kvs else None
+            if kv is not None and kv.value == value and mod_revision in (0, kv.mod_revision):
+                inner = rpc_pb2.TxnResponse(header=current.header, succeeded=True,
+                                            responses=[rpc_pb2.ResponseOp(response_range=current)])
+                return rpc_pb2.TxnResponse(header=current.header, succeeded=True,
+                                           responses=[rpc_pb2.ResponseOp(response_txn=inner)])
+            # never true (no key has mod revision -1): the nested txn writes
+            same = rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.MOD, result=rpc_pb2.Compare.EQUAL, mod_revision=-1)
         unchanged = rpc_pb2.TxnRequest(
-            compare=[rpc_pb2.Compare(key=key, target=rpc_pb2.Compare.VALUE, result=rpc_pb2.Compare.EQUAL,
-                                     value=value)],
+            compare=[same],
             success=[rpc_pb2.RequestOp(request_range=rpc_pb2.RangeRequest(key=key))],
             failure=[rpc_pb2.RequestOp(request_put=rpc_pb2.PutRequest(key=key, value=value))],
         )

@@ -123,6 +123,26 @@ async def test_unchanged_update_keeps_resource_version(stub: Stub) -> None:
     assert jsonutil.loads(response.object)["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
 
 
+async def test_objects_near_a_mebibyte_update_and_no_op_update(stub: Stub) -> None:
+    """A ~1 MiB object: the update carries it once (etcd refuses requests over 1.5 MiB), a no-op writes nothing."""
+    ns = unique("ns")
+    big = "x" * (1000 * 1024)
+    created = await create(stub, configmap(ns, "big", a=big))
+    rv = int(created["metadata"]["resourceVersion"])
+    changed = await stub.Update(storage_pb2.UpdateRequest(
+        key=key(ns, "big"), object=jsonutil.dumps(configmap(ns, "big", a=big, b="1")), expected_resource_version=rv),
+        timeout=10)
+    assert changed.resource_version > rv
+    same = await stub.Update(storage_pb2.UpdateRequest(
+        key=key(ns, "big"), object=jsonutil.dumps(configmap(ns, "big", a=big, b="1")),
+        expected_resource_version=changed.resource_version), timeout=10)
+    assert same.resource_version == changed.resource_version  # unchanged: nothing written
+    err = await status_of(stub.Update(storage_pb2.UpdateRequest(
+        key=key(ns, "big"), object=jsonutil.dumps(configmap(ns, "big", a=big, b="2")), expected_resource_version=rv),
+        timeout=10))
+    assert (err.code, err.reason) == (409, "Conflict")  # the stale precondition still holds for large values
+
+
 @pytest.mark.parametrize(("uid", "rv_offset", "message"), [
     ("wrong", 0, "Precondition failed: UID in precondition: wrong, UID in object meta: uid-d"),
     ("", -1, "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {cur}"),
