@@ -41,8 +41,10 @@ class RequestInfo:
         return self.verb in ("watch", "proxy") or self.subresource in ("exec", "attach", "portforward", "proxy", "log")
 
 
-def _truthy(value: str | None) -> bool:
-    return value is not None and value.lower() in ("true", "1")
+def query_bool(value: str | None) -> bool:
+    """A boolean query parameter as metav1's conversion reads it: absent is false, "0" and "false" (any case)
+    are false, anything else (``watch=1``, ``watch=yes``, ``watch=``) is true."""
+    return value is not None and value != "0" and value.lower() != "false"
 
 
 def resolve(method: str, path: str, query: Mapping[str, str]) -> RequestInfo:
@@ -81,7 +83,7 @@ def resolve(method: str, path: str, query: Mapping[str, str]) -> RequestInfo:
     name = rest[1] if len(rest) >= 2 else ""
     subresource = rest[2] if len(rest) >= 3 and verb != "proxy" else ""
     if via_method and not name and verb == "get":
-        verb = "watch" if _truthy(query.get("watch")) else "list"
+        verb = "watch" if query_bool(query.get("watch")) else "list"
     if via_method and not name and verb == "delete":
         verb = "deletecollection"
     return RequestInfo(path=path, verb=verb, is_resource_request=True, api_prefix=prefix, api_group=group,

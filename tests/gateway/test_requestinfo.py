@@ -43,3 +43,12 @@ def test_resolve(method, path, query, expected):
 def test_long_running():
     assert resolve("GET", "/api/v1/namespaces/a/pods", {"watch": "1"}).long_running
     assert not resolve("GET", "/api/v1/namespaces/a/pods", {}).long_running
+
+
+@pytest.mark.parametrize(("value", "verb"), [
+    (None, "list"), ("false", "list"), ("False", "list"), ("0", "list"),
+    ("true", "watch"), ("1", "watch"), ("yes", "watch"), ("maybe", "watch"), ("", "watch"),
+])
+def test_watch_parameter_reads_as_metav1_converts_booleans(value, verb):
+    query = {} if value is None else {"watch": value}
+    assert resolve("GET", "/api/v1/namespaces/a/pods", query).verb == verb

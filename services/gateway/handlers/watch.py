@@ -22,6 +22,7 @@ from aiohttp import web
 from kapi import errors, gofmt, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import metrics, table
+from services.gateway.requestinfo import query_bool
 from services.gateway.scope import RequestScope, parse_resource_version
 
 MIN_REQUEST_TIMEOUT = 1800.0  # seconds, kube-apiserver --min-request-timeout default
@@ -38,7 +39,7 @@ def _timeout(scope: RequestScope) -> float:
 
 
 def _flag(scope: RequestScope, name: str) -> bool:
-    return scope.param(name).lower() in ("true", "1")
+    return query_bool(scope.query.get(name))
 
 
 class _Encoder:
