@@ -20,7 +20,10 @@ root and ``x-kubernetes-embedded-resource`` objects also have
 only; ``additionalProperties`` makes a map; int-or-string, schemas without
 a type and ``additionalProperties: true`` objects are left dynamic (not
 checked). Result types (``must evaluate to a bool``) and costs are not
-checked. Source: k8s.io/apiextensions-apiserver ``pkg/apiserver/schema/cel``
+checked. Function calls must name a function of kube's environment
+(:data:`kapi.cellib.NAMES`, the registry evaluation uses too) or cel-go's
+``undeclared reference to 'f' (in container '')`` is reported at the
+call's ``(``. Source: k8s.io/apiextensions-apiserver ``pkg/apiserver/schema/cel``
 and k8s.io/apiserver ``pkg/cel`` (escaping, declared types).
 """
 
@@ -32,6 +35,8 @@ from typing import Any
 
 import cel
 
+from kapi import cellib
+
 Obj = dict[str, Any]
 
 CEL_RESERVED = frozenset({"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
@@ -39,7 +44,8 @@ CEL_RESERVED = frozenset({"true", "false", "null", "in", "as", "break", "const",
                           "while"})
 _TYPE_IDENTS = frozenset({"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type", "dyn",
                           "true", "false", "null"})
-_NAMESPACES = frozenset({"optional", "math", "strings", "cel", "sets", "format", "base64", "lists", "google"})
+_NAMESPACES = frozenset({"optional", "math", "strings", "cel", "sets", "format", "base64", "lists", "google",
+                         "ip"})
 _MACROS = frozenset({"all", "exists", "exists_one", "map", "filter", "transformList", "transformMap",
                      "transformMapEntry", "sortBy"})
 _ACCESSIBLE = re.compile(r"^[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*$")
@@ -123,6 +129,23 @@ def _step(schema: Obj, name: str, resource_root: bool) -> tuple[bool, Obj | None
     return True, fields[name]
 
 
+# In kube's environment but not evaluated by the ``cel`` package (see kapi.cellib): accepted, as kube does.
+_ACCEPTED_UNEVALUATED = frozenset({"cel.bind", "existsOne", "optMap", "optFlatMap", "format.dns1123Label",
+                                   "format.dns1123Subdomain", "format.dns1035Label", "format.qualifiedName",
+                                   "format.dns1123LabelPrefix", "format.dns1123SubdomainPrefix",
+                                   "format.dns1035LabelPrefix", "format.labelValue", "format.uri", "format.uuid",
+                                   "format.byte", "format.date", "format.datetime", "format.named", "validate",
+                                   "getTimezone", "strings.format"})
+
+
+def _function_name(toks: list[_Tok], i: int) -> str:
+    """The called function's name at identifier ``i`` (followed by ``(``): ``f``, or ``ns.f`` for a namespace."""
+    if i >= 2 and toks[i - 1].text == "." and toks[i - 2].kind == "ident" and toks[i - 2].text in _NAMESPACES and (
+            i < 3 or toks[i - 3].text not in (".", ".?")):
+        return f"{toks[i - 2].text}.{toks[i].text}"
+    return toks[i].text
+
+
 def _type_errors(source: str, schema: Obj, resource_root: bool) -> list[tuple[int, str]]:
     toks = _tokens(source)
     errs: list[tuple[int, str]] = []
@@ -143,6 +166,11 @@ def _type_errors(source: str, schema: Obj, resource_root: bool) -> list[tuple[in
             depth += 1
         elif t.text == "}":
             depth = max(0, depth - 1)
+        if t.kind == "ident" and i + 1 < len(toks) and toks[i + 1].text == "(":
+            name = _function_name(toks, i)
+            if name not in cellib.NAMES and name not in _ACCEPTED_UNEVALUATED and name not in _MACROS:
+                errs.append((toks[i + 1].offset, f"undeclared reference to '{name}' (in container '')"))
+            continue
         if t.kind != "ident" or (i > 0 and toks[i - 1].text in (".", ".?")):
             continue
         nxt = toks[i + 1].text if i + 1 < len(toks) else ""

@@ -27,7 +27,6 @@ rules) and k8s.io/kube-openapi ``pkg/validation/validate`` messages.
 
 from __future__ import annotations
 
-import copy
 import ipaddress
 import math
 import re
@@ -35,7 +34,8 @@ import uuid as uuidlib
 from datetime import datetime
 from typing import Any
 
-from kapi import crd, errors, jsonutil, objectmeta, schema, strategy
+from kapi import cellib, crd, errors, jsonutil, objectmeta, schema, strategy
+from kapi.crddefaults import default  # the defaulting the gateway also applies on reads
 from kapi.errors import Cause
 from kapi.resources import Resource
 from services.admission.chain import CREATE, AdmissionRequest
@@ -87,26 +87,6 @@ def _join(path: str, key: str) -> str:
 
 
 # --- defaulting and pruning --------------------------------------------------------------------------------------
-
-
-def default(value: Any, sch: Schema) -> None:
-    """Fill ``default`` of absent properties in place, recursively (objects, arrays, additionalProperties)."""
-    if not isinstance(sch, dict):
-        return
-    if isinstance(value, dict):
-        for key, sub in (sch.get("properties") or {}).items():
-            if key not in value and isinstance(sub, dict) and "default" in sub:
-                value[key] = copy.deepcopy(sub["default"])
-            if key in value:
-                default(value[key], sub)
-        extra = sch.get("additionalProperties")
-        if isinstance(extra, dict):
-            for key, item in value.items():
-                if key not in (sch.get("properties") or {}):
-                    default(item, extra)
-    elif isinstance(value, list) and isinstance(sch.get("items"), dict):
-        for item in value:
-            default(item, sch["items"])
 
 
 def prune(value: Any, sch: Schema, path: str = "", unknown: list[str] | None = None, root: bool = False) -> list[str]:
@@ -334,14 +314,20 @@ class Validator:
             transition = re.search(r"\boldSelf\b", expression) is not None
             if transition and not has_old and not rule.get("optionalOldSelf"):
                 continue
-            env: dict[str, Any] = {"self": value}
+            env: dict[str, Any] = {"self": cellib.escaped_value(value, sch)}  # self.__namespace__, a__dash__b
             if transition:
-                env["oldSelf"] = old
+                env["oldSelf"] = cellib.escaped_value(old, sch)
             try:
                 ok = evaluate_cel(expression, env) is True
             except (ValueError, KeyError, TypeError, RuntimeError) as exc:
+                library = cellib.library_error(exc)
                 if isinstance(exc, KeyError):
                     ok = False  # a missing field: kube reports "no such key" as a failed rule
+                elif library is not None:  # apiextensions validation.go: "<err> evaluating rule: <message or rule>"
+                    shown = str(rule.get("message") or expression).strip()
+                    self.causes.append(Cause("FieldValueInvalid", f"Invalid value: {_show(_type_name(value))}: "
+                                             f"{library} evaluating rule: {shown}", path))
+                    continue
                 else:
                     self.causes.append(Cause("FieldValueInvalid", f"Invalid value: {_show(_type_name(value))}: "
                                              f"compilation failed: {exc}", path))

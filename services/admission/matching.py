@@ -13,6 +13,7 @@ from typing import Any
 
 import cel
 
+from kapi import cellib
 from services.admission.chain import AdmissionRequest
 
 
@@ -101,8 +102,12 @@ def compile_cel(expression: str) -> Any:
 
 
 def evaluate_cel(expression: str, variables: dict[str, Any]) -> Any:
-    """Evaluate ``expression`` with ``variables``; raises ValueError/KeyError/TypeError/RuntimeError on failure."""
-    return compile_cel(expression).execute(variables)
+    """Evaluate ``expression`` with ``variables`` and kube's CEL libraries (:mod:`kapi.cellib`).
+
+    Raises ValueError/KeyError/TypeError/RuntimeError on failure (a library function's refusal is a
+    RuntimeError naming the function and carrying kube's message).
+    """
+    return compile_cel(expression).execute(cellib.context(variables))
 
 
 def request_variable(request: AdmissionRequest, uid: str = "") -> dict[str, Any]:
