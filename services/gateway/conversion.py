@@ -32,7 +32,7 @@ import aiohttp
 
 from kapi import autoscaling, crd, errors, events, jsonutil
 from kapi.resources import Resource
-from services.gateway import endpoints
+from services.gateway import crddefaults, endpoints
 
 WEBHOOK_TIMEOUT = 30.0  # seconds, kube's conversion webhook timeout
 REVIEW_VERSIONS = ("v1", "v1beta1")  # ConversionReview versions kapi sends and parses
@@ -288,6 +288,9 @@ AUTOSCALING: dict[str, Any] = {"metadata": {"name": "horizontalpodautoscalers.au
 def backends_for(backends: Any, resource: Resource) -> Any:
     """``backends`` for one request through ``resource``: with a :class:`ConvertingStorage` when its CRD needs one.
 
+    A custom resource whose served version's schema has ``default``s also reads back defaulted
+    (:mod:`services.gateway.crddefaults`, wrapped around the conversion).
+
     events.k8s.io/v1 events always convert to and from the stored core/v1 form;
     autoscaling/v1 HorizontalPodAutoscalers to and from the stored autoscaling/v2 form.
     """
@@ -297,6 +300,6 @@ def backends_for(backends: Any, resource: Resource) -> Any:
         return dataclasses.replace(backends, storage=ConvertingStorage(backends.storage, AUTOSCALING, resource))
     custom = backends.custom_resources
     definition = custom.crd_of(resource) if custom is not None else None
-    if definition is None or not needs_conversion(definition):
-        return backends
-    return dataclasses.replace(backends, storage=ConvertingStorage(backends.storage, definition, resource))
+    if definition is not None and needs_conversion(definition):
+        backends = dataclasses.replace(backends, storage=ConvertingStorage(backends.storage, definition, resource))
+    return crddefaults.with_defaults(backends, definition, resource)  # schema defaults on reads, after conversion
