@@ -34,7 +34,7 @@ import uuid as uuidlib
 from datetime import datetime
 from typing import Any
 
-from kapi import crd, errors, jsonutil, objectmeta, schema, strategy
+from kapi import cellib, crd, errors, jsonutil, objectmeta, schema, strategy
 from kapi.crddefaults import default  # the defaulting the gateway also applies on reads
 from kapi.errors import Cause
 from kapi.resources import Resource
@@ -314,14 +314,20 @@ class Validator:
             transition = re.search(r"\boldSelf\b", expression) is not None
             if transition and not has_old and not rule.get("optionalOldSelf"):
                 continue
-            env: dict[str, Any] = {"self": value}
+            env: dict[str, Any] = {"self": cellib.escaped_value(value, sch)}  # self.__namespace__, a__dash__b
             if transition:
-                env["oldSelf"] = old
+                env["oldSelf"] = cellib.escaped_value(old, sch)
             try:
                 ok = evaluate_cel(expression, env) is True
             except (ValueError, KeyError, TypeError, RuntimeError) as exc:
+                library = cellib.library_error(exc)
                 if isinstance(exc, KeyError):
                     ok = False  # a missing field: kube reports "no such key" as a failed rule
+                elif library is not None:  # apiextensions validation.go: "<err> evaluating rule: <message or rule>"
+                    shown = str(rule.get("message") or expression).strip()
+                    self.causes.append(Cause("FieldValueInvalid", f"Invalid value: {_show(_type_name(value))}: "
+                                             f"{library} evaluating rule: {shown}", path))
+                    continue
                 else:
                     self.causes.append(Cause("FieldValueInvalid", f"Invalid value: {_show(_type_name(value))}: "
                                              f"compilation failed: {exc}", path))
