@@ -20,12 +20,10 @@ package's ``Context(functions=...)`` extension mechanism; ``x.f(a)`` calls
 Opaque kube types (``net.IP``, ``net.IPNet``, ``URL``, ``kubernetes.Quantity``,
 ``kubernetes.Semver``) cannot cross the package's Python boundary, so they
 are CEL maps ``{"@type": <type>, "value": <canonical form>}``; equal values
-compare equal with ``==``. Not supported by the ``cel`` package's parser or
-evaluator (noted, not emulated): macros whose arguments must stay
-unevaluated (``sortBy``, two-variable ``all``/``exists``,
-``transformList``/``transformMap``, ``cel.bind``) and the optional syntax
-``self.?x``/``[?i]`` (``optional.of``/``optional.none``/``hasValue``/
-``orValue`` on values are native).
+compare equal with ``==``. Two-variable comprehensions and ``self.?x`` are
+rewritten by :mod:`kapi.celrewrite`; ``sortBy``, ``transformMapEntry`` and
+``cel.bind`` (macros whose arguments must stay unevaluated) are not
+evaluated.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ _TYPE_IDENTS = frozenset({"int", "uint", "double", "bool", "string", "bytes", "l
                           "true", "false", "null"})
 _NAMESPACES = frozenset({"optional", "math", "strings", "cel", "sets", "format", "base64", "lists", "google",
                          "ip"})
-_MACROS = frozenset({"all", "exists", "exists_one", "map", "filter", "transformList", "transformMap",
+_MACROS = frozenset({"all", "exists", "exists_one", "existsOne", "map", "filter", "transformList", "transformMap",
                      "transformMapEntry", "sortBy"})
 _ACCESSIBLE = re.compile(r"^[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*$")
 _TOKEN = re.compile(r"""
@@ -130,7 +130,7 @@ def _step(schema: Obj, name: str, resource_root: bool) -> tuple[bool, Obj | None
 
 
 # In kube's environment but not evaluated by the ``cel`` package (see kapi.cellib): accepted, as kube does.
-_ACCEPTED_UNEVALUATED = frozenset({"cel.bind", "existsOne", "optMap", "optFlatMap", "format.dns1123Label",
+_ACCEPTED_UNEVALUATED = frozenset({"cel.bind", "optMap", "optFlatMap", "format.dns1123Label",
                                    "format.dns1123Subdomain", "format.dns1035Label", "format.qualifiedName",
                                    "format.dns1123LabelPrefix", "format.dns1123SubdomainPrefix",
                                    "format.dns1035LabelPrefix", "format.labelValue", "format.uri", "format.uuid",

@@ -8,12 +8,12 @@ requirements: In, NotIn, Exists, DoesNotExist).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import cel
 
-from kapi import cellib
+from kapi import cellib, celrewrite
 from services.admission.chain import AdmissionRequest
 
 
@@ -95,10 +95,16 @@ def rule_matches(rule: Any, request: AdmissionRequest) -> bool:
     return True
 
 
+_FUNCTIONS: dict[str, Callable[..., Any]] = {**cellib.FUNCTIONS, **celrewrite.HIDDEN}
+
+
 @functools.lru_cache(maxsize=1024)
 def compile_cel(expression: str) -> Any:
-    """A compiled CEL program (cached by source); raises ValueError for a syntax error."""
-    return cel.compile(expression)
+    """A compiled CEL program (cached by source); raises ValueError for a syntax error.
+
+    Two-variable comprehensions and ``x.?f`` optional selection are rewritten first (:mod:`kapi.celrewrite`).
+    """
+    return cel.compile(celrewrite.rewrite(expression))
 
 
 def evaluate_cel(expression: str, variables: dict[str, Any]) -> Any:
@@ -107,7 +113,7 @@ def evaluate_cel(expression: str, variables: dict[str, Any]) -> Any:
     Raises ValueError/KeyError/TypeError/RuntimeError on failure (a library function's refusal is a
     RuntimeError naming the function and carrying kube's message).
     """
-    return compile_cel(expression).execute(cellib.context(variables))
+    return compile_cel(expression).execute(cel.Context(variables, functions=_FUNCTIONS))
 
 
 def request_variable(request: AdmissionRequest, uid: str = "") -> dict[str, Any]:

@@ -225,3 +225,41 @@ def _cr_schema(rule: str) -> dict[str, Any]:
 def test_custom_resource_rules_use_escaped_names(rule: str, spec: dict[str, Any], messages: list[str]) -> None:
     causes = crd_schema.validate({"spec": spec}, _cr_schema(rule))
     assert [c.message for c in causes] == messages
+
+
+REWRITE_ENV = {"self": {"a": {"b": 2}, "l": [10, 20, 30], "m": {"x": 1, "y": 2}}}
+
+
+@pytest.mark.parametrize(("expression", "expected"), [
+    # optional selection and indexing (kapi.celrewrite)
+    ("self.?a.?b.orValue(0)", 2),
+    ("self.?x.?b.orValue(7)", 7),
+    ("self.?a.hasValue()", True),
+    ("self.?x.hasValue()", False),
+    ("self.l[?5].orValue(-1)", -1),
+    ("self.m[?'x'].value()", 1),
+    # two-variable comprehensions
+    ("self.l.all(i, v, v == (i + 1) * 10)", True),
+    ("self.l.all(i, v, v > 10)", False),
+    ("self.l.exists(i, v, i == 1 && v == 20)", True),
+    ("self.m.exists(k, v, k == 'x' && v == 2)", False),
+    ("self.m.all(k, v, v > 0 && k != '')", True),
+    ("self.l.existsOne(i, v, v > 15)", False),
+    ("self.l.transformList(i, v, v + i)", [10, 21, 32]),
+    ("self.l.transformList(i, v, i > 0, v)", [20, 30]),
+    ("self.m.transformMap(k, v, v * 2)", {"x": 2, "y": 4}),
+    ("self.m.transformMap(k, v, v > 1, v * 2)", {"y": 4}),
+    ("self.l.all(i, v, self.m.exists(k, w, w == i))", False),
+])
+def test_rewritten_syntax(expression: str, expected: Any) -> None:
+    assert evaluate_cel(expression, REWRITE_ENV) == expected
+    assert crdcel.compile_errors(expression, {"type": "object", "additionalProperties": True},
+                                 resource_root=False) is None
+
+
+def test_rewrite_leaves_plain_expressions_alone() -> None:
+    from kapi.celrewrite import rewrite
+
+    assert rewrite("[1, 2].all(x, x > 0) && self.a.exists(y, y == 1)") == (
+        "[1, 2].all(x, x > 0) && self.a.exists(y, y == 1)")
+    assert rewrite("self.?a") == "kapi_optField(self, 'a')"
