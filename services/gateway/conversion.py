@@ -301,5 +301,7 @@ def backends_for(backends: Any, resource: Resource) -> Any:
     custom = backends.custom_resources
     definition = custom.crd_of(resource) if custom is not None else None
     if definition is not None and needs_conversion(definition):
-        backends = dataclasses.replace(backends, storage=ConvertingStorage(backends.storage, definition, resource))
+        stored = dataclasses.replace(resource, version=crd.storage_version(definition))
+        raw = crddefaults.with_defaults(backends, definition, stored).storage  # storage version defaults first
+        backends = dataclasses.replace(backends, storage=ConvertingStorage(raw, definition, resource))
     return crddefaults.with_defaults(backends, definition, resource)  # schema defaults on reads, after conversion

@@ -9,7 +9,8 @@ whose ``status`` the status subresource dropped on create (Gateway API's
 GatewayClass defaults ``status.conditions`` to Accepted=Unknown), reads back
 with the defaults, without any write. :class:`DefaultingStorage` wraps the
 storage stub for one request (outside :class:`services.gateway.conversion.ConvertingStorage`,
-so the objects are at the served version) and defaults the object of every
+so the objects are at the served version; for several versions also inside it, with the storage
+version's defaults, as kube reads from etcd) and defaults the object of every
 Get/Create/Update/Delete reply, every List item and every watch event's
 object with :func:`kapi.crddefaults.default`. CRD versions whose schema has no
 ``default`` anywhere are not wrapped (:func:`schema_with_defaults`, cached per schema).
@@ -88,34 +89,39 @@ class DefaultingStorage:
     Request objects pass through unchanged (admission already defaulted them).
     """
 
-    def __init__(self, storage: Any, sch: dict[str, Any]):
+    def __init__(self, storage: Any, sch: dict[str, Any], resource: Resource):
         self._storage, self._schema = storage, sch
+        self._resource = (resource.group, resource.resource)
 
-    def _out(self, reply: Any) -> Any:
-        if reply.object:
+    def _mine(self, request: Any) -> bool:
+        """Whether ``request`` reads this custom resource (a conversion webhook's Service lookup does not)."""
+        return (request.key.group, request.key.resource) == self._resource
+
+    def _out(self, request: Any, reply: Any) -> Any:
+        if reply.object and self._mine(request):
             reply.object = default_bytes(reply.object, self._schema)
         return reply
 
     async def Create(self, request: Any, **kwargs: Any) -> Any:  # noqa: N802 - the stub's name
         """Create; the stored object defaulted."""
-        return self._out(await self._storage.Create(request, **kwargs))
+        return self._out(request, await self._storage.Create(request, **kwargs))
 
     async def Update(self, request: Any, **kwargs: Any) -> Any:  # noqa: N802
         """Update; the stored object defaulted."""
-        return self._out(await self._storage.Update(request, **kwargs))
+        return self._out(request, await self._storage.Update(request, **kwargs))
 
     async def Get(self, request: Any, **kwargs: Any) -> Any:  # noqa: N802
         """Get; the object defaulted."""
-        return self._out(await self._storage.Get(request, **kwargs))
+        return self._out(request, await self._storage.Get(request, **kwargs))
 
     async def Delete(self, request: Any, **kwargs: Any) -> Any:  # noqa: N802
         """Delete; the last state defaulted."""
-        return self._out(await self._storage.Delete(request, **kwargs))
+        return self._out(request, await self._storage.Delete(request, **kwargs))
 
     async def List(self, request: Any, **kwargs: Any) -> Any:  # noqa: N802
         """List; every item defaulted."""
         reply = await self._storage.List(request, **kwargs)
-        if reply.items:
+        if reply.items and self._mine(request):
             items = [default_bytes(item, self._schema) for item in reply.items]
             del reply.items[:]
             reply.items.extend(items)
@@ -123,7 +129,8 @@ class DefaultingStorage:
 
     def Watch(self, request: Any, **kwargs: Any) -> _DefaultingWatch:  # noqa: N802
         """Watch; every event's object defaulted."""
-        return _DefaultingWatch(self._storage.Watch(request, **kwargs), self._schema)
+        call = self._storage.Watch(request, **kwargs)
+        return _DefaultingWatch(call, self._schema) if self._mine(request) else call
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._storage, name)
@@ -132,10 +139,11 @@ class DefaultingStorage:
 def with_defaults(backends: Any, definition: dict[str, Any] | None, resource: Resource) -> Any:
     """``backends`` with a :class:`DefaultingStorage` when ``resource``'s CRD version has schema defaults.
 
-    ``backends.storage`` may already convert (it is wrapped, so defaults apply after conversion).
+    ``backends.storage`` may already convert (it is wrapped, so defaults apply after conversion);
+    services.gateway.conversion also wraps the raw storage with the storage version's defaults before converting.
     Built-in resources (``definition`` None) and CRD versions without defaults get ``backends`` unchanged.
     """
     sch = schema_with_defaults(definition, resource.version) if definition is not None else None
     if sch is None:
         return backends
-    return dataclasses.replace(backends, storage=DefaultingStorage(backends.storage, sch))
+    return dataclasses.replace(backends, storage=DefaultingStorage(backends.storage, sch, resource))

@@ -85,6 +85,7 @@ def _backends(definition: dict[str, Any], stored: dict[str, Any] = STORED) -> An
 
 
 RESOURCE = Resource("example.com", "v1", "widgets", "Widget", True, subresources=("status",))
+KEY = storage_pb2.ResourceKey(group="example.com", resource="widgets", namespace="ns", name="w")
 
 
 @pytest.mark.parametrize(("schema", "expected"), [
@@ -103,24 +104,24 @@ def test_has_defaults(schema: dict[str, Any], expected: bool) -> None:
 async def test_status_default_applied_on_get() -> None:
     backends = conversion.backends_for(_backends(WITHOUT_DEFAULT), RESOURCE)
     assert isinstance(backends.storage, DefaultingStorage)
-    got = jsonutil.loads((await backends.storage.Get(storage_pb2.GetRequest())).object)
+    got = jsonutil.loads((await backends.storage.Get(storage_pb2.GetRequest(key=KEY))).object)
     assert got["status"] == STATUS_DEFAULT
     assert got["spec"] == {"size": 3}
-    created = await backends.storage.Create(storage_pb2.CreateRequest(object=jsonutil.dumps(STORED)))
+    created = await backends.storage.Create(storage_pb2.CreateRequest(key=KEY, object=jsonutil.dumps(STORED)))
     assert jsonutil.loads(created.object)["status"] == STATUS_DEFAULT
 
 
 async def test_default_added_later_shows_on_get_list_watch() -> None:
     stored = {**STORED, "status": {"conditions": []}}  # status present: its default does not apply
     before = conversion.backends_for(_backends(WITHOUT_DEFAULT, stored), RESOURCE)
-    assert jsonutil.loads((await before.storage.Get(storage_pb2.GetRequest())).object)["spec"] == {"size": 3}
+    assert jsonutil.loads((await before.storage.Get(storage_pb2.GetRequest(key=KEY))).object)["spec"] == {"size": 3}
     after = conversion.backends_for(_backends(WITH_DEFAULT, stored), RESOURCE)
-    got = jsonutil.loads((await after.storage.Get(storage_pb2.GetRequest())).object)
+    got = jsonutil.loads((await after.storage.Get(storage_pb2.GetRequest(key=KEY))).object)
     assert got["spec"] == {"size": 3, "color": "blue"}
     assert got["status"] == {"conditions": []}
-    listed = await after.storage.List(storage_pb2.ListRequest())
+    listed = await after.storage.List(storage_pb2.ListRequest(key=KEY))
     assert [jsonutil.loads(i)["spec"]["color"] for i in listed.items] == ["blue", "blue"]
-    batches = [b async for b in after.storage.Watch(storage_pb2.WatchRequest())]
+    batches = [b async for b in after.storage.Watch(storage_pb2.WatchRequest(key=KEY))]
     events = batches[0].events
     assert jsonutil.loads(events[0].object)["spec"] == {"size": 3, "color": "blue"}
     assert events[1].object == b'{"kind":"Widget"}'  # bookmarks untouched
@@ -132,10 +133,10 @@ async def test_served_version_defaults_after_conversion() -> None:
         "spec": {"type": "object", "properties": {"shade": {"type": "string", "default": "dark"}}}}}}
     v2 = dataclasses.replace(RESOURCE, version="v2")
     backends = conversion.backends_for(_backends(definition), v2)
-    got = jsonutil.loads((await backends.storage.Get(storage_pb2.GetRequest())).object)
+    got = jsonutil.loads((await backends.storage.Get(storage_pb2.GetRequest(key=KEY))).object)
     assert got["apiVersion"] == "example.com/v2"
-    assert got["spec"] == {"size": 3, "shade": "dark"}
-    assert "status" not in got
+    assert got["spec"] == {"size": 3, "color": "blue", "shade": "dark"}  # the storage version's, then v2's
+    assert got["status"] == STATUS_DEFAULT  # v1's (the storage version's), applied before conversion, as kube
 
 
 def test_unchanged_without_defaults_and_for_builtins() -> None:
@@ -146,3 +147,10 @@ def test_unchanged_without_defaults_and_for_builtins() -> None:
     assert conversion.backends_for(backends, RESOURCE) is backends
     pods = Resource("", "v1", "pods", "Pod", True)
     assert conversion.backends_for(backends, pods) is backends
+
+
+async def test_other_resources_read_through_the_wrapper_untouched() -> None:
+    backends = conversion.backends_for(_backends(WITH_DEFAULT), RESOURCE)
+    service = storage_pb2.ResourceKey(group="", resource="services", namespace="ns", name="hook")
+    got = await backends.storage.Get(storage_pb2.GetRequest(key=service))  # a conversion webhook's Service lookup
+    assert jsonutil.loads(got.object) == STORED
