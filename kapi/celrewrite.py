@@ -143,7 +143,8 @@ def _rewrite_once(src: str) -> str | None:
             keys = f"(type({x}) == map ? ({x}).map({k}, {k}) : lists.range(size({x})))"
             if t.text == "transformMap":
                 kept = f"{keys}.filter({k}, {body[0]})" if len(body) == 2 else keys
-                new = f"kapi_zipMap({kept}, {kept}.map({k}, {body[-1]}))"
+                # one pass yields [key, value] pairs: two passes over a map may list its keys in different orders
+                new = f"kapi_pairsMap({kept}.map({k}, [{k}, {body[-1]}]))"
             else:
                 new = f"{keys}.{_TWO_VAR[t.text]}({k}, {', '.join(body)})"
             return src[:toks[start].offset] + new + src[_end(toks[close]):]
@@ -187,10 +188,10 @@ def _opt_index(receiver: Any, key: Any) -> OptionalValue:
     return OptionalValue.none()
 
 
-def _zip_map(keys: list[Any], values: list[Any]) -> dict[Any, Any]:
-    return dict(zip(keys, values, strict=True))
+def _pairs_map(pairs: list[list[Any]]) -> dict[Any, Any]:
+    return {pair[0]: pair[1] for pair in pairs}
 
 
 #: The hidden functions rewritten sources call (registered by services.admission.matching, not accepted in user rules).
 HIDDEN: dict[str, Callable[..., Any]] = {"kapi_optField": _opt_field, "kapi_optIndex": _opt_index,
-                                         "kapi_zipMap": _zip_map}
+                                         "kapi_pairsMap": _pairs_map}
