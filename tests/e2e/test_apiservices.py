@@ -4,7 +4,6 @@ and the example extension server configured from that ConfigMap (issue 11, aggre
 from __future__ import annotations
 
 import base64
-import datetime
 import json
 import ssl
 import subprocess
@@ -14,12 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 
 from kapi.launcher import Stack
-from tests.e2e.conftest import Kubectl, wait_for
+from tests.e2e.conftest import Kubectl, serving_cert, wait_for
 
 LABEL = "kube-aggregator.kubernetes.io/automanaged"
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -129,31 +125,10 @@ def test_extension_apiserver_authentication_configmap(kubectl: Kubectl, stack: S
                        "system:kube-scheduler", check=False).stdout.strip() == "no"
 
 
-def _serving_cert(tmp: Path, dns: str) -> tuple[Path, Path, bytes]:
-    """A throwaway CA and a serving certificate for ``dns`` signed by it: (cert, key, CA PEM)."""
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key, leaf_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, "test-ca")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-          .not_valid_after(now + datetime.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(ca_key, hashes.SHA256()))
-    leaf = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, dns)]))
-            .issuer_name(ca_name).public_key(leaf_key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(dns)]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
-    cert, key = tmp / "tls.crt", tmp / "tls.key"
-    cert.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
-    key.write_bytes(leaf_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    return cert, key, ca.public_bytes(serialization.Encoding.PEM)
-
-
 def test_example_server_trusts_the_front_proxy_from_the_configmap(kubectl: Kubectl, stack: Stack, namespace: str,
                                                                    tmp_path: Path) -> None:
     # The example extension server gets no CA file: it reads kube-system/extension-apiserver-authentication.
-    cert, key, ca_pem = _serving_cert(tmp_path, f"api.{namespace}.svc")
+    cert, key, ca_pem = serving_cert(tmp_path, f"api.{namespace}.svc")
     port_file, log_path = tmp_path / "port", tmp_path / "server.log"
     server = subprocess.Popen(
         [sys.executable, str(Path(__file__).parents[2] / "examples" / "extension-apiserver" / "server.py"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import datetime
 import json
 import ssl
 import subprocess
@@ -13,13 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from kapi.launcher import Stack
-from tests.e2e.conftest import Kubectl, wait_for
+from tests.e2e.conftest import Kubectl, serving_cert, wait_for
 
 GROUP = "stable.example.com"
 
@@ -188,34 +183,9 @@ def test_crd_name_conflict_and_invalid(kubectl: Kubectl) -> None:
     kubectl.run("delete", "crd", "gadgets.conflict.example.com", "widgets.conflict.example.com")
 
 
-def _serving_cert(tmp: Path, dns: str) -> tuple[Path, Path, bytes]:
-    """A throwaway CA and a serving certificate for ``dns`` signed by it: (cert, key, CA PEM)."""
-    def key() -> ec.EllipticCurvePrivateKey:
-        return ec.generate_private_key(ec.SECP256R1())
-
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key, leaf_key = key(), key()
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "wardle-ca")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-          .not_valid_after(now + datetime.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    leaf = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, dns)]))
-            .issuer_name(ca_name).public_key(leaf_key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(dns)]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
-    cert_path, key_path = tmp / "tls.crt", tmp / "tls.key"
-    cert_path.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(leaf_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                serialization.NoEncryption()))
-    return cert_path, key_path, ca.public_bytes(serialization.Encoding.PEM)
-
-
 def test_aggregated_extension_apiserver(kubectl: Kubectl, alice: Kubectl, stack: Stack, namespace: str,
                                         tmp_path: Path) -> None:
-    cert, key, ca_pem = _serving_cert(tmp_path, f"api.{namespace}.svc")
+    cert, key, ca_pem = serving_cert(tmp_path, f"api.{namespace}.svc")
     port_file = tmp_path / "port"
     log_path = tmp_path / "server.log"
     server = subprocess.Popen(
