@@ -32,6 +32,7 @@ from typing import Any
 
 from kapi.errors import Cause
 from kapi.objectmeta import invalid, required
+from kapi.selectors import SelectorError, label_selector_matches
 from kapi.validation import is_dns1123_label, max_len_error, regex_error
 from kapi.values import as_dict as _dict
 from kapi.values import as_int as _int
@@ -243,25 +244,10 @@ def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
 
 def selector_matches(selector: Obj, labels: Obj) -> bool | None:
     """Whether a metav1.LabelSelector selects ``labels``; None when it cannot be evaluated (bad operator)."""
-    for label, value in _dict(selector.get("matchLabels")).items():
-        if labels.get(label) != value:
-            return False
-    for expr in _list(selector.get("matchExpressions")):
-        expr = _dict(expr)
-        key, op, values = expr.get("key"), expr.get("operator"), _list(expr.get("values"))
-        if op == "In":
-            ok = key in labels and labels[key] in values
-        elif op == "NotIn":
-            ok = key not in labels or labels[key] not in values
-        elif op == "Exists":
-            ok = key in labels
-        elif op == "DoesNotExist":
-            ok = key not in labels
-        else:
-            return None
-        if not ok:
-            return False
-    return True
+    try:
+        return label_selector_matches(selector, labels)
+    except SelectorError:
+        return None
 
 
 _EMPTY_SELECTOR = "&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{},}"

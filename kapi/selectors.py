@@ -410,3 +410,39 @@ def parse_field_selector(text: str, supported: frozenset[str]) -> FieldSelector:
             raise SelectorError(f"field label not supported: {field}")
         requirements.append(FieldRequirement(field, "!=" if op == "!=" else "=", value))
     return FieldSelector(tuple(requirements))
+
+
+_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def label_selector_matches(selector: Mapping[str, object], labels: Mapping[str, str]) -> bool:
+    """Whether a metav1.LabelSelector object (``matchLabels`` + ``matchExpressions``) selects ``labels``.
+
+    As apimachinery's ``LabelSelectorAsSelector(...).Matches``: every
+    ``matchLabels`` pair and every requirement must hold, and ``{}`` selects
+    everything (callers decide what an absent selector means). Raises
+    SelectorError for a requirement that is not an object or has an unknown
+    operator (kube refuses to build such a selector).
+    """
+    pairs = selector.get("matchLabels")
+    for key, value in (pairs.items() if isinstance(pairs, Mapping) else ()):
+        if labels.get(key) != value:
+            return False
+    expressions = selector.get("matchExpressions")
+    for expr in expressions if isinstance(expressions, list) else ():
+        if not isinstance(expr, Mapping):
+            raise SelectorError("a label selector requirement must be an object")
+        key, op = str(expr.get("key") or ""), expr.get("operator")
+        values = expr.get("values") if isinstance(expr.get("values"), list) else []
+        if op not in _SELECTOR_OPERATORS:
+            raise SelectorError(f"{_go_quote(op)} is not a valid label selector operator")
+        present = key in labels
+        if op == "In":
+            ok = present and labels[key] in values  # type: ignore[operator]
+        elif op == "NotIn":
+            ok = not present or labels[key] not in values  # type: ignore[operator]
+        else:
+            ok = present == (op == "Exists")
+        if not ok:
+            return False
+    return True

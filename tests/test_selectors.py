@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from kapi.selectors import SelectorError, parse_field_selector, parse_label_selector
+from kapi.selectors import SelectorError, label_selector_matches, parse_field_selector, parse_label_selector
 
 LABELS = {"app": "web", "tier": "db", "n": "5", "example.com/owner": "team-a"}
 
@@ -231,3 +231,28 @@ def test_property_field_selector_escaping_round_trips(field: str, op: str, value
     selector = parse_field_selector(f"{field}{op}{escaped}", frozenset({"metadata.name", "metadata.namespace"}))
     fields = {"metadata.name": value, "metadata.namespace": value}
     assert selector.matches(fields) == (op != "!=")
+
+
+@pytest.mark.parametrize(("selector", "labels", "expected"), [
+    ({}, {"a": "1"}, True),  # {} selects everything
+    ({"matchLabels": {"a": "1"}}, {"a": "1", "b": "2"}, True),
+    ({"matchLabels": {"a": "1"}}, {"a": "2"}, False),
+    ({"matchExpressions": [{"key": "a", "operator": "In", "values": ["1", "2"]}]}, {"a": "2"}, True),
+    ({"matchExpressions": [{"key": "a", "operator": "In", "values": ["1"]}]}, {}, False),
+    ({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1"]}]}, {}, True),
+    ({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1"]}]}, {"a": "1"}, False),
+    ({"matchExpressions": [{"key": "a", "operator": "Exists"}]}, {"a": ""}, True),
+    ({"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}, {"a": ""}, False),
+    ({"matchLabels": {"a": "1"}, "matchExpressions": [{"key": "b", "operator": "Exists"}]}, {"a": "1"}, False),
+])
+def test_label_selector_object_matches(selector, labels, expected):
+    assert label_selector_matches(selector, labels) is expected
+
+
+@pytest.mark.parametrize("selector", [
+    {"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]},
+    {"matchExpressions": ["a"]},
+])
+def test_label_selector_object_that_cannot_be_built(selector):
+    with pytest.raises(SelectorError):
+        label_selector_matches(selector, {"a": "1"})

@@ -14,6 +14,7 @@ from typing import Any
 import cel
 
 from kapi import cellib, celrewrite
+from kapi.selectors import SelectorError, label_selector_matches
 from services.admission.chain import AdmissionRequest
 
 
@@ -28,25 +29,10 @@ def selector_matches(selector: Any, labels: Mapping[str, str] | None) -> bool:
     """
     if not isinstance(selector, dict):
         return True
-    labels = labels or {}
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
-        if op == "In":
-            ok = key in labels and labels[key] in values
-        elif op == "NotIn":
-            ok = key not in labels or labels[key] not in values
-        elif op == "Exists":
-            ok = key in labels
-        elif op == "DoesNotExist":
-            ok = key not in labels
-        else:
-            raise SelectorInvalid(f"{op!r} is not a valid label selector operator")
-        if not ok:
-            return False
-    return True
+    try:
+        return label_selector_matches(selector, labels or {})
+    except SelectorError as exc:
+        raise SelectorInvalid(str(exc)) from None
 
 
 def labels_of(obj: Any) -> dict[str, str]:

@@ -20,6 +20,7 @@ from typing import Any
 import grpc
 
 from kapi import errors, jsonutil
+from kapi.selectors import SelectorError, label_selector_matches
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.authz.policy import PolicyIndex
 from services.authz.rbac import GROUP
@@ -36,24 +37,10 @@ def selector_matches(selector: Any, labels: Mapping[str, str]) -> bool:
     """
     if not isinstance(selector, Mapping):
         return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or ():
-        if not isinstance(expr, Mapping):
-            return False
-        key, op, values = str(expr.get("key") or ""), expr.get("operator"), expr.get("values") or []
-        if op == "In" and not (key in labels and labels[key] in values):
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            return False
-    return True
+    try:
+        return label_selector_matches(selector, labels)
+    except SelectorError:
+        return False
 
 
 def aggregate(name: str, rule_: Mapping[str, Any], roles: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:

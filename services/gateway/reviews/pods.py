@@ -16,6 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from kapi import errors, grpcutil, jsonutil
+from kapi.selectors import SelectorError, label_selector_matches
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway.reviews import subresource
 from services.gateway.scope import RequestScope
@@ -94,15 +95,10 @@ def _labels_match(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     """A LabelSelector (matchLabels + matchExpressions) against ``labels``; an empty selector matches nothing here."""
     if not selector:
         return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
-        if (op == "In" and labels.get(key) not in values) or (op == "NotIn" and labels.get(key) in values) \
-                or (op == "Exists" and key not in labels) or (op == "DoesNotExist" and key in labels):
-            return False
-    return True
+    try:
+        return label_selector_matches(selector, labels)
+    except SelectorError:
+        return False
 
 
 @subresource("", "pods", "eviction")
