@@ -12,6 +12,7 @@ connections are used.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -228,3 +229,18 @@ async def batches(queue: asyncio.Queue[_Item | None], limit: int = 512) -> Async
         yield batch
         if end:
             return
+
+
+async def shutdown(server: grpc.aio.Server, grace: float, tasks: Iterable[asyncio.Task[None]],
+                   channel: grpc.aio.Channel | None = None) -> None:
+    """Stop a service: ``server`` with ``grace`` seconds for in-flight RPCs, then cancel and await its background
+    ``tasks`` (their errors are dropped: the service is going away), then close its client ``channel``."""
+    await server.stop(grace)
+    pending = list(tasks)
+    for task in pending:
+        task.cancel()
+    for task in pending:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+    if channel is not None:
+        await channel.close()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -125,14 +124,7 @@ class AuthnService:
 
     async def stop(self, grace: float = GRACE_SECONDS) -> None:
         """Stop serving (``grace`` seconds for in-flight RPCs), cancel the sync, close the storage channel."""
-        await self.server.stop(grace)
-        for task in self.tasks:
-            task.cancel()
-        for task in self.tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        if self.channel is not None:
-            await self.channel.close()
+        await grpcutil.shutdown(self.server, grace, self.tasks, self.channel)
 
 
 async def start(args: argparse.Namespace) -> AuthnService:

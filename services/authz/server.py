@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -130,14 +129,7 @@ class AuthzService:
 
     async def stop(self, grace: float = GRACE_SECONDS) -> None:
         """Stop serving (``grace`` seconds for in-flight RPCs), cancel the syncs, close the channels."""
-        await self.server.stop(grace)
-        for task in self.tasks:
-            task.cancel()
-        for task in self.tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        if self.channel is not None:
-            await self.channel.close()
+        await grpcutil.shutdown(self.server, grace, self.tasks, self.channel)
         for hook in self.webhooks:
             await hook.close()
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -61,14 +60,7 @@ class FlowControlService:
 
     async def stop(self, grace: float = GRACE_SECONDS) -> None:
         """Stop serving (open streams are cancelled after ``grace`` seconds) and the sync."""
-        await self.server.stop(grace)
-        for task in self.tasks:
-            task.cancel()
-        for task in self.tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        if self.channel is not None:
-            await self.channel.close()
+        await grpcutil.shutdown(self.server, grace, self.tasks, self.channel)
 
 
 async def start(args: argparse.Namespace, dispatcher: Dispatcher) -> FlowControlService:
