@@ -1,0 +1,10 @@
+"""Per-kind rules of the built-in kinds, one module per API group (contract: :mod:`kapi.kinds.base`).
+
+Importing this package registers every group's strategies; callers use
+:func:`strategy_for`.
+"""
+
+from kapi.kinds import base
+from kapi.kinds.base import Strategy, register, strategy_for
+
+__all__ = ["Strategy", "base", "register", "strategy_for"]

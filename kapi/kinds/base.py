@@ -1,0 +1,77 @@
+"""The per-kind strategy contract: one :class:`Strategy` per built-in kind, one file per API group.
+
+A built-in kind's rules live in one place, ``kapi/kinds/<group>.py``, as a
+subclass of :class:`Strategy` registered with :func:`register`. Its methods
+are the per-kind parts of kube-apiserver's generic registry
+(k8s.io/apiserver ``pkg/registry/generic/registry/store.go`` calling the
+kind's ``strategy.go``) and of the kind's API package:
+
+- :meth:`Strategy.default` — ``SetDefaults_<Kind>`` (``pkg/apis/<group>/v1/defaults.go``);
+- :meth:`Strategy.prepare_for_create` / :meth:`Strategy.prepare_for_update` —
+  ``PrepareForCreate`` / ``PrepareForUpdate`` (status and spec resets);
+- :meth:`Strategy.validate` / :meth:`Strategy.validate_update` —
+  ``pkg/apis/<group>/validation`` (``Validate<Kind>``, ``Validate<Kind>Update``),
+  returning field causes that become one 422 Invalid.
+
+The generic ObjectMeta rules (``kapi.objectmeta``, ``kapi.strategy``) run
+for every kind before these; a kind without a registered strategy gets the
+no-op :class:`Strategy`. The admission service runs the chain
+(``services/admission/pipeline.py``); see docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from kapi.errors import Cause
+
+Obj = dict[str, Any]
+
+
+class Strategy:
+    """The no-op strategy; subclasses override what their kind needs.
+
+    ``group`` is the API group ("" for core), ``kind`` the Kind name.
+    Objects are decoded JSON dicts; methods mutate in place and never raise
+    for malformed input (validation reports it as causes instead).
+    """
+
+    group: str = ""
+    kind: str = ""
+
+    def default(self, obj: Obj) -> None:
+        """Apply the kind's defaults (v1 ``SetDefaults_<Kind>``) to ``obj`` in place."""
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        """Per-kind ``PrepareForCreate``: e.g. drop ``status`` a client may not set."""
+
+    def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "") -> None:
+        """Per-kind ``PrepareForUpdate`` (``subresource`` "" for the main resource, or "status")."""
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """``Validate<Kind>`` of a defaulted object about to be created or stored; [] when valid."""
+        return []
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """``Validate<Kind>Update``: rules comparing ``new`` to the stored ``old`` (immutability); [] when valid."""
+        return []
+
+
+S = TypeVar("S", bound=type[Strategy])
+
+REGISTRY: dict[tuple[str, str], Strategy] = {}
+_DEFAULT = Strategy()
+
+
+def register(cls: S) -> S:
+    """Class decorator: register one instance of ``cls`` for its (``group``, ``kind``); a duplicate is a bug."""
+    key = (cls.group, cls.kind)
+    if key in REGISTRY:
+        raise ValueError(f"a strategy for {key} is already registered")
+    REGISTRY[key] = cls()
+    return cls
+
+
+def strategy_for(group: str, kind: str) -> Strategy:
+    """The registered strategy of ``group``/``kind``, else the no-op :class:`Strategy`."""
+    return REGISTRY.get((group, kind), _DEFAULT)
