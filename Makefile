@@ -1,7 +1,7 @@
 # Developer commands. Every target first installs the project into .venv
 # (created if missing; reinstalled when pyproject.toml changes).
 #   make up      start the whole stack (kapi up; pass flags with ARGS="--port 7443 ...")
-#   make test    the whole test suite (pass pytest flags with PYTEST_ARGS="-x tests/launcher")
+#   make test    the whole test suite (pass pytest flags with PYTEST_ARGS="-x tests/local")
 #   make bench      the benchmark report: kapi vs raw etcd and Envoy -> bare handler (bench/report.py, ~5 min)
 #   make bench-apf  APF noisy-neighbour benchmark (bench/apf.py; pass flags with ARGS="--seconds 20")
 
@@ -33,12 +33,12 @@ proto: $(STAMP)
 check-proto: $(STAMP)
 	$(BIN)/python scripts/genproto.py --check
 
-# deploy/envoy.yaml is generated from kapi/envoy.py.
+# deploy/envoy.yaml is generated from kapi/local/envoy.py.
 envoy-config: $(STAMP)
-	$(BIN)/python -m kapi.envoy
+	$(BIN)/python -m kapi.local.envoy
 
 check-envoy: $(STAMP)
-	$(BIN)/python -m kapi.envoy --check
+	$(BIN)/python -m kapi.local.envoy --check
 
 lint: ruff mypy
 

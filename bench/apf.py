@@ -1,6 +1,6 @@
 """Noisy-neighbour benchmark for API Priority and Fairness (``make bench-apf``).
 
-Starts a whole stack (kapi.launcher.Stack, 127.0.0.1 only) with small
+Starts a whole stack (kapi.local.launcher.Stack, 127.0.0.1 only) with small
 limits (``--max-requests-inflight=4 --max-mutating-requests-inflight=2``:
 6 seats cluster-wide). User A is classified by the default
 ``global-default`` FlowSchema; user B by a ``bench-trickle`` FlowSchema the
@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from report import Accounting  # noqa: E402  (bench/report.py)
 
 from kapi import grpcutil, jsonutil  # noqa: E402
-from kapi.launcher import Stack  # noqa: E402
+from kapi.local.launcher import Stack  # noqa: E402
 from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc  # noqa: E402
 
 TOKENS = {"user-a": "bench-token-user-a-0123456789", "user-b": "bench-token-user-b-0123456789"}
@@ -291,7 +291,7 @@ def setup(stack: Stack) -> None:
     """The namespace, the ConfigMap, view rights for both users, and B's FlowSchema (admin kubectl)."""
     import subprocess
 
-    from kapi import binaries
+    from kapi.local import binaries
 
     def kubectl(*args: str, stdin: str | None = None) -> None:
         subprocess.run([str(binaries.kubectl()), "--kubeconfig", str(stack.kubeconfig), *args], check=True,

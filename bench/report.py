@@ -2,7 +2,7 @@
 
 One run, all on 127.0.0.1, bounded in count and time, stops by itself:
 
-1. starts a fresh :class:`kapi.launcher.Stack` (two gateways, Envoy) and
+1. starts a fresh :class:`kapi.local.launcher.Stack` (two gateways, Envoy) and
    records the startup time; starts a second Envoy in front of a minimal
    aiohttp HTTPS handler (same TLS, same generated config) as the HTTP baseline;
 2. raw etcd (the stack's own etcd, grpc.aio): sequential and concurrent get and
@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from storage import free_port, timed, wait_port  # noqa: E402  (bench/storage.py)
 
-from kapi import binaries, envoy  # noqa: E402
-from kapi.launcher import Stack  # noqa: E402
+from kapi.local import binaries, envoy  # noqa: E402
+from kapi.local.launcher import Stack  # noqa: E402
 from services.storage.etcd import EtcdClient, prefix_end  # noqa: E402
 
 DOC = ROOT / "docs" / "benchmarks.md"

@@ -30,7 +30,8 @@ import grpc
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kapi import binaries, jsonutil  # noqa: E402
+from kapi import jsonutil  # noqa: E402
+from kapi.local import binaries  # noqa: E402
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc  # noqa: E402
 from services.storage.etcd import EtcdClient, prefix_end  # noqa: E402
 from services.storage.etcd_watch import WatchMux  # noqa: E402

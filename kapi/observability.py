@@ -22,7 +22,7 @@
   gRPC hop (opentelemetry-instrumentation-grpc), W3C ``traceparent``
   propagation, ``service.name`` ``kapi-<service>`` unless ``OTEL_SERVICE_NAME``.
 
-:func:`setup` is called once per process by ``kapi <service>`` (kapi/cli.py)
+:func:`setup` is called once per process by ``kapi <service>`` (kapi/local/cli.py)
 before the service's ``main``; grpcutil's ``make_server``/``channel`` and
 ``configure_logging`` ask this module for interceptors and the log format.
 """

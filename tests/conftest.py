@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kapi import binaries
+from kapi.local import binaries
 
 
 def free_port() -> int:

@@ -28,6 +28,8 @@ PRODUCES = (JSON, YAML)
 
 # kube-apiserver refuses request bodies over 3 MiB (maxRequestBodyBytes).
 MAX_BODY_BYTES = 3 * 1024 * 1024
+# Request line and header fields up to Go net/http's 1 MiB (kube-apiserver); Envoy in front accepts the same.
+MAX_HEADER_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)

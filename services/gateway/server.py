@@ -26,7 +26,7 @@ from typing import Any
 import grpc
 from aiohttp import web
 
-from kapi import envoy, errors, flags, grpcutil, jsonutil
+from kapi import errors, flags, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import aggregation, allocator, audit, authtrust, debug, dynamic, metrics, negotiation
 from services.gateway.audit import Auditor
@@ -192,7 +192,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     # Request line and header fields up to Go's 1 MiB (kube accepts long URLs and OIDC tokens; aiohttp's 8190-byte
     # default answered them with a plain-text 400).
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=10.0,
-                           max_line_size=envoy.MAX_HEADER_BYTES, max_field_size=envoy.MAX_HEADER_BYTES)
+                           max_line_size=negotiation.MAX_HEADER_BYTES, max_field_size=negotiation.MAX_HEADER_BYTES)
     await runner.setup()
     site = web.TCPSite(runner, args.bind_address, args.secure_port, ssl_context=ssl_context(args),
                        backlog=1024, reuse_address=True)

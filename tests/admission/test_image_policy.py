@@ -12,7 +12,8 @@ import yaml
 from aiohttp import web
 
 from examples.webhooks import common, image_policy
-from kapi import errors, pki
+from kapi import errors
+from kapi.local import pki
 from services.admission.plugins import PluginContext, build
 from services.admission.plugins.image_policy import (
     FAILED_OPEN_ANNOTATION,

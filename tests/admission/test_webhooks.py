@@ -1,4 +1,4 @@
-"""Dynamic admission webhooks against the example servers over real TLS (kapi.pki certificates)."""
+"""Dynamic admission webhooks against the example servers over real TLS (kapi.local.pki certificates)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 from aiohttp import web
 
 from examples.webhooks import common, pod_defaults, require_labels
-from kapi import errors, pki
+from kapi import errors
+from kapi.local import pki
 from services.admission.webhooks import MutatingWebhooks, ValidatingWebhooks, WebhookClient
 from tests.admission.fakes import FakeInformers, FakeNamespaces, pod, request
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from kapi import pki
 from kapi.attributes import Attributes, UserInfo
 from kapi.kubeconfig import load_webhook_config
+from kapi.local import pki
 from services.authz.authorizer import Decision, Result
 from services.authz.webhook import WebhookAuthorizer, decide, review
 from tests.authn.webhookutil import serve_tls, tls_files
@@ -210,7 +210,7 @@ async def test_retries_5xx_then_answers(tmp_path: Path, tls: tuple[Path, Path, P
 async def test_unreachable_and_untrusted(tmp_path: Path, tls: tuple[Path, Path, Path],
                                          example: tuple[str, Path]) -> None:
     ca, _, _ = tls
-    from kapi.launcher import free_port
+    from kapi.local.launcher import free_port
 
     closed = authorizer(tmp_path, f"https://127.0.0.1:{free_port()}/", ca, timeout=2)
     other_ca = pki.ensure_pki(tmp_path / "other", port=None).ca_cert  # the server's certificate is not from it

@@ -7,8 +7,8 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from kapi.launcher import Peers, service_args
-from kapi.pki import ensure_pki
+from kapi.local.launcher import Peers, service_args
+from kapi.local.pki import ensure_pki
 from services.controllers.client import load_kubeconfig, path_for
 from services.controllers.objects import CONFIGMAPS, NAMESPACES
 

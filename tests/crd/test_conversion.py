@@ -195,7 +195,7 @@ async def test_webhook_service_reference_is_resolved_through_endpoints(tmp_path:
     import base64
     import ssl
 
-    from kapi import pki
+    from kapi.local import pki
 
     keys = pki.ensure_pki(tmp_path, advertise=["conv.default.svc"], port=None)
 

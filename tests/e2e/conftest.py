@@ -24,8 +24,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from kapi import binaries
-from kapi.launcher import Stack
+from kapi.local import binaries
+from kapi.local.launcher import Stack
 
 # token,user,uid,"groups" (kube-apiserver --token-auth-file format)
 TOKENS = {

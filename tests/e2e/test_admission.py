@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kapi import pki
-from kapi.launcher import Stack
+from kapi.local import pki
+from kapi.local.launcher import Stack
 from tests.e2e.conftest import Kubectl
 
 ROOT = Path(__file__).resolve().parents[2]

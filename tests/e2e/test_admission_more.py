@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from examples.webhooks import common, image_policy
-from kapi import pki
-from kapi.launcher import Stack
+from kapi.local import pki
+from kapi.local.launcher import Stack
 from tests.e2e.conftest import Kubectl, token_kubeconfig
 
 NODE_TOKEN = "n1-token-0123456789"

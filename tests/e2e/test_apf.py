@@ -9,7 +9,7 @@ import urllib.error
 import urllib.request
 from email.message import Message
 
-from kapi.launcher import Stack
+from kapi.local.launcher import Stack
 
 from .conftest import TOKENS, Kubectl
 

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from kapi.launcher import Stack
+from kapi.local.launcher import Stack
 from tests.authn.oidcutil import Issuer
 from tests.authn.webhookutil import ROOT, tls_files
 from tests.authn.webhookutil import kubeconfig as webhook_kubeconfig

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 
-from kapi.launcher import Stack
+from kapi.local.launcher import Stack
 
 from .conftest import Kubectl
 

@@ -3,7 +3,7 @@
 The stack runs ``--authorization-mode=Node,RBAC,ABAC,Webhook`` with an ABAC
 policy file and the example webhook authorizer (examples/authz-webhook)
 served over TLS; authz presents a client certificate issued by the cluster
-CA (kapi.pki) and the webhook requires it. The webhook's timeout is 1s and
+CA (kapi.local.pki) and the webhook requires it. The webhook's timeout is 1s and
 one of its rules answers "allow" only after 3s.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from kapi import pki
-from kapi.launcher import Stack
+from kapi.local import pki
+from kapi.local.launcher import Stack
 from tests.authn.webhookutil import tls_files
 from tests.authz.webhookutil import ROOT, kubeconfig
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kapi.launcher import Stack, die_with_parent
+from kapi.local.launcher import Stack, die_with_parent
 from tests.e2e.conftest import Kubectl
 
 
@@ -106,7 +106,7 @@ def test_terminating_namespace_conditions(kubectl: Kubectl) -> None:
 
 
 def _controllers(stack: Stack, namespace: str, log: Path) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "kapi.cli", "controllers",
+    argv = [sys.executable, "-m", "kapi.local.cli", "controllers",
             "--kubeconfig", str(stack.pki.controller_manager_kubeconfig), "--master", stack.url,
             "--controllers", "serviceaccount", "--leader-elect-resource-namespace", namespace,
             "--leader-elect-lease-duration", "2", "--leader-elect-renew-deadline", "1.5",

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from kapi.launcher import Stack
+from kapi.local.launcher import Stack
 from tests.e2e.conftest import Kubectl, serving_cert, wait_for
 
 GROUP = "stable.example.com"

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from kapi.launcher import Stack
+from kapi.local.launcher import Stack
 from tests.e2e.conftest import TOKENS
 
 

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from kapi.launcher import Stack
+from kapi.local.launcher import Stack
 
 NS = "faults"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from kapi.launcher import Stack
+from kapi.local.launcher import Stack
 from tests.e2e.test_http_options import _request
 
 

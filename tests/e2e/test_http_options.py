@@ -8,7 +8,7 @@ import json
 import ssl
 from urllib.parse import urlparse
 
-from kapi.launcher import Stack
+from kapi.local.launcher import Stack
 from tests.e2e.conftest import Kubectl
 
 

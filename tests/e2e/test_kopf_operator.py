@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from kapi.launcher import Stack
+from kapi.local.launcher import Stack
 from tests.e2e.conftest import Kubectl
 
 GROUP = "operators.example.com"

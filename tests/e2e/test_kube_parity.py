@@ -6,7 +6,7 @@ import json
 import time
 from pathlib import Path
 
-from kapi.launcher import Stack
+from kapi.local.launcher import Stack
 from tests.e2e.conftest import TOKENS, Kubectl, token_kubeconfig
 
 

@@ -33,7 +33,7 @@ def test_traces_follow_traceparent_through_every_hop(tmp_path, monkeypatch):
     import time
     import urllib.request
 
-    from kapi.launcher import Stack
+    from kapi.local.launcher import Stack
 
     monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console")
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")

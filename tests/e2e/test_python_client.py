@@ -8,7 +8,7 @@ import pytest
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
-from kapi.launcher import Stack
+from kapi.local.launcher import Stack
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from kapi.launcher import Stack
+from kapi.local.launcher import Stack
 from tests.e2e.conftest import Kubectl
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kapi import tenancy
-from kapi.launcher import Stack
+from kapi.local.launcher import Stack
 from tests.e2e.conftest import TOKENS, Kubectl, token_kubeconfig
 
 TEMPLATE = {

@@ -12,7 +12,8 @@ from typing import Any
 import grpc
 import pytest
 
-from kapi import binaries, errors, jsonutil
+from kapi import errors, jsonutil
+from kapi.local import binaries
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from tests.conftest import Etcd, _wait_port
 

@@ -14,7 +14,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from kapi import flags, grpcutil, jsonutil, pki
+from kapi import flags, grpcutil, jsonutil
+from kapi.local import pki
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.storage import server
 from services.storage.etcd import EtcdClient, parse_endpoints

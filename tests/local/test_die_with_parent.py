@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from kapi.launcher import die_with_parent
+from kapi.local.launcher import die_with_parent
 
 
 def _alive(pid: int) -> bool:
@@ -19,7 +19,7 @@ def test_child_gets_sigterm_when_its_parent_dies(tmp_path: Path) -> None:
     # A middle process starts a sleeping grandchild through die_with_parent, then exits.
     middle = (
         "import subprocess, sys\n"
-        "from kapi.launcher import die_with_parent\n"
+        "from kapi.local.launcher import die_with_parent\n"
         f"p = subprocess.Popen(die_with_parent([{sys.executable!r}, '-c', 'import time; time.sleep(60)']))\n"
         f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
         "import time; time.sleep(0.5)\n"
@@ -44,7 +44,7 @@ def test_wrapped_command_runs_normally() -> None:
 _THREADED_PARENT = """
 import os, signal, sys, threading, time
 from pathlib import Path
-from kapi.launcher import Process, Stack
+from kapi.local.launcher import Process, Stack
 
 state = Path(sys.argv[1])
 stack = Stack(state)

@@ -40,15 +40,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if args else 2
     command, rest = args[0], args[1:]
     if command == "up":
-        from kapi.launcher import main as up_main
+        from kapi.local.launcher import main as up_main
 
         return up_main(rest)
     if command == "certs":
-        from kapi.pki import main as certs_main
+        from kapi.local.pki import main as certs_main
 
         return certs_main(rest)
     if command == "health":
-        from kapi.launcher import health_main
+        from kapi.local.launcher import health_main
 
         return health_main(rest)
     if command in SERVICES or command == CONTROLLERS:

@@ -1,7 +1,7 @@
 """The launcher's supervisor: restart on failure with backoff, processes stopped on purpose stay down.
 
 Driven with sleeping stand-in processes and an injected clock (Stack.supervise_once(now=...)); the whole stack
-under the real supervisor thread is tests/launcher/test_supervised_stack.py.
+under the real supervisor thread is tests/local/test_supervised_stack.py.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kapi import launcher
-from kapi.launcher import Process, Stack
+from kapi.local import launcher
+from kapi.local.launcher import Process, Stack
 
 
 @pytest.mark.parametrize(("failures", "delay"), [

@@ -35,7 +35,7 @@ soon as that thread returned.
 
 A service's command line is built by :func:`service_args` alone, from its
 peers' addresses, the PKI directory and the forwarded flags; compose.yaml
-runs exactly that command in each container (tests/test_compose.py checks it).
+runs exactly that command in each container (tests/local/test_compose.py checks it).
 
 Python API (tests, benchmarks)::
 
@@ -68,8 +68,9 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from kapi import binaries, envoy, flags
-from kapi.pki import Pki, ensure_pki, write_kubeconfig
+from kapi import flags
+from kapi.local import binaries, envoy
+from kapi.local.pki import Pki, ensure_pki, write_kubeconfig
 
 BACKENDS = (flags.AUTHN, flags.AUTHZ, flags.FLOWCONTROL, flags.ADMISSION)
 STOP_GRACE_SECONDS = 10.0
@@ -79,7 +80,7 @@ RESTART_BACKOFF_SECONDS = 0.5  # first restart delay, doubled per consecutive fa
 RESTART_BACKOFF_MAX_SECONDS = 30.0
 RESTART_BACKOFF_RESET_SECONDS = 60.0  # a process up this long starts over at RESTART_BACKOFF_SECONDS
 SUPERVISE_INTERVAL_SECONDS = 0.2
-_REPO_ROOT = str(Path(__file__).resolve().parent.parent)
+_REPO_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 class StartupError(RuntimeError):
@@ -116,7 +117,7 @@ def service_args(service: str, *, listen: str, peers: Peers, pki_dir: str, forwa
     """The ``kapi`` arguments that run ``service`` (e.g. ``["storage", "--listen-address", ...]``).
 
     ``listen`` is the host:port to serve on (the gateway's ``--bind-address``
-    and ``--secure-port``). ``pki_dir`` holds the files :mod:`kapi.pki` writes;
+    and ``--secure-port``). ``pki_dir`` holds the files :mod:`kapi.local.pki` writes;
     the service gets its gRPC identity ``kapi-<service>``, the CA, and the
     peers and files it accepts (kapi.flags), unless ``forwarded`` (``--flag=value``
     items from :func:`kapi.flags.forward`) sets them. ``port_file`` asks the
@@ -726,7 +727,7 @@ class Stack:
         port_file = run / f"{name}.port"
 
         def argv(listen: str) -> list[str]:
-            return [sys.executable, "-m", "kapi.cli", *service_args(
+            return [sys.executable, "-m", "kapi.local.cli", *service_args(
                 service, listen=listen or "127.0.0.1:0", peers=peers, pki_dir=pki_dir, forwarded=forwarded,
                 port_file=str(port_file))]
 
@@ -739,7 +740,7 @@ class Stack:
         peers = Peers(apiserver=self._url)
 
         def argv(_listen: str) -> list[str]:
-            return [sys.executable, "-m", "kapi.cli", *service_args(flags.CONTROLLERS, listen="", peers=peers,
+            return [sys.executable, "-m", "kapi.local.cli", *service_args(flags.CONTROLLERS, listen="", peers=peers,
                                                                     pki_dir=pki_dir, forwarded=forwarded)]
 
         proc = self._add(Process("controllers", 5, argv, self.log_path("controllers")))

@@ -1,4 +1,4 @@
-"""kapi.pki: the cluster CA, serving and client certificates, service-account keys, admin kubeconfig."""
+"""kapi.local.pki: the cluster CA, serving and client certificates, service-account keys, admin kubeconfig."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from kapi import pki as pkimod
 from kapi.flags import SERVICES
-from kapi.pki import Pki, ensure_pki, issue_client_cert, subject_alt_names
+from kapi.local import pki as pkimod
+from kapi.local.pki import Pki, ensure_pki, issue_client_cert, subject_alt_names
 
 
 def load(path: Path) -> x509.Certificate:

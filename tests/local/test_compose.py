@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 import yaml
 
-from kapi import envoy, flags, pki
-from kapi.launcher import Peers, etcd_args, service_args
+from kapi import flags
+from kapi.local import envoy, pki
+from kapi.local.launcher import Peers, etcd_args, service_args
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "compose.yaml"
 PKI_DIR = "/state/pki"
 GRPC_PORT = 50051

@@ -1,4 +1,4 @@
-"""kapi.launcher: service command lines, flag forwarding, ports, startup failure and shutdown."""
+"""kapi.local.launcher: service command lines, flag forwarding, ports, startup failure and shutdown."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from kapi import flags, launcher
-from kapi.launcher import Peers, Process, Stack, StartupError, service_args
+from kapi import flags
+from kapi.local import launcher
+from kapi.local.launcher import Peers, Process, Stack, StartupError, service_args
 
 PKI = "/state/pki"
 PEERS = Peers(storage="127.0.0.1:1,127.0.0.1:2", authn="127.0.0.1:3", authz="127.0.0.1:4",
@@ -187,6 +188,6 @@ def test_health_command_fails_when_nothing_listens(tmp_path: Path) -> None:
 
 
 def test_kapi_health_is_a_cli_command() -> None:
-    result = subprocess.run([sys.executable, "-m", "kapi.cli", "health", "--help"], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run([sys.executable, "-m", "kapi.local.cli", "health", "--help"], capture_output=True,
+                            text=True, timeout=60)
     assert result.returncode == 0 and "--grpc-address" in result.stdout

@@ -1,4 +1,4 @@
-"""The whole stack from kapi.launcher: start, Envoy failover, restart on the same state, `kapi up` signals.
+"""The whole stack from kapi.local.launcher: start, Envoy failover, restart on the same state, `kapi up` signals.
 
 These drive the API with plain HTTPS (admin client certificate) through Envoy;
 kubectl and client-library behaviour is tested in tests/e2e.
@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kapi.launcher import Stack, StartupError
+from kapi.local.launcher import Stack, StartupError
 
 
 class Client:
@@ -167,7 +167,7 @@ def test_restart_on_the_same_state_keeps_objects_and_etcd_ports(stack: Stack, st
 
 def test_kapi_up_reports_ready_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
     state = tmp_path / "up"
-    proc = subprocess.Popen([sys.executable, "-m", "kapi.cli", "up", "--state-dir", str(state), "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "kapi.local.cli", "up", "--state-dir", str(state), "--port", "0",
                              "--gateways", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stderr is not None

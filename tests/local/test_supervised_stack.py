@@ -17,9 +17,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from kapi import binaries
-from kapi.launcher import Stack
-from tests.launcher.test_stack import envoy_endpoints
+from kapi.local import binaries
+from kapi.local.launcher import Stack
+from tests.local.test_stack import envoy_endpoints
 
 
 @pytest.fixture(scope="module")

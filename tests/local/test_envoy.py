@@ -1,4 +1,4 @@
-"""kapi.envoy: the one Envoy configuration used locally and in compose (DESIGN.md section 6)."""
+"""kapi.local.envoy: the one Envoy configuration used locally and in compose (DESIGN.md section 6)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kapi import binaries, envoy
-from kapi.pki import ensure_pki
+from kapi.local import binaries, envoy
+from kapi.local.pki import ensure_pki
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +113,7 @@ def test_bad_gateway_addresses(tls: envoy.TlsFiles, bad: list[str]) -> None:
 
 
 def test_deploy_config_is_up_to_date() -> None:
-    assert envoy.DEPLOY_CONFIG.read_text() == envoy.compose_text(), "run: python -m kapi.envoy"
+    assert envoy.DEPLOY_CONFIG.read_text() == envoy.compose_text(), "run: python -m kapi.local.envoy"
     assert envoy.main(["--check"]) == 0
 
 
