@@ -4,7 +4,10 @@ Importing this package registers every group's strategies; callers use
 :func:`strategy_for`.
 """
 
-from kapi.kinds import base
+from kapi.kinds import (
+    base,
+    flowcontrol,  # noqa: F401  (registration)
+)
 from kapi.kinds.base import Strategy, register, strategy_for
 
 __all__ = ["Strategy", "base", "register", "strategy_for"]

@@ -16,12 +16,14 @@ mandatory ``catch-all`` applies.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kapi.attributes import Attributes
+from kapi.kinds import flowcontrol as kinds
 from services.flowcontrol import defaults
 
 BY_USER, BY_NAMESPACE = "ByUser", "ByNamespace"
@@ -139,12 +141,13 @@ class FlowSchema:
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> FlowSchema:
         """Parse a FlowSchema object; raises ValueError/TypeError/KeyError when malformed."""
-        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        meta = obj.get("metadata") or {}
+        spec = kinds.defaulted_spec("FlowSchema", obj.get("spec") or {})
         rules = tuple(_policy_rule(r) for r in spec.get("rules") or ())
         method = (spec.get("distinguisherMethod") or {}).get("type") or ""
         return cls(str(meta["name"]), str(meta.get("uid") or ""),
                    str((spec.get("priorityLevelConfiguration") or {})["name"]),
-                   int(spec.get("matchingPrecedence") or 1000), str(method), rules)
+                   int(spec["matchingPrecedence"]), str(method), rules)
 
 
 @dataclass(frozen=True)
@@ -167,26 +170,38 @@ class PriorityLevel:
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> PriorityLevel:
-        """Parse a PriorityLevelConfiguration (v1 defaults apply); raises ValueError/TypeError/KeyError."""
-        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        """Parse a PriorityLevelConfiguration; raises ValueError/TypeError/KeyError.
+
+        v1 defaults apply (:func:`kapi.kinds.flowcontrol.default_priority_level_spec`,
+        the same as admission's), so an object stored without them reads as
+        kube-apiserver would default it; a beta ``assuredConcurrencyShares``
+        stands for ``nominalConcurrencyShares``, and a ``Queue`` response
+        without ``queuing`` gets the queuing defaults.
+        """
+        meta, raw = obj.get("metadata") or {}, obj.get("spec") or {}
         name, uid = str(meta["name"]), str(meta.get("uid") or "")
+        spec = copy.deepcopy(raw)
+        limited = spec.get("limited")
+        if isinstance(limited, dict) and "nominalConcurrencyShares" not in limited \
+                and "assuredConcurrencyShares" in limited:
+            limited["nominalConcurrencyShares"] = limited.pop("assuredConcurrencyShares")
+        spec = kinds.defaulted_spec("PriorityLevelConfiguration", spec)
         if spec.get("type") == "Exempt":
             exempt = spec.get("exempt") or {}
-            return cls(name, uid, True, int(exempt.get("nominalConcurrencyShares") or 0),
-                       int(exempt.get("lendablePercent") or 0))
+            kinds.default_priority_level_spec({"exempt": exempt})
+            return cls(name, uid, True, int(exempt["nominalConcurrencyShares"]), int(exempt["lendablePercent"]))
         if spec.get("type") != "Limited":
             raise ValueError(f"unknown priority level type {spec.get('type')!r}")
         limited = spec.get("limited") or {}
-        shares = limited.get("nominalConcurrencyShares", limited.get("assuredConcurrencyShares"))
+        kinds.default_priority_level_spec({"limited": limited})
         borrowing = limited.get("borrowingLimitPercent")
         response = limited.get("limitResponse") or {}
         queues = hand = length = 0
         if response.get("type", "Queue") == "Queue":
             queuing = response.get("queuing") or {}
-            queues = int(queuing.get("queues") or 64)
-            hand = int(queuing.get("handSize") or 8)
-            length = int(queuing.get("queueLengthLimit") or 50)
-        return cls(name, uid, False, 30 if shares is None else int(shares), int(limited.get("lendablePercent") or 0),
+            kinds.default_queuing(queuing)
+            queues, hand, length = int(queuing["queues"]), int(queuing["handSize"]), int(queuing["queueLengthLimit"])
+        return cls(name, uid, False, int(limited["nominalConcurrencyShares"]), int(limited["lendablePercent"]),
                    None if borrowing is None else int(borrowing), queues, min(hand, queues), length)
 
 

@@ -6,7 +6,10 @@ the mandatory objects are the ``exempt`` and ``catch-all``
 PriorityLevelConfigurations and FlowSchemas; the suggested ones are the
 ``system``, ``node-high``, ``leader-election``, ``workload-high``,
 ``workload-low`` and ``global-default`` levels and their FlowSchemas.
-Every one carries ``apf.kubernetes.io/autoupdate-spec: "true"``.
+Every one carries ``apf.kubernetes.io/autoupdate-spec: "true"``. The
+mandatory specs are :mod:`kapi.kinds.flowcontrol`'s (the one copy, which
+validation also holds them to); every spec here is in v1-defaulted form, so
+defaulting changes none of them.
 
 Each function returns fresh dicts (callers may mutate them).
 """
@@ -18,16 +21,18 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from kapi.kinds import flowcontrol as kinds
+
 GROUP = "flowcontrol.apiserver.k8s.io"
 API_VERSION = f"{GROUP}/v1"
 FLOW_SCHEMAS, PRIORITY_LEVELS = "flowschemas", "prioritylevelconfigurations"
 AUTOUPDATE_ANNOTATION = "apf.kubernetes.io/autoupdate-spec"
 
-EXEMPT, CATCH_ALL = "exempt", "catch-all"
+EXEMPT, CATCH_ALL = kinds.EXEMPT, kinds.CATCH_ALL
 MANDATORY_NAMES = frozenset({EXEMPT, CATCH_ALL})
 
 _AUTHENTICATED, _UNAUTHENTICATED = "system:authenticated", "system:unauthenticated"
-_NODES, _MASTERS, _SERVICEACCOUNTS = "system:nodes", "system:masters", "system:serviceaccounts"
+_NODES, _SERVICEACCOUNTS = "system:nodes", "system:serviceaccounts"
 _KCM, _SCHEDULER = "system:kube-controller-manager", "system:kube-scheduler"
 
 
@@ -42,9 +47,7 @@ def _queuing(shares: int, lendable: int, queues: int, hand_size: int, queue_leng
 def priority_level_specs() -> dict[str, dict[str, Any]]:
     """name -> PriorityLevelConfiguration spec of every default level (mandatory first)."""
     return {
-        EXEMPT: {"type": "Exempt", "exempt": {"nominalConcurrencyShares": 0, "lendablePercent": 0}},
-        CATCH_ALL: {"type": "Limited", "limited": {"nominalConcurrencyShares": 5, "lendablePercent": 0,
-                                                   "limitResponse": {"type": "Reject"}}},
+        **kinds.mandatory_priority_level_specs(),
         "system": _queuing(30, 33, 64, 6),
         "node-high": _queuing(40, 25, 64, 6),
         "leader-election": _queuing(10, 0, 16, 4),
@@ -94,8 +97,7 @@ def flow_schema_specs() -> dict[str, dict[str, Any]]:
     """name -> FlowSchema spec of every default schema (mandatory first)."""
     leases = _resource_rule(["get", "create", "update"], ["coordination.k8s.io"], ["leases"], ["*"], False)
     return {
-        EXEMPT: _schema(EXEMPT, 1, None, [_everything(_groups(_MASTERS))]),
-        CATCH_ALL: _schema(CATCH_ALL, 10000, "ByUser", [_everything(_groups(_AUTHENTICATED, _UNAUTHENTICATED))]),
+        **kinds.mandatory_flow_schema_specs(),
         "probes": _schema(EXEMPT, 2, None, [{
             "subjects": _groups(_AUTHENTICATED, _UNAUTHENTICATED),
             "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/readyz", "/livez"]}]}]),

@@ -11,7 +11,7 @@ the ``bootstrap-system-flowcontrol-configuration`` post-start hook):
 - after every change it keeps the defaults ("Mandatory and suggested
   configuration objects"): a missing default object is created; a
   mandatory one (exempt, catch-all) gets its default spec back whenever it
-  differs; a suggested one only while it carries
+  differs (the ``exempt`` level keeps its own ``spec.exempt``); a suggested one only while it carries
   ``apf.kubernetes.io/autoupdate-spec: "true"`` (or carries no such
   annotation and was never changed, generation 1).
 - it writes the ``Dangling`` condition of every FlowSchema (``True``,
@@ -20,7 +20,10 @@ the ``bootstrap-system-flowcontrol-configuration`` post-start hook):
 
 Writes go straight to storage with the object's resourceVersion as
 precondition; a Conflict is left for the next round (the watch brings the
-newer object, which triggers it).
+newer object, which triggers it). They bypass admission, so what they write
+is already what admission would store: the default specs are in v1-defaulted
+form and pass kapi.kinds.flowcontrol's validation (tests/kinds/test_flowcontrol.py
+holds them to it).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import grpc
 
 from kapi import errors, jsonutil
 from kapi.informer import Informer, StorageListerWatcher
+from kapi.kinds import flowcontrol as kinds
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.flowcontrol import config as cfg
 from services.flowcontrol import defaults
@@ -65,9 +69,29 @@ def dangling_condition(priority_level: str, exists: bool, now: str) -> dict[str,
                        f'"{priority_level}" but there is no such object'}
 
 
+def _kept_exempt(name: str, obj: dict[str, Any], default_spec: dict[str, Any]) -> dict[str, Any]:
+    """``default_spec`` as it applies to ``obj``: the mandatory ``exempt`` level keeps its own ``spec.exempt``.
+
+    kube's validation lets an administrator tune the exempt level's
+    ``nominalConcurrencyShares``/``lendablePercent`` and its ensurer keeps
+    them (kapi.kinds.flowcontrol, "Mandatory Configuration Objects").
+    """
+    spec = obj.get("spec")
+    if name == defaults.EXEMPT and "type" in default_spec and isinstance(spec, dict) \
+            and isinstance(spec.get("exempt"), dict):
+        return {**default_spec, "exempt": spec["exempt"]}
+    return default_spec
+
+
 def wants_default_spec(name: str, obj: dict[str, Any], default_spec: dict[str, Any]) -> bool:
-    """True if the stored default object ``obj`` should get ``default_spec`` back (module docstring rules)."""
-    if obj.get("spec") == default_spec:
+    """True if the stored default object ``obj`` should get ``default_spec`` back (module docstring rules).
+
+    Specs compare as kube's ensurer compares them: semantically (a missing
+    list, string or false equals its empty value), both sides v1-defaulted.
+    """
+    spec = obj.get("spec")
+    kind = "PriorityLevelConfiguration" if "type" in default_spec else "FlowSchema"
+    if isinstance(spec, dict) and kinds.specs_equal(kind, spec, _kept_exempt(name, obj, default_spec)):
         return False
     meta = obj.get("metadata") or {}
     if name in defaults.MANDATORY_NAMES:
@@ -176,7 +200,7 @@ class ConfigSync:
                 writes += await self._write(resource, name, obj, create=True)
             elif wants_default_spec(name, current, specs[resource][name]):
                 updated = copy.deepcopy(current)
-                updated["spec"] = specs[resource][name]
+                updated["spec"] = _kept_exempt(name, current, specs[resource][name])
                 meta = updated.setdefault("metadata", {})
                 meta["generation"] = int(meta.get("generation") or 1) + 1
                 meta.setdefault("annotations", {})[defaults.AUTOUPDATE_ANNOTATION] = "true"
