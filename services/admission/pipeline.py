@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kapi import crd, defaults, errors, jsonutil, kindvalidation, kinds, objectmeta, schema, strategy
+from kapi import crd, defaults, errors, jsonutil, kinds, kindvalidation, objectmeta, schema, strategy
 from kapi.attributes import Attributes
 from kapi.resources import REGISTRY, Registry, Resource
 from services.admission import crd_schema

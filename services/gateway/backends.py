@@ -14,8 +14,8 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -25,6 +25,13 @@ from kapi_proto.kapi.admission.v1 import admission_pb2, admission_pb2_grpc
 from kapi_proto.kapi.authn.v1 import authn_pb2, authn_pb2_grpc
 from kapi_proto.kapi.authz.v1 import authz_pb2, authz_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
+
+if TYPE_CHECKING:  # the handler chain's view of its peers; none of these import this module's users
+    from services.gateway.aggregation import Aggregator
+    from services.gateway.audit import Auditor
+    from services.gateway.dynamic import CustomResourceRegistry
+    from services.gateway.flowcontrol import FlowControlClient
+    from services.gateway.registry.ipallocator import ServiceAllocations
 
 log = logging.getLogger(__name__)
 
@@ -250,3 +257,29 @@ def storage_stub(channel: object) -> storage_pb2_grpc.StorageStub:
     """A Storage stub over ``channel``."""
     return storage_pb2_grpc.StorageStub(channel)
 
+
+@dataclass(frozen=True)
+class Config:
+    """Gateway settings read from flags: front-proxy CNs and the default request timeout (seconds)."""
+
+    front_proxy_names: frozenset[str]
+    request_timeout: float
+
+
+@dataclass
+class Backends:
+    """Everything a request handler calls, plus the gateway's lifecycle state."""
+
+    config: Config
+    authn: AuthnClient
+    authz: AuthzClient
+    admission: AdmissionClient
+    storage: Any
+    flowcontrol: FlowControlClient
+    services: ServiceAllocations | None = None  # clusterIP / nodePort allocation (Service writes)
+    ready: bool = False
+    shutting_down: bool = False
+    watches: set[Any] = field(default_factory=set)
+    custom_resources: CustomResourceRegistry | None = None  # CRD-served resources and the CRD controller
+    aggregator: Aggregator | None = None  # APIServices: proxying to extension API servers
+    audit: Auditor | None = None  # --audit-* flags (services/gateway/audit.py)

@@ -51,7 +51,7 @@ from services.gateway.requestinfo import RequestInfo, resolve
 from services.gateway.scope import RequestScope
 
 if TYPE_CHECKING:
-    from services.gateway.server import Backends
+    from services.gateway.backends import Backends
 
 log = logging.getLogger(__name__)
 

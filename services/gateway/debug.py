@@ -25,7 +25,7 @@ from kapi import errors
 from services.gateway.flowcontrol import Seat
 
 if TYPE_CHECKING:
-    from services.gateway.server import Backends
+    from services.gateway.backends import Backends
 
 PREFIX = "/debug/api_priority_and_fairness/"
 DUMPS = {"dump_priority_levels": "priority_levels", "dump_queues": "queues", "dump_requests": "requests",

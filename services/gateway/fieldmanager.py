@@ -1,12 +1,13 @@
-"""Gateway glue for field ownership: record managedFields on every write, and the server-side apply handler.
+"""Gateway glue for field ownership: managedFields of every write, and the object an apply produces.
 
 Every create, update and patch records an ``Update`` entry for its manager
 (the ``fieldManager`` query parameter, else the User-Agent up to its first
-"/", as kube-apiserver); ``PATCH`` with ``application/apply-patch+yaml``
-is server-side apply (kapi.managedfields.apply), creating the object when
-it is absent. Source: "Server-Side Apply" and k8s.io/apiserver
-pkg/endpoints/handlers/fieldmanager (last-applied annotation sync and the
-client-side-apply upgrade path).
+"/", as kube-apiserver) — :func:`track_update`, called by the write path
+(services/gateway/registry/store.py); server-side apply computes its result
+with :func:`apply` (kapi.managedfields.apply), called by the apply handler
+(services/gateway/handlers/apply.py). Source: "Server-Side Apply" and
+k8s.io/apiserver pkg/endpoints/handlers/fieldmanager (last-applied
+annotation sync and the client-side-apply upgrade path).
 """
 
 from __future__ import annotations
@@ -14,21 +15,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from aiohttp import web
-
-from kapi import errors, grpcutil, jsonutil
+from kapi import errors, jsonutil
 from kapi import managedfields as mf
-from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import negotiation
 from services.gateway import patch as patching
-from services.gateway.scope import RequestScope, decode_object
+from services.gateway.scope import RequestScope
 
 MAX_MANAGER_LENGTH = 128
 KUBECTL_SSA_MANAGER = "kubectl"
-
-# Writes without a pinned resourceVersion retry on Conflict like kube's GuaranteedUpdate: until they succeed
-# or the request's deadline (the chain's timeout) ends them.
-CONFLICT_RETRIES = 1000
 
 
 def now() -> str:
@@ -104,7 +97,14 @@ def _sync_last_applied(config: dict[str, Any], result: dict[str, Any], live: dic
         jsonutil.dumps(applied).decode()
 
 
-def _apply(scope: RequestScope, live: dict[str, Any] | None, config: dict[str, Any], name: str) -> dict[str, Any]:
+def apply(scope: RequestScope, live: dict[str, Any] | None, config: dict[str, Any], name: str) -> dict[str, Any]:
+    """The object that applying ``config`` as manager ``name`` to ``live`` (None: absent) produces.
+
+    Raises 409 Conflict ("Apply failed with N conflicts: ...") when other
+    managers own changed fields and ``force`` is not set; kubectl taking
+    over from client-side apply may claim the fields its last-applied
+    annotation lists (kube's lastAppliedManager).
+    """
     t, force, reset = types(scope), _force(scope), reset_fields(scope)
     version, sub, stamp = scope.resource.group_version, scope.info.subresource, now()
     try:
@@ -126,60 +126,3 @@ def _apply(scope: RequestScope, live: dict[str, Any] | None, config: dict[str, A
         result = mf.apply(upgraded, config, name, version, stamp, t, force, sub, reset)
     _sync_last_applied(config, result, live, name)
     return result
-
-
-async def server_side_apply(scope: RequestScope, body: bytes) -> web.Response:
-    """PATCH with ``application/apply-patch+yaml``: apply the configuration, creating the object if absent.
-
-    Errors: 400 without ``fieldManager`` or for a malformed body, 409
-    Conflict naming the other managers' fields (kube's message), plus
-    everything create and update answer.
-    """
-    from services.gateway.handlers.update import store_update
-
-    name = manager(scope, required=True)
-    if scope.info.subresource:
-        raise errors.StatusError(415, "UnsupportedMediaType", f"apply patches are not supported on the "
-                                 f"{scope.info.subresource} subresource")
-    config = decode_object(negotiation.decode_body(body, negotiation.APPLY_PATCH), scope, name_from_url=False)
-    meta = config["metadata"]
-    if not meta.get("name"):
-        meta["name"] = scope.info.name
-    elif meta["name"] != scope.info.name:
-        raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
-                                 f"({scope.info.name})")
-    scope.applying = True
-    for attempt in range(CONFLICT_RETRIES):
-        try:
-            current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
-                                               storage_pb2.GetRequest(key=scope.key()), timeout=scope.timeout)
-        except errors.StatusError as err:
-            if err.reason != "NotFound":
-                raise
-            try:
-                return await _create(scope, _apply(scope, None, config, name))
-            except errors.StatusError as create_err:
-                if create_err.reason != "AlreadyExists" or attempt == CONFLICT_RETRIES - 1:
-                    raise
-                continue
-        live = jsonutil.loads(current.object)
-        result = _apply(scope, live, config, name)
-        try:
-            return await store_update(scope, result, current, current.resource_version)
-        except errors.StatusError as err:
-            if err.reason != "Conflict" or attempt == CONFLICT_RETRIES - 1 or "Apply failed" in err.message:
-                raise
-    raise AssertionError("unreachable")
-
-
-async def _create(scope: RequestScope, obj: dict[str, Any]) -> web.Response:
-    dry_run = scope.dry_run()
-    admitted, warnings = await scope.backends.admission.admit(
-        "CREATE", scope.attrs, scope.resource.kind, jsonutil.dumps(obj), b"", dry_run, scope.field_validation(),
-        timeout=scope.timeout)
-    scope.warnings.extend(warnings)
-    if dry_run:
-        return scope.respond(admitted, 201)
-    reply: Any = await grpcutil.call("storage", scope.backends.storage.Create, storage_pb2.CreateRequest(
-        key=scope.key(), object=admitted), timeout=scope.timeout)
-    return scope.respond(reply.object, 201)

@@ -17,7 +17,7 @@ from aiohttp import web
 from kapi import errors
 
 if TYPE_CHECKING:
-    from services.gateway.server import Backends
+    from services.gateway.backends import Backends
 
 OPENID_CONFIGURATION = "/.well-known/openid-configuration"
 JWKS = "/openid/v1/jwks"

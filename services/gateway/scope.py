@@ -21,7 +21,7 @@ from services.gateway import negotiation, table
 from services.gateway.requestinfo import RequestInfo
 
 if TYPE_CHECKING:
-    from services.gateway.server import Backends
+    from services.gateway.backends import Backends
 
 
 # kube-apiserver gzips responses larger than this when the client accepts gzip (defaultGzipThresholdBytes).

@@ -18,7 +18,6 @@ import contextlib
 import logging
 import ssl
 import uuid
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,42 +27,15 @@ from aiohttp import web
 
 from kapi import errors, flags, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import aggregation, allocator, audit, authtrust, debug, dynamic, metrics, negotiation
-from services.gateway.audit import Auditor
-from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, storage_stub
+from services.gateway import aggregation, audit, authtrust, debug, dynamic, metrics, negotiation
+from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, Backends, Config, storage_stub
 from services.gateway.chain import build_handler_chain
 from services.gateway.flowcontrol import FlowControlClient, LocalLimiter
+from services.gateway.registry import ipallocator
 
 log = logging.getLogger("kapi.gateway")
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-
-
-@dataclass(frozen=True)
-class Config:
-    """Gateway settings read from flags: front-proxy CNs and the default request timeout (seconds)."""
-
-    front_proxy_names: frozenset[str]
-    request_timeout: float
-
-
-@dataclass
-class Backends:
-    """Everything a request handler calls, plus the gateway's lifecycle state."""
-
-    config: Config
-    authn: AuthnClient
-    authz: AuthzClient
-    admission: AdmissionClient
-    storage: Any
-    flowcontrol: FlowControlClient
-    services: allocator.ServiceAllocations | None = None  # clusterIP / nodePort allocation (Service writes)
-    ready: bool = False
-    shutting_down: bool = False
-    watches: set[Any] = field(default_factory=set)
-    custom_resources: dynamic.CustomResourceRegistry | None = None  # CRD-served resources and the CRD controller
-    aggregator: aggregation.Aggregator | None = None  # APIServices: proxying to extension API servers
-    audit: Auditor | None = None  # --audit-* flags (services/gateway/audit.py)
 
 
 def _required(args: argparse.Namespace, *names: str) -> None:
@@ -178,9 +150,9 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         admission=AdmissionClient(chan(args.admission_address)), storage=storage_stub(chan(args.storage_address)),
         flowcontrol=FlowControlClient(flow_channel, fallback),
     )
-    backends.services = allocator.ServiceAllocations(
-        allocator.Allocator(backends.storage, allocator.ip_range(args.service_cluster_ip_range)),
-        allocator.Allocator(backends.storage, allocator.port_range(args.service_node_port_range)))
+    backends.services = ipallocator.ServiceAllocations(
+        ipallocator.Allocator(backends.storage, ipallocator.ip_range(args.service_cluster_ip_range)),
+        ipallocator.Allocator(backends.storage, ipallocator.port_range(args.service_node_port_range)))
     backends.flowcontrol.start()
     backends.audit = audit.from_args(args)
     app = web.Application(client_max_size=negotiation.MAX_BODY_BYTES + 1)

@@ -302,9 +302,27 @@ def csr(writer: Client) -> str:
     return name
 
 
+def _certificate_pem() -> bytes:
+    """A self-signed certificate (the signer check looks at the change, not at who issued it)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "write-path")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key()).serial_number(
+        x509.random_serial_number()).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1)).sign(
+        key, hashes.SHA256())
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
 def _approval_body(content_type: str, current: dict, subresource: str) -> Any:
     if subresource == "status":
-        status = {"certificate": base64.b64encode(b"not really a certificate").decode()}
+        status = {"certificate": base64.b64encode(_certificate_pem()).decode()}
         return {**current, "status": status} if content_type == JSON else {"status": status}
     condition = {"type": "Approved", "status": "True", "reason": "Guard", "message": "approved by the test"}
     if content_type == JSONPATCH:

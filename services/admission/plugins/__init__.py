@@ -8,7 +8,7 @@ is always :data:`ORDER`, whatever order the flags list them in
 both flags, refuses to start, with kube-apiserver's messages. Plugins kube
 has for objects or features kapi does not serve (RuntimeClass...) are
 accepted by name and do nothing; CertificateApproval and CertificateSigning
-need an authorizer and are enforced by the gateway (services/gateway/signers.py).
+need an authorizer and are enforced by the gateway (services/gateway/registry/certificates.py).
 """
 
 from __future__ import annotations

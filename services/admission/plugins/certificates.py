@@ -5,7 +5,7 @@ signer whose subject names the organization ``system:masters`` is refused
 on create (403 ``use of kubernetes.io/kube-apiserver-client signer with
 system:masters group is not allowed``). The signer permission plugins
 (CertificateApproval, CertificateSigning) need an authorizer and run in the
-gateway (services/gateway/signers.py).
+gateway (services/gateway/registry/certificates.py).
 """
 
 from __future__ import annotations

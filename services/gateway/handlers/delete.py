@@ -8,8 +8,9 @@ from aiohttp import web
 
 from kapi import errors, gofmt, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import allocator, deletion, negotiation
-from services.gateway.scope import RequestScope, parse_resource_version, success_status
+from services.gateway import negotiation
+from services.gateway.registry import deletion, store
+from services.gateway.scope import RequestScope, success_status
 
 # DeleteOptions fields and the Go types kube's decoder reads them into (meta/v1 DeleteOptions).
 _OPTION_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
@@ -72,30 +73,6 @@ async def _options(scope: RequestScope) -> dict[str, Any]:
     return options
 
 
-async def _delete_one(scope: RequestScope, name: str, options: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """Delete one object: (its last state, True if it was only marked for deletion because of finalizers)."""
-    current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
-                                       storage_pb2.GetRequest(key=scope.key(name=name)), timeout=scope.timeout)
-    dry_run = scope.dry_run() or bool(options.get("dryRun"))
-    _, warnings = await scope.backends.admission.admit(
-        "DELETE", scope.attrs, scope.resource.kind, b"", current.object, dry_run, "", timeout=scope.timeout)
-    scope.warnings.extend(warnings)
-    if dry_run:
-        return dict(jsonutil.loads(current.object)), False
-    marked = await deletion.mark(scope, name, current, options)  # namespaces; Foreground/Orphan propagation
-    if marked is not None:
-        return marked, True
-    pre = options.get("preconditions") or {}
-    expected_rv = parse_resource_version(str(pre.get("resourceVersion") or ""))
-    reply: Any = await grpcutil.call("storage", scope.backends.storage.Delete, storage_pb2.DeleteRequest(
-        key=scope.key(name=name), expected_resource_version=expected_rv, expected_uid=str(pre.get("uid") or "")),
-        timeout=scope.timeout)
-    deleted = dict(jsonutil.loads(reply.object))
-    if not getattr(reply, "deletion_pending", False):
-        await allocator.after_delete(scope, deleted)
-    return deleted, reply.deletion_pending
-
-
 async def delete(scope: RequestScope) -> web.Response:
     """Delete the object named by the URL; answers ``Status`` Success (kube's generic registry), or the object
     itself (200) when finalizers keep it, marked with ``metadata.deletionTimestamp``.
@@ -104,7 +81,7 @@ async def delete(scope: RequestScope) -> web.Response:
     conditional (409 Conflict); 404 if absent.
     """
     options = await _options(scope)
-    deleted, pending = await _delete_one(scope, scope.info.name, options)
+    deleted, pending = await store.delete(scope, scope.info.name, options)
     if pending:  # finalizers remain: kube answers the object marked with deletionTimestamp, 200
         return scope.respond(deleted)
     return scope.respond(success_status(scope, deleted))
@@ -121,7 +98,7 @@ async def delete_collection(scope: RequestScope) -> web.Response:
         obj = jsonutil.loads(raw)
         meta = obj.get("metadata") or {}
         try:
-            items.append((await _delete_one(scope, meta.get("name", ""), options))[0])
+            items.append((await store.delete(scope, meta.get("name", ""), options))[0])
         except errors.StatusError as err:
             if err.reason != "NotFound":
                 raise

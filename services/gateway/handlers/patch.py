@@ -1,8 +1,9 @@
 """PATCH of one object (k8s.io/apiserver pkg/endpoints/handlers/patch.go).
 
-The gateway reads the current object, applies the patch (services/gateway/patch.py),
-and writes the result conditioned on the revision it read; on a Conflict it
-retries with a fresh read, unless the patch itself pinned a resourceVersion.
+JSON patch, merge patch and strategic merge patch are applied by the
+gateway (services/gateway/patch.py) to the object read inside the write
+path's guaranteed update, so a Conflict re-reads and re-applies the patch;
+``application/apply-patch+yaml`` is server-side apply (handlers/apply.py).
 """
 
 from __future__ import annotations
@@ -11,15 +12,12 @@ from typing import Any
 
 from aiohttp import web
 
-from kapi import errors, grpcutil, jsonutil
-from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import fieldmanager, negotiation
+from kapi import errors
+from services.gateway import negotiation
 from services.gateway import patch as patching
-from services.gateway.handlers.update import store_update
-from services.gateway.scope import RequestScope, parse_resource_version, resource_version_of
-
-# Like kube's GuaranteedUpdate, a patch retries on Conflict until it succeeds or the request's deadline ends it.
-RETRIES = 1000
+from services.gateway.handlers.apply import server_side_apply
+from services.gateway.registry import store
+from services.gateway.scope import RequestScope
 
 
 def apply(content_type: str, current: dict[str, Any], patch: Any, scope: RequestScope,
@@ -45,36 +43,32 @@ def apply(content_type: str, current: dict[str, Any], patch: Any, scope: Request
     return result
 
 
-async def patch(scope: RequestScope) -> web.Response:
-    """Patch the object named by the URL; 404 if absent, 409 if a pinned resourceVersion is stale."""
-    content_type = scope.content_type
-    if content_type not in negotiation.PATCH_TYPES:
+async def read_patch(scope: RequestScope) -> bytes:
+    """The body of a PATCH: 415 for a media type that is no patch type, 413 when too large."""
+    if scope.content_type not in negotiation.PATCH_TYPES:
         raise errors.StatusError(415, "UnsupportedMediaType",
                                  f"the body of the request was in an unknown format - accepted media types include: "
                                  f"{', '.join(negotiation.PATCH_TYPES[:3])}")
     body = await scope.request.read()
     if len(body) > negotiation.MAX_BODY_BYTES:
         raise errors.too_large()
+    return body
+
+
+async def patch(scope: RequestScope) -> web.Response:
+    """Patch the object named by the URL; 404 if absent, 409 if a pinned resourceVersion is stale."""
+    body = await read_patch(scope)
+    content_type = scope.content_type
     if content_type == negotiation.APPLY_PATCH:
-        return await fieldmanager.server_side_apply(scope, body)
+        return await server_side_apply(scope, body)
     patch_doc = negotiation.decode_body(body, content_type)
-    for attempt in range(RETRIES):
-        current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
-                                           storage_pb2.GetRequest(key=scope.key()), timeout=scope.timeout)
-        original = jsonutil.loads(current.object)
-        result = apply(content_type, original, patch_doc, scope)
-        meta = result.get("metadata")
-        if not isinstance(meta, dict):
+
+    async def patched(live: dict[str, Any] | None) -> dict[str, Any]:
+        assert live is not None
+        result = apply(content_type, live, patch_doc, scope)
+        if not isinstance(result.get("metadata"), dict):
             raise errors.bad_request("metadata must be an object")
-        pinned = resource_version_of(scope, result)
-        if pinned and parse_resource_version(pinned) != current.resource_version:
-            raise errors.conflict(scope.resource.resource, scope.info.name, "the object has been modified; please "
-                                  "apply your changes to the latest version and try again", scope.resource.group)
-        original_pinned = str((original.get("metadata") or {}).get("resourceVersion") or "")
-        user_pinned = pinned and pinned != original_pinned
-        try:
-            return await store_update(scope, result, current, current.resource_version)
-        except errors.StatusError as err:
-            if err.reason != "Conflict" or user_pinned or attempt == RETRIES - 1:
-                raise
-    raise AssertionError("unreachable")
+        return result
+
+    stored, _ = await store.guaranteed_update(scope, patched)
+    return scope.respond(stored)

@@ -20,9 +20,9 @@ from aiohttp import web
 from kapi import crd, errors, grpcutil, jsonutil, schema
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation
-from services.gateway.handlers.patch import RETRIES
 from services.gateway.handlers.patch import apply as apply_patch
-from services.gateway.handlers.update import store_update
+from services.gateway.handlers.patch import read_patch
+from services.gateway.registry import store
 from services.gateway.scope import RequestScope, parse_resource_version
 
 
@@ -118,34 +118,33 @@ def _respond(scope: RequestScope, obj: dict[str, Any] | bytes, paths: ScalePaths
 
 
 async def scale(scope: RequestScope) -> web.Response:
-    """GET, PUT or PATCH ``<workload>/scale``."""
+    """GET, PUT or PATCH ``<workload>/scale``: a write sets the parent's replicas through the write path.
+
+    A ``metadata.resourceVersion`` in the Scale pins the parent's (409
+    Conflict when stale); 422 for negative replicas; 405 for other verbs.
+    """
     verb = scope.info.verb
     paths = scale_paths(scope)
-    for attempt in range(RETRIES):
+    if verb == "get":
         current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
                                            storage_pb2.GetRequest(key=scope.key()), timeout=scope.timeout)
-        if verb == "get":
-            return _respond(scope, current.object, paths)
-        parent = jsonutil.loads(current.object)
-        body = await scope.request.read()
-        if verb == "update":
-            wanted = negotiation.decode_body(body, scope.content_type)
-        elif verb == "patch":
-            wanted = apply_patch(scope.content_type, to_scale(parent, paths), negotiation.decode_body(
-                body, scope.content_type), scope, merge_schema=False)
-        else:
-            raise errors.method_not_allowed(f"{scope.resource.resource}/scale", verb, scope.resource.group)
+        return _respond(scope, current.object, paths)
+    if verb not in ("update", "patch"):
+        raise errors.method_not_allowed(f"{scope.resource.resource}/scale", verb, scope.resource.group)
+    body = await (read_patch(scope) if verb == "patch" else scope.request.read())
+    decoded = negotiation.decode_body(body, scope.content_type)
+
+    async def scaled(live: dict[str, Any] | None) -> dict[str, Any]:
+        assert live is not None
+        wanted = decoded if verb == "update" else apply_patch(scope.content_type, to_scale(live, paths), decoded,
+                                                              scope, merge_schema=False)
         wanted = schema.check_types(wanted, "autoscaling", "v1", "Scale")
         pinned = str((wanted.get("metadata") or {}).get("resourceVersion") or "")
-        if pinned and parse_resource_version(pinned) != current.resource_version:
-            raise errors.conflict(scope.resource.resource, scope.info.name, "the object has been modified; please "
-                                  "apply your changes to the latest version and try again", scope.resource.group)
-        set_replicas(parent, _replicas(wanted), paths)
-        try:
-            response = await store_update(scope, parent, current, current.resource_version)
-        except errors.StatusError as err:
-            if err.reason != "Conflict" or pinned or attempt == RETRIES - 1:
-                raise
-            continue
-        return _respond(scope, response.body if isinstance(response.body, bytes) else b"{}", paths)
-    raise AssertionError("unreachable")
+        if pinned and parse_resource_version(pinned) != parse_resource_version(
+                str((live.get("metadata") or {}).get("resourceVersion") or "")):
+            raise store.stale(scope)
+        set_replicas(live, _replicas(wanted), paths)
+        return live
+
+    stored, _ = await store.guaranteed_update(scope, scaled)
+    return _respond(scope, stored, paths)

@@ -10,9 +10,8 @@ rules through ``RulesReview``. Each answer is the posted object with
 decided by the handler chain's authorization (``create`` on the resource;
 system:basic-user grants the Self* kinds to every authenticated user).
 
-:func:`check_rbac_escalation` is called by the create/update handlers before
-admission, so a Role, ClusterRole or binding write is refused unless the
-writer holds what it grants (authz ``CheckEscalation``).
+RBAC privilege-escalation prevention on writes is a write-path hook
+(services/gateway/registry/rbac.py), not a review.
 """
 
 from __future__ import annotations
@@ -26,8 +25,6 @@ from services.gateway.reviews import review
 from services.gateway.scope import RequestScope
 
 GROUP = "authorization.k8s.io"
-RBAC_GROUP = "rbac.authorization.k8s.io"
-RBAC_RESOURCES = frozenset({"roles", "clusterroles", "rolebindings", "clusterrolebindings"})
 
 
 def _invalid(kind: str, causes: list[errors.Cause]) -> errors.StatusError:
@@ -189,16 +186,3 @@ async def self_subject_rules_review(scope: RequestScope, obj: dict[str, Any]) ->
         status["evaluationError"] = reply.evaluation_error
     obj["status"] = status
     return obj, 201
-
-
-async def check_rbac_escalation(scope: RequestScope, obj: Mapping[str, Any], old: bytes = b"") -> None:
-    """Refuse (403) a create/update/patch of an RBAC Role, ClusterRole or binding that escalates privileges.
-
-    ``obj`` is the object to be written, ``old`` the stored object's JSON for
-    an update or patch. Other resources return at once. Raises the authz
-    service's 403 Forbidden / 404 NotFound Status, 503 if authz is unreachable.
-    """
-    resource = scope.resource
-    if resource.group != RBAC_GROUP or resource.resource not in RBAC_RESOURCES or scope.info.subresource:
-        return
-    await scope.backends.authz.check_escalation(scope.attrs, jsonutil.dumps(obj), old, timeout=scope.timeout)

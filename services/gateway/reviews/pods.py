@@ -18,6 +18,9 @@ from aiohttp import web
 from kapi import errors, grpcutil, jsonutil
 from kapi.selectors import SelectorError, label_selector_matches
 from kapi_proto.kapi.storage.v1 import storage_pb2
+from services.gateway import negotiation
+from services.gateway.handlers.delete import check_option_types
+from services.gateway.registry import store
 from services.gateway.reviews import subresource
 from services.gateway.scope import RequestScope
 
@@ -106,8 +109,6 @@ async def eviction(scope: RequestScope) -> web.StreamResponse:
     """POST pods/<name>/eviction (policy/v1 Eviction, as ``kubectl drain`` sends): delete the pod unless a
     PodDisruptionBudget selecting it allows no disruption (429 with kube's message). Source: "API-initiated
     Eviction"."""
-    from services.gateway.handlers.delete import delete
-
     if scope.info.verb != "create":
         raise errors.method_not_allowed("pods/eviction", scope.info.verb)
     pod = await _pod(scope)
@@ -124,7 +125,12 @@ async def eviction(scope: RequestScope) -> web.StreamResponse:
                                          "disruption budget.", {"causes": [{
                                              "reason": "DisruptionBudget", "message": f"The disruption budget {name} "
                                              "needs 1 healthy pods and has 0 currently"}]})
-    await delete(scope)
+    body = await scope.request.read()
+    eviction = negotiation.decode_body(body, scope.content_type) if body.strip() else {}
+    options = eviction.get("deleteOptions") if isinstance(eviction, dict) else None
+    options = dict(options) if isinstance(options, dict) else {}
+    check_option_types(options)
+    await store.delete(scope, scope.info.name, options)
     return web.json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                               "code": 201}, status=201)
 
@@ -135,9 +141,6 @@ async def binding(scope: RequestScope) -> web.StreamResponse:
 
     409 Conflict ``pod <name> is already assigned to node "<node>"`` when bound; 400 without a target name.
     """
-    from services.gateway import negotiation
-    from services.gateway.handlers.update import store_update
-
     if scope.info.verb != "create":
         raise errors.method_not_allowed("pods/binding", scope.info.verb)
     body = negotiation.decode_body(await scope.request.read(), scope.content_type)
@@ -145,13 +148,16 @@ async def binding(scope: RequestScope) -> web.StreamResponse:
     node = str(target.get("name") or "")
     if not node:
         raise errors.bad_request("target.name is required")
-    current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
-                                       storage_pb2.GetRequest(key=scope.key()), timeout=scope.timeout)
-    pod = jsonutil.loads(current.object)
-    bound = (pod.get("spec") or {}).get("nodeName")
-    if bound:
-        raise errors.conflict("pods", scope.info.name, f'pod {scope.info.name} is already assigned to node "{bound}"')
-    pod.setdefault("spec", {})["nodeName"] = node
-    await store_update(scope, pod, current, current.resource_version)
+
+    async def bind(pod: dict[str, Any] | None) -> dict[str, Any]:
+        assert pod is not None
+        bound = (pod.get("spec") or {}).get("nodeName")
+        if bound:
+            raise errors.conflict("pods", scope.info.name,
+                                  f'pod {scope.info.name} is already assigned to node "{bound}"')
+        pod.setdefault("spec", {})["nodeName"] = node
+        return pod
+
+    await store.guaranteed_update(scope, bind)
     return web.json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                               "code": 201}, status=201)

@@ -107,12 +107,13 @@ class Allocator:
             await grpcutil.call("storage", self._storage.Update, storage_pb2.UpdateRequest(
                 key=self._key(), object=obj, expected_resource_version=revision), timeout=timeout)
 
-    async def _change(self, pick: Callable[[bytearray], int | None], set_bit: bool, timeout: float) -> int | None:
+    async def _change(self, pick: Callable[[bytearray], int | None], set_bit: bool, timeout: float,
+                      dry_run: bool = False) -> int | None:
         for _ in range(RETRIES):
             bitmap, revision = await self._read(timeout)
             off = pick(bitmap)
-            if off is None:
-                return None
+            if off is None or dry_run:
+                return off
             if set_bit:
                 bitmap[off // 8] |= 0x80 >> (off % 8)
             else:
@@ -130,12 +131,15 @@ class Allocator:
     def _used(bitmap: bytearray, off: int) -> bool:
         return bool(bitmap[off // 8] & (0x80 >> (off % 8)))
 
-    async def allocate(self, wanted: str = "", timeout: float = 10.0) -> str:
+    async def allocate(self, wanted: str = "", timeout: float = 10.0, dry_run: bool = False) -> str:
         """Allocate ``wanted`` (422-style ValueError text on failure) or a random free value; returns it.
 
-        Raises ``ValueError("provided ... is already allocated")`` or
-        ``ValueError("provided ... is not in the valid range ...")`` for a
-        bad ``wanted``; 500 InternalError ``range is full`` when none is free.
+        With ``dry_run`` the value is chosen the same way but nothing is
+        written (kube's dry-run allocator: the answer shows a clusterIP that
+        stays free). Raises ``ValueError("provided ... is already
+        allocated")`` or ``ValueError("provided ... is not in the valid range
+        ...")`` for a bad ``wanted``; 500 InternalError ``range is full`` when
+        none is free.
         """
         rng = self.range
         if wanted:
@@ -151,7 +155,7 @@ class Allocator:
                                      f"allocated")
                 return want
 
-            await self._change(pick_wanted, True, timeout)
+            await self._change(pick_wanted, True, timeout, dry_run)
             return wanted
 
         def pick_free(bitmap: bytearray) -> int | None:
@@ -162,7 +166,7 @@ class Allocator:
                     return off
             return None
 
-        off = await self._change(pick_free, True, timeout)
+        off = await self._change(pick_free, True, timeout, dry_run)
         if off is None:
             raise errors.StatusError(500, "InternalError", "failed to allocate a serviceIP: range is full"
                                      if rng.name == "serviceips" else "failed to allocate a nodePort: range is full")
@@ -189,23 +193,30 @@ class ServiceAllocations:
         self.ips = ips
         self.ports = ports
 
-    async def on_create(self, svc: dict[str, Any], timeout: float) -> list[tuple[Allocator, str]]:
-        """Allocate the Service's clusterIP and nodePorts in place; returns what to release if the write fails."""
+    async def on_create(self, svc: dict[str, Any], timeout: float, dry_run: bool = False
+                        ) -> list[tuple[Allocator, str]]:
+        """Allocate the Service's clusterIP and nodePorts in place; returns what to release if the write fails.
+
+        ``dry_run`` fills the values without reserving them (and returns nothing to release).
+        """
         spec = svc.get("spec")
         if not isinstance(spec, dict):
             return []
         name = (svc.get("metadata") or {}).get("name", "")
         taken: list[tuple[Allocator, str]] = []
         try:
-            await self._allocate(name, spec, {}, taken, timeout)
+            await self._allocate(name, spec, {}, taken, timeout, dry_run)
         except BaseException:
             await self.release_all(taken, timeout)
             raise
-        return taken
+        return [] if dry_run else taken
 
-    async def on_update(self, svc: dict[str, Any], old: dict[str, Any], timeout: float
+    async def on_update(self, svc: dict[str, Any], old: dict[str, Any], timeout: float, dry_run: bool = False
                         ) -> tuple[list[tuple[Allocator, str]], list[tuple[Allocator, str]]]:
-        """Keep clusterIP immutable (422), allocate for a type change; returns (allocated, to release after)."""
+        """Keep clusterIP immutable (422), allocate for a type change; returns (allocated, to release after).
+
+        ``dry_run`` fills new values without reserving them and returns nothing to allocate or release.
+        """
         spec, old_spec = svc.get("spec"), old.get("spec") or {}
         if not isinstance(spec, dict):
             return [], []
@@ -220,10 +231,12 @@ class ServiceAllocations:
                 raise _invalid(name, "spec.clusterIPs[0]", [spec.get("clusterIP")], "may not change once set")
         taken: list[tuple[Allocator, str]] = []
         try:
-            await self._allocate(name, spec, old_spec, taken, timeout)
+            await self._allocate(name, spec, old_spec, taken, timeout, dry_run)
         except BaseException:
             await self.release_all(taken, timeout)
             raise
+        if dry_run:
+            return [], []
         freed: list[tuple[Allocator, str]] = []
         if old_ip and old_ip != "None" and new_type == "ExternalName":
             freed.append((self.ips, old_ip))
@@ -235,17 +248,18 @@ class ServiceAllocations:
         return taken, freed
 
     async def _allocate(self, name: str, spec: dict[str, Any], old_spec: dict[str, Any],
-                        taken: list[tuple[Allocator, str]], timeout: float) -> None:
+                        taken: list[tuple[Allocator, str]], timeout: float, dry_run: bool = False) -> None:
         kind = spec.get("type", "ClusterIP")
         if kind == "ExternalName":
             return
         ip = spec.get("clusterIP") or ""
         if ip != "None" and ip != old_spec.get("clusterIP"):
             try:
-                ip = await self.ips.allocate(ip, timeout)
+                ip = await self.ips.allocate(ip, timeout, dry_run)
             except ValueError as exc:
                 raise _invalid(name, "spec.clusterIPs", [ip], str(exc)) from None
-            taken.append((self.ips, ip))
+            if not dry_run:
+                taken.append((self.ips, ip))
             spec["clusterIP"] = ip
             spec["clusterIPs"] = [ip]
         if kind not in ("NodePort", "LoadBalancer"):
@@ -258,10 +272,11 @@ class ServiceAllocations:
             if wanted and wanted in old_ports:
                 continue
             try:
-                value = await self.ports.allocate(wanted, timeout)
+                value = await self.ports.allocate(wanted, timeout, dry_run)
             except ValueError as exc:
                 raise _invalid(name, f"spec.ports[{i}].nodePort", port.get("nodePort"), str(exc)) from None
-            taken.append((self.ports, value))
+            if not dry_run:
+                taken.append((self.ports, value))
             port["nodePort"] = int(value)
 
     async def on_delete(self, svc: dict[str, Any], timeout: float) -> None:
@@ -283,50 +298,3 @@ class ServiceAllocations:
                 await allocator.release(value, timeout)
             except errors.StatusError:
                 pass
-
-
-async def store_create(scope: Any, name: str, admitted: bytes) -> Any:
-    """Storage Create of ``admitted``; for Services first allocate clusterIP/nodePorts (released if the write fails)."""
-    allocations: ServiceAllocations | None = getattr(scope.backends, "services", None)
-    taken: list[tuple[Allocator, str]] = []
-    if allocations is not None and scope.resource.group == "" and scope.resource.resource == "services":
-        svc = jsonutil.loads(admitted)
-        taken = await allocations.on_create(svc, scope.timeout)
-        admitted = jsonutil.dumps(svc)
-    try:
-        return await grpcutil.call("storage", scope.backends.storage.Create,
-                                   storage_pb2.CreateRequest(key=scope.key(name=name), object=admitted),
-                                   timeout=scope.timeout)
-    except BaseException:
-        if taken and allocations is not None:
-            await allocations.release_all(taken, scope.timeout)
-        raise
-
-
-async def store_update(scope: Any, admitted: bytes, current: Any, expected_rv: int) -> Any:
-    """Storage Update of ``admitted``; for Services keep clusterIP immutable and allocate/release on type changes."""
-    allocations: ServiceAllocations | None = getattr(scope.backends, "services", None)
-    taken: list[tuple[Allocator, str]] = []
-    freed: list[tuple[Allocator, str]] = []
-    if (allocations is not None and scope.resource.group == "" and scope.resource.resource == "services"
-            and not scope.info.subresource):
-        svc = jsonutil.loads(admitted)
-        taken, freed = await allocations.on_update(svc, jsonutil.loads(current.object), scope.timeout)
-        admitted = jsonutil.dumps(svc)
-    try:
-        reply = await grpcutil.call("storage", scope.backends.storage.Update, storage_pb2.UpdateRequest(
-            key=scope.key(), object=admitted, expected_resource_version=expected_rv), timeout=scope.timeout)
-    except BaseException:
-        if taken and allocations is not None:
-            await allocations.release_all(taken, scope.timeout)
-        raise
-    if freed and allocations is not None:
-        await allocations.release_all(freed, scope.timeout)
-    return reply
-
-
-async def after_delete(scope: Any, deleted: dict[str, Any]) -> None:
-    """Release a deleted Service's clusterIP and nodePorts."""
-    allocations: ServiceAllocations | None = getattr(scope.backends, "services", None)
-    if allocations is not None and scope.resource.group == "" and scope.resource.resource == "services":
-        await allocations.on_delete(deleted, scope.timeout)

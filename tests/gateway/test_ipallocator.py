@@ -1,4 +1,4 @@
-"""clusterIP/nodePort allocation (services/gateway/allocator.py) over an in-memory storage double.
+"""clusterIP/nodePort allocation (services/gateway/registry/ipallocator.py) over an in-memory storage double.
 
 The double keeps storage's contract that matters here: Create fails with
 AlreadyExists, Update with Conflict when the revision moved on. The e2e
@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from kapi import errors
-from services.gateway import allocator
+from services.gateway.registry import ipallocator as allocator
 
 
 class Storage:

@@ -1,0 +1,63 @@
+"""Service clusterIP and nodePort allocation on every Service write (kube's Service REST storage).
+
+As ``pkg/registry/core/service/storage`` (``alloc.go``): a created Service
+gets a clusterIP (unless headless or ExternalName) and, for NodePort and
+LoadBalancer, nodePorts, from the cluster-wide ranges of
+:mod:`services.gateway.registry.ipallocator`; a requested value must be
+free and in range (422). An update keeps the clusterIP, allocates what a
+type change needs and frees what it drops once the write landed; a delete
+frees everything. A dry run fills the values without reserving them. The
+``status`` subresource never touches allocations.
+"""
+
+from __future__ import annotations
+
+from services.gateway.registry.hooks import Hooks, Write, register
+from services.gateway.registry.ipallocator import Allocator, ServiceAllocations
+
+
+def _allocations(write: Write) -> ServiceAllocations | None:
+    allocations: ServiceAllocations | None = getattr(write.scope.backends, "services", None)
+    return allocations
+
+
+@register("", "services")
+class ServiceIPAllocation(Hooks):
+    """Allocate on create, keep or re-allocate on update, release on delete."""
+
+    async def before_create(self, write: Write) -> None:
+        """Fill ``spec.clusterIP(s)`` and nodePorts; 422 for a taken or out-of-range value."""
+        allocations = _allocations(write)
+        if allocations is None or write.subresource:
+            return
+        timeout = write.scope.timeout
+        taken = await allocations.on_create(write.obj, timeout, write.dry_run)
+        _release_on_failure(write, allocations, taken)
+
+    async def before_update(self, write: Write) -> None:
+        """Keep the clusterIP (an unset one is copied from the stored object); allocate and free on type changes."""
+        allocations = _allocations(write)
+        if allocations is None or write.subresource or write.old is None:
+            return
+        timeout = write.scope.timeout
+        taken, freed = await allocations.on_update(write.obj, write.old, timeout, write.dry_run)
+        _release_on_failure(write, allocations, taken)
+        if freed:
+            async def release_freed() -> None:
+                await allocations.release_all(freed, timeout)
+
+            write.on_success(release_freed)
+
+    async def after_delete(self, write: Write) -> None:
+        """Free the deleted Service's clusterIP and nodePorts."""
+        allocations = _allocations(write)
+        if allocations is not None:
+            await allocations.on_delete(write.obj, write.scope.timeout)
+
+
+def _release_on_failure(write: Write, allocations: ServiceAllocations, taken: list[tuple[Allocator, str]]) -> None:
+    if taken:
+        async def release_taken() -> None:
+            await allocations.release_all(taken, write.scope.timeout)
+
+        write.on_failure(release_taken)

@@ -1,0 +1,210 @@
+"""The one write path: create, guaranteed update and delete for every resource (kube's generic store).
+
+k8s.io/apiserver ``pkg/registry/generic/registry/store.go`` in the
+gateway's terms. Every write — POST, PUT, the four PATCH types, server-side
+apply (create and update), ``/status``, ``/scale``, ``/approval``,
+``/finalize``, ``pods/binding``, ``pods/eviction``, DELETE and
+deletecollection, with or without ``dryRun`` — reaches storage only through
+:func:`create`, :func:`guaranteed_update` or :func:`delete`. Each runs, in
+order:
+
+1. admission (one RPC: mutating plugins and webhooks, defaulting, the
+   kind's strategy and validation, validating plugins, webhooks and
+   policies; services/admission/pipeline.py);
+2. managedFields tracking for non-apply writes (services/gateway/fieldmanager.py);
+3. the resource's hooks (services/gateway/registry/hooks.py: RBAC
+   escalation prevention, Service IP allocation, CSR signer checks), on
+   the object about to be stored, dry run or not;
+4. the storage write, conditioned on the revision read (409 Conflict
+   otherwise) — skipped for a dry run, whose answer is the would-be object.
+
+Handlers only decode the request into an object or a transform, call one
+of these, and encode the answer. See docs/architecture.md, "The request path".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kapi import errors, grpcutil, jsonutil
+from kapi_proto.kapi.storage.v1 import storage_pb2
+from services.gateway import fieldmanager
+
+# The hook modules register themselves on import; importing them here ties the hooks to the write path.
+from services.gateway.registry import certificates, deletion, rbac, services  # noqa: F401
+from services.gateway.registry.hooks import CREATE, DELETE, UPDATE, Write, hooks_for
+from services.gateway.scope import RequestScope, parse_resource_version, resource_version_of
+
+# Like kube's GuaranteedUpdate, an update whose precondition is only "unchanged since read" retries on
+# Conflict until it succeeds or the request's deadline (the chain's timeout) ends it.
+CONFLICT_RETRIES = 1000
+
+Transform = Callable[[dict[str, Any] | None], Awaitable[dict[str, Any]]]
+
+
+async def _admit(scope: RequestScope, operation: str, obj: dict[str, Any], old: bytes, dry_run: bool) -> bytes:
+    admitted, warnings = await scope.backends.admission.admit(
+        operation, scope.attrs, scope.resource.kind, jsonutil.dumps(obj), old, dry_run, scope.field_validation(),
+        timeout=scope.timeout)
+    scope.warnings.extend(warnings)
+    return admitted
+
+
+async def _run_hooks(write: Write) -> None:
+    for hook in hooks_for(write.scope.resource.group, write.scope.resource.resource):
+        if write.operation == CREATE:
+            await hook.before_create(write)
+        elif write.operation == UPDATE:
+            await hook.before_update(write)
+        else:
+            await hook.after_delete(write)
+
+
+async def _undo(write: Write) -> None:
+    for callback in reversed(write.undo):
+        await callback()
+
+
+async def _done(write: Write) -> None:
+    for callback in write.done:
+        await callback()
+
+
+async def create(scope: RequestScope, obj: dict[str, Any]) -> bytes:
+    """Admit and store ``obj`` (a decoded object of the request's resource); returns the stored object's JSON.
+
+    With ``dryRun=All`` everything runs but the write, and the answer is
+    the object that would have been stored. Errors: admission's refusals
+    (400/403/404/422), 422 when neither name nor generateName is set, the
+    hooks' refusals (403 escalation, 422 allocation), 409 AlreadyExists.
+    """
+    dry_run = scope.dry_run()
+    admitted = fieldmanager.track_update(scope, None, await _admit(scope, CREATE, obj, b"", dry_run))
+    final: dict[str, Any] = jsonutil.loads(admitted)
+    name = (final.get("metadata") or {}).get("name") or ""
+    if not name:
+        raise errors.invalid(scope.resource.kind, "", [errors.Cause(
+            "FieldValueRequired", "Required value: name or generateName is required", "metadata.name")],
+            scope.resource.group)
+    write = Write(scope, CREATE, final, dry_run=dry_run)
+    await _run_hooks(write)
+    if dry_run:
+        return jsonutil.dumps(write.obj)
+    try:
+        reply: Any = await grpcutil.call("storage", scope.backends.storage.Create, storage_pb2.CreateRequest(
+            key=scope.key(name=name), object=jsonutil.dumps(write.obj)), timeout=scope.timeout)
+    except BaseException:
+        await _undo(write)
+        raise
+    await _done(write)
+    return bytes(reply.object)
+
+
+def stale(scope: RequestScope) -> errors.StatusError:
+    """kube's 409 for a write conditioned on a resourceVersion the object has moved past."""
+    return errors.conflict(scope.resource.resource, scope.info.name, "the object has been modified; please apply "
+                           "your changes to the latest version and try again", scope.resource.group)
+
+
+async def guaranteed_update(scope: RequestScope, transform: Transform, *, create_missing: bool = False
+                            ) -> tuple[bytes, bool]:
+    """Read the object, ``transform`` it, admit, run hooks and write it if unchanged since the read.
+
+    ``transform(live)`` gets the stored object (a fresh dict per attempt;
+    None when absent and ``create_missing``) and returns the object to
+    write; it may raise a StatusError, which ends the update. When the
+    returned object carries a ``metadata.resourceVersion`` other than the
+    one read, the write is refused with 409 Conflict (a client's
+    precondition); otherwise a Conflict from storage (someone wrote in
+    between) re-reads and transforms again, as kube's ``GuaranteedUpdate``.
+    ``create_missing`` (server-side apply) creates the object through
+    :func:`create` when it does not exist. Returns (stored object JSON,
+    True if it was created). Errors: 404 when absent (unless
+    ``create_missing``), 409, and everything admission and hooks refuse.
+    """
+    for attempt in range(CONFLICT_RETRIES):
+        last = attempt == CONFLICT_RETRIES - 1
+        try:
+            current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
+                                               storage_pb2.GetRequest(key=scope.key()), timeout=scope.timeout)
+        except errors.StatusError as err:
+            if err.reason != "NotFound" or not create_missing:
+                raise
+            try:
+                return await create(scope, await transform(None)), True
+            except errors.StatusError as create_err:
+                if create_err.reason != "AlreadyExists" or last:
+                    raise
+                continue
+        obj = await transform(jsonutil.loads(current.object))
+        pinned = resource_version_of(scope, obj)
+        if pinned and parse_resource_version(pinned) != current.resource_version:
+            raise stale(scope)
+        try:
+            return await _update(scope, obj, current), False
+        except _Retry:
+            if last:
+                raise stale(scope) from None
+    raise AssertionError("unreachable")
+
+
+class _Retry(Exception):
+    """Storage answered Conflict: the object changed between the read and the write."""
+
+
+async def _update(scope: RequestScope, obj: dict[str, Any], current: Any) -> bytes:
+    dry_run = scope.dry_run()
+    old_raw = bytes(current.object)
+    admitted = fieldmanager.track_update(scope, old_raw, await _admit(scope, UPDATE, obj, old_raw, dry_run))
+    write = Write(scope, UPDATE, jsonutil.loads(admitted), jsonutil.loads(old_raw), old_raw, dry_run)
+    await _run_hooks(write)
+    if dry_run:
+        return jsonutil.dumps(write.obj)
+    try:
+        reply: Any = await grpcutil.call("storage", scope.backends.storage.Update, storage_pb2.UpdateRequest(
+            key=scope.key(), object=jsonutil.dumps(write.obj), expected_resource_version=current.resource_version),
+            timeout=scope.timeout)
+    except errors.StatusError as err:
+        await _undo(write)
+        if err.reason == "Conflict":
+            raise _Retry() from err
+        raise
+    except BaseException:
+        await _undo(write)
+        raise
+    await _done(write)
+    return bytes(reply.object)
+
+
+async def delete(scope: RequestScope, name: str, options: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Delete one object: returns (its last state, True when finalizers keep it, only marked for deletion).
+
+    ``options`` is a decoded DeleteOptions (``preconditions`` uid and
+    resourceVersion -> 409 when they do not hold; ``propagationPolicy``;
+    ``dryRun``). Admission runs DELETE first (403 from plugins); graceful
+    marks (namespaces, Foreground/Orphan propagation) are
+    :mod:`services.gateway.registry.deletion`; the hooks' ``after_delete``
+    runs once the object is gone. Errors: 404 when absent, 409, 503.
+    """
+    current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
+                                       storage_pb2.GetRequest(key=scope.key(name=name)), timeout=scope.timeout)
+    dry_run = scope.dry_run() or bool(options.get("dryRun"))
+    _, warnings = await scope.backends.admission.admit(
+        DELETE, scope.attrs, scope.resource.kind, b"", current.object, dry_run, "", timeout=scope.timeout)
+    scope.warnings.extend(warnings)
+    if dry_run:
+        return dict(jsonutil.loads(current.object)), False
+    marked = await deletion.mark(scope, name, current, options)
+    if marked is not None:
+        return marked, True
+    pre = options.get("preconditions") or {}
+    expected_rv = parse_resource_version(str(pre.get("resourceVersion") or ""))
+    reply: Any = await grpcutil.call("storage", scope.backends.storage.Delete, storage_pb2.DeleteRequest(
+        key=scope.key(name=name), expected_resource_version=expected_rv, expected_uid=str(pre.get("uid") or "")),
+        timeout=scope.timeout)
+    deleted = dict(jsonutil.loads(reply.object))
+    pending = bool(getattr(reply, "deletion_pending", False))
+    if not pending:
+        await _run_hooks(Write(scope, DELETE, deleted))
+    return deleted, pending
