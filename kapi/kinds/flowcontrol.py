@@ -177,7 +177,8 @@ def canonical(value: Any) -> Any:
     empty slice alike and cannot tell an omitted string or bool from its zero value.
     """
     if isinstance(value, dict):
-        return {k: canonical(v) for k, v in value.items() if v not in (None, "", False, [])}
+        return {k: canonical(v) for k, v in value.items()
+                if not (v is None or v is False or (isinstance(v, (str, list)) and not v))}
     if isinstance(value, list):
         return [canonical(v) for v in value]
     return value

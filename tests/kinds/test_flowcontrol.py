@@ -309,6 +309,12 @@ def test_mandatory_flow_schemas_are_fixed() -> None:
     # catch-all
     ({"type": "Limited", "limited": {"nominalConcurrencyShares": 5, "limitResponse": {"type": "Reject"}}},
      "catch-all", []),
+    ({"type": "Limited", "limited": {"nominalConcurrencyShares": 5, "borrowingLimitPercent": 0,
+                                     "limitResponse": {"type": "Reject"}}}, "catch-all",  # 0 is not nil
+     [("spec", "Invalid value: flowcontrol.PriorityLevelConfigurationSpec{Type:\"Limited\", "
+               "Limited:(*flowcontrol.LimitedPriorityLevelConfiguration)(0xc000010000), "
+               "Exempt:(*flowcontrol.ExemptPriorityLevelConfiguration)(nil)}: "
+               "spec of 'catch-all' must equal the fixed value")]),
     ({"type": "Limited", "limited": {"limitResponse": {"type": "Reject"}}}, "catch-all",
      [("spec", "Invalid value: flowcontrol.PriorityLevelConfigurationSpec{Type:\"Limited\", "
                "Limited:(*flowcontrol.LimitedPriorityLevelConfiguration)(0xc000010000), "
