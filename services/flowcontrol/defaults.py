@@ -99,7 +99,7 @@ def flow_schema_specs() -> dict[str, dict[str, Any]]:
     return {
         **kinds.mandatory_flow_schema_specs(),
         "probes": _schema(EXEMPT, 2, None, [{
-            "subjects": _groups(_AUTHENTICATED, _UNAUTHENTICATED),
+            "subjects": _groups(_UNAUTHENTICATED, _AUTHENTICATED),
             "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/readyz", "/livez"]}]}]),
         "system-leader-election": _schema("leader-election", 100, "ByUser", [{
             "subjects": _users(_KCM, _SCHEDULER), "resourceRules": [leases]}]),
@@ -116,7 +116,7 @@ def flow_schema_specs() -> dict[str, dict[str, Any]]:
                                                 [_everything(_kube_system_service_accounts())]),
         "service-accounts": _schema("workload-low", 9000, "ByUser", [_everything(_groups(_SERVICEACCOUNTS))]),
         "global-default": _schema("global-default", 9900, "ByUser",
-                                  [_everything(_groups(_AUTHENTICATED, _UNAUTHENTICATED))]),
+                                  [_everything(_groups(_UNAUTHENTICATED, _AUTHENTICATED))]),
     }
 
 
