@@ -34,8 +34,9 @@ import uuid as uuidlib
 from datetime import datetime
 from typing import Any
 
-from kapi import cellib, crd, errors, jsonutil, objectmeta, schema, strategy
-from kapi.crddefaults import default  # the defaulting the gateway also applies on reads
+from kapi import crd, errors, jsonutil, objectmeta, schema, strategy
+from kapi.cel.library import escaped_value, library_error
+from kapi.crd.defaults import default  # the defaulting the gateway also applies on reads
 from kapi.errors import Cause
 from kapi.resources import Resource
 from services.admission.chain import CREATE, AdmissionRequest
@@ -314,13 +315,13 @@ class Validator:
             transition = re.search(r"\boldSelf\b", expression) is not None
             if transition and not has_old and not rule.get("optionalOldSelf"):
                 continue
-            env: dict[str, Any] = {"self": cellib.escaped_value(value, sch)}  # self.__namespace__, a__dash__b
+            env: dict[str, Any] = {"self": escaped_value(value, sch)}  # self.__namespace__, a__dash__b
             if transition:
-                env["oldSelf"] = cellib.escaped_value(old, sch)
+                env["oldSelf"] = escaped_value(old, sch)
             try:
                 ok = evaluate_cel(expression, env) is True
             except (ValueError, KeyError, TypeError, RuntimeError) as exc:
-                library = cellib.library_error(exc)
+                library = library_error(exc)
                 if isinstance(exc, KeyError):
                     ok = False  # a missing field: kube reports "no such key" as a failed rule
                 elif library is not None:  # apiextensions validation.go: "<err> evaluating rule: <message or rule>"
@@ -359,7 +360,7 @@ def value_causes(value: Any, sch: Schema) -> list[Cause]:
     """Field causes of a bare value (a schema ``default``) against ``sch``, paths relative to it ("" = itself).
 
     Messages read as kube-openapi's for a validator rooted at the value (`` in body must be of type ...``);
-    used by kapi.crdschema to validate defaults at CRD create/update.
+    used by kapi.crd.openapi to validate defaults at CRD create/update.
     """
     validator = Validator()
     validator.validate(value, sch, "")

@@ -13,7 +13,7 @@ from typing import Any
 
 import cel
 
-from kapi import cellib, celrewrite
+from kapi.cel import library, rewrite
 from kapi.selectors import SelectorError, label_selector_matches
 from services.admission.chain import AdmissionRequest
 
@@ -81,20 +81,20 @@ def rule_matches(rule: Any, request: AdmissionRequest) -> bool:
     return True
 
 
-_FUNCTIONS: dict[str, Callable[..., Any]] = {**cellib.FUNCTIONS, **celrewrite.HIDDEN}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {**library.FUNCTIONS, **rewrite.HIDDEN}
 
 
 @functools.lru_cache(maxsize=1024)
 def compile_cel(expression: str) -> Any:
     """A compiled CEL program (cached by source); raises ValueError for a syntax error.
 
-    Two-variable comprehensions and ``x.?f`` optional selection are rewritten first (:mod:`kapi.celrewrite`).
+    Two-variable comprehensions and ``x.?f`` optional selection are rewritten first (:mod:`kapi.cel.rewrite`).
     """
-    return cel.compile(celrewrite.rewrite(expression))
+    return cel.compile(rewrite.rewrite(expression))
 
 
 def evaluate_cel(expression: str, variables: dict[str, Any]) -> Any:
-    """Evaluate ``expression`` with ``variables`` and kube's CEL libraries (:mod:`kapi.cellib`).
+    """Evaluate ``expression`` with ``variables`` and kube's CEL libraries (:mod:`kapi.cel.library`).
 
     Raises ValueError/KeyError/TypeError/RuntimeError on failure (a library function's refusal is a
     RuntimeError naming the function and carrying kube's message).

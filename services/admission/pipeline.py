@@ -19,6 +19,7 @@ from typing import Any
 
 from kapi import crd, defaults, errors, jsonutil, kinds, kindvalidation, objectmeta, schema, strategy
 from kapi.attributes import Attributes
+from kapi.crd import validation as crdvalidation
 from kapi.resources import REGISTRY, Registry, Resource
 from services.admission import crd_schema
 from services.admission.chain import CONNECT, CREATE, DELETE, OPERATIONS, UPDATE, AdmissionRequest, Chain
@@ -161,7 +162,7 @@ class Admitter:
             causes.extend(kindvalidation.validate(request.object, resource.group, resource.kind))
             causes.extend(kind.validate(request.object))
         if resource.group == crd.GROUP and resource.resource == crd.RESOURCE and not request.subresource:
-            causes.extend(crd.validate(request.object, request.old_object, crd_schema.value_causes))
+            causes.extend(crdvalidation.validate(request.object, request.old_object, crd_schema.value_causes))
             if request.operation == CREATE:  # removed by the gateway's CRD controller once the objects are gone
                 finalizers = request.object["metadata"].setdefault("finalizers", [])
                 if crd.CLEANUP_FINALIZER not in finalizers:

@@ -12,7 +12,7 @@ storage stub for one request (outside :class:`services.gateway.conversion.Conver
 so the objects are at the served version; for several versions also inside it, with the storage
 version's defaults, as kube reads from etcd) and defaults the object of every
 Get/Create/Update/Delete reply, every List item and every watch event's
-object with :func:`kapi.crddefaults.default`. CRD versions whose schema has no
+object with :func:`kapi.crd.defaults.default`. CRD versions whose schema has no
 ``default`` anywhere are not wrapped (:func:`schema_with_defaults`, cached per schema).
 """
 
@@ -21,7 +21,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from kapi import crd, crddefaults, jsonutil
+from kapi import crd, jsonutil
+from kapi.crd import defaults as crddefaults
 from kapi.resources import Resource
 
 _CACHE_LIMIT = 1024  # schemas remembered by schema_with_defaults

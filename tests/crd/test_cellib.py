@@ -1,5 +1,5 @@
-"""kapi.cellib: kube's CEL libraries evaluated (services.admission.matching.evaluate_cel), compiled (kapi.crdcel)
-and applied to custom resources (services.admission.crd_schema: escaping, kube's evaluation errors).
+"""kapi.cel.library: kube's CEL libraries evaluated (services.admission.matching.evaluate_cel), compiled
+(kapi.crd.rules) and applied to custom resources (services.admission.crd_schema: escaping, kube's evaluation errors).
 
 Expected values follow "Common Expression Language in Kubernetes" (library reference tables).
 """
@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from kapi import cellib, crdcel
+from kapi.cel import library
+from kapi.crd import rules
 from services.admission import crd_schema
 from services.admission.matching import evaluate_cel
 
@@ -139,7 +140,7 @@ VALUES: list[tuple[str, Any]] = [
 @pytest.mark.parametrize(("expression", "expected"), VALUES)
 def test_library_function(expression: str, expected: Any) -> None:
     assert evaluate_cel(expression, {}) == expected
-    assert crdcel.compile_errors(expression, {"type": "object"}, resource_root=False) is None
+    assert rules.compile_errors(expression, {"type": "object"}, resource_root=False) is None
 
 
 # (expression, kube's error message)
@@ -163,7 +164,7 @@ REFUSED = [
 def test_library_refusal_is_kubes_message(expression: str, message: str) -> None:
     with pytest.raises((ValueError, RuntimeError)) as err:
         evaluate_cel(expression, {})
-    assert cellib.library_error(err.value) == message
+    assert library.library_error(err.value) == message
 
 
 STRING_SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}}
@@ -181,12 +182,12 @@ STRING_SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}}
                           " | math.nope(1) == 1\n | .........^"),
 ])
 def test_unknown_functions_refused_at_crd_write(source: str, error: str | None) -> None:
-    assert crdcel.compile_errors(source, STRING_SCHEMA, resource_root=False) == error
+    assert rules.compile_errors(source, STRING_SCHEMA, resource_root=False) == error
 
 
 def test_names_registry_covers_every_evaluated_function() -> None:
-    assert set(cellib.FUNCTIONS) <= cellib.NAMES
-    assert {"isIP", "cidr", "url", "quantity", "find", "format", "isSorted", "lowerAscii"} <= cellib.NAMES
+    assert set(library.FUNCTIONS) <= library.NAMES
+    assert {"isIP", "cidr", "url", "quantity", "find", "format", "isSorted", "lowerAscii"} <= library.NAMES
 
 
 ESCAPE_SCHEMA: dict[str, Any] = {"type": "object", "properties": {
@@ -199,11 +200,11 @@ ESCAPE_SCHEMA: dict[str, Any] = {"type": "object", "properties": {
 def test_escaped_value_renames_declared_properties_only() -> None:
     value = {"namespace": "ns", "a-b": "1", "x.y": "2", "p/q": "3", "a__b": "4", "if": "5",
              "labels": {"a-b": "kept"}, "refs": [{"namespace": "r"}]}
-    assert cellib.escaped_value(value, ESCAPE_SCHEMA) == {
+    assert library.escaped_value(value, ESCAPE_SCHEMA) == {
         "__namespace__": "ns", "a__dash__b": "1", "x__dot__y": "2", "p__slash__q": "3", "a__underscores__b": "4",
         "__if__": "5", "labels": {"a-b": "kept"}, "refs": [{"__namespace__": "r"}]}
     plain = {"labels": {"x": "y"}}
-    assert cellib.escaped_value(plain, ESCAPE_SCHEMA) is plain
+    assert library.escaped_value(plain, ESCAPE_SCHEMA) is plain
 
 
 def _cr_schema(rule: str) -> dict[str, Any]:
@@ -231,7 +232,7 @@ REWRITE_ENV = {"self": {"a": {"b": 2}, "l": [10, 20, 30], "m": {"x": 1, "y": 2}}
 
 
 @pytest.mark.parametrize(("expression", "expected"), [
-    # optional selection and indexing (kapi.celrewrite)
+    # optional selection and indexing (kapi.cel.rewrite)
     ("self.?a.?b.orValue(0)", 2),
     ("self.?x.?b.orValue(7)", 7),
     ("self.?a.hasValue()", True),
@@ -253,12 +254,12 @@ REWRITE_ENV = {"self": {"a": {"b": 2}, "l": [10, 20, 30], "m": {"x": 1, "y": 2}}
 ])
 def test_rewritten_syntax(expression: str, expected: Any) -> None:
     assert evaluate_cel(expression, REWRITE_ENV) == expected
-    assert crdcel.compile_errors(expression, {"type": "object", "additionalProperties": True},
+    assert rules.compile_errors(expression, {"type": "object", "additionalProperties": True},
                                  resource_root=False) is None
 
 
 def test_rewrite_leaves_plain_expressions_alone() -> None:
-    from kapi.celrewrite import rewrite
+    from kapi.cel.rewrite import rewrite
 
     assert rewrite("[1, 2].all(x, x > 0) && self.a.exists(y, y == 1)") == (
         "[1, 2].all(x, x > 0) && self.a.exists(y, y == 1)")

@@ -1,4 +1,4 @@
-"""kapi.crd: CRD rows, conditions, validation, version priority, deprecation warnings and JSONPath."""
+"""kapi.crd: CRD rows, conditions, validation (kapi.crd.validation), version priority, deprecations, JSONPath."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from kapi import crd
+from kapi.crd import validation
 
 SCHEMA = {"openAPIV3Schema": {"type": "object"}}
 
@@ -52,14 +53,14 @@ def test_set_condition_keeps_transition_time() -> None:
     ({"versions": [{"name": "v1", "served": True, "storage": False}]}, "spec.versions"),
 ])
 def test_validate(change: dict[str, Any], field: str) -> None:
-    assert field in [c.field for c in crd.validate(definition(**change))]
+    assert field in [c.field for c in validation.validate(definition(**change))]
 
 
 def test_validate_name_and_valid() -> None:
-    assert crd.validate(definition()) == []
+    assert validation.validate(definition()) == []
     d = definition()
     d["metadata"]["name"] = "other.example.com"
-    assert [c.field for c in crd.validate(d)] == ["metadata.name"]
+    assert [c.field for c in validation.validate(d)] == ["metadata.name"]
 
 
 def test_version_priority_and_deprecation() -> None:

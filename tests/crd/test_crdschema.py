@@ -1,4 +1,4 @@
-"""kapi.crdschema / crdstructural / crdcel: a CRD's own openAPIV3Schema validated as apiextensions-apiserver does.
+"""kapi.crd.openapi / structural / rules: a CRD's own openAPIV3Schema validated as apiextensions-apiserver does.
 
 One row per rule with kube's field path and message (paths at ``spec.validation`` because a single-version
 CRD's schema is hoisted in kube's internal form).
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kapi import crdcel, crdvalidation
+from kapi.crd import rules, validation
 from services.admission import crd_schema
 
 P = "spec.validation.openAPIV3Schema"
@@ -27,7 +27,7 @@ def definition(schema: dict[str, Any], **version: Any) -> dict[str, Any]:
 
 
 def errors(d: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
-    return [f"{c.field}: {c.message}" for c in crdvalidation.validate(d, old, crd_schema.value_causes)]
+    return [f"{c.field}: {c.message}" for c in validation.validate(d, old, crd_schema.value_causes)]
 
 
 def obj(**props: Any) -> dict[str, Any]:
@@ -302,4 +302,4 @@ def test_update_ratchets_unchanged_and_preexisting() -> None:
 def test_cel_type_check(source: str, ok: bool) -> None:
     schema = obj(a=obj(b={"type": "string"}), m={"type": "object", "additionalProperties": {"type": "integer"}},
                  l={"type": "array", "items": obj(c={"type": "integer"})})
-    assert (crdcel.compile_errors(source, schema, resource_root=False) is None) is ok
+    assert (rules.compile_errors(source, schema, resource_root=False) is None) is ok

@@ -1,4 +1,4 @@
-"""kapi.crdvalidation: CRD validation with kube-apiserver's field paths and messages, table-driven."""
+"""kapi.crd.validation: CRD validation with kube-apiserver's field paths and messages, table-driven."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from kapi import crd, crdvalidation
+from kapi import crd
+from kapi.crd import validation
 
 SCHEMA = {"openAPIV3Schema": {"type": "object", "properties": {
     "spec": {"type": "object", "properties": {
@@ -32,7 +33,7 @@ def version(name: str = "v1", storage: bool = True, **fields: Any) -> dict[str, 
 
 
 def errors(d: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
-    return [f"{c.field}: {c.message}" for c in crdvalidation.validate(d, old)]
+    return [f"{c.field}: {c.message}" for c in validation.validate(d, old)]
 
 
 def webhook(**client: Any) -> dict[str, Any]:

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from kapi import crddefaults, jsonutil
+from kapi import jsonutil
+from kapi.crd import defaults as crddefaults
 from kapi.resources import Resource
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import conversion

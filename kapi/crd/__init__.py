@@ -4,8 +4,8 @@ A CRD ``<plural>.<group>`` serves one :class:`kapi.resources.Resource` row per
 served version once it is Established; its objects live under
 ``/registry/<group>/<plural>/...`` like kube-apiserver's. This module is pure:
 it reads CRD objects (decoded JSON dicts) and answers names, versions,
-schemas, printer columns, subresources and conditions, and validates a CRD
-(validation itself is :mod:`kapi.crdvalidation`).
+schemas, printer columns, subresources and conditions (validation of a CRD is
+:mod:`kapi.crd.validation`; of its schemas, :mod:`kapi.crd.openapi`).
 Sources: "Extend the Kubernetes API with CustomResourceDefinitions",
 "Versions in CustomResourceDefinitions" and k8s.io/apiextensions-apiserver
 ``pkg/apis/apiextensions/validation``.
@@ -17,7 +17,6 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from kapi.errors import Cause
 from kapi.resources import ALL_VERBS, Resource
 from kapi.values import as_dict as _dict
 
@@ -154,16 +153,6 @@ def accepted_names(crd: Obj) -> Obj:
     """``status.acceptedNames`` kube publishes once the names are accepted: kind, listKind, plural, singular, ..."""
     n = names(crd)
     return {k: n[k] for k in ("plural", "singular", "shortNames", "kind", "listKind", "categories") if n.get(k)}
-
-
-def validate(crd: Obj, old: Obj | None = None, value_validator: Any = None) -> list[Cause]:
-    """Field errors of a CRD create (``old`` None) or update: :func:`kapi.crdvalidation.validate`.
-
-    ``value_validator(value, schema) -> list[Cause]`` validates schema defaults (see kapi.crdschema).
-    """
-    from kapi import crdvalidation  # it builds on this module
-
-    return crdvalidation.validate(crd, old, value_validator)
 
 
 _SEGMENT = re.compile(r"""\.?([A-Za-z0-9_$-]+)|\[(\d+|\*)\]|\[\?\(@\.([A-Za-z0-9_.-]+)\s*==\s*["']([^"']*)["']\)\]""")

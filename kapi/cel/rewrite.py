@@ -25,7 +25,7 @@ from typing import Any
 
 from cel import OptionalValue
 
-from kapi.crdcel import _Tok, _tokens
+from kapi.cel.syntax import Tok, tokens
 
 _TWO_VAR = {"all": "all", "exists": "exists", "existsOne": "exists_one", "exists_one": "exists_one",
             "transformList": "map", "transformMap": "map"}
@@ -34,11 +34,11 @@ _CLOSE = {v: k for k, v in _OPEN.items()}
 _QUICK = re.compile(r"\.\?|\[\s*\?|\b(?:all|exists|existsOne|exists_one|transformList|transformMap)\s*\(")
 
 
-def _end(t: _Tok) -> int:
+def _end(t: Tok) -> int:
     return t.offset + len(t.text)
 
 
-def _match_open(toks: list[_Tok], j: int) -> int:
+def _match_open(toks: list[Tok], j: int) -> int:
     depth = 0
     for i in range(j, -1, -1):
         if toks[i].text in _OPEN:
@@ -50,7 +50,7 @@ def _match_open(toks: list[_Tok], j: int) -> int:
     raise ValueError("unbalanced")
 
 
-def _match_close(toks: list[_Tok], j: int) -> int:
+def _match_close(toks: list[Tok], j: int) -> int:
     depth = 0
     for i in range(j, len(toks)):
         if toks[i].text in _CLOSE:
@@ -62,11 +62,11 @@ def _match_close(toks: list[_Tok], j: int) -> int:
     raise ValueError("unbalanced")
 
 
-def _postfixable(t: _Tok) -> bool:
+def _postfixable(t: Tok) -> bool:
     return (t.kind in ("ident", "str", "num") and t.text != "in") or t.text in _OPEN
 
 
-def _receiver_start(toks: list[_Tok], j: int) -> int:
+def _receiver_start(toks: list[Tok], j: int) -> int:
     """Index of the first token of the member-chain expression that ends at token ``j``."""
     while True:
         t = toks[j]
@@ -85,7 +85,7 @@ def _receiver_start(toks: list[_Tok], j: int) -> int:
         return start
 
 
-def _args(src: str, toks: list[_Tok], open_i: int) -> tuple[list[str], int]:
+def _args(src: str, toks: list[Tok], open_i: int) -> tuple[list[str], int]:
     """Top-level argument texts of the call whose ``(`` is token ``open_i``, and the index of its ``)``."""
     close = _match_close(toks, open_i)
     args, depth, start = [], 0, _end(toks[open_i])
@@ -103,7 +103,7 @@ def _args(src: str, toks: list[_Tok], open_i: int) -> tuple[list[str], int]:
 
 
 def _substitute(expr: str, name: str, replacement: str) -> str:
-    toks = _tokens(expr)
+    toks = tokens(expr)
     out, last = [], 0
     for i, t in enumerate(toks):
         if t.kind == "ident" and t.text == name and (i == 0 or toks[i - 1].text not in (".", ".?")):
@@ -115,7 +115,7 @@ def _substitute(expr: str, name: str, replacement: str) -> str:
 
 
 def _rewrite_once(src: str) -> str | None:
-    toks = _tokens(src)
+    toks = tokens(src)
     for i, t in enumerate(toks):
         if t.text == ".?" and i + 1 < len(toks) and toks[i + 1].kind == "ident" and i > 0:
             start = _receiver_start(toks, i - 1)

@@ -15,7 +15,7 @@ immutable group, plural (and, once Established, scope and kind) and the
 stored versions that must stay in spec.versions; and each version's
 ``openAPIV3Schema`` itself (structural schema, defaults, keywords,
 ``x-kubernetes-*`` extensions, CEL rules that must compile), see
-:mod:`kapi.crdschema`.
+:mod:`kapi.crd.openapi`.
 
 Paths follow kube, which validates the internal form of a v1 CRD: a
 per-version field (subresources, schema, additionalPrinterColumns,
@@ -33,11 +33,12 @@ k8s.io/apiextensions-apiserver ``pkg/apis/apiextensions/validation``,
 from __future__ import annotations
 
 import json
-import re
 import urllib.parse
 from typing import Any
 
-from kapi import crd, crdschema
+from kapi import crd
+from kapi.crd import openapi
+from kapi.crd.structural import field_schema
 from kapi.errors import Cause
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import is_dns1035_label, is_dns1123_subdomain
@@ -155,40 +156,6 @@ def printer_columns(columns: list[Any], path: str) -> list[Cause]:
     return out
 
 
-def field_schema(json_path: str, schema: Obj) -> tuple[str, Obj]:
-    """The dotted field path and schema a selectable field's ``jsonPath`` names (cel.ValidFieldPath, no arrays).
-
-    Raises ValueError with kube's reason: ``array notation is not allowed``,
-    ``expected [ or . but got: x``, ``unexpected end of JSON path``,
-    ``does not refer to a valid field``.
-    """
-    tokens = [t for t in re.split(r"([.\[\]])", json_path) if t]
-    names: list[str] = []
-    current = schema
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok in ("[", "]"):
-            raise ValueError("array notation is not allowed")
-        if tok != ".":
-            raise ValueError(f"expected [ or . but got: {tok}")
-        if i + 1 >= len(tokens) or tokens[i + 1] in (".", "[", "]"):
-            raise ValueError("unexpected end of JSON path")
-        name = tokens[i + 1]
-        props, extra = _dict(current.get("properties")), current.get("additionalProperties")
-        if props:
-            if name not in props:
-                raise ValueError("does not refer to a valid field")
-            current = _dict(props[name])
-        elif isinstance(extra, dict):
-            current = extra
-        else:
-            raise ValueError("does not refer to a valid field")
-        names.append(name)
-        i += 2
-    return ".".join(names), current
-
-
 def selectable_fields(fields: list[Any], schema: Obj | None, path: str, top_level: bool) -> list[Cause]:
     """ValidateCustomResourceSelectableFields (+ the schema they need)."""
     if not fields:
@@ -241,10 +208,10 @@ def _identical(versions: list[Obj], key: str) -> bool:
 
 
 def _schema_errors(versions: list[Obj], old: Obj | None, hoisted: bool,
-                   value_validator: crdschema.ValueValidator | None) -> list[Cause]:
-    """Each openAPIV3Schema's own errors (kapi.crdschema), at spec.validation when hoisted, with kube's ratcheting."""
+                   value_validator: openapi.ValueValidator | None) -> list[Cause]:
+    """Each openAPIV3Schema's own errors (kapi.crd.openapi), at spec.validation when hoisted, with kube's ratcheting."""
     old_schemas = [_dict(v.get("schema")).get("openAPIV3Schema") for v in _list(crd.spec(old or {}).get("versions"))]
-    opts = crdschema.options_for_update(old_schemas) if old is not None else crdschema.Options()
+    opts = openapi.options_for_update(old_schemas) if old is not None else openapi.Options()
     with_status = ["status" in _dict(v.get("subresources")) for v in versions]
     targets = [(_dict(versions[0].get("schema")).get("openAPIV3Schema"), "spec.validation", any(with_status))] \
         if hoisted and versions else [(_dict(v.get("schema")).get("openAPIV3Schema"), f"spec.versions[{i}].schema",
@@ -252,11 +219,11 @@ def _schema_errors(versions: list[Obj], old: Obj | None, hoisted: bool,
     out: list[Cause] = []
     for schema, path, status_enabled in targets:
         if isinstance(schema, dict) and schema not in old_schemas:  # unchanged schemas keep validating as they did
-            out.extend(crdschema.validate(schema, path, status_enabled, opts, value_validator))
+            out.extend(openapi.validate(schema, path, status_enabled, opts, value_validator))
     return out
 
 
-def _versions(s: Obj, old: Obj | None, value_validator: crdschema.ValueValidator | None = None) -> list[Cause]:
+def _versions(s: Obj, old: Obj | None, value_validator: openapi.ValueValidator | None = None) -> list[Cause]:
     versions = [v if isinstance(v, dict) else {} for v in _list(s.get("versions"))]
     out: list[Cause] = []
     hoisted = {key: _identical(versions, key) for key in ("schema", "subresources", "additionalPrinterColumns",
@@ -411,10 +378,10 @@ def _stored_versions(definition: Obj) -> list[Cause]:
 
 
 def validate(definition: Obj, old: Obj | None = None,
-             value_validator: crdschema.ValueValidator | None = None) -> list[Cause]:
+             value_validator: openapi.ValueValidator | None = None) -> list[Cause]:
     """Field errors of a CRD create (``old`` None) or update, as kube-apiserver reports them (see the module doc).
 
-    The versions' schemas are checked by :func:`kapi.crdschema.validate`; ``value_validator`` (the admission
+    The versions' schemas are checked by :func:`kapi.crd.openapi.validate`; ``value_validator`` (the admission
     service's custom-resource validator) checks their defaults' values.
     """
     out: list[Cause] = []

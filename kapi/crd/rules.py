@@ -21,7 +21,7 @@ only; ``additionalProperties`` makes a map; int-or-string, schemas without
 a type and ``additionalProperties: true`` objects are left dynamic (not
 checked). Result types (``must evaluate to a bool``) and costs are not
 checked. Function calls must name a function of kube's environment
-(:data:`kapi.cellib.NAMES`, the registry evaluation uses too) or cel-go's
+(:data:`kapi.library.NAMES`, the registry evaluation uses too) or cel-go's
 ``undeclared reference to 'f' (in container '')`` is reported at the
 call's ``(``. Source: k8s.io/apiextensions-apiserver ``pkg/apiserver/schema/cel``
 and k8s.io/apiserver ``pkg/cel`` (escaping, declared types).
@@ -30,60 +30,22 @@ and k8s.io/apiserver ``pkg/cel`` (escaping, declared types).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import cel
 
-from kapi import cellib
+from kapi.cel import library
+from kapi.cel.syntax import CEL_RESERVED, Tok, escape, tokens
 
 Obj = dict[str, Any]
 
-CEL_RESERVED = frozenset({"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
-                          "function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void",
-                          "while"})
 _TYPE_IDENTS = frozenset({"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type", "dyn",
                           "true", "false", "null"})
 _NAMESPACES = frozenset({"optional", "math", "strings", "cel", "sets", "format", "base64", "lists", "google",
                          "ip"})
 _MACROS = frozenset({"all", "exists", "exists_one", "existsOne", "map", "filter", "transformList", "transformMap",
                      "transformMapEntry", "sortBy"})
-_ACCESSIBLE = re.compile(r"^[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*$")
-_TOKEN = re.compile(r"""
-    (?P<ws>\s+|//[^\n]*)
-  | (?P<str>(?:[rR][bB]?|[bB][rR]?)?
-        (?:\"\"\"(?:\\.|[^\\])*?\"\"\"|'''(?:\\.|[^\\])*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))
-  | (?P<num>0[xX][0-9a-fA-F]+[uU]?|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?[uU]?)
-  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<op>==|!=|<=|>=|&&|\|\||\.\?|[^\s])
-""", re.VERBOSE | re.DOTALL)
 _PARSE_PREFIX = re.compile(r"^Failed to parse expression .*?: (?=ERROR: )", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class _Tok:
-    kind: str
-    text: str
-    offset: int
-
-
-def escape(name: str) -> str | None:
-    """The CEL field name of property ``name`` (kube's escaping), or None when not accessible from CEL."""
-    if name in CEL_RESERVED:
-        return f"__{name}__"
-    if not _ACCESSIBLE.match(name):
-        return None
-    return name.replace("__", "__underscores__").replace(".", "__dot__").replace("-", "__dash__").replace(
-        "/", "__slash__")
-
-
-def _tokens(source: str) -> list[_Tok]:
-    out = []
-    for m in _TOKEN.finditer(source):
-        kind = m.lastgroup or "op"
-        if kind != "ws":
-            out.append(_Tok(kind, m.group(), m.start()))
-    return out
 
 
 def _error(source: str, offset: int, message: str) -> str:
@@ -129,7 +91,7 @@ def _step(schema: Obj, name: str, resource_root: bool) -> tuple[bool, Obj | None
     return True, fields[name]
 
 
-# In kube's environment but not evaluated by the ``cel`` package (see kapi.cellib): accepted, as kube does.
+# In kube's environment but not evaluated by the ``cel`` package (see kapi.cel.library): accepted, as kube does.
 _ACCEPTED_UNEVALUATED = frozenset({"cel.bind", "optMap", "optFlatMap", "format.dns1123Label",
                                    "format.dns1123Subdomain", "format.dns1035Label", "format.qualifiedName",
                                    "format.dns1123LabelPrefix", "format.dns1123SubdomainPrefix",
@@ -138,7 +100,7 @@ _ACCEPTED_UNEVALUATED = frozenset({"cel.bind", "optMap", "optFlatMap", "format.d
                                    "getTimezone", "strings.format"})
 
 
-def _function_name(toks: list[_Tok], i: int) -> str:
+def _function_name(toks: list[Tok], i: int) -> str:
     """The called function's name at identifier ``i`` (followed by ``(``): ``f``, or ``ns.f`` for a namespace."""
     if i >= 2 and toks[i - 1].text == "." and toks[i - 2].kind == "ident" and toks[i - 2].text in _NAMESPACES and (
             i < 3 or toks[i - 3].text not in (".", ".?")):
@@ -147,7 +109,7 @@ def _function_name(toks: list[_Tok], i: int) -> str:
 
 
 def _type_errors(source: str, schema: Obj, resource_root: bool) -> list[tuple[int, str]]:
-    toks = _tokens(source)
+    toks = tokens(source)
     errs: list[tuple[int, str]] = []
     bound: set[str] = set()
     for i, t in enumerate(toks):  # comprehension and cel.bind variables
@@ -168,7 +130,7 @@ def _type_errors(source: str, schema: Obj, resource_root: bool) -> list[tuple[in
             depth = max(0, depth - 1)
         if t.kind == "ident" and i + 1 < len(toks) and toks[i + 1].text == "(":
             name = _function_name(toks, i)
-            if name not in cellib.NAMES and name not in _ACCEPTED_UNEVALUATED and name not in _MACROS:
+            if name not in library.NAMES and name not in _ACCEPTED_UNEVALUATED and name not in _MACROS:
                 errs.append((toks[i + 1].offset, f"undeclared reference to '{name}' (in container '')"))
             continue
         if t.kind != "ident" or (i > 0 and toks[i - 1].text in (".", ".?")):
@@ -223,6 +185,6 @@ def compile_errors(source: str, schema: Obj, resource_root: bool, check_types: b
 
 def uses_old_self(source: str) -> bool:
     """The expression references the ``oldSelf`` variable (a transition rule)."""
-    toks = _tokens(source)
+    toks = tokens(source)
     return any(t.kind == "ident" and t.text == "oldSelf" and (i == 0 or toks[i - 1].text not in (".", ".?"))
                for i, t in enumerate(toks))

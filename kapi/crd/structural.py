@@ -1,4 +1,4 @@
-"""Structural-schema and default checks of a CRD's ``openAPIV3Schema`` (apiextensions-apiserver), for kapi.crdschema.
+"""Structural-schema and default checks of a CRD's ``openAPIV3Schema`` (apiextensions-apiserver), for kapi.crd.openapi.
 
 - *structural schema* rules (``ValidateStructural``, sorted by message as
   kube): ``type`` everywhere except under ``x-kubernetes-int-or-string`` /
@@ -13,7 +13,8 @@
   fields``) and valid against their schema (through the ``value_validator``
   the admission service passes, kube-openapi messages).
 
-Helpers shared with :mod:`kapi.crdschema` render field errors as
+Helpers shared with :mod:`kapi.crd.openapi` (and :func:`field_schema`, with
+:mod:`kapi.crd.validation`) render field errors as
 k8s.io/apimachinery ``field.Error`` does. Source:
 k8s.io/apiextensions-apiserver ``pkg/apiserver/schema/validation.go``, ``complete.go``,
 ``defaulting/validation.go``; "Specifying a structural schema".
@@ -297,6 +298,40 @@ def _complete(v: Obj, s: Obj, s_path: str, v_path: str) -> list[Cause]:
         for i, sub in enumerate(_l(v.get(key))):
             out.extend(_complete_nested(_d(sub), s, s_path, f"{v_path}.{key}[{i}]"))
     return out
+
+
+def field_schema(json_path: str, schema: Obj) -> tuple[str, Obj]:
+    """The dotted field path and schema a selectable field's ``jsonPath`` names (cel.ValidFieldPath, no arrays).
+
+    Raises ValueError with kube's reason: ``array notation is not allowed``,
+    ``expected [ or . but got: x``, ``unexpected end of JSON path``,
+    ``does not refer to a valid field``.
+    """
+    tokens = [t for t in re.split(r"([.\[\]])", json_path) if t]
+    names: list[str] = []
+    current = schema
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok in ("[", "]"):
+            raise ValueError("array notation is not allowed")
+        if tok != ".":
+            raise ValueError(f"expected [ or . but got: {tok}")
+        if i + 1 >= len(tokens) or tokens[i + 1] in (".", "[", "]"):
+            raise ValueError("unexpected end of JSON path")
+        name = tokens[i + 1]
+        props, extra = _d(current.get("properties")), current.get("additionalProperties")
+        if props:
+            if name not in props:
+                raise ValueError("does not refer to a valid field")
+            current = _d(props[name])
+        elif isinstance(extra, dict):
+            current = extra
+        else:
+            raise ValueError("does not refer to a valid field")
+        names.append(name)
+        i += 2
+    return ".".join(names), current
 
 
 def structural_errors(schema: Obj, path: str) -> list[Cause]:

@@ -7,7 +7,7 @@ else ``spec.versions[i].schema.openAPIV3Schema``, in kube's order:
 1. the root: with the status subresource only some keywords (``type:
    object``, properties, required, ...), never ``nullable``;
 2. structural-schema errors, then default errors
-   (:mod:`kapi.crdstructural`);
+   (:mod:`kapi.crd.structural`);
 3. the generic rules of ``ValidateCustomResourceDefinitionOpenAPISchema``:
    ``type`` one of the OpenAPI types (``null`` -> use nullable),
    ``uniqueItems: true``, ``$ref``, ``id``, ``definitions``,
@@ -23,7 +23,7 @@ else ``spec.versions[i].schema.openAPIV3Schema``, in kube's order:
    ``x-kubernetes-validations`` (rule, message, messageExpression, reason,
    fieldPath checks; then, on a structural schema and only where this node
    and its children have no schema errors, rules and messageExpressions
-   compile (:mod:`kapi.crdcel`), ``oldSelf`` only where every array above is
+   compile (:mod:`kapi.crd.rules`), ``oldSelf`` only where every array above is
    a list-type map and every map is granular (``oldSelf cannot be used on
    the uncorrelatable portion of the schema within <path>``), and
    ``optionalOldSelf`` only with oldSelf). Properties are visited in sorted
@@ -33,7 +33,7 @@ Ratcheting (:func:`options_for_update`): on update a family of rules is
 enforced only if the old CRD met it in every schema (structural, valid
 types, pruned defaults, atomic set items, map-list keys), and expressions
 already in the old CRD are only syntax-checked (kube compiles them in its
-lenient stored-expression environment). :mod:`kapi.crdvalidation` also
+lenient stored-expression environment). :mod:`kapi.crd.validation` also
 skips a schema identical to one of the old CRD's, so CRDs stored before a
 rule existed stay updatable (finalizers, labels). Estimated CEL cost
 limits are not enforced. Source: k8s.io/apiextensions-apiserver
@@ -46,8 +46,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kapi import crdcel
-from kapi.crdstructural import (
+from kapi.crd import rules
+from kapi.crd.structural import (
     OPENAPI_TYPES,
     ROOT_FIELDS_WITH_STATUS,
     VALIDATION_REASONS,
@@ -63,6 +63,7 @@ from kapi.crdstructural import (
     _s,
     _shown,
     default_errors,
+    field_schema,
     forbidden,
     invalid,
     not_supported,
@@ -221,8 +222,6 @@ def map_list_keys_map_set(s: Obj, path: str) -> list[Cause]:
 def _field_path_valid(s: Obj, field_path: str) -> bool:
     if "[" in field_path:
         return True  # array and map-key notation: not checked
-    from kapi.crdvalidation import field_schema  # it imports this module
-
     try:
         field_schema(field_path, s)
     except ValueError:
@@ -265,17 +264,17 @@ def _compile(s: Obj, path: str, ctx: _Ctx, opts: Options) -> list[Cause]:
         text, expr = _s(rule.get("rule")), _s(rule.get("messageExpression"))
         if not text.strip():
             continue
-        failed = crdcel.compile_errors(text, s, ctx.resource_root, text not in opts.preexisting_expressions)
+        failed = rules.compile_errors(text, s, ctx.resource_root, text not in opts.preexisting_expressions)
         if failed:
             out.append(invalid(f"{p}.rule", _rule_struct(rule), f"compilation failed: {failed}"))
         if expr.strip():
-            expr_failed = crdcel.compile_errors(expr, s, ctx.resource_root, expr not in opts.preexisting_expressions)
+            expr_failed = rules.compile_errors(expr, s, ctx.resource_root, expr not in opts.preexisting_expressions)
             if expr_failed:
                 out.append(invalid(f"{p}.messageExpression", _rule_struct(rule),
                                    f"messageExpression compilation failed: {expr_failed}"))
         if failed:
             continue
-        if crdcel.uses_old_self(text):
+        if rules.uses_old_self(text):
             if ctx.uncorrelatable is not None:
                 out.append(invalid(f"{p}.rule", _shown(text), "oldSelf cannot be used on the uncorrelatable portion "
                                    f"of the schema within {ctx.uncorrelatable}"))

@@ -14,14 +14,14 @@ semver, sets, base64 and math. The ``cel`` package evaluates only the CEL
 core; :data:`FUNCTIONS` registers the rest as Python functions (the
 package's ``Context(functions=...)`` extension mechanism; ``x.f(a)`` calls
 ``f(x, a)``) and :data:`NAMES` is the set of function names
-:mod:`kapi.crdcel` accepts at compile time (anything else is cel-go's
+:mod:`kapi.crd.rules` accepts at compile time (anything else is cel-go's
 ``undeclared reference``).
 
 Opaque kube types (``net.IP``, ``net.IPNet``, ``URL``, ``kubernetes.Quantity``,
 ``kubernetes.Semver``) cannot cross the package's Python boundary, so they
 are CEL maps ``{"@type": <type>, "value": <canonical form>}``; equal values
 compare equal with ``==``. Two-variable comprehensions and ``self.?x`` are
-rewritten by :mod:`kapi.celrewrite`; ``sortBy``, ``transformMapEntry`` and
+rewritten by :mod:`kapi.cel.rewrite`; ``sortBy``, ``transformMapEntry`` and
 ``cel.bind`` (macros whose arguments must stay unevaluated) are not
 evaluated.
 """
@@ -40,6 +40,7 @@ import cel
 from cel import stdlib
 
 from kapi import quantity as _quantity
+from kapi.cel.syntax import escape
 
 Obj = dict[str, Any]
 _TYPE = "@type"
@@ -72,8 +73,6 @@ def escaped_value(value: Any, schema: Any) -> Any:
     Returns ``value`` itself when nothing changes. Inaccessible property names stay as they are
     (CEL cannot name them).
     """
-    from kapi.crdcel import escape  # noqa: PLC0415 - crdcel imports this module
-
     if not isinstance(schema, dict):
         return value
     if isinstance(value, list):
