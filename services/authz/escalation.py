@@ -25,8 +25,8 @@ from typing import Any
 from kapi import errors
 from kapi.attributes import SYSTEM_PRIVILEGED_GROUP, Attributes, UserInfo
 from services.authz.authorizer import Authorizer, Decision
-from services.authz.rbac import CLUSTER_ROLE, GROUP, ROLE, PolicyRule, PolicySource
-from services.authz.rules import compact, compact_string, covers, rules_for
+from services.authz.rbac import CLUSTER_ROLE, GROUP, ROLE, PolicyRule, PolicySource, rules_for
+from services.authz.rules import compact, compact_string, covers
 
 ROLE_RESOURCES = ("roles", "clusterroles")
 BINDING_RESOURCES = ("rolebindings", "clusterrolebindings")

@@ -11,8 +11,9 @@ them by subject (see ``policy.py``), not by scanning every binding.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -261,6 +262,59 @@ def rules_of(source: PolicySource, binding: Binding) -> tuple[tuple[PolicyRule, 
     return (role.rules, None) if role is not None else ((), missing)
 
 
+Visitor = Callable[[Binding, Subject, PolicyRule | None, str | None], bool]
+"""``visitor(binding, subject, rule, problem) -> keep going``: one rule (problem None) or one unresolvable role
+reference (rule None, problem its error text)."""
+
+
+def visit_rules_for(source: PolicySource, user: UserInfo, namespace: str, visitor: Visitor) -> None:
+    """Visit every rule bound to ``user``: ClusterRoleBindings first, then the RoleBindings of ``namespace``
+    ("" = cluster-wide only), in the source's order (kube's ``VisitRulesFor``).
+
+    The one walk over the bindings that authorization (:class:`RBACAuthorizer`) and rule listing
+    (:func:`rules_for`) share; it stops as soon as ``visitor`` returns False.
+    """
+    cluster = ((b, s) for b, s in source.cluster_role_bindings_for(user) if b.role_kind == CLUSTER_ROLE)
+    bindings = itertools.chain(cluster, source.role_bindings_for(user, namespace) if namespace else ())
+    for binding, subject in bindings:
+        rules, problem = rules_of(source, binding)
+        if problem is not None:
+            if not visitor(binding, subject, None, problem):
+                return
+            continue
+        for rule in rules:
+            if not visitor(binding, subject, rule, None):
+                return
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """Rules a user holds in one namespace: PolicyRules plus non-fatal resolution errors."""
+
+    rules: tuple[PolicyRule, ...]
+    errors: tuple[str, ...] = ()
+
+
+def rules_for(source: PolicySource, user: UserInfo, namespace: str) -> RuleSet:
+    """Every rule granted to ``user`` cluster-wide and in ``namespace`` ("" = cluster-wide only) (RulesFor).
+
+    A binding whose role is missing contributes an error, not rules; the
+    result is then incomplete but still usable (kube's contract).
+    """
+    rules: list[PolicyRule] = []
+    problems: list[str] = []
+
+    def collect(_binding: Binding, _subject: Subject, rule: PolicyRule | None, problem: str | None) -> bool:
+        if rule is not None:
+            rules.append(rule)
+        if problem is not None:
+            problems.append(problem)
+        return True
+
+    visit_rules_for(source, user, namespace, collect)
+    return RuleSet(tuple(rules), tuple(problems))
+
+
 class RBACAuthorizer:
     """``--authorization-mode=RBAC``: allow when a bound role has a rule that allows (RBACAuthorizer).
 
@@ -283,17 +337,21 @@ class RBACAuthorizer:
         if not source.synced:
             raise errors.unavailable("authorization policy not yet synced")
         problems: list[str] = []
-        user = attributes.user
-        for binding, subject in source.cluster_role_bindings_for(user):
-            if binding.role_kind != CLUSTER_ROLE:
-                continue
-            if self._allows(binding, attributes, problems):
-                return Result(Decision.ALLOW, f"RBAC: allowed by {describe(binding, subject)}")
+        allowed_by: list[str] = []
+
+        def allows(binding: Binding, subject: Subject, rule: PolicyRule | None, problem: str | None) -> bool:
+            if problem is not None:
+                problems.append(problem)
+            elif rule is not None and rule.allows(attributes):
+                allowed_by.append(describe(binding, subject))
+                return False
+            return True
+
         # Non-resource rules only come from ClusterRoles bound cluster-wide.
-        if attributes.resource_request and attributes.namespace:
-            for binding, subject in source.role_bindings_for(user, attributes.namespace):
-                if self._allows(binding, attributes, problems):
-                    return Result(Decision.ALLOW, f"RBAC: allowed by {describe(binding, subject)}")
+        namespace = attributes.namespace if attributes.resource_request else ""
+        visit_rules_for(source, attributes.user, namespace, allows)
+        if allowed_by:
+            return Result(Decision.ALLOW, f"RBAC: allowed by {allowed_by[0]}")
         if problems:
             text = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
             return Result(Decision.NO_OPINION, f"RBAC: {text}")
@@ -305,18 +363,9 @@ class RBACAuthorizer:
         Complete even when a binding names a missing role (the problem is the
         evaluation error); 503 until synced.
         """
-        from services.authz.rules import rules_for
-
         if not self._source.synced:
             raise errors.unavailable("authorization policy not yet synced")
         found = rules_for(self._source, user, namespace)
         resource = tuple(r.to_json() for r in found.rules if r.resources)
         non_resource = tuple(r.to_json() for r in found.rules if r.non_resource_urls)
         return RulesResult(resource, non_resource, False, ", ".join(found.errors))
-
-    def _allows(self, binding: Binding, attributes: Attributes, problems: list[str]) -> bool:
-        rules, problem = rules_of(self._source, binding)
-        if problem is not None:
-            problems.append(problem)
-            return False
-        return any(rule.allows(attributes) for rule in rules)

@@ -1,11 +1,11 @@
-"""What a user holds: RBAC ``RulesFor``, rule coverage and kube's compact rule text.
+"""Comparing what users hold: RBAC rule coverage and kube's compact rule text.
 
-Mirrors kube's ``pkg/registry/rbac/validation``: :func:`rules_for` visits
-the same bindings as the RBAC authorizer (ClusterRoleBindings, then the
-RoleBindings of the namespace) and returns every rule of the bound roles;
-:func:`covers` is ``Covers(ownerRules, servantRules)`` used by privilege
-escalation prevention, breaking servant rules down into one verb x group x
-resource x name (or verb x URL) each; :func:`compact_string` prints a rule
+Mirrors kube's ``pkg/registry/rbac/validation`` (what a user holds,
+``RulesFor``, is :func:`services.authz.rbac.rules_for`, over the RBAC
+authorizer's own walk of the bindings): :func:`covers` is
+``Covers(ownerRules, servantRules)`` used by privilege escalation
+prevention, breaking servant rules down into one verb x group x resource x
+name (or verb x URL) each; :func:`compact_string` prints a rule
 as kube's ``CompactString`` (``{APIGroups:[""], Resources:["pods"], Verbs:["get"]}``).
 """
 
@@ -13,37 +13,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-from kapi.attributes import UserInfo
-from services.authz.rbac import ALL, CLUSTER_ROLE, PolicyRule, PolicySource, rules_of
-
-
-@dataclass(frozen=True)
-class RuleSet:
-    """Rules a user holds in one namespace: PolicyRules plus non-fatal resolution errors."""
-
-    rules: tuple[PolicyRule, ...]
-    errors: tuple[str, ...] = ()
-
-
-def rules_for(source: PolicySource, user: UserInfo, namespace: str) -> RuleSet:
-    """Every rule granted to ``user`` cluster-wide and in ``namespace`` ("" = cluster-wide only) (RulesFor).
-
-    A binding whose role is missing contributes an error, not rules; the
-    result is then incomplete but still usable (kube's contract).
-    """
-    rules: list[PolicyRule] = []
-    problems: list[str] = []
-    bindings = [b for b, _ in source.cluster_role_bindings_for(user) if b.role_kind == CLUSTER_ROLE]
-    if namespace:
-        bindings += [b for b, _ in source.role_bindings_for(user, namespace)]
-    for binding in bindings:
-        found, problem = rules_of(source, binding)
-        if problem is not None:
-            problems.append(problem)
-        rules.extend(found)
-    return RuleSet(tuple(rules), tuple(problems))
+from services.authz.rbac import ALL, PolicyRule
 
 
 def _url_covers(owner: str, servant: str) -> bool:

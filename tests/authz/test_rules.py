@@ -8,8 +8,8 @@ import pytest
 
 from kapi.attributes import UserInfo
 from services.authz.policy import PolicyIndex
-from services.authz.rbac import PolicyRule
-from services.authz.rules import compact, compact_string, covers, rules_for
+from services.authz.rbac import PolicyRule, rules_for
+from services.authz.rules import compact, compact_string, covers
 
 from .objects import binding, role, rule, subject
 
