@@ -2,7 +2,7 @@
 
 kube-controller-manager's garbage collector, namespace and quota
 controllers find every resource through discovery, custom resources
-included. Here one CRD informer per :class:`~services.controllers.manager.Context`
+included. Here one CRD informer per :class:`~services.controllers.context.Context`
 keeps :data:`kapi.resources.REGISTRY`'s overlay equal to the served
 versions of the Established CustomResourceDefinitions (the rows the
 gateways serve, from :func:`kapi.crd.rows`), and tells subscribers which
@@ -21,7 +21,7 @@ from typing import Any
 
 from kapi import crd
 from kapi.resources import REGISTRY, Resource
-from services.controllers.manager import Context
+from services.controllers.context import Context
 
 log = logging.getLogger(__name__)
 

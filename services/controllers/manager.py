@@ -11,16 +11,13 @@ as aliases. Unknown names refuse to start.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
-from kapi.resources import Resource
-from services.controllers.client import Client, path_for
-from services.controllers.informer import Informer
+from services.controllers.context import Context
 
 log = logging.getLogger(__name__)
 
@@ -36,25 +33,6 @@ class Controller(Protocol):
     async def run(self) -> None:
         """Process work until cancelled."""
         ...
-
-
-@dataclass
-class Context:
-    """What loops share: the API client, flags, the cluster CA (PEM) and one informer per collection path."""
-
-    client: Client
-    args: argparse.Namespace
-    root_ca: bytes = b""
-    resync: float = 300.0
-    informers: dict[str, Informer] = field(default_factory=dict)
-    shared: dict[str, object] = field(default_factory=dict)  # per-context singletons (e.g. customresources.shared)
-
-    def informer(self, resource: Resource, namespace: str = "") -> Informer:
-        """The shared informer of ``resource`` (in ``namespace``, or every namespace)."""
-        path = path_for(resource, namespace)
-        if path not in self.informers:
-            self.informers[path] = Informer(self.client, path, resync=self.resync)
-        return self.informers[path]
 
 
 Factory = Callable[[Context], Controller]

@@ -23,6 +23,7 @@ from pathlib import Path
 from kapi import flags, grpcutil
 from services.controllers import manager
 from services.controllers.client import Client, load_kubeconfig
+from services.controllers.context import Context
 from services.controllers.leaderelection import LeaderElector
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     config = load_kubeconfig(args.kubeconfig, args.master)
     root_ca = Path(args.root_ca_file).read_bytes() if args.root_ca_file else config.ca_pem
     client = Client(config, user_agent=f"kapi-controllers/{os.getpid()}")
-    ctx = manager.Context(client=client, args=args, root_ca=root_ca, resync=args.min_resync_period)
+    ctx = Context(client=client, args=args, root_ca=root_ca, resync=args.min_resync_period)
 
     async def lead() -> None:
         await manager.run_loops(ctx, names)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from services.controllers import manager
 from services.controllers.client import ApiError
+from services.controllers.context import Context
 from services.controllers.loops.apiservices import AutoRegister, builtin_apiservices
 
 LABEL = "kube-aggregator.kubernetes.io/automanaged"
@@ -42,7 +42,7 @@ class FakeClient:
 
 def _loop() -> tuple[AutoRegister, FakeClient]:
     client = FakeClient()
-    ctx = manager.Context(client=client, args=argparse.Namespace())  # type: ignore[arg-type]
+    ctx = Context(client=client, args=argparse.Namespace())  # type: ignore[arg-type]
     return AutoRegister(ctx), client
 
 

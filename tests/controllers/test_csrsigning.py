@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from services.controllers import manager
+from services.controllers.context import Context
 from services.controllers.loops import csrsigning
 
 NOW = datetime.datetime(2026, 6, 1, tzinfo=datetime.UTC)
@@ -172,7 +172,7 @@ def _controller(tmp_path: Any, csr: dict[str, Any], signing: bool = True
                               cluster_signing_key_file=str(tmp_path / "ca.key"),
                               cluster_signing_duration=3600.0 * 8760)
     client = FakeClient()
-    ctx = manager.Context(client=client, args=args)  # type: ignore[arg-type]
+    ctx = Context(client=client, args=args)  # type: ignore[arg-type]
     controller = csrsigning.CSRSigningController(ctx, clock=lambda: NOW)
     controller.csrs = Store(csr)  # type: ignore[assignment]
     return controller, client

@@ -10,8 +10,8 @@ import pytest
 
 from kapi.resources import REGISTRY
 from services.controllers import customresources
+from services.controllers.context import Context
 from services.controllers.loops.namespace import namespaced_resources
-from services.controllers.manager import Context
 
 
 def definition(established: bool = True) -> dict[str, Any]:

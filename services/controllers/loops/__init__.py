@@ -1,1 +1,1 @@
-"""One module per reconcile loop; each exposes a Controller class built from a manager Context."""
+"""One module per reconcile loop; each exposes a Controller built from a Context (services.controllers.context)."""

@@ -33,8 +33,8 @@ from kapi import apiregistration
 from kapi.apiregistration import AUTOMANAGED, ONSTART, SYNC
 from kapi.resources import REGISTRY
 from services.controllers.client import ApiError, path_for
+from services.controllers.context import Context
 from services.controllers.informer import WorkQueue
-from services.controllers.manager import Context
 from services.controllers.objects import meta, row
 
 log = logging.getLogger(__name__)

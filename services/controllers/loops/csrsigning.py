@@ -33,8 +33,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from kapi import certificates
 from services.controllers.client import ApiError, path_for
+from services.controllers.context import Context
 from services.controllers.informer import WorkQueue
-from services.controllers.manager import Context
 from services.controllers.objects import meta, now_text, row
 
 log = logging.getLogger(__name__)

@@ -35,8 +35,8 @@ from typing import Any
 from kapi.resources import REGISTRY, Resource
 from services.controllers import customresources
 from services.controllers.client import ApiError, path_for
+from services.controllers.context import Context
 from services.controllers.informer import Informer, WorkQueue
-from services.controllers.manager import Context
 from services.controllers.objects import deleting, meta
 
 log = logging.getLogger(__name__)

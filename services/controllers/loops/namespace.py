@@ -32,8 +32,8 @@ from typing import Any
 from kapi.resources import REGISTRY, Resource
 from services.controllers import customresources
 from services.controllers.client import ApiError, path_for
+from services.controllers.context import Context
 from services.controllers.informer import WorkQueue
-from services.controllers.manager import Context
 from services.controllers.objects import NAMESPACES, deleting, meta, now_text
 
 log = logging.getLogger(__name__)

@@ -23,8 +23,8 @@ from kapi.quota import add_usage, counted_resources, format_usage
 from kapi.resources import REGISTRY
 from services.controllers import customresources
 from services.controllers.client import ApiError, Client, path_for
+from services.controllers.context import Context
 from services.controllers.informer import WorkQueue, key_of, split_key
-from services.controllers.manager import Context
 from services.controllers.objects import RESOURCEQUOTAS, meta, row
 
 log = logging.getLogger(__name__)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from services.controllers.client import ApiError, path_for
+from services.controllers.context import Context
 from services.controllers.informer import WorkQueue
-from services.controllers.manager import Context
 from services.controllers.objects import CONFIGMAPS, NAMESPACES, meta, namespace_active
 
 NAME = "kube-root-ca.crt"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from services.controllers.client import ApiError, path_for
+from services.controllers.context import Context
 from services.controllers.informer import WorkQueue
-from services.controllers.manager import Context
 from services.controllers.objects import NAMESPACES, SERVICEACCOUNTS, meta, namespace_active
 
 NAME = "default"

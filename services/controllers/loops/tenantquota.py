@@ -21,8 +21,8 @@ import yaml
 
 from kapi import safedecode, tenancy
 from services.controllers.client import ApiError, path_for
+from services.controllers.context import Context
 from services.controllers.informer import WorkQueue
-from services.controllers.manager import Context
 from services.controllers.objects import CONFIGMAPS, NAMESPACES, RESOURCEQUOTAS, meta, namespace_active
 
 log = logging.getLogger(__name__)

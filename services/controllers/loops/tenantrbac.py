@@ -21,8 +21,8 @@ from typing import Any
 
 from kapi import tenancy
 from services.controllers.client import ApiError, path_for
+from services.controllers.context import Context
 from services.controllers.informer import WorkQueue
-from services.controllers.manager import Context
 from services.controllers.objects import CLUSTERROLEBINDINGS, NAMESPACES, ROLEBINDINGS, meta, namespace_active
 
 log = logging.getLogger(__name__)

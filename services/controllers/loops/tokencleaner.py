@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from services.controllers.client import ApiError, path_for
+from services.controllers.context import Context
 from services.controllers.informer import WorkQueue, key_of, split_key
-from services.controllers.manager import Context
 from services.controllers.objects import SECRETS, meta, parse_time
 
 NAMESPACE = "kube-system"
