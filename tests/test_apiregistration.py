@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from kapi import apiregistration, kindvalidation
+from kapi import apiregistration
 from kapi.apiregistration import Entry, aggregated_order, entries_for, legacy_order
+from kapi.kinds import strategy_for
 
 
 def test_builtin_legacy_order_is_kube_apiservers() -> None:
@@ -120,5 +121,5 @@ def _svc(name: str = "v1alpha1.wardle.example.com", **spec: Any) -> dict[str, An
                      "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")]),
 ])
 def test_validate_apiservice(obj: dict[str, Any], expected: list[tuple[str, str]]) -> None:
-    got = [(c.field, c.message) for c in kindvalidation.validate(obj, "apiregistration.k8s.io", "APIService")]
+    got = [(c.field, c.message) for c in strategy_for("apiregistration.k8s.io", "APIService").validate(obj)]
     assert got == expected

@@ -124,38 +124,3 @@ def test_update_namespace_keeps_finalizers_and_status() -> None:
     final = strategy.prepare_for_update({"metadata": {"name": "n"}, "spec": {"finalizers": []}}, old, NAMESPACES,
                                         subresource="finalize")
     assert final["spec"]["finalizers"] == [] and final["status"] == {"phase": "Active"}
-
-
-def _row(kind):
-    from kapi.resources import REGISTRY
-    return next(r for r in REGISTRY.rows if r.kind == kind and r.group == "")
-
-
-@pytest.mark.parametrize(("kind", "old", "new", "fields"), [
-    ("ConfigMap", {"immutable": True, "data": {"a": "1"}}, {"immutable": True, "data": {"a": "2"}}, ["data"]),
-    ("ConfigMap", {"immutable": True, "data": {"a": "1"}}, {"data": {"a": "1"}}, ["immutable"]),
-    ("ConfigMap", {"immutable": True, "data": {"a": "1"}}, {"immutable": True, "data": {"a": "1"}}, []),
-    ("ConfigMap", {"data": {"a": "1"}}, {"immutable": True, "data": {"a": "2"}}, []),
-    ("Secret", {"immutable": True, "data": {"a": "MQ=="}}, {"immutable": True, "data": {}}, ["data"]),
-    ("Secret", {"type": "Opaque"}, {"type": "kubernetes.io/tls"}, ["type"]),
-])
-def test_immutable_configmaps_and_secrets(kind, old, new, fields):
-    causes = strategy.validate_update(new, old, _row(kind))
-    assert [c.field for c in causes] == fields
-    for c in causes:
-        if c.field != "type":
-            assert c.message == "Forbidden: field is immutable when `immutable` is set"
-
-
-def test_pod_spec_is_immutable_but_images():
-    old = {"spec": {"containers": [{"name": "c", "image": "nginx:1"}], "restartPolicy": "Always",
-                    "tolerations": [{"key": "a", "operator": "Exists"}]}}
-    image = {"spec": {**old["spec"], "containers": [{"name": "c", "image": "nginx:2"}],
-                      "tolerations": [{"key": "a", "operator": "Exists"}, {"key": "b", "operator": "Exists"}]}}
-    assert strategy.validate_update(image, old, _row("Pod")) == []
-    changed = {"spec": {**old["spec"], "restartPolicy": "Never"}}
-    (cause,) = strategy.validate_update(changed, old, _row("Pod"))
-    assert cause.field == "spec" and cause.message == "Forbidden: " + strategy.POD_UPDATE_FORBIDDEN
-    assert strategy.validate_update(changed, old, _row("Pod"), subresource="status") == []
-    dropped = {"spec": {**old["spec"], "tolerations": []}}
-    assert [c.field for c in strategy.validate_update(dropped, old, _row("Pod"))] == ["spec.tolerations"]

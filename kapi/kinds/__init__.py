@@ -1,12 +1,24 @@
 """Per-kind rules of the built-in kinds, one module per API group (contract: :mod:`kapi.kinds.base`).
 
 Importing this package registers every group's strategies; callers use
-:func:`strategy_for`.
+:func:`strategy_for`. Shared helpers with no per-kind knowledge:
+:mod:`kapi.kinds.fields` (field errors, Go value rendering) and
+:mod:`kapi.kinds.podspec` (PodSpec defaults and validation).
 """
 
-from kapi.kinds import (
+from kapi.kinds import (  # noqa: F401  (registration)
+    admissionregistration,
+    apiregistration,
+    apps,
+    autoscaling,
     base,
-    flowcontrol,  # noqa: F401  (registration)
+    batch,
+    certificates,
+    core,
+    discovery,
+    flowcontrol,
+    node,
+    storage,
 )
 from kapi.kinds.base import Strategy, register, strategy_for
 

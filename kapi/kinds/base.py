@@ -21,8 +21,10 @@ no-op :class:`Strategy`. The admission service runs the chain
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, TypeVar
 
+from kapi.attributes import UserInfo
 from kapi.errors import Cause
 
 Obj = dict[str, Any]
@@ -42,11 +44,18 @@ class Strategy:
     def default(self, obj: Obj) -> None:
         """Apply the kind's defaults (v1 ``SetDefaults_<Kind>``) to ``obj`` in place."""
 
-    def prepare_for_create(self, obj: Obj) -> None:
-        """Per-kind ``PrepareForCreate``: e.g. drop ``status`` a client may not set."""
+    def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
+        """Per-kind ``PrepareForCreate``: e.g. drop ``status`` a client may not set.
 
-    def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "") -> None:
-        """Per-kind ``PrepareForUpdate`` (``subresource`` "" for the main resource, or "status")."""
+        Runs after the generic ``rest.BeforeCreate`` (:func:`kapi.strategy.prepare_for_create`), so
+        ``metadata.name``/``uid`` are final. ``user`` is the requester (kube's ``request.UserFrom(ctx)``).
+        """
+
+    def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
+        """Per-kind ``PrepareForUpdate`` (``subresource`` "" for the main resource, "status", "scale", ...).
+
+        ``now`` (UTC; None: the clock) stamps what the kind timestamps, e.g. CSR condition times.
+        """
 
     def validate(self, obj: Obj) -> list[Cause]:
         """``Validate<Kind>`` of a defaulted object about to be created or stored; [] when valid."""

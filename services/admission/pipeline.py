@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kapi import crd, defaults, errors, jsonutil, kinds, kindvalidation, objectmeta, schema, strategy
+from kapi import crd, errors, jsonutil, kinds, objectmeta, schema, strategy
 from kapi.attributes import Attributes
 from kapi.crd import validation as crdvalidation
 from kapi.resources import REGISTRY, Registry, Resource
@@ -109,7 +109,6 @@ class Admitter:
             if type_errors:
                 raise schema.decode_error(resource.kind, resource.version, type_errors[0])
             decoded_unknown = decoded.unknown
-            defaults.apply(new, resource.group, resource.kind)
             kinds.strategy_for(resource.group, resource.kind).default(new)
         request = AdmissionRequest(operation, attributes, resource, kind, new, old, dry_run, timeout)
 
@@ -132,13 +131,11 @@ class Admitter:
         assert request.object is not None
         if request.operation == CREATE:
             request.object = strategy.prepare_for_create(request.object, resource, request.namespace, self.now(),
-                                                         rng=self.rng, user=request.attributes.user)
-            kind.prepare_for_create(request.object)
+                                                         rng=self.rng, user=request.attributes.user, kind=kind)
         else:
             assert request.old_object is not None
             request.object = strategy.prepare_for_update(request.object, request.old_object, resource,
-                                                         subresource=request.subresource, now=self.now())
-            kind.prepare_for_update(request.object, request.old_object, request.subresource)
+                                                         subresource=request.subresource, now=self.now(), kind=kind)
         result = schema.validate(request.object, resource.group, resource.version, resource.kind)
         type_errors = [c for c in result.causes if c.type == "FieldValueTypeInvalid"]
         if type_errors:
@@ -154,12 +151,9 @@ class Admitter:
         causes = objectmeta.validate_object_meta(request.object, resource, request.operation == CREATE,
                                                  old=request.old_object)
         if request.operation == UPDATE and request.old_object is not None:
-            causes.extend(strategy.validate_update(request.object, request.old_object, resource,
-                                                   subresource=request.subresource))
             causes.extend(kind.validate_update(request.object, request.old_object, request.subresource))
         causes.extend(result.causes)
         if not request.subresource:  # pkg/apis/*/validation: per-kind semantic rules
-            causes.extend(kindvalidation.validate(request.object, resource.group, resource.kind))
             causes.extend(kind.validate(request.object))
         if resource.group == crd.GROUP and resource.resource == crd.RESOURCE and not request.subresource:
             causes.extend(crdvalidation.validate(request.object, request.old_object, crd_schema.value_causes))

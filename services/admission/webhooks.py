@@ -55,7 +55,7 @@ from typing import Any
 import aiohttp
 import jsonpatch
 
-from kapi import defaults, errors, jsonutil, observability
+from kapi import errors, jsonutil, kinds, observability
 from services.admission import metrics
 from services.admission.chain import CREATE, DELETE, AdmissionRequest
 from services.admission.informers import Informers
@@ -465,7 +465,7 @@ class MutatingWebhooks(_Dispatcher):
         if patched == request.object:
             return False
         if request.kind == request.resource.kind:
-            defaults.apply(patched, request.resource.group, request.resource.kind)
+            kinds.strategy_for(request.resource.group, request.resource.kind).default(patched)
         request.object = patched
         return True
 

@@ -17,7 +17,7 @@ InternalError "conversion webhook for <group>/<version>, Kind=<kind> failed:
 ..." as on kube-apiserver. Source: "Versions in CustomResourceDefinitions".
 Two built-in resources use the same machinery with fixed conversions:
 events.k8s.io/v1 Events (kapi.events) and autoscaling/v1 HorizontalPodAutoscalers
-(kapi.autoscaling).
+(kapi.kinds.autoscaling).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from typing import Any
 
 import aiohttp
 
-from kapi import autoscaling, crd, errors, events, jsonutil
+from kapi import crd, errors, events, jsonutil
+from kapi.kinds import autoscaling
 from kapi.resources import Resource
 from services.gateway import crddefaults, endpoints
 
@@ -279,7 +280,7 @@ EVENTS_V1: dict[str, Any] = {"metadata": {"name": "events.events.k8s.io"}, "spec
     "group": "events.k8s.io", "versions": [{"name": "v1", "served": True, "storage": False}]}}
 
 
-# HorizontalPodAutoscalers are stored at autoscaling/v2; autoscaling/v1 requests convert (kapi.autoscaling).
+# HorizontalPodAutoscalers are stored at autoscaling/v2; autoscaling/v1 requests convert (kapi.kinds.autoscaling).
 AUTOSCALING: dict[str, Any] = {"metadata": {"name": "horizontalpodautoscalers.autoscaling"}, "spec": {
     "group": "autoscaling", "versions": [{"name": "v2", "served": True, "storage": True},
                                          {"name": "v1", "served": True, "storage": False}]}}

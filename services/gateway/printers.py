@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kapi import autoscaling, certificates
+from kapi import certificates
+from kapi.kinds import autoscaling
 
 Obj = dict[str, Any]
 

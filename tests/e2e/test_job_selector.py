@@ -1,4 +1,4 @@
-"""e2e: a plain Job gets kube's generated selector and pod-template labels (kapi.jobs)."""
+"""e2e: a plain Job gets kube's generated selector and pod-template labels (kapi.kinds.batch)."""
 
 from __future__ import annotations
 

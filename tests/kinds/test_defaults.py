@@ -2,12 +2,12 @@
 
 import pytest
 
-from kapi import defaults
+from kapi.kinds import strategy_for
 
 
 def test_secret_string_data_is_folded_into_data():
     secret = {"kind": "Secret", "data": {"a": "eA=="}, "stringData": {"b": "s3cret", "a": "y"}}
-    defaults.apply(secret, "", "Secret")
+    strategy_for("", "Secret").default(secret)
     assert "stringData" not in secret
     assert secret["data"] == {"a": "eQ==", "b": "czNjcmV0"}
     assert secret["type"] == "Opaque"
@@ -15,7 +15,7 @@ def test_secret_string_data_is_folded_into_data():
 
 def test_service_defaults():
     svc = {"spec": {"ports": [{"port": 80}]}}
-    defaults.apply(svc, "", "Service")
+    strategy_for("", "Service").default(svc)
     assert svc["spec"]["type"] == "ClusterIP"
     assert svc["spec"]["sessionAffinity"] == "None"
     assert svc["spec"]["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 80}]
@@ -26,7 +26,7 @@ def test_service_defaults():
                                           ("reg:5000/app:v1", "IfNotPresent"), ("app@sha256:abc", "IfNotPresent")])
 def test_pod_image_pull_policy(image, policy):
     pod = {"spec": {"containers": [{"name": "c", "image": image}]}}
-    defaults.apply(pod, "", "Pod")
+    strategy_for("", "Pod").default(pod)
     assert pod["spec"]["containers"][0]["imagePullPolicy"] == policy
     assert pod["spec"]["restartPolicy"] == "Always"
     assert pod["spec"]["dnsPolicy"] == "ClusterFirst"
@@ -34,11 +34,11 @@ def test_pod_image_pull_policy(image, policy):
 
 def test_explicit_values_are_kept_and_other_kinds_untouched():
     pod = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x", "imagePullPolicy": "Never"}]}}
-    defaults.apply(pod, "", "Pod")
+    strategy_for("", "Pod").default(pod)
     assert pod["spec"]["restartPolicy"] == "Never"
     assert pod["spec"]["containers"][0]["imagePullPolicy"] == "Never"
     cm = {"data": {"a": "b"}}
-    defaults.apply(cm, "", "ConfigMap")
+    strategy_for("", "ConfigMap").default(cm)
     assert cm == {"data": {"a": "b"}}
 
 
@@ -63,13 +63,13 @@ def test_explicit_values_are_kept_and_other_kinds_untouched():
                                                     "podReplacementPolicy": "TerminatingOrFailed"}),
 ])
 def test_workload_defaults(group, kind, obj, expected):
-    defaults.apply(obj, group, kind)
+    strategy_for(group, kind).default(obj)
     assert obj["spec"] == expected
 
 
 def test_templates_and_cronjob_defaults():
     cj = {"spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}}}}
-    defaults.apply(cj, "batch", "CronJob")
+    strategy_for("batch", "CronJob").default(cj)
     spec = cj["spec"]
     assert (spec["concurrencyPolicy"], spec["suspend"], spec["successfulJobsHistoryLimit"],
             spec["failedJobsHistoryLimit"]) == ("Allow", False, 3, 1)
@@ -82,14 +82,14 @@ def test_templates_and_cronjob_defaults():
 def test_pod_requests_default_to_limits():
     pod = {"spec": {"containers": [{"name": "c", "image": "x", "resources": {"limits": {"cpu": "1"},
                                                                           "requests": {"memory": "1Gi"}}}]}}
-    defaults.apply(pod, "", "Pod")
+    strategy_for("", "Pod").default(pod)
     assert pod["spec"]["containers"][0]["resources"]["requests"] == {"memory": "1Gi", "cpu": "1"}
 
 
 def test_webhook_configuration_defaults():
     cfg = {"webhooks": [{"name": "a", "rules": [{"operations": ["CREATE"]}],
                          "clientConfig": {"service": {"name": "s", "namespace": "n"}}}]}
-    defaults.apply(cfg, "admissionregistration.k8s.io", "MutatingWebhookConfiguration")
+    strategy_for("admissionregistration.k8s.io", "MutatingWebhookConfiguration").default(cfg)
     hook = cfg["webhooks"][0]
     assert (hook["failurePolicy"], hook["matchPolicy"], hook["timeoutSeconds"], hook["reinvocationPolicy"]) == (
         "Fail", "Equivalent", 10, "Never")
@@ -105,6 +105,6 @@ def test_webhook_configuration_defaults():
 ])
 def test_service_ip_families(spec, families):
     svc = {"spec": dict(spec)}
-    defaults.apply(svc, "", "Service")
+    strategy_for("", "Service").default(svc)
     assert svc["spec"].get("ipFamilies") == families
     assert svc["spec"].get("ipFamilyPolicy") == ("SingleStack" if families else None)

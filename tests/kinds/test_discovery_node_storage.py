@@ -1,4 +1,4 @@
-"""EndpointSlice, RuntimeClass and CSI kinds: defaults, validation, immutable fields (kapi.morekinds)."""
+"""EndpointSlice, RuntimeClass and the CSI kinds: defaults, validation, immutable fields (kapi.kinds)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kapi import morekinds
+from kapi.kinds import discovery, storage, strategy_for
 
 
 def slice_(**fields: Any) -> dict[str, Any]:
@@ -32,8 +32,8 @@ OBJECTS: dict[str, tuple[str, dict[str, Any]]] = {
 def test_valid_objects(kind: str) -> None:
     group, obj = OBJECTS[kind]
     if kind == "CSIDriver":
-        morekinds.default_csi_driver(obj)
-    assert morekinds.validate(obj, group, kind) == []
+        storage.default_csi_driver(obj)
+    assert strategy_for(group, kind).validate(obj) == []
 
 
 BAD = [
@@ -70,7 +70,7 @@ BAD = [
 
 @pytest.mark.parametrize(("group", "kind", "obj", "field", "message"), BAD)
 def test_invalid_objects(group: str, kind: str, obj: dict[str, Any], field: str, message: str) -> None:
-    causes = [(c.field, c.message) for c in morekinds.validate(obj, group, kind)]
+    causes = [(c.field, c.message) for c in strategy_for(group, kind).validate(obj)]
     assert any(f == field and m.startswith(message) for f, m in causes), causes
 
 
@@ -84,18 +84,18 @@ def test_invalid_objects(group: str, kind: str, obj: dict[str, Any], field: str,
      "storageClassName"),
 ])
 def test_immutable_fields(group: str, kind: str, old: dict[str, Any], new: dict[str, Any], field: str) -> None:
-    (cause,) = morekinds.validate_update(new, old, group, kind)
+    (cause,) = strategy_for(group, kind).validate_update(new, old)
     assert cause.field == field and cause.message.endswith("field is immutable")
-    assert morekinds.validate_update(old, old, group, kind) == []
-    assert morekinds.validate_update(new, old, group, kind, subresource="status") == []
+    assert strategy_for(group, kind).validate_update(old, old) == []
+    assert strategy_for(group, kind).validate_update(new, old, "status") == []
 
 
 def test_defaults() -> None:
     obj = slice_(ports=[{"port": 80}])
-    morekinds.default_endpoint_slice(obj)
+    discovery.default_endpoint_slice(obj)
     assert obj["ports"] == [{"port": 80, "name": "", "protocol": "TCP"}]
     driver: dict[str, Any] = {"spec": {"attachRequired": False}}
-    morekinds.default_csi_driver(driver)
+    storage.default_csi_driver(driver)
     assert driver["spec"] == {"attachRequired": False, "podInfoOnMount": False, "storageCapacity": False,
                               "fsGroupPolicy": "ReadWriteOnceWithFSType", "requiresRepublish": False,
                               "seLinuxMount": False, "volumeLifecycleModes": ["Persistent"]}

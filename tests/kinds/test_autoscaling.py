@@ -1,4 +1,4 @@
-"""HorizontalPodAutoscaler v1 <-> v2 conversion, defaults, validation and the TARGETS column (kapi.autoscaling)."""
+"""HorizontalPodAutoscaler conversion, defaults, validation and the TARGETS column (kapi.kinds.autoscaling)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kapi import autoscaling
+from kapi.kinds import autoscaling
 
 
 def _v2(**spec: Any) -> dict[str, Any]:

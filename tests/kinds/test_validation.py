@@ -1,4 +1,4 @@
-"""kapi.kindvalidation: kube's per-kind semantic rules, message for message."""
+"""kapi.kinds: the built-in kinds' semantic rules (Strategy.validate), message for message."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from kapi import defaults, kindvalidation
 from kapi.errors import Cause
+from kapi.kinds import core, podspec, strategy_for
 from kapi.validation import regex_error
 
 PORT_MSG = "must be between 1 and 65535, inclusive"
-KEY_MSG = regex_error(kindvalidation.CONFIG_KEY_MSG, kindvalidation.CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name")
+KEY_MSG = regex_error(core.CONFIG_KEY_MSG, core.CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name")
 LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
              "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
@@ -45,7 +45,7 @@ WORKLOAD_SPEC: dict[str, Any] = {"replicas": 1, "selector": {"matchLabels": {"ap
 def _obj(group: str, kind: str, **fields: Any) -> dict[str, Any]:
     obj = {"apiVersion": f"{group}/v1" if group else "v1", "kind": kind, "metadata": {"name": "x", "namespace": "d"},
            **copy.deepcopy(fields)}
-    defaults.apply(obj, group, kind)
+    strategy_for(group, kind).default(obj)
     return obj
 
 
@@ -134,10 +134,10 @@ CASES: list[tuple[str, str, str, dict[str, Any], list[Cause]]] = [
     ("deploy-no-selector", "apps", "Deployment", {"spec": _spec(WORKLOAD_SPEC, "selector", None)},
      [_req("spec.selector")]),
     ("deploy-empty-selector", "apps", "Deployment", {"spec": _spec(WORKLOAD_SPEC, "selector", {"matchLabels": {}})},
-     [_inv("spec.selector", kindvalidation._EMPTY_SELECTOR, "empty selector is invalid for deployment")]),
+     [_inv("spec.selector", podspec.EMPTY_SELECTOR, "empty selector is invalid for deployment")]),
     ("deploy-selector-mismatch", "apps", "Deployment",
      {"spec": _spec(WORKLOAD_SPEC, "selector", {"matchLabels": {"app": "db"}})},
-     [_inv("spec.template.metadata.labels", 'map[string]string{"app":"web"}', kindvalidation.SELECTOR_MISMATCH)]),
+     [_inv("spec.template.metadata.labels", 'map[string]string{"app":"web"}', podspec.SELECTOR_MISMATCH)]),
     ("deploy-selector-expression", "apps", "Deployment", {"spec": _spec(WORKLOAD_SPEC, "selector", {
         "matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]})}, []),
     ("deploy-restart-policy", "apps", "Deployment",
@@ -147,7 +147,7 @@ CASES: list[tuple[str, str, str, dict[str, Any], list[Cause]]] = [
      {"spec": _spec(WORKLOAD_SPEC, "template.spec.containers.0.image", "")},
      [_req("spec.template.spec.containers[0].image")]),
     ("rs-mismatch", "apps", "ReplicaSet", {"spec": _spec(WORKLOAD_SPEC, "template.metadata.labels", None)},
-     [_inv("spec.template.metadata.labels", "map[string]string(nil)", kindvalidation.SELECTOR_MISMATCH)]),
+     [_inv("spec.template.metadata.labels", "map[string]string(nil)", podspec.SELECTOR_MISMATCH)]),
     ("sts-valid", "apps", "StatefulSet", {"spec": {**WORKLOAD_SPEC, "serviceName": "web"}}, []),
     ("sts-negative-replicas", "apps", "StatefulSet", {"spec": _spec(WORKLOAD_SPEC, "replicas", -2)},
      [_inv("spec.replicas", "-2", "must be greater than or equal to 0")]),
@@ -168,7 +168,7 @@ CASES: list[tuple[str, str, str, dict[str, Any], list[Cause]]] = [
 
 @pytest.mark.parametrize(("group", "kind", "fields", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_validate(group: str, kind: str, fields: dict[str, Any], expected: list[Cause]) -> None:
-    assert kindvalidation.validate(_obj(group, kind, **fields), group, kind) == expected
+    assert strategy_for(group, kind).validate(_obj(group, kind, **fields)) == expected
 
 
 @pytest.mark.parametrize(("key", "messages"), [
@@ -177,10 +177,10 @@ def test_validate(group: str, kind: str, fields: dict[str, Any], expected: list[
     ("", [KEY_MSG]), ("..", ["must not be '..'"]), ("a:b", [KEY_MSG]),
 ])
 def test_is_config_map_key(key: str, messages: list[str]) -> None:
-    assert kindvalidation.is_config_map_key(key) == messages
+    assert core.is_config_map_key(key) == messages
 
 
 def test_bad_shapes_never_raise() -> None:
     for group, kind in [("", "Pod"), ("", "Service"), ("apps", "Deployment"), ("batch", "CronJob"), ("", "Secret")]:
         for junk in [{"spec": 1}, {"spec": {"containers": "x", "ports": [1], "template": []}}, {"data": [1]}]:
-            kindvalidation.validate({"kind": kind, **junk}, group, kind)
+            strategy_for(group, kind).validate({"kind": kind, **junk})

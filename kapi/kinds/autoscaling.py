@@ -1,4 +1,4 @@
-"""HorizontalPodAutoscaler: autoscaling/v1 <-> v2 conversion, defaulting and validation, as kube-apiserver does them.
+"""The autoscaling group's HorizontalPodAutoscaler: v1 <-> v2 conversion, defaults, strategy and validation.
 
 kube-apiserver stores HPAs once, at autoscaling/v2, and serves them through
 both versions (``pkg/apis/autoscaling/v1/conversion.go``):
@@ -21,6 +21,9 @@ present gets kube's scale-up/scale-down rules for its missing parts; v1
 defaults ``minReplicas`` only. Validation is
 ``pkg/apis/autoscaling/validation`` on the v2 form (a v1 object is
 converted first, so field paths are the v2 ones, as kube's internal ones).
+The strategy (``pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go``)
+resets the status on create; a ``status`` update keeps replica counts not
+negative. :func:`format_targets` is kubectl's TARGETS column.
 """
 
 from __future__ import annotations
@@ -29,7 +32,10 @@ import copy
 import json
 from typing import Any
 
+from kapi.attributes import UserInfo
 from kapi.errors import Cause
+from kapi.kinds.base import Strategy, register
+from kapi.kinds.fields import not_supported
 from kapi.objectmeta import invalid, required
 from kapi.validation import is_dns1123_label, is_valid_path_segment_name
 from kapi.values import as_dict as _dict
@@ -553,8 +559,6 @@ _SOURCE_FIELD = {"Object": "object", "Pods": "pods", "Resource": "resource", "Ex
 
 
 def _metric_spec(metric: Obj, path: str) -> list[Cause]:
-    from kapi.kindvalidation import not_supported
-
     out: list[Cause] = []
     kind = metric.get("type")
     if not kind:
@@ -575,8 +579,6 @@ def _metric_spec(metric: Obj, path: str) -> list[Cause]:
 
 
 def _scaling_rules(rules: Any, path: str) -> list[Cause]:
-    from kapi.kindvalidation import not_supported
-
     if not isinstance(rules, dict):
         return []
     out: list[Cause] = []
@@ -640,6 +642,29 @@ def validate_status(obj: Obj) -> list[Cause]:
         if value is not None and value < 0:
             out.append(invalid(f"status.{key}", value, "must be greater than or equal to 0"))
     return out
+
+
+@register
+class HorizontalPodAutoscalerStrategy(Strategy):
+    """HorizontalPodAutoscaler of either served version (v1 objects are validated in their v2 form)."""
+
+    group, kind = GROUP, KIND
+
+    def default(self, obj: Obj) -> None:
+        """v1 or v2 SetDefaults_HorizontalPodAutoscaler by the object's ``apiVersion`` (:func:`apply_defaults`)."""
+        apply_defaults(obj)
+
+    def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
+        """PrepareForCreate: the status is the controller's (``desiredReplicas`` 0)."""
+        obj["status"] = {"desiredReplicas": 0}
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateHorizontalPodAutoscaler (:func:`validate`)."""
+        return validate(obj)
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """The ``status`` subresource's ValidateHorizontalPodAutoscalerStatusUpdate (:func:`validate_status`)."""
+        return validate_status(new) if subresource == "status" else []
 
 
 # ------------------------------------------------------------ kubectl get columns

@@ -1,4 +1,4 @@
-"""CertificateSigningRequest strategy and validation (kapi.certificates)."""
+"""CertificateSigningRequest strategy and validation (kapi.kinds.certificates, kapi.certificates)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from kapi import certificates
+from kapi import certificates as shared
 from kapi.attributes import UserInfo
+from kapi.kinds import certificates
 
 NOW = "2026-01-02T03:04:05Z"
 
@@ -177,18 +178,18 @@ def test_conditions_may_not_be_removed_and_certificates_not_replaced() -> None:
 ])
 def test_signer_check(subresource: str, new_status: dict[str, Any], want: Any) -> None:
     old = csr()
-    assert certificates.signer_check(subresource, {**old, "status": new_status}, old) == want
-    assert certificates.wildcard_signer("example.com/signer") == "example.com/*"
+    assert shared.signer_check(subresource, {**old, "status": new_status}, old) == want
+    assert shared.wildcard_signer("example.com/signer") == "example.com/*"
 
 
 def test_subject_restriction_and_condition_summary() -> None:
-    masters = csr(request=_b64(csr_pem(orgs=("system:masters",))), signerName=certificates.KUBE_APISERVER_CLIENT_SIGNER)
-    assert "system:masters group is not allowed" in certificates.subject_restriction(masters)
-    assert certificates.subject_restriction(csr(request=masters["spec"]["request"])) == ""
-    assert certificates.condition_summary(csr()) == "Pending"
+    masters = csr(request=_b64(csr_pem(orgs=("system:masters",))), signerName=shared.KUBE_APISERVER_CLIENT_SIGNER)
+    assert "system:masters group is not allowed" in shared.subject_restriction(masters)
+    assert shared.subject_restriction(csr(request=masters["spec"]["request"])) == ""
+    assert shared.condition_summary(csr()) == "Pending"
     issued = _approved(csr())
     issued["status"]["certificate"] = "eA=="
-    assert certificates.condition_summary(issued) == "Approved,Issued"
+    assert shared.condition_summary(issued) == "Approved,Issued"
 
 
 def test_bootstrap_has_kubes_signer_approver_roles() -> None:

@@ -1,0 +1,277 @@
+"""The batch group's kinds: Job and CronJob.
+
+From ``pkg/apis/batch/v1/defaults.go``, ``pkg/registry/batch/job/strategy.go``
+and ``pkg/apis/batch/validation/validation.go``, "Jobs" ("Specifying your
+own Pod selector", "Mutable Scheduling Directives", "Elastic Indexed Jobs"):
+
+- Create (``generateSelector``), unless ``spec.manualSelector`` is true:
+  the pod template gets the labels ``batch.kubernetes.io/job-name`` and
+  ``job-name`` (the Job's name) and ``batch.kubernetes.io/controller-uid``
+  and ``controller-uid`` (its uid), each only when not already given, and
+  ``spec.selector.matchLabels`` gets ``batch.kubernetes.io/controller-uid:
+  <uid>`` when absent. A Job without labels takes its template's
+  (``SetDefaults_Job``; kube applies it when the stored object is read back).
+- Validation (manualSelector not true): the template carries those labels
+  with exactly those values and the selector selects the uid label
+  (``"`selector` not auto-generated"``); with manualSelector the selector is
+  required.
+- Update (``ValidateJobSpecUpdate``): ``spec.selector``, ``completionMode``,
+  ``podFailurePolicy``, ``backoffLimitPerIndex``, ``managedBy`` and
+  ``successPolicy`` are immutable; ``spec.completions`` too, except that an
+  Indexed Job may change it together with ``spec.parallelism`` (equal
+  values); ``spec.template`` is immutable, except that a suspended Job that
+  never started may change the template's labels, annotations, node
+  affinity, nodeSelector, tolerations and schedulingGates.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kapi.attributes import UserInfo
+from kapi.errors import Cause
+from kapi.kinds.base import Obj, Strategy, register
+from kapi.kinds.fields import go_value, immutable_shown, selector_matches, selector_string
+from kapi.kinds.podspec import default_template, spec_of, validate_workload
+from kapi.objectmeta import required
+from kapi.values import as_dict as _dict
+
+GROUP = "batch"
+CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
+JOB_NAME = "batch.kubernetes.io/job-name"
+LEGACY_CONTROLLER_UID = "controller-uid"
+LEGACY_JOB_NAME = "job-name"
+NOT_AUTO_GENERATED = "`selector` not auto-generated"
+TANDEM = "can only be modified in tandem with spec.parallelism"
+# field.Invalid prints the internal core.PodTemplateSpec with %#v, pointer addresses included: kube's text
+# cannot be reproduced byte for byte, so the value is elided (path, type, prefix and detail are kube's).
+TEMPLATE_VALUE = "core.PodTemplateSpec{...}"
+
+
+def _manual(spec: Obj) -> bool:
+    return spec.get("manualSelector") is True
+
+
+def default_job_spec(spec: Obj) -> None:
+    """SetDefaults_Job's spec part: completions/parallelism 1, backoffLimit 6, NonIndexed, suspend false,
+    podReplacementPolicy TerminatingOrFailed, the template's PodSpec defaults."""
+    if "completions" not in spec and "parallelism" not in spec:
+        spec["completions"] = 1
+        spec["parallelism"] = 1
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+    default_template(spec)
+
+
+def job_spec_causes(spec: Any, prefix: str) -> list[Cause]:
+    """validateJobSpec's shared workload checks (template restartPolicy OnFailure or Never) under ``prefix``."""
+    causes = validate_workload(_dict(spec), "job", ("OnFailure", "Never"), selector_required=False, replicas=False)
+    return [Cause(c.type, c.message, prefix + c.field[len("spec"):]) for c in causes] if prefix != "spec" else causes
+
+
+def _go_map(value: Obj) -> str:
+    return "map[string]string{" + ", ".join(f'"{k}":"{v}"' for k, v in sorted(value.items())) + "}"
+
+
+def _has_label(labels: Obj, path: str, key: str, expected: str) -> list[Cause]:
+    """apivalidation.ValidateHasLabel."""
+    if key not in labels:
+        return [required(f"{path}.labels[{key}]", expected)]
+    if labels[key] != expected:
+        return [Cause("FieldValueInvalid", f"Invalid value: {_go_map(labels)}: must be '{expected}'",
+                      f"{path}.labels[{key}]")]
+    return []
+
+
+def validate_generated_selector(obj: Obj, require_prefixed_labels: bool | None = None) -> list[Cause]:
+    """The Job's selector checks (validateGeneratedSelector; selector required with manualSelector).
+
+    ``require_prefixed_labels`` (kube's RequirePrefixedLabels: true on create,
+    on update only when the stored Job has them) defaults to whether the
+    template carries ``batch.kubernetes.io/controller-uid``. Never raises.
+    """
+    meta, spec = _dict(obj.get("metadata")), _dict(obj.get("spec"))
+    selector = spec.get("selector")
+    if _manual(spec):
+        return [required("spec.selector")] if selector is None else []
+    tmeta = _dict(_dict(spec.get("template")).get("metadata"))
+    if not isinstance(tmeta.get("labels"), dict) or not isinstance(selector, dict):
+        return []
+    labels = tmeta["labels"]
+    name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
+    if require_prefixed_labels is None:
+        require_prefixed_labels = CONTROLLER_UID in labels
+    path = "spec.template.metadata"
+    out = _has_label(labels, path, LEGACY_CONTROLLER_UID, uid) + _has_label(labels, path, LEGACY_JOB_NAME, name)
+    if require_prefixed_labels:
+        out += _has_label(labels, path, CONTROLLER_UID, uid) + _has_label(labels, path, JOB_NAME, name)
+        expected = {CONTROLLER_UID: uid}
+    else:
+        expected = {LEGACY_CONTROLLER_UID: uid}
+    if selector_matches(selector, expected) is not True:
+        out.append(Cause("FieldValueInvalid", f"Invalid value: {selector_string(selector)}: {NOT_AUTO_GENERATED}",
+                         "spec.selector"))
+    return out
+
+
+def _scalar(value: Any) -> str:
+    """A pointer-to-scalar field's value as field.Error prints it (``null`` when unset)."""
+    return go_value(value) if value is None or isinstance(value, (str, int, bool)) else str(value)
+
+
+def _template_sans_scheduling(template: Any, new_template: Obj) -> Any:
+    """The stored template with the directives a suspended, never-started Job may change taken from the new one
+    (validatePodTemplateUpdate with AllowMutableSchedulingDirectives)."""
+    out = copy.deepcopy(_dict(template))
+    new_meta, new_spec = _dict(new_template.get("metadata")), _dict(new_template.get("spec"))
+    meta = out.setdefault("metadata", {})
+    spec = out.setdefault("spec", {})
+    if not isinstance(meta, dict) or not isinstance(spec, dict):
+        return template
+    for key in ("labels", "annotations"):
+        _copy_key(new_meta, meta, key)
+    for key in ("nodeSelector", "tolerations", "schedulingGates"):
+        _copy_key(new_spec, spec, key)
+    affinity, old_affinity = new_spec.get("affinity"), spec.get("affinity")
+    if affinity is None and isinstance(old_affinity, dict):
+        rest = {k: v for k, v in old_affinity.items() if k != "nodeAffinity"}
+        if rest:
+            spec["affinity"] = rest
+        else:
+            spec.pop("affinity", None)
+    elif isinstance(affinity, dict):
+        merged = dict(old_affinity) if isinstance(old_affinity, dict) else {}
+        _copy_key(affinity, merged, "nodeAffinity")
+        spec["affinity"] = merged
+    if not meta:
+        out.pop("metadata", None)
+    return out
+
+
+def _copy_key(source: Obj, target: Obj, key: str) -> None:
+    if key in source:
+        target[key] = source[key]
+    else:
+        target.pop(key, None)
+
+
+def _empty_metadata(template: Any) -> Any:
+    """A template whose metadata is ``{}`` compares equal to one without metadata (Go's zero ObjectMeta)."""
+    if isinstance(template, dict) and template.get("metadata") == {}:
+        return {k: v for k, v in template.items() if k != "metadata"}
+    return template
+
+
+def validate_job_spec_update(spec: Obj, old_spec: Obj, mutable_scheduling: bool) -> list[Cause]:
+    """ValidateJobSpecUpdate's comparisons of ``spec`` with the stored ``old_spec`` (paths under ``spec``).
+
+    ``mutable_scheduling``: kube's AllowMutableSchedulingDirectives (the stored Job is suspended and has no
+    ``status.startTime``).
+    """
+    out: list[Cause] = []
+    completions, old_completions = spec.get("completions"), old_spec.get("completions")
+    if completions != old_completions:
+        if spec.get("completionMode") != "Indexed":
+            out.append(immutable_shown("spec.completions", _scalar(completions)))
+        elif completions is not None and completions != spec.get("parallelism"):
+            out.append(Cause("FieldValueInvalid", f"Invalid value: {_scalar(completions)}: {TANDEM}",
+                             "spec.completions"))
+    if spec.get("selector") != old_spec.get("selector"):
+        out.append(immutable_shown("spec.selector", selector_string(spec.get("selector"))))
+    template, old_template = _dict(spec.get("template")), old_spec.get("template")
+    if mutable_scheduling:
+        old_template = _template_sans_scheduling(old_template, template)
+    if _empty_metadata(template) != _empty_metadata(_dict(old_template)):
+        out.append(immutable_shown("spec.template", TEMPLATE_VALUE))
+    for key in ("completionMode", "backoffLimitPerIndex", "managedBy"):
+        if spec.get(key) != old_spec.get(key):
+            out.append(immutable_shown(f"spec.{key}", _scalar(spec.get(key))))
+    for key, go_type in (("podFailurePolicy", "batch.PodFailurePolicy"), ("successPolicy", "batch.SuccessPolicy")):
+        if spec.get(key) != old_spec.get(key):
+            shown = "null" if spec.get(key) is None else go_type + "{...}"
+            out.append(immutable_shown(f"spec.{key}", shown))
+    return out
+
+
+@register
+class JobStrategy(Strategy):
+    """Job: defaults, the generated selector and template labels, their validation, the immutable spec."""
+
+    group, kind = GROUP, "Job"
+
+    def default(self, obj: Obj) -> None:
+        """SetDefaults_Job (spec part, see :func:`default_job_spec`)."""
+        default_job_spec(spec_of(obj))
+
+    def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
+        """generateSelector (unless ``spec.manualSelector``) in place, with the object's final ``metadata.uid`` and
+        ``metadata.name``; then the Job's labels default to the template's when it has none."""
+        meta = _dict(obj.get("metadata"))
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
+        template = spec.get("template")
+        if not isinstance(template, dict):
+            template = spec["template"] = {}
+        if not _manual(spec):
+            tmeta = template.get("metadata")
+            if not isinstance(tmeta, dict):
+                tmeta = template["metadata"] = {}
+            labels = tmeta.get("labels")
+            if not isinstance(labels, dict):
+                labels = tmeta["labels"] = {}
+            for key in (LEGACY_JOB_NAME, JOB_NAME):
+                labels.setdefault(key, name)
+            for key in (LEGACY_CONTROLLER_UID, CONTROLLER_UID):
+                labels.setdefault(key, uid)
+            selector = spec.get("selector")
+            if not isinstance(selector, dict):
+                selector = spec["selector"] = {}
+            match = selector.get("matchLabels")
+            if not isinstance(match, dict):
+                match = selector["matchLabels"] = {}
+            match.setdefault(CONTROLLER_UID, uid)
+        template_labels = _dict(_dict(template.get("metadata")).get("labels"))
+        if template_labels and not _dict(meta.get("labels")) and isinstance(obj.get("metadata"), dict):
+            obj["metadata"]["labels"] = dict(template_labels)
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """validateJobSpec's workload checks and the generated selector's."""
+        return job_spec_causes(obj.get("spec"), "spec") + validate_generated_selector(obj)
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateJobUpdate for the main resource (the ``status`` subresource keeps the stored spec)."""
+        if subresource:
+            return []
+        old_spec = _dict(old.get("spec"))
+        suspended = old_spec.get("suspend") is True
+        not_started = not _dict(old.get("status")).get("startTime")
+        return validate_job_spec_update(_dict(new.get("spec")), old_spec, suspended and not_started)
+
+
+@register
+class CronJobStrategy(Strategy):
+    """CronJob: concurrencyPolicy Allow, history limits 3/1, the job template's defaults and checks."""
+
+    group, kind = GROUP, "CronJob"
+
+    def default(self, obj: Obj) -> None:
+        """SetDefaults_CronJob: concurrencyPolicy Allow, suspend false, history limits 3 and 1, the job template."""
+        spec = spec_of(obj)
+        spec.setdefault("concurrencyPolicy", "Allow")
+        spec.setdefault("suspend", False)
+        spec.setdefault("successfulJobsHistoryLimit", 3)
+        spec.setdefault("failedJobsHistoryLimit", 1)
+        template = spec.get("jobTemplate")
+        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+            default_job_spec(template["spec"])
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateJobTemplateSpec's workload checks under ``spec.jobTemplate.spec``."""
+        spec = _dict(obj.get("spec"))
+        return job_spec_causes(_dict(spec.get("jobTemplate")).get("spec"), "spec.jobTemplate.spec")

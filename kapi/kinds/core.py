@@ -1,0 +1,461 @@
+"""The core group's (``v1``) kinds: ConfigMap, Secret, Service, Pod, PodTemplate, ReplicationController, Namespace.
+
+Each kind's defaults (``pkg/apis/core/v1/defaults.go``), strategy
+(``pkg/registry/core/<kind>/strategy.go``) and validation
+(``pkg/apis/core/validation/validation.go``), with kube's field paths and
+messages. The PodSpec rules shared with apps and batch are
+:mod:`kapi.kinds.podspec`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from datetime import datetime
+from typing import Any
+
+from kapi.attributes import UserInfo
+from kapi.errors import Cause
+from kapi.kinds.base import Obj, Strategy, register
+from kapi.kinds.fields import duplicate, go_strings, not_supported, too_long_total
+from kapi.kinds.podspec import (
+    PROTOCOLS,
+    default_pod_spec,
+    default_ports,
+    default_template,
+    port_number,
+    spec_of,
+    validate_pod_spec,
+    validate_workload,
+)
+from kapi.objectmeta import forbidden, invalid, required
+from kapi.validation import is_dns1123_label, is_qualified_name, max_len_error, regex_error
+from kapi.values import as_dict as _dict
+from kapi.values import as_list as _list
+
+MAX_SECRET_SIZE = 1024 * 1024  # bytes, core.MaxSecretSize (also ConfigMap's limit)
+
+CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
+CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
+CONFIG_KEY_MAX = 253
+_CONFIG_KEY = re.compile(CONFIG_KEY_FMT)
+
+SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
+IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
+POD_UPDATE_FORBIDDEN = (
+    "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+    "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)")
+_POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds", "schedulingGates")
+CLUSTER_IP_CHANGED = "may not change once set"
+PRIMARY_IP_UNSET = "primary clusterIP can not be unset"
+SINGLE_STACK_RELEASE = "`ipFamilyPolicy` must be set to 'SingleStack' when releasing the secondary clusterIP"
+
+NAMESPACE_FINALIZER = "kubernetes"  # core.FinalizerKubernetes
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # KEP-2161
+# helper.IsStandardFinalizerName: the finalizer names that need no domain.
+STANDARD_FINALIZERS = frozenset({NAMESPACE_FINALIZER, "orphan", "foregroundDeletion"})
+NOT_STANDARD_FINALIZER = "name is neither a standard finalizer name nor is it fully qualified"
+
+
+# ------------------------------------------------------------ ConfigMap and Secret
+
+def is_config_map_key(key: str) -> list[str]:
+    """validation.IsConfigMapKey: messages for a key that is not a valid ConfigMap/Secret key; [] when valid."""
+    out: list[str] = []
+    if len(key) > CONFIG_KEY_MAX:
+        out.append(max_len_error(CONFIG_KEY_MAX))
+    if not _CONFIG_KEY.fullmatch(key):
+        out.append(regex_error(CONFIG_KEY_MSG, CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name"))
+    if key == ".":
+        out.append("must not be '.'")
+    elif key == "..":
+        out.append("must not be '..'")
+    elif key.startswith(".."):
+        out.append("must not start with '..'")
+    return out
+
+
+def _decoded_len(value: Any) -> int:
+    if not isinstance(value, str):
+        return 0
+    try:
+        return len(binascii.a2b_base64(value))
+    except (binascii.Error, ValueError):
+        return 0
+
+
+def _keys(data: Obj, path: str) -> list[Cause]:
+    return [invalid(f"{path}[{key}]", key, msg) for key in data for msg in is_config_map_key(key)]
+
+
+def _immutable_data(new: Obj, old: Obj, fields: tuple[str, ...]) -> list[Cause]:
+    """ConfigMap/Secret stored with ``immutable: true``: the flag and the data may not change (Forbidden)."""
+    if old.get("immutable") is not True:
+        return []
+    out: list[Cause] = []
+    if new.get("immutable") is not True:
+        out.append(forbidden("immutable", IMMUTABLE_WHEN_SET))
+    for key in fields:
+        if (new.get(key) or {}) != (old.get(key) or {}):
+            out.append(forbidden(key, IMMUTABLE_WHEN_SET))
+    return out
+
+
+@register
+class ConfigMapStrategy(Strategy):
+    """ConfigMap: keys, 1 MiB of data, immutability once ``immutable: true`` (ValidateConfigMap[Update])."""
+
+    group, kind = "", "ConfigMap"
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateConfigMap: keys, binaryData keys not repeating data keys, data + binaryData at most 1 MiB."""
+        data, binary = _dict(obj.get("data")), _dict(obj.get("binaryData"))
+        out = _keys(data, "data")
+        total = sum(len(v.encode()) for v in data.values() if isinstance(v, str))
+        for key, value in binary.items():
+            out.extend(invalid(f"binaryData[{key}]", key, msg) for msg in is_config_map_key(key))
+            if key in data:
+                out.append(invalid(f"binaryData[{key}]", key, "duplicate of key present in data"))
+            total += _decoded_len(value)
+        if total > MAX_SECRET_SIZE:
+            out.append(too_long_total("data", MAX_SECRET_SIZE))
+        return out
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateConfigMapUpdate: ``immutable``, ``data``, ``binaryData`` frozen once stored immutable."""
+        return _immutable_data(new, old, ("data", "binaryData")) if not subresource else []
+
+
+@register
+class SecretStrategy(Strategy):
+    """Secret: ``stringData`` folded into ``data``, type Opaque, keys, 1 MiB, type and immutability rules."""
+
+    group, kind = "", "Secret"
+
+    def default(self, obj: Obj) -> None:
+        """``stringData`` entries overwrite ``data`` (base64) and are not stored; ``type`` defaults to Opaque."""
+        string_data = obj.pop("stringData", None)
+        if isinstance(string_data, dict) and string_data:
+            data = obj.get("data")
+            if not isinstance(data, dict):
+                data = obj["data"] = {}
+            for key, value in string_data.items():
+                if isinstance(value, str):
+                    data[key] = base64.b64encode(value.encode()).decode()
+        if not obj.get("type"):
+            obj["type"] = "Opaque"
+
+    def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
+        """``type`` Opaque when still empty (a body that skipped defaulting, e.g. a subresource's)."""
+        if not obj.get("type"):
+            obj["type"] = "Opaque"
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateSecret: data keys are config keys; decoded data (stringData folded in) at most 1 MiB."""
+        data = _dict(obj.get("data"))
+        out = _keys(data, "data")
+        total = sum(_decoded_len(v) for v in data.values())
+        total += sum(len(v.encode()) for v in _dict(obj.get("stringData")).values() if isinstance(v, str))
+        if total > MAX_SECRET_SIZE:
+            out.append(too_long_total("data", MAX_SECRET_SIZE))
+        return out
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateSecretUpdate: ``type`` never changes (``field is immutable``); data frozen once immutable."""
+        if subresource:
+            return []
+        out = _immutable_data(new, old, ("data",))
+        if (new.get("type") or "Opaque") != (old.get("type") or "Opaque"):
+            out.append(Cause("FieldValueInvalid", f'Invalid value: "{new.get("type", "")}": field is immutable',
+                             "type"))
+        return out
+
+
+# ------------------------------------------------------------ Service
+
+def _headless(spec: Obj) -> bool:
+    return spec.get("clusterIP") == "None"
+
+
+def _ips(spec: Obj) -> list[Any]:
+    return _list(spec.get("clusterIPs"))
+
+
+@register
+class ServiceStrategy(Strategy):
+    """Service: defaults, status reset, type and ports validation, clusterIPs that never change once set."""
+
+    group, kind = "", "Service"
+
+    def default(self, obj: Obj) -> None:
+        """type ClusterIP, sessionAffinity None, port protocol TCP, targetPort = port, traffic policies, families."""
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        spec.setdefault("type", "ClusterIP")
+        spec.setdefault("sessionAffinity", "None")
+        default_ports(spec.get("ports"))
+        for port in spec.get("ports") or ():
+            if isinstance(port, dict) and "targetPort" not in port and "port" in port:
+                port["targetPort"] = port["port"]
+        if spec.get("type") != "ExternalName":
+            spec.setdefault("internalTrafficPolicy", "Cluster")
+        if spec.get("type") in ("NodePort", "LoadBalancer"):
+            spec.setdefault("externalTrafficPolicy", "Cluster")
+        if spec.get("type") != "ExternalName" and (spec.get("clusterIP") != "None" or spec.get("selector")):
+            # kapi allocates IPv4 only: single-stack IPv4, as kube-apiserver on an IPv4 service CIDR.
+            spec.setdefault("ipFamilyPolicy", "SingleStack")
+            spec.setdefault("ipFamilies", ["IPv4"])
+
+    def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
+        """PrepareForCreate: the status is the server's (an empty load balancer)."""
+        obj["status"] = {"loadBalancer": {}}
+
+    def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
+        """The Service REST update's ``patchAllocatedValues`` and ``normalizeClusterIPs`` (main resource only).
+
+        An omitted ``clusterIP``/``clusterIPs`` keeps the stored ones (both
+        types need one); a changed ``clusterIP`` with the stored ``clusterIPs``
+        means ``[clusterIP]``; a cleared ``clusterIP`` with the stored
+        ``clusterIPs`` clears them too, so validation sees what the client meant.
+        """
+        spec, old_spec = new.get("spec"), _dict(old.get("spec"))
+        if subresource or not isinstance(spec, dict):
+            return
+        if spec.get("type") != "ExternalName" and old_spec.get("type") != "ExternalName":
+            if not spec.get("clusterIP") and old_spec.get("clusterIP"):
+                spec["clusterIP"] = old_spec["clusterIP"]
+            if not _ips(spec) and _ips(old_spec):
+                spec["clusterIPs"] = list(_ips(old_spec))
+        old_ip, new_ip = old_spec.get("clusterIP") or "", spec.get("clusterIP") or ""
+        if _ips(old_spec) and not _ips(spec) and old_ip == new_ip:
+            spec["clusterIPs"] = list(_ips(old_spec))
+        if old_ip != new_ip and _ips(spec) == _ips(old_spec):
+            if old_ip and not new_ip:
+                spec.pop("clusterIPs", None)
+            else:
+                spec["clusterIPs"] = [new_ip]
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateService (the parts users hit): type, ports, port names and protocols."""
+        spec = _dict(obj.get("spec"))
+        out: list[Cause] = []
+        service_type = spec.get("type") or "ClusterIP"
+        if isinstance(service_type, str) and service_type not in SERVICE_TYPES:
+            out.append(not_supported("spec.type", service_type, SERVICE_TYPES))
+        ports = _list(spec.get("ports"))
+        headless = service_type == "ClusterIP" and _headless(spec)
+        if not ports and not headless and service_type != "ExternalName":
+            out.append(required("spec.ports"))
+        names: set[str] = set()
+        for i, port in enumerate(ports):
+            port = _dict(port)
+            path = f"spec.ports[{i}]"
+            name = port.get("name") or ""
+            if len(ports) > 1 and not name:
+                out.append(required(f"{path}.name"))
+            elif isinstance(name, str) and name:
+                out.extend(invalid(f"{path}.name", name, msg) for msg in is_dns1123_label(name))
+                if name in names:
+                    out.append(duplicate(f"{path}.name", name))
+                names.add(name)
+            out.extend(port_number(f"{path}.port", port.get("port")))
+            protocol = port.get("protocol")
+            if isinstance(protocol, str) and protocol not in PROTOCOLS:
+                out.append(not_supported(f"{path}.protocol", protocol, PROTOCOLS))
+            out.extend(port_number(f"{path}.targetPort", port.get("targetPort")))
+            if port.get("nodePort"):
+                out.extend(port_number(f"{path}.nodePort", port.get("nodePort")))
+        return out
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateServiceUpdate's ``validateUpgradeDowngradeClusterIPs``: assigned cluster IPs never change.
+
+        Not for ExternalName on either side, nor headless to headless. Same
+        count: each ``spec.clusterIPs[i]`` must equal the stored one
+        (``spec.clusterIPs[i]: Invalid value: []string{...}: may not change
+        once set``, the value being the new list); fewer: the primary may not
+        be unset or changed and a release to one IP needs ``ipFamilyPolicy``
+        SingleStack; more: the primary may not change.
+        """
+        spec, old_spec = _dict(new.get("spec")), _dict(old.get("spec"))
+        if subresource or "ExternalName" in (spec.get("type"), old_spec.get("type")):
+            return []
+        if _headless(spec) and _headless(old_spec):
+            return []
+        ips, old_ips = _ips(spec), _ips(old_spec)
+        shown = go_strings(spec.get("clusterIPs"))
+
+        def bad(i: int, detail: str) -> Cause:
+            return Cause("FieldValueInvalid", f"Invalid value: {shown}: {detail}", f"spec.clusterIPs[{i}]")
+
+        out: list[Cause] = []
+        if len(ips) == len(old_ips):
+            out.extend(bad(i, CLUSTER_IP_CHANGED) for i, ip in enumerate(old_ips) if ip != ips[i])
+        elif len(ips) < len(old_ips):
+            if not ips:
+                out.append(bad(0, PRIMARY_IP_UNSET))
+            elif ips[0] != old_ips[0]:
+                out.append(bad(0, CLUSTER_IP_CHANGED))
+            if len(ips) == 1 and spec.get("ipFamilyPolicy") != "SingleStack":
+                out.append(bad(0, SINGLE_STACK_RELEASE))
+        elif old_ips and ips[0] != old_ips[0]:
+            out.append(bad(0, CLUSTER_IP_CHANGED))
+        return out
+
+
+# ------------------------------------------------------------ Pod and PodTemplate
+
+def _pod_spec_sans_mutable(spec: Any) -> Any:
+    if not isinstance(spec, dict):
+        return spec
+    out = {k: v for k, v in spec.items() if k not in _POD_MUTABLE}
+    for key in ("containers", "initContainers"):
+        if isinstance(out.get(key), list):
+            out[key] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, dict) else c
+                        for c in out[key]]
+    return out
+
+
+@register
+class PodStrategy(Strategy):
+    """Pod: PodSpec defaults (requests from limits), status reset, PodSpec validation, ValidatePodUpdate."""
+
+    group, kind = "", "Pod"
+
+    def default(self, obj: Obj) -> None:
+        """SetDefaults_PodSpec, plus SetDefaults_Pod: a container limit without a request requests the limit."""
+        spec = obj.get("spec")
+        default_pod_spec(spec)
+        for key in ("initContainers", "containers"):
+            for c in (spec or {}).get(key) or () if isinstance(spec, dict) else ():
+                res = c.get("resources") if isinstance(c, dict) else None
+                if isinstance(res, dict) and isinstance(res.get("limits"), dict) and res["limits"]:
+                    requests = res.setdefault("requests", {})
+                    if isinstance(requests, dict):
+                        for name, value in res["limits"].items():
+                            requests.setdefault(name, value)
+
+    def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
+        """PrepareForCreate: status reset to phase Pending."""
+        obj["status"] = {"phase": "Pending"}
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidatePodSpec of ``spec``."""
+        return validate_pod_spec(obj.get("spec"), "spec")
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidatePodUpdate (main resource): only images, activeDeadlineSeconds, tolerations (additions),
+        terminationGracePeriodSeconds and schedulingGates may change; else ``spec: Forbidden: pod updates may
+        not change fields other than ...``."""
+        if subresource:
+            return []
+        new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+        if _pod_spec_sans_mutable(new_spec) != _pod_spec_sans_mutable(old_spec):
+            return [forbidden("spec", POD_UPDATE_FORBIDDEN)]
+        old_tol = old_spec.get("tolerations") or []
+        new_tol = new_spec.get("tolerations") or []
+        if isinstance(old_tol, list) and isinstance(new_tol, list) and any(t not in new_tol for t in old_tol):
+            return [forbidden("spec.tolerations", "existing toleration can not be modified except its "
+                              "tolerationSeconds")]
+        return []
+
+
+@register
+class PodTemplateStrategy(Strategy):
+    """PodTemplate: ValidatePodSpec of ``template.spec``."""
+
+    group, kind = "", "PodTemplate"
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidatePodTemplate's PodSpec checks under ``template.spec``."""
+        return validate_pod_spec(_dict(obj.get("template")).get("spec"), "template.spec")
+
+
+@register
+class ReplicationControllerStrategy(Strategy):
+    """ReplicationController: replicas 1, the template's PodSpec defaults, the shared workload checks."""
+
+    group, kind = "", "ReplicationController"
+
+    def default(self, obj: Obj) -> None:
+        """SetDefaults_ReplicationController: replicas 1; the template's PodSpec defaults."""
+        spec = spec_of(obj)
+        spec.setdefault("replicas", 1)
+        default_template(spec)
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateReplicationControllerSpec: replicas, template restartPolicy Always (selector: a plain map)."""
+        return validate_workload(_dict(obj.get("spec")), "replicationcontroller", ("Always",), label_selector=False)
+
+
+# ------------------------------------------------------------ Namespace
+
+def validate_finalizer_name(name: str, path: str) -> list[Cause]:
+    """core validation's validateFinalizerName: a qualified name, and one without a ``/`` must be standard."""
+    out = [invalid(path, name, msg) for msg in is_qualified_name(name)]
+    if "/" not in name and name not in STANDARD_FINALIZERS:
+        out.append(invalid(path, name, NOT_STANDARD_FINALIZER))
+    return out
+
+
+def _namespace_label(obj: Obj) -> None:
+    # Namespace defaulting and Canonicalize: label kubernetes.io/metadata.name = name (KEP-2161).
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    name = meta.get("name")
+    if isinstance(name, str) and name:
+        labels = meta.get("labels")
+        labels = dict(labels) if isinstance(labels, dict) else {}
+        labels[NAMESPACE_NAME_LABEL] = name
+        meta["labels"] = labels
+
+
+@register
+class NamespaceStrategy(Strategy):
+    """Namespace: the ``kubernetes`` finalizer, phase Active, the name label; finalizers only via ``finalize``."""
+
+    group, kind = "", "Namespace"
+
+    def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
+        """PrepareForCreate: ``spec.finalizers`` includes "kubernetes", ``status.phase`` Active, the name label."""
+        spec = dict(obj["spec"]) if isinstance(obj.get("spec"), dict) else {}
+        finalizers = list(spec.get("finalizers") or [])
+        if NAMESPACE_FINALIZER not in finalizers:
+            finalizers.append(NAMESPACE_FINALIZER)
+        spec["finalizers"] = finalizers
+        obj["spec"] = spec
+        obj["status"] = {"phase": "Active"}
+        _namespace_label(obj)
+
+    def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
+        """PrepareForUpdate: the main resource keeps the stored ``spec.finalizers`` (``finalize`` changes them);
+        every update keeps the name label."""
+        if subresource == "":
+            spec = dict(new["spec"]) if isinstance(new.get("spec"), dict) else {}
+            old_spec = _dict(old.get("spec"))
+            if "finalizers" in old_spec:
+                spec["finalizers"] = old_spec["finalizers"]
+            else:
+                spec.pop("finalizers", None)
+            new["spec"] = spec
+        _namespace_label(new)
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateNamespace: each ``spec.finalizers`` entry is a finalizer name (path ``spec.finalizers``)."""
+        return self._finalizers(obj)
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateNamespaceFinalizeUpdate: the ``finalize`` subresource's new finalizers are finalizer names."""
+        return self._finalizers(new) if subresource == "finalize" else []
+
+    @staticmethod
+    def _finalizers(obj: Obj) -> list[Cause]:
+        out: list[Cause] = []
+        for name in _list(_dict(obj.get("spec")).get("finalizers")):
+            if isinstance(name, str):
+                out.extend(validate_finalizer_name(name, "spec.finalizers"))
+        return out

@@ -1,0 +1,111 @@
+"""Field-error constructors and Go value formatting shared by every kind's validation (no per-kind knowledge).
+
+kube's validation reports ``field.Error`` values
+(k8s.io/apimachinery ``pkg/util/validation/field/errors.go``); the
+message is ``<Type>: <value>: <detail>`` where the value is printed as Go
+prints it: strings quoted, numbers and booleans plain, a pointer whose
+type has ``String()`` (``*metav1.LabelSelector``) through that method,
+anything else as ``%#v``. :func:`kapi.objectmeta.invalid`,
+:func:`~kapi.objectmeta.required` and :func:`~kapi.objectmeta.forbidden`
+cover the common cases; this module adds the rest and the Go renderings the
+kinds need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from kapi.errors import Cause
+from kapi.objectmeta import invalid
+from kapi.selectors import SelectorError, label_selector_matches
+from kapi.values import as_dict as _dict
+
+IMMUTABLE = "field is immutable"  # apivalidation.FieldImmutableErrorMsg
+
+Obj = dict[str, Any]
+
+
+def go_value(value: Any) -> str:
+    """A scalar as field.Error prints it: ``"x"`` for strings (Go-escaped), ``true``/``false``, numbers, ``null``."""
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "null" if value is None else str(value)
+
+
+def go_string_map(value: Any) -> str:
+    """A map[string]string as Go's %#v prints it (keys sorted); ``map[string]string(nil)`` when absent."""
+    if not isinstance(value, dict):
+        return "map[string]string(nil)"
+    return "map[string]string{" + ", ".join(f"{go_value(k)}:{go_value(v)}" for k, v in sorted(value.items())) + "}"
+
+
+def go_strings(values: Any) -> str:
+    """A []string as Go's %#v prints it: ``[]string{"a", "b"}``, ``[]string(nil)`` when absent."""
+    if not isinstance(values, list):
+        return "[]string(nil)"
+    return "[]string{" + ", ".join(go_value(v) for v in values) + "}"
+
+
+def selector_string(selector: Any) -> str:
+    """A ``*metav1.LabelSelector`` as its generated ``String()`` prints it (what field.Invalid shows for one).
+
+    ``{"matchLabels": {"a": "b"}}`` -> ``&LabelSelector{MatchLabels:map[string]string{a: b,},
+    MatchExpressions:[]LabelSelectorRequirement{},}`` (without the line break); ``nil`` -> ``null``.
+    """
+    if not isinstance(selector, dict):
+        return "null"
+    labels = "".join(f"{k}: {v}," for k, v in sorted(_dict(selector.get("matchLabels")).items()))
+    exprs = ""
+    for expr in selector.get("matchExpressions") or []:
+        expr = _dict(expr)
+        values = " ".join(str(v) for v in expr.get("values") or [])
+        exprs += (f"LabelSelectorRequirement{{Key:{expr.get('key', '')},Operator:{expr.get('operator', '')},"
+                  f"Values:[{values}],}},")
+    return (f"&LabelSelector{{MatchLabels:map[string]string{{{labels}}},"
+            f"MatchExpressions:[]LabelSelectorRequirement{{{exprs}}},}}")
+
+
+def not_supported(path: str, value: Any, supported: Iterable[str]) -> Cause:
+    """field.NotSupported: ``Unsupported value: "x": supported values: "a", "b"``."""
+    allowed = ", ".join(f'"{v}"' for v in supported)
+    return Cause("FieldValueNotSupported", f"Unsupported value: {go_value(value)}: supported values: {allowed}", path)
+
+
+def duplicate(path: str, value: Any) -> Cause:
+    """field.Duplicate: ``Duplicate value: "x"``."""
+    return Cause("FieldValueDuplicate", f"Duplicate value: {go_value(value)}", path)
+
+
+def too_long_total(path: str, max_bytes: int) -> Cause:
+    """field.TooLong for a total size: ``Too long: must have at most <n> bytes``."""
+    return Cause("FieldValueTooLong", f"Too long: must have at most {max_bytes} bytes", path)
+
+
+def too_many(path: str, actual: int, maximum: int) -> Cause:
+    """field.TooMany: ``Too many: <n>: must have at most <max> items``."""
+    return Cause("FieldValueTooMany", f"Too many: {actual}: must have at most {maximum} items", path)
+
+
+def immutable(path: str, value: Any) -> Cause:
+    """apivalidation.ValidateImmutableField's ``Invalid value: <value>: field is immutable``.
+
+    ``value`` is the new value; a scalar is printed as field.Error does, anything else as ``str(value)``
+    (callers pass the Go rendering they need, e.g. :func:`selector_string`).
+    """
+    return invalid(path, value if isinstance(value, (str, int, bool)) or value is None else str(value), IMMUTABLE)
+
+
+def immutable_shown(path: str, shown: str) -> Cause:
+    """Like :func:`immutable` with ``shown`` already rendered as Go prints the value (not quoted again)."""
+    return Cause("FieldValueInvalid", f"Invalid value: {shown}: {IMMUTABLE}", path)
+
+
+def selector_matches(selector: Obj, labels: Obj) -> bool | None:
+    """Whether a metav1.LabelSelector selects ``labels``; None when it cannot be evaluated (bad operator)."""
+    try:
+        return label_selector_matches(selector, labels)
+    except SelectorError:
+        return None

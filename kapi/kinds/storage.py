@@ -1,0 +1,248 @@
+"""The storage.k8s.io group's CSI kinds: CSIDriver, CSINode, VolumeAttachment, CSIStorageCapacity.
+
+From ``pkg/apis/storage/v1/defaults.go`` and ``pkg/apis/storage/validation``:
+
+- CSIDriver: spec defaults (attachRequired, podInfoOnMount, storageCapacity,
+  fsGroupPolicy, requiresRepublish, volumeLifecycleModes, seLinuxMount),
+  name a DNS subdomain of at most 63 characters, fsGroupPolicy and modes
+  enums, token request audiences unique with expirations of at least 10
+  minutes; attachRequired and volumeLifecycleModes immutable.
+- CSINode: drivers named as CSI drivers, unique, with a nodeID (at most 192
+  characters) and qualified topology keys; a driver's nodeID and
+  topologyKeys immutable.
+- VolumeAttachment: attacher and nodeName required, exactly one source;
+  spec immutable.
+- CSIStorageCapacity: storageClassName a DNS subdomain, capacities not
+  negative; storageClassName and nodeTopology immutable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kapi.errors import Cause
+from kapi.kinds.base import Obj, Strategy, register
+from kapi.kinds.fields import duplicate, immutable, not_supported
+from kapi.objectmeta import invalid, required
+from kapi.validation import is_dns1123_subdomain, is_qualified_name
+from kapi.values import as_dict as _dict
+from kapi.values import as_list as _list
+
+GROUP = "storage.k8s.io"
+FS_GROUP_POLICIES = ("File", "None", "ReadWriteOnceWithFSType")
+LIFECYCLE_MODES = ("Ephemeral", "Persistent")
+CSI_NODE_ID_MAX = 192
+MIN_TOKEN_SECONDS = 600
+MAX_TOKEN_SECONDS = 1 << 32
+
+
+def default_csi_driver(obj: Obj) -> None:
+    """SetDefaults_CSIDriver (storage/v1)."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        spec = obj["spec"] = {}
+    for key, value in (("attachRequired", True), ("podInfoOnMount", False), ("storageCapacity", False),
+                       ("fsGroupPolicy", "ReadWriteOnceWithFSType"), ("requiresRepublish", False),
+                       ("seLinuxMount", False)):
+        if spec.get(key) is None:
+            spec[key] = value
+    if not spec.get("volumeLifecycleModes"):
+        spec["volumeLifecycleModes"] = ["Persistent"]
+
+
+def validate_csi_driver_name(name: Any, path: str) -> list[Cause]:
+    """apivalidation.ValidateCSIDriverName: required, at most 63 characters, a DNS subdomain (any case)."""
+    text = name if isinstance(name, str) else ""
+    out: list[Cause] = []
+    if not text:
+        out.append(required(path))
+    if len(text) > 63:
+        out.append(Cause("FieldValueTooLong", "Too long: may not be more than 63 bytes", path))
+    out.extend(invalid(path, text, m) for m in is_dns1123_subdomain(text.lower()))
+    return out
+
+
+def validate_csi_driver(obj: Obj) -> list[Cause]:
+    """ValidateCSIDriver: name, fsGroupPolicy, volumeLifecycleModes, tokenRequests."""
+    spec = _dict(obj.get("spec"))
+    out = validate_csi_driver_name(_dict(obj.get("metadata")).get("name"), "name")
+    for key in ("attachRequired", "podInfoOnMount"):
+        if spec.get(key) is None:
+            out.append(required(f"spec.{key}"))
+    policy = spec.get("fsGroupPolicy")
+    if policy is not None and policy not in FS_GROUP_POLICIES:
+        out.append(not_supported("spec.fsGroupPolicy", policy, FS_GROUP_POLICIES))
+    for i, mode in enumerate(_list(spec.get("volumeLifecycleModes"))):
+        if mode not in LIFECYCLE_MODES:
+            out.append(not_supported(f"spec.volumeLifecycleModes[{i}]", mode, LIFECYCLE_MODES))
+    audiences: set[str] = set()
+    for i, request in enumerate(_list(spec.get("tokenRequests"))):
+        request = _dict(request)
+        path = f"spec.tokenRequests[{i}]"
+        audience = str(request.get("audience") or "")
+        if audience in audiences:
+            out.append(duplicate(f"{path}.audience", audience))
+        audiences.add(audience)
+        seconds = request.get("expirationSeconds")
+        if isinstance(seconds, int) and seconds < MIN_TOKEN_SECONDS:
+            out.append(invalid(f"{path}.expirationSeconds", seconds,
+                               "may not specify a duration less than 10 minutes"))
+        elif isinstance(seconds, int) and seconds >= MAX_TOKEN_SECONDS:
+            out.append(invalid(f"{path}.expirationSeconds", seconds,
+                               "may not specify a duration larger than 2^32 seconds"))
+    return out
+
+
+def validate_csi_node(obj: Obj) -> list[Cause]:
+    """ValidateCSINode: driver names, uniqueness, nodeID, topology keys, allocatable count."""
+    out: list[Cause] = []
+    names: set[str] = set()
+    for i, driver in enumerate(_list(_dict(obj.get("spec")).get("drivers"))):
+        driver = _dict(driver)
+        path = f"spec.drivers[{i}]"
+        name = driver.get("name")
+        out.extend(validate_csi_driver_name(name, f"{path}.name"))
+        if isinstance(name, str):
+            if name in names:
+                out.append(duplicate(f"{path}.name", name))
+            names.add(name)
+        node_id = driver.get("nodeID")
+        if not node_id:
+            out.append(required(f"{path}.nodeID"))
+        elif isinstance(node_id, str) and len(node_id) > CSI_NODE_ID_MAX:
+            out.append(invalid(f"{path}.nodeID", node_id, f"must be {CSI_NODE_ID_MAX} characters or less"))
+        keys: set[str] = set()
+        for j, key in enumerate(_list(driver.get("topologyKeys"))):
+            kpath = f"{path}.topologyKeys[{j}]"
+            if not key:
+                out.append(required(kpath))
+                continue
+            out.extend(invalid(kpath, key, m) for m in is_qualified_name(str(key)))
+            if key in keys:
+                out.append(duplicate(kpath, key))
+            keys.add(key)
+        count = _dict(driver.get("allocatable")).get("count")
+        if isinstance(count, int) and count < 0:
+            out.append(invalid(f"{path}.allocatable.count", count, "must be greater than or equal to 0"))
+    return out
+
+
+def validate_volume_attachment(obj: Obj) -> list[Cause]:
+    """ValidateVolumeAttachment: attacher (a CSI driver name), nodeName, exactly one source."""
+    spec = _dict(obj.get("spec"))
+    out = validate_csi_driver_name(spec.get("attacher"), "spec.attacher")
+    if not spec.get("nodeName"):
+        out.append(required("spec.nodeName"))
+    source = _dict(spec.get("source"))
+    given = [k for k in ("persistentVolumeName", "inlineVolumeSpec") if source.get(k)]
+    if len(given) != 1:
+        out.append(Cause("FieldValueRequired", "Required value: must specify exactly one of persistentVolumeName "
+                         "and inlineVolumeSpec", "spec.source"))
+    return out
+
+
+def validate_csi_storage_capacity(obj: Obj) -> list[Cause]:
+    """ValidateCSIStorageCapacity: storageClassName, capacity and maximumVolumeSize not negative."""
+    name = obj.get("storageClassName")
+    out = [invalid("storageClassName", name if isinstance(name, str) else "", m)
+           for m in is_dns1123_subdomain(name if isinstance(name, str) else "")]
+    for key in ("capacity", "maximumVolumeSize"):
+        value = obj.get(key)
+        if isinstance(value, str) and value.strip().startswith("-"):
+            out.append(invalid(key, value, "must be greater than or equal to 0"))
+    return out
+
+
+def _same(out: list[Cause], path: str, new_value: Any, old_value: Any, shown: Any = None) -> None:
+    if new_value != old_value:
+        out.append(immutable(path, new_value if shown is None else shown))
+
+
+@register
+class CSIDriverStrategy(Strategy):
+    """CSIDriver: defaults, ValidateCSIDriver, attachRequired and volumeLifecycleModes immutable."""
+
+    group, kind = GROUP, "CSIDriver"
+
+    def default(self, obj: Obj) -> None:
+        """:func:`default_csi_driver`."""
+        default_csi_driver(obj)
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """:func:`validate_csi_driver`."""
+        return validate_csi_driver(obj)
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateCSIDriverUpdate: ``spec.attachRequired`` (kube's path: ``spec.attachedRequired``) and
+        ``spec.volumeLifecycleModes`` immutable."""
+        out: list[Cause] = []
+        if subresource:
+            return out
+        spec, old_spec = _dict(new.get("spec")), _dict(old.get("spec"))
+        _same(out, "spec.attachedRequired", spec.get("attachRequired"), old_spec.get("attachRequired"))
+        _same(out, "spec.volumeLifecycleModes", spec.get("volumeLifecycleModes"), old_spec.get("volumeLifecycleModes"),
+              ",".join(map(str, _list(spec.get("volumeLifecycleModes")))))
+        return out
+
+
+@register
+class CSINodeStrategy(Strategy):
+    """CSINode: ValidateCSINode; a driver's nodeID and topologyKeys immutable."""
+
+    group, kind = GROUP, "CSINode"
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """:func:`validate_csi_node`."""
+        return validate_csi_node(obj)
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateCSINodeUpdate: each kept driver's nodeID and topologyKeys unchanged."""
+        out: list[Cause] = []
+        if subresource:
+            return out
+        before = {d.get("name"): d for d in _list(_dict(old.get("spec")).get("drivers")) if isinstance(d, dict)}
+        for i, driver in enumerate(_list(_dict(new.get("spec")).get("drivers"))):
+            driver = _dict(driver)
+            old_driver = before.get(driver.get("name"))
+            if old_driver is not None:
+                _same(out, f"spec.drivers[{i}].nodeID", driver.get("nodeID"), old_driver.get("nodeID"))
+                _same(out, f"spec.drivers[{i}].topologyKeys", driver.get("topologyKeys"),
+                      old_driver.get("topologyKeys"), ",".join(map(str, _list(driver.get("topologyKeys")))))
+        return out
+
+
+@register
+class VolumeAttachmentStrategy(Strategy):
+    """VolumeAttachment: ValidateVolumeAttachment; the spec immutable."""
+
+    group, kind = GROUP, "VolumeAttachment"
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """:func:`validate_volume_attachment`."""
+        return validate_volume_attachment(obj)
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateVolumeAttachmentUpdate: ``spec`` immutable (main resource)."""
+        out: list[Cause] = []
+        if not subresource:
+            _same(out, "spec", new.get("spec"), old.get("spec"), "spec")
+        return out
+
+
+@register
+class CSIStorageCapacityStrategy(Strategy):
+    """CSIStorageCapacity: ValidateCSIStorageCapacity; storageClassName and nodeTopology immutable."""
+
+    group, kind = GROUP, "CSIStorageCapacity"
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """:func:`validate_csi_storage_capacity`."""
+        return validate_csi_storage_capacity(obj)
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateCSIStorageCapacityUpdate: ``storageClassName`` and ``nodeTopology`` immutable."""
+        out: list[Cause] = []
+        if not subresource:
+            _same(out, "storageClassName", new.get("storageClassName"), old.get("storageClassName"))
+            _same(out, "nodeTopology", new.get("nodeTopology"), old.get("nodeTopology"), "nodeTopology")
+        return out
