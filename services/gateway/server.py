@@ -27,9 +27,8 @@ from aiohttp import web
 
 from kapi import errors, flags, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import aggregation, audit, authtrust, debug, dynamic, metrics, negotiation
+from services.gateway import aggregation, audit, authtrust, chain, dynamic, negotiation
 from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, Backends, Config, storage_stub
-from services.gateway.chain import build_handler_chain
 from services.gateway.flowcontrol import FlowControlClient, LocalLimiter
 from services.gateway.registry import ipallocator
 
@@ -156,11 +155,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     backends.flowcontrol.start()
     backends.audit = audit.from_args(args)
     app = web.Application(client_max_size=negotiation.MAX_BODY_BYTES + 1)
-    app.on_response_prepare.append(audit.on_response_prepare)  # Audit-Id on streams; ResponseStarted
-    app.on_cleanup.append(audit.cleanup(backends.audit))
-    app.on_response_prepare.append(metrics.on_response_prepare)  # apiserver_longrunning_requests
-    app.router.add_route("*", "/{tail:.*}", build_handler_chain(backends))
-    app.on_response_prepare.append(debug.on_response_prepare)  # PF headers on streams; watch seats end here
+    chain.install(app, backends)  # the handler chain and its response hooks (services/gateway/chain.py)
     # Request line and header fields up to Go's 1 MiB (kube accepts long URLs and OIDC tokens; aiohttp's 8190-byte
     # default answered them with a plain-text 400).
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=10.0,

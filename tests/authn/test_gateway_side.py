@@ -11,7 +11,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from kapi import errors
 from kapi.attributes import Attributes, UserInfo
 from kapi_proto.kapi.authn.v1 import authn_pb2
-from services.gateway import impersonation
+from services.gateway.apifilters import impersonation
 from services.gateway.backends import AuthnClient, Credentials
 
 ALICE = UserInfo("alice", "", ("dev", "system:authenticated"))

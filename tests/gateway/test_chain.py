@@ -4,7 +4,8 @@ import pytest
 
 from kapi import errors
 from kapi.attributes import Attributes, UserInfo
-from services.gateway.chain import attributes, forbidden, parse_go_duration
+from services.gateway.apifilters.authorization import attributes, forbidden
+from services.gateway.apifilters.requestinfo import parse_go_duration
 from services.gateway.requestinfo import resolve
 
 ALICE = UserInfo("alice", groups=("system:authenticated",))

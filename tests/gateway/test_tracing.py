@@ -9,7 +9,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from kapi.attributes import Attributes, UserInfo
-from services.gateway import audit, tracing
+from services.gateway import audit
+from services.gateway.filters import tracing
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"

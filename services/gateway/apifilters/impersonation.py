@@ -1,6 +1,6 @@
 """User impersonation (k8s.io/apiserver pkg/endpoints/filters/impersonation.go; "Authenticating", "User impersonation").
 
-Runs right after authentication. ``Impersonate-User``, ``Impersonate-Group``
+Runs right after authentication (:func:`with_impersonation`). ``Impersonate-User``, ``Impersonate-Group``
 (repeatable), ``Impersonate-Uid`` and ``Impersonate-Extra-<key>``
 (repeatable; the key is lower-cased and percent-decoded) ask to act as
 another user. Each requested item needs the ``impersonate`` verb, checked
@@ -30,10 +30,15 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import unquote
 
+from aiohttp import web
 from multidict import CIMultiDictProxy
 
 from kapi import errors
 from kapi.attributes import ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS, Attributes, UserInfo
+from services.gateway import audit
+from services.gateway.apifilters.authorization import attributes, forbidden
+from services.gateway.backends import Backends
+from services.gateway.context import Handler, context
 
 USER_HEADER = "Impersonate-User"
 GROUP_HEADER = "Impersonate-Group"
@@ -137,10 +142,29 @@ async def impersonate(headers: CIMultiDictProxy[str] | Mapping[str, Any], user: 
     checks, target = _checks(user, headers)
     if not checks:
         return None
-    from services.gateway.chain import forbidden  # the one 403 renderer; imported late (chain imports us)
-
     for attrs in checks:
         allowed, reason = await authz.authorize(attrs, timeout=timeout)
         if not allowed:
             raise forbidden(attrs, reason)
     return Impersonation(_with_default_groups(target), user)
+
+
+def with_impersonation(handler: Handler, backends: Backends) -> Handler:
+    """``handler`` with the context's ``user`` replaced by the impersonated one (when asked and allowed).
+
+    The acting user is final after this filter, so it also fixes the
+    request's authorization Attributes (``context.attrs``) and records the
+    audit RequestReceived stage. Raises 400/403/503 as :func:`impersonate`.
+    """
+
+    async def acting(request: web.Request) -> web.StreamResponse:
+        ctx = context(request)
+        assert ctx.user is not None and ctx.info is not None
+        impersonation = await impersonate(request.headers, ctx.user, backends.authz, ctx.timeout)
+        if impersonation is not None:
+            request["impersonator"], ctx.user = impersonation.impersonator, impersonation.user
+        ctx.attrs = attributes(ctx.info, ctx.user, request.query)
+        audit.received(request, ctx.attrs)
+        return await handler(request)
+
+    return acting

@@ -1,0 +1,61 @@
+"""Every failure becomes a Kubernetes ``Status`` (kube's WithPanicRecovery plus responsewriters.ErrorNegotiated).
+
+Outermost filter but audit, metrics and tracing: it creates the request's
+:class:`~services.gateway.context.RequestContext` with its audit ID (the
+client's ``Audit-ID`` header, else a new UUID), renders a StatusError as
+its Status JSON with the matching code and ``Retry-After``, and turns any
+other exception into a 500 InternalError logged with the audit ID. Nothing
+escapes as a bare 500.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from aiohttp import web
+
+from kapi import errors, jsonutil
+from services.gateway import audit, debug, negotiation
+from services.gateway.context import CONTEXT, Handler, RequestContext
+
+log = logging.getLogger("services.gateway.chain")
+
+
+def status_response(err: errors.StatusError, audit_id: str = "") -> web.Response:
+    """Render a StatusError as its Status JSON with the matching HTTP code and Retry-After."""
+    response = web.Response(body=jsonutil.dumps(err.status()), status=err.code, content_type=negotiation.JSON)
+    if err.retry_after is not None and err.code in (429, 503, 504):
+        response.headers["Retry-After"] = str(err.retry_after)
+    if audit_id:
+        response.headers["Audit-Id"] = audit_id
+    return response
+
+
+def with_panic_recovery(handler: Handler) -> Handler:
+    """``handler`` whose StatusErrors and unexpected exceptions come back as Status responses with ``Audit-Id``."""
+
+    async def recovered(request: web.Request) -> web.StreamResponse:
+        audit_id = request.headers.get("Audit-ID") or str(uuid.uuid4())
+        request[audit.AUDIT_ID] = audit_id
+        request[CONTEXT] = RequestContext(audit_id)
+        try:
+            response = await handler(request)
+        except errors.StatusError as err:
+            response = status_response(err, audit_id)
+            debug.set_pf_headers(request, response)
+            return response
+        except web.HTTPRequestEntityTooLarge:  # aiohttp's body limit: answer kube's Status, not text
+            return status_response(errors.too_large(), audit_id)
+        except (ConnectionResetError, web.HTTPException):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the one place unknown errors become 500 Status
+            request[audit.PANIC] = exc
+            log.exception("audit-id %s: %s %s failed", audit_id, request.method, request.path)
+            return status_response(errors.internal(f"{type(exc).__name__}"), audit_id)
+        if not response.prepared:
+            response.headers["Audit-Id"] = audit_id
+            debug.set_pf_headers(request, response)
+        return response
+
+    return recovered

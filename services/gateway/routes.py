@@ -1,0 +1,173 @@
+"""What runs once the filters let a request through: the REST handlers, discovery, OpenAPI and the rest.
+
+:func:`routes` is the innermost handler of the chain (services/gateway/chain.py):
+remote APIServices (aggregation.py), the service-account issuer documents,
+the APF debug dumps, ``/metrics``, discovery and OpenAPI documents,
+``/version``, and resource requests, routed to one verb handler each
+(services/gateway/handlers/) or to a subresource handler
+(services/gateway/reviews/). Writes inside the handlers go through the one
+write path, services/gateway/registry/store.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from kapi import errors, jsonutil
+from kapi.attributes import Attributes
+from kapi.resources import REGISTRY, Resource
+from services.gateway import conversion, debug, discovery, issuerdiscovery, metrics, negotiation, openapi, reviews
+from services.gateway.backends import Backends
+from services.gateway.context import Handler, context
+from services.gateway.handlers.create import create
+from services.gateway.handlers.delete import delete, delete_collection
+from services.gateway.handlers.get import get
+from services.gateway.handlers.list import list_
+from services.gateway.handlers.patch import patch
+from services.gateway.handlers.review import review
+from services.gateway.handlers.scale import scale
+from services.gateway.handlers.update import update
+from services.gateway.handlers.watch import watch
+from services.gateway.requestinfo import RequestInfo
+from services.gateway.scope import RequestScope
+
+ScopeHandler = Callable[[RequestScope], Awaitable[web.StreamResponse]]
+VERB_HANDLERS: dict[str, ScopeHandler] = {
+    "get": get, "list": list_, "create": create, "update": update, "patch": patch, "delete": delete,
+    "deletecollection": delete_collection, "watch": watch,
+}
+
+
+def not_found_path() -> errors.StatusError:
+    """kube's 404 for a path nothing serves."""
+    return errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+
+
+def routes(backends: Backends) -> Handler:
+    """The innermost handler: answers an authenticated, seated and authorized request."""
+
+    async def serve(request: web.Request) -> web.StreamResponse:
+        ctx = context(request)
+        info, attrs, timeout = ctx.info, ctx.attrs, ctx.timeout
+        assert info is not None and attrs is not None and ctx.user is not None
+        if backends.aggregator is not None:  # remote APIServices and merged /apis discovery (aggregation.py)
+            aggregated = await backends.aggregator.serve(request, info.path, ctx.user, timeout)
+            if aggregated is not None:
+                return aggregated
+        if not info.is_resource_request:
+            if issuerdiscovery.handles(info.path):
+                return await issuerdiscovery.respond(info.path, backends, timeout)
+            if debug.handles(info.path):
+                return await debug.respond(info.path, request.query, backends, timeout)
+            if info.path.rstrip("/") == "/metrics":
+                return await metrics.response(backends.flowcontrol)
+            return non_resource(request, info)
+        return await resource_request(request, info, attrs, backends, timeout)
+
+    return serve
+
+
+def non_resource(request: web.Request, info: RequestInfo) -> web.Response:
+    """Discovery documents, /version; 404 Status for anything else."""
+    path = info.path.rstrip("/") or "/"
+    accept = request.headers.get("Accept", "")
+    parts = [p for p in path.split("/") if p]
+    body: dict[str, Any] | None = None
+    content_type = negotiation.JSON
+    if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
+        return openapi_response(parts[2:])
+    if path == "/openapi/v2":
+        return openapi.v2_response(accept, request.headers)
+    if path == "/version":
+        body = discovery.VERSION_INFO
+    elif path in ("/api", "/apis"):
+        version = discovery.wants_aggregated(accept)
+        if version:
+            body = discovery.aggregated(path == "/api", version)
+            content_type = discovery.AGGREGATED_V2 if version == "v2" else discovery.AGGREGATED_V2BETA1
+        else:
+            body = (discovery.api_versions(discovery.server_address(request.headers.get("Host", "")))
+                    if path == "/api" else discovery.group_list())
+    elif len(parts) == 2 and parts[0] == "api":
+        body = discovery.resource_list("", parts[1])
+    elif len(parts) == 2 and parts[0] == "apis":
+        body = discovery.group(parts[1])
+    elif len(parts) == 3 and parts[0] == "apis":
+        body = discovery.resource_list(parts[1], parts[2])
+    if body is None:
+        raise not_found_path()
+    response = web.Response(body=jsonutil.dumps(body), status=200)
+    response.headers["Content-Type"] = content_type
+    return response
+
+
+def openapi_response(api_parts: list[str]) -> web.Response:
+    """/openapi/v3 (index) or /openapi/v3/api/v1, /openapi/v3/apis/<group>/<version>."""
+    if not api_parts:
+        data: bytes | None = openapi.index()
+    elif api_parts[0] == "api" and len(api_parts) == 2:
+        data = openapi.group_version_document("", api_parts[1])
+    elif api_parts[0] == "apis" and len(api_parts) == 3:
+        data = openapi.group_version_document(api_parts[1], api_parts[2])
+    else:
+        data = None
+    if data is None:
+        raise not_found_path()
+    response = web.Response(body=data, status=200, content_type=negotiation.JSON)
+    response.headers["Cache-Control"] = "public, immutable" if api_parts else "no-cache, private"
+    return response
+
+
+def _subresource_handler(resource: Resource, info: RequestInfo) -> ScopeHandler | None:
+    """The handler of ``<resource>/<subresource>`` for this verb, or None (405).
+
+    Handlers registered in services/gateway/reviews/ come first (e.g.
+    serviceaccounts/token); then scale, and status/finalize, which are the
+    object's own get/update/patch with the subresource in the attributes.
+    """
+    reviews.load()
+    custom = reviews.SUBRESOURCES.get((resource.group, resource.resource, info.subresource))
+    if custom is not None:
+        return custom
+    allowed = ("update",) if info.subresource == "finalize" else ("get", "update", "patch")
+    if info.verb not in allowed:
+        return None
+    return scale if info.subresource == "scale" else VERB_HANDLERS[info.verb]
+
+
+async def resource_request(request: web.Request, info: RequestInfo, attrs: Attributes, backends: Backends,
+                           timeout: float) -> web.StreamResponse:
+    """Route a resource request to its verb handler."""
+    resource = REGISTRY.get(info.api_group, info.api_version, info.resource)
+    if resource is None or len(info.parts) > 3 or (info.subresource and info.subresource not in resource.subresources):
+        raise not_found_path()
+    if resource.namespaced and not info.namespace and info.verb not in ("list", "watch"):
+        raise not_found_path()
+    if not resource.namespaced and info.namespace and resource.resource != "namespaces":
+        raise not_found_path()
+    if resource.resource == "namespaces" and info.namespace:
+        info = dataclasses.replace(info, namespace="")
+    if not info.subresource and ((info.verb == "create" and info.name)
+                                 or (info.verb in ("update", "patch") and not info.name)):
+        handler = None  # POST to an object's URL, PUT/PATCH to a collection: kube answers 405
+    elif info.subresource:
+        handler = _subresource_handler(resource, info)
+    elif not resource.stored:
+        handler = review
+    else:
+        handler = VERB_HANDLERS.get(info.verb) if info.verb in resource.verbs else None
+    if handler is None:
+        name = f"{resource.resource}/{info.subresource}" if info.subresource else resource.resource
+        raise errors.method_not_allowed(name, info.verb or request.method, resource.group)
+    custom = backends.custom_resources  # CRD rules: 405/415 refusals, deprecated-version warnings (dynamic.py)
+    warnings = custom.check(resource, info.verb, request.headers.get("Content-Type", "").split(";")[0].strip()) \
+        if custom is not None else []
+    output = negotiation.negotiate(request.headers.get("Accept", ""))
+    backends = conversion.backends_for(backends, resource)  # CRD versions: convert reads and writes (conversion.py)
+    scope = RequestScope(request=request, info=info, attrs=attrs, resource=resource, query=request.query,
+                         output=output, backends=backends, timeout=timeout, warnings=warnings)
+    return await handler(scope)
