@@ -36,7 +36,8 @@ import grpc
 from kapi import crd, errors, grpcutil, jsonutil
 from kapi.resources import REGISTRY, Registry, Resource
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import openapi, printers, table
+from services.gateway import openapi, printers
+from services.gateway.columns import Column, Printer, age
 
 log = logging.getLogger(__name__)
 
@@ -161,19 +162,19 @@ def _cell(column: dict[str, Any], obj: dict[str, Any]) -> Any:
         if type_ == "boolean":
             return bool(value)
         if type_ == "date":
-            return table.age({"metadata": {"creationTimestamp": value}})
+            return age({"metadata": {"creationTimestamp": value}})
     except (TypeError, ValueError):
         return None
     return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
 
 
-def printer(definition: dict[str, Any], version: str) -> printers.Printer:
+def printer(definition: dict[str, Any], version: str) -> Printer:
     """The Table printer of one version: its additionalPrinterColumns (default: Age), priority as given."""
     columns = crd.printer_columns(definition, version)
-    cols = tuple(printers.Column(str(c["name"]), str(c.get("type") or "string"), int(c.get("priority") or 0),
-                                 str(c.get("format") or ""), str(c.get("description") or c["name"]))
+    cols = tuple(Column(str(c["name"]), str(c.get("type") or "string"), int(c.get("priority") or 0),
+                        str(c.get("format") or ""), str(c.get("description") or c["name"]))
                  for c in columns)
-    return printers.Printer(cols, lambda obj: [_cell(c, obj) for c in columns], with_age=False)
+    return Printer(cols, lambda obj: [_cell(c, obj) for c in columns], with_age=False)
 
 
 class CustomResourceRegistry:

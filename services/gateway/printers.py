@@ -1,63 +1,20 @@
 """Per-kind Table columns, as kube-apiserver's printers (pkg/printers/internalversion) define them.
 
-Each printer is a list of :class:`Column` (header, type, priority — 1 means
-shown only with ``-o wide``) and a function from an object to its cells
-(without NAME, which :mod:`table` adds first). Kinds without a printer get
-kube's default table: Name and Created At.
+Each :class:`~services.gateway.columns.Printer` is a list of ``Column``
+(header, type, priority — 1 means shown only with ``-o wide``) and a
+function from an object to its cells (without NAME, which :mod:`table` adds
+first). Kinds without a printer get kube's default table: Name and Created At.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from kapi import certificates
 from kapi.kinds import autoscaling
-
-Obj = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Column:
-    """One columnDefinition: ``name`` as kubectl prints it upper-cased, JSON ``type``, ``priority`` (0 or 1)."""
-
-    name: str
-    type: str = "string"
-    priority: int = 0
-    format: str = ""
-    description: str = ""  # "" -> the name
-
-
-@dataclass(frozen=True)
-class Printer:
-    """Columns after Name, and the function computing their cells.
-
-    kube's Age column goes at ``age_index`` among these columns; None puts it
-    after the last priority-0 column (before the ``-o wide`` ones), as most
-    kube printers do.
-    """
-
-    columns: tuple[Column, ...]
-    cells: Callable[[Obj], list[Any]]
-    age_index: int | None = None
-    with_age: bool = True  # False: the columns are complete (custom resources' additionalPrinterColumns)
-    with_name: bool = True  # False: no leading Name column (kube's Event table: Last Seen first, Name wide-only)
-    name: Callable[[Obj], str] | None = None  # the NAME cell when kube's printer decorates it (StorageClass default)
-
-    def age_position(self) -> int:
-        """Index among ``columns`` (and cells) where Age is inserted."""
-        if self.age_index is not None:
-            return self.age_index
-        return next((i for i, c in enumerate(self.columns) if c.priority > 0), len(self.columns))
-
-
-def _get(obj: Any, *path: str, default: Any = None) -> Any:
-    for key in path:
-        if not isinstance(obj, dict):
-            return default
-        obj = obj.get(key)
-    return default if obj is None else obj
+from services.gateway.columns import Column, Obj, Printer, age, get, human_duration
+from services.gateway.printers_more import MORE_PRINTERS
 
 
 def _none(value: Any) -> Any:
@@ -65,28 +22,26 @@ def _none(value: Any) -> Any:
 
 
 def _pod(obj: Obj) -> list[Any]:
-    statuses = _get(obj, "status", "containerStatuses", default=[])
-    total = len(_get(obj, "spec", "containers", default=[]))
+    statuses = get(obj, "status", "containerStatuses", default=[])
+    total = len(get(obj, "spec", "containers", default=[]))
     ready = sum(1 for s in statuses if s.get("ready"))
     restarts = sum(int(s.get("restartCount") or 0) for s in statuses)
-    last_restart = max((str(_get(s, "lastState", "terminated", "finishedAt", default="")) for s in statuses),
+    last_restart = max((str(get(s, "lastState", "terminated", "finishedAt", default="")) for s in statuses),
                        default="")
-    reason = _get(obj, "status", "reason") or _get(obj, "status", "phase", default="")
+    reason = get(obj, "status", "reason") or get(obj, "status", "phase", default="")
     for s in statuses:
-        waiting = _get(s, "state", "waiting", "reason")
-        terminated = _get(s, "state", "terminated", "reason")
+        waiting = get(s, "state", "waiting", "reason")
+        terminated = get(s, "state", "terminated", "reason")
         if waiting or terminated:
             reason = waiting or terminated
-    if _get(obj, "metadata", "deletionTimestamp"):
+    if get(obj, "metadata", "deletionTimestamp"):
         reason = "Terminating"
     restarts_cell = str(restarts)
     if restarts and last_restart:  # kube: "3 (5m ago)" from the latest lastState.terminated.finishedAt
-        from services.gateway.table import age  # table imports this module
-
         restarts_cell = f"{restarts} ({age({'metadata': {'creationTimestamp': last_restart}})} ago)"
-    return [f"{ready}/{total}", reason, restarts_cell, _none(_get(obj, "status", "podIP")),
-            _none(_get(obj, "spec", "nodeName")), _none(_get(obj, "status", "nominatedNodeName")),
-            _none(len(_get(obj, "spec", "readinessGates", default=[])) or None)]
+    return [f"{ready}/{total}", reason, restarts_cell, _none(get(obj, "status", "podIP")),
+            _none(get(obj, "spec", "nodeName")), _none(get(obj, "status", "nominatedNodeName")),
+            _none(len(get(obj, "spec", "readinessGates", default=[])) or None)]
 
 
 _DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
@@ -95,8 +50,8 @@ _DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
 
 def _storage_class_name(obj: Obj) -> str:
     """printStorageClass's NAME: ``name (default)`` when either is-default-class annotation is exactly "true"."""
-    name = str(_get(obj, "metadata", "name", default=""))
-    annotations = _get(obj, "metadata", "annotations", default={})
+    name = str(get(obj, "metadata", "name", default=""))
+    annotations = get(obj, "metadata", "annotations", default={})
     if isinstance(annotations, dict) and any(annotations.get(a) == "true" for a in _DEFAULT_CLASS_ANNOTATIONS):
         return f"{name} (default)"
     return name
@@ -115,7 +70,7 @@ def _ports(ports: Any) -> str:
 def _service(obj: Obj) -> list[Any]:
     spec = obj.get("spec") or {}
     external = spec.get("externalIPs") or [
-        i.get("ip") or i.get("hostname") for i in _get(obj, "status", "loadBalancer", "ingress", default=[])]
+        i.get("ip") or i.get("hostname") for i in get(obj, "status", "loadBalancer", "ingress", default=[])]
     ext = ",".join(x for x in external if x) or ("<pending>" if spec.get("type") == "LoadBalancer" else "<none>")
     if spec.get("type") == "ExternalName":
         ext = spec.get("externalName", "<none>")
@@ -124,12 +79,12 @@ def _service(obj: Obj) -> list[Any]:
 
 
 def _containers(obj: Obj) -> tuple[str, str]:
-    cs = _get(obj, "spec", "template", "spec", "containers", default=[])
+    cs = get(obj, "spec", "template", "spec", "containers", default=[])
     return ",".join(c.get("name", "") for c in cs), ",".join(c.get("image", "") for c in cs)
 
 
 def _selector(obj: Obj) -> str:
-    sel = _get(obj, "spec", "selector", default={})
+    sel = get(obj, "spec", "selector", default={})
     labels = sel.get("matchLabels") if isinstance(sel, dict) and "matchLabels" in sel else sel
     parts = [f"{k}={v}" for k, v in (labels or {}).items()] if isinstance(labels, dict) else []
     for expr in (sel.get("matchExpressions") or []) if isinstance(sel, dict) else []:
@@ -141,26 +96,26 @@ def _selector(obj: Obj) -> str:
 def _deployment(obj: Obj) -> list[Any]:
     status = obj.get("status") or {}
     names, images = _containers(obj)
-    return [f"{status.get('readyReplicas', 0)}/{_get(obj, 'spec', 'replicas', default=0)}",
+    return [f"{status.get('readyReplicas', 0)}/{get(obj, 'spec', 'replicas', default=0)}",
             status.get("updatedReplicas", 0), status.get("availableReplicas", 0), names, images, _selector(obj)]
 
 
 def _replicaset(obj: Obj) -> list[Any]:
     status = obj.get("status") or {}
     names, images = _containers(obj)
-    return [_get(obj, "spec", "replicas", default=0), status.get("replicas", 0), status.get("readyReplicas", 0),
+    return [get(obj, "spec", "replicas", default=0), status.get("replicas", 0), status.get("readyReplicas", 0),
             names, images, _selector(obj)]
 
 
 def _statefulset(obj: Obj) -> list[Any]:
     names, images = _containers(obj)
-    return [f"{_get(obj, 'status', 'readyReplicas', default=0)}/{_get(obj, 'spec', 'replicas', default=0)}",
+    return [f"{get(obj, 'status', 'readyReplicas', default=0)}/{get(obj, 'spec', 'replicas', default=0)}",
             names, images]
 
 
 def _daemonset(obj: Obj) -> list[Any]:
     s = obj.get("status") or {}
-    node_selector = _get(obj, "spec", "template", "spec", "nodeSelector", default={})
+    node_selector = get(obj, "spec", "template", "spec", "nodeSelector", default={})
     names, images = _containers(obj)
     return [s.get("desiredNumberScheduled", 0), s.get("currentNumberScheduled", 0), s.get("numberReady", 0),
             s.get("updatedNumberScheduled", 0), s.get("numberAvailable", 0),
@@ -168,13 +123,13 @@ def _daemonset(obj: Obj) -> list[Any]:
 
 
 def _job(obj: Obj) -> list[Any]:
-    conditions = _get(obj, "status", "conditions", default=[])
+    conditions = get(obj, "status", "conditions", default=[])
     status = "Running"
     for c in conditions:
         if c.get("status") == "True" and c.get("type") in ("Complete", "Failed", "Suspended"):
             status = c["type"]
-    completions = _get(obj, "spec", "completions")
-    succeeded = _get(obj, "status", "succeeded", default=0)
+    completions = get(obj, "spec", "completions")
+    succeeded = get(obj, "status", "succeeded", default=0)
     names, images = _containers(obj)
     return [status, f"{succeeded}/{completions if completions is not None else 1}", "", names, images,
             _selector(obj)]
@@ -202,17 +157,17 @@ def _binding(obj: Obj) -> list[Any]:
 
 def _lease(obj: Obj) -> list[Any]:
     """printLease: the holder, "" when none."""
-    return [_get(obj, "spec", "holderIdentity", default="")]
+    return [get(obj, "spec", "holderIdentity", default="")]
 
 
 def _flowschema(obj: Obj) -> list[Any]:
     """kube's FlowSchema columns; MissingPL from the Dangling condition."""
     spec = obj.get("spec") or {}
-    method = _get(spec, "distinguisherMethod", "type", default="<none>")
-    dangling = next((c.get("status") for c in _get(obj, "status", "conditions", default=[])
+    method = get(spec, "distinguisherMethod", "type", default="<none>")
+    dangling = next((c.get("status") for c in get(obj, "status", "conditions", default=[])
                      if c.get("type") == "Dangling"), "?")
     missing = {"True": "True", "False": "False"}.get(str(dangling), "?")
-    return [_get(spec, "priorityLevelConfiguration", "name", default=""), spec.get("matchingPrecedence", 0), method,
+    return [get(spec, "priorityLevelConfiguration", "name", default=""), spec.get("matchingPrecedence", 0), method,
             missing]
 
 
@@ -220,7 +175,7 @@ def _priority_level(obj: Obj) -> list[Any]:
     """kube's PriorityLevelConfiguration columns ("<none>" where a level has no queuing)."""
     spec = obj.get("spec") or {}
     limited = spec.get("limited") or {}
-    queuing = _get(limited, "limitResponse", "queuing", default={})
+    queuing = get(limited, "limitResponse", "queuing", default={})
     if spec.get("type") != "Limited":
         return [spec.get("type", ""), "<none>", "<none>", "<none>", "<none>"]
     return [spec.get("type", ""), limited.get("nominalConcurrencyShares", 30),
@@ -231,9 +186,9 @@ def _priority_level(obj: Obj) -> list[Any]:
 
 def _apiservice(obj: Obj) -> list[Any]:
     """kube-aggregator's APIService columns: Service ("Local" or namespace/name), Available ("False (Reason)")."""
-    service = _get(obj, "spec", "service")
+    service = get(obj, "spec", "service")
     where = f"{service.get('namespace', '')}/{service.get('name', '')}" if isinstance(service, dict) else "Local"
-    available = next((c for c in _get(obj, "status", "conditions", default=[])
+    available = next((c for c in get(obj, "status", "conditions", default=[])
                       if isinstance(c, dict) and c.get("type") == "Available"), None)
     status = "Unknown"
     if available is not None:
@@ -250,13 +205,11 @@ def _hpa(obj: Obj) -> list[Any]:
     minimum = spec.get("minReplicas")
     return [f"{ref.get('kind', '')}/{ref.get('name', '')}", autoscaling.format_targets(obj),
             "<unset>" if minimum is None else str(minimum), spec.get("maxReplicas", 0),
-            _get(obj, "status", "currentReplicas", default=0)]
+            get(obj, "status", "currentReplicas", default=0)]
 
 
 def _csr(obj: Obj) -> list[Any]:
     """kube's printCertificateSigningRequest: SignerName, Requestor, RequestedDuration, Condition."""
-    from services.gateway.table import human_duration  # table imports this module
-
     spec = obj.get("spec") or {}
     seconds = spec.get("expirationSeconds")
     return [spec.get("signerName") or "<none>", spec.get("username", ""),
@@ -291,8 +244,8 @@ def _csi_driver(obj: Obj) -> list[Any]:
 def _volume_attachment(obj: Obj) -> list[Any]:
     """kube's printVolumeAttachment: Attacher, PV, Node, Attached."""
     spec = obj.get("spec") or {}
-    return [spec.get("attacher", ""), _get(spec, "source", "persistentVolumeName", default=""),
-            spec.get("nodeName", ""), _get(obj, "status", "attached", default=False)]
+    return [spec.get("attacher", ""), get(spec, "source", "persistentVolumeName", default=""),
+            spec.get("nodeName", ""), get(obj, "status", "attached", default=False)]
 
 
 _ROLE_COLUMNS = (Column("Role"), Column("Users", priority=1), Column("Groups", priority=1),
@@ -304,7 +257,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
                            Column("Nominated Node", priority=1), Column("Readiness Gates", priority=1)), _pod),
     ("", "services"): Printer((Column("Type"), Column("Cluster-IP"), Column("External-IP"), Column("Port(s)"),
                                Column("Selector", priority=1)), _service),
-    ("", "namespaces"): Printer((Column("Status"),), lambda o: [_get(o, "status", "phase", default="")]),
+    ("", "namespaces"): Printer((Column("Status"),), lambda o: [get(o, "status", "phase", default="")]),
     ("", "configmaps"): Printer((Column("Data", "integer"),), _count("data")),
     ("", "secrets"): Printer((Column("Type"), Column("Data", "integer")), _secret),
     ("", "serviceaccounts"): Printer((Column("Secrets", "integer"),), lambda o: [len(o.get("secrets") or [])]),
@@ -352,7 +305,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
         (Column("AttachRequired", "boolean"), Column("PodInfoOnMount", "boolean"), Column("StorageCapacity", "boolean"),
          Column("TokenRequests"), Column("RequiresRepublish", "boolean"), Column("Modes")), _csi_driver),
     ("storage.k8s.io", "csinodes"): Printer((Column("Drivers", "integer"),), lambda o: [
-        len(_get(o, "spec", "drivers", default=[]))]),
+        len(get(o, "spec", "drivers", default=[]))]),
     ("storage.k8s.io", "volumeattachments"): Printer((Column("Attacher"), Column("PV"), Column("Node"),
                                                       Column("Attached", "boolean")), _volume_attachment),
     ("storage.k8s.io", "csistoragecapacities"): Printer((Column("StorageClassName"), Column("Capacity")), lambda o: [
@@ -365,8 +318,6 @@ PRINTERS: dict[tuple[str, str], Printer] = {
          Column("HandSize", "string"), Column("QueueLengthLimit", "string")), _priority_level),
 }
 
-
-from services.gateway.printers_more import MORE_PRINTERS  # noqa: E402 - it builds on Column and Printer above
 
 PRINTERS.update(MORE_PRINTERS)
 

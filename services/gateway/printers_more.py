@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.gateway.printers import Column, Obj, Printer, _get
+from services.gateway.columns import Column, Obj, Printer, age, get
 
 # helper.GetAccessModesAsString: fixed order, each mode once.
 _ACCESS_MODES = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"),
@@ -73,14 +73,14 @@ def _containers(containers: Any) -> tuple[str, str]:
 
 
 def _phase(obj: Obj) -> str:
-    return "Terminating" if _get(obj, "metadata", "deletionTimestamp") else str(_get(obj, "status", "phase",
+    return "Terminating" if get(obj, "metadata", "deletionTimestamp") else str(get(obj, "status", "phase",
                                                                                      default=""))
 
 
 def _storage_class(obj: Obj) -> str:
     """GetPersistentVolume[Claim]Class: the beta annotation wins over spec.storageClassName."""
-    annotation = _get(obj, "metadata", "annotations", _BETA_STORAGE_CLASS)
-    return str(annotation if annotation is not None else _get(obj, "spec", "storageClassName", default=""))
+    annotation = get(obj, "metadata", "annotations", _BETA_STORAGE_CLASS)
+    return str(annotation if annotation is not None else get(obj, "spec", "storageClassName", default=""))
 
 
 def _pvc(obj: Obj) -> list[Any]:
@@ -89,8 +89,8 @@ def _pvc(obj: Obj) -> list[Any]:
     volume = spec.get("volumeName") or ""
     capacity = modes = ""
     if volume:
-        modes = access_modes(_get(obj, "status", "accessModes"))
-        capacity = str(_get(obj, "status", "capacity", "storage", default="0"))
+        modes = access_modes(get(obj, "status", "accessModes"))
+        capacity = str(get(obj, "status", "capacity", "storage", default="0"))
     return [_phase(obj), volume, capacity, modes, _storage_class(obj),
             spec.get("volumeAttributesClassName") or "<unset>", spec.get("volumeMode") or "<unset>"]
 
@@ -100,9 +100,9 @@ def _pv(obj: Obj) -> list[Any]:
     spec = obj.get("spec") or {}
     ref = spec.get("claimRef")
     claim = f"{ref.get('namespace', '')}/{ref.get('name', '')}" if isinstance(ref, dict) else ""
-    return [str(_get(spec, "capacity", "storage", default="0")), access_modes(spec.get("accessModes")),
+    return [str(get(spec, "capacity", "storage", default="0")), access_modes(spec.get("accessModes")),
             spec.get("persistentVolumeReclaimPolicy", ""), _phase(obj), claim, _storage_class(obj),
-            spec.get("volumeAttributesClassName") or "<unset>", _get(obj, "status", "reason", default=""),
+            spec.get("volumeAttributesClassName") or "<unset>", get(obj, "status", "reason", default=""),
             spec.get("volumeMode") or "<unset>"]
 
 
@@ -118,7 +118,7 @@ def _ingress_hosts(rules: Any) -> str:
 def _ingress(obj: Obj) -> list[Any]:
     """printIngress: Class, Hosts, Address (load-balancer IPs or hostnames, sorted), Ports ("80" or "80, 443")."""
     spec = obj.get("spec") or {}
-    addresses = sorted({str(i.get("ip") or i.get("hostname")) for i in _get(obj, "status", "loadBalancer",
+    addresses = sorted({str(i.get("ip") or i.get("hostname")) for i in get(obj, "status", "loadBalancer",
                                                                              "ingress", default=[])
                         if i.get("ip") or i.get("hostname")})
     return [spec.get("ingressClassName") or "<none>", _ingress_hosts(spec.get("rules")), ",".join(addresses),
@@ -139,21 +139,21 @@ def _ingress_class(obj: Obj) -> list[Any]:
 def _pdb(obj: Obj) -> list[Any]:
     spec = obj.get("spec") or {}
     return [_int_or_string(spec.get("minAvailable")), _int_or_string(spec.get("maxUnavailable")),
-            int(_get(obj, "status", "disruptionsAllowed", default=0))]
+            int(get(obj, "status", "disruptionsAllowed", default=0))]
 
 
 def _rc(obj: Obj) -> list[Any]:
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    names, images = _containers(_get(spec, "template", "spec", "containers"))
+    names, images = _containers(get(spec, "template", "spec", "containers"))
     return [spec.get("replicas", 0), status.get("replicas", 0), status.get("readyReplicas", 0), names, images,
             format_labels(spec.get("selector"))]
 
 
 def _quota(obj: Obj) -> list[Any]:
     """printResourceQuota: "name: used/hard" per status.hard resource, sorted; limits.* go to the Limit column."""
-    hard = _get(obj, "status", "hard", default={})
-    used = _get(obj, "status", "used", default={})
+    hard = get(obj, "status", "hard", default={})
+    used = get(obj, "status", "used", default={})
     request: list[str] = []
     limit: list[str] = []
     for name in sorted(hard):
@@ -164,13 +164,13 @@ def _quota(obj: Obj) -> list[Any]:
 
 
 def _pod_template(obj: Obj) -> list[Any]:
-    names, images = _containers(_get(obj, "template", "spec", "containers"))
-    return [names, images, format_labels(_get(obj, "template", "metadata", "labels"))]
+    names, images = _containers(get(obj, "template", "spec", "containers"))
+    return [names, images, format_labels(get(obj, "template", "metadata", "labels"))]
 
 
 def _controller_revision(obj: Obj) -> list[Any]:
     """printControllerRevision: the controller owner as "kind.group/name" (lower-cased kind.group)."""
-    owner = next((o for o in _get(obj, "metadata", "ownerReferences", default=[])
+    owner = next((o for o in get(obj, "metadata", "ownerReferences", default=[])
                   if isinstance(o, dict) and o.get("controller")), None)
     controller = "<none>"
     if owner is not None:
@@ -204,8 +204,8 @@ def _vap_binding(obj: Obj) -> list[Any]:
 
 def _node_wide(obj: Obj) -> list[Any]:
     """printNode's -o wide cells: first InternalIP, first ExternalIP, OS image, kernel, container runtime."""
-    addresses = _get(obj, "status", "addresses", default=[])
-    info = _get(obj, "status", "nodeInfo", default={})
+    addresses = get(obj, "status", "addresses", default=[])
+    info = get(obj, "status", "nodeInfo", default={})
 
     def address(kind: str) -> str:
         return next((str(a.get("address", "")) for a in addresses if a.get("type") == kind), "<none>")
@@ -216,38 +216,34 @@ def _node_wide(obj: Obj) -> list[Any]:
 
 def node_cells(obj: Obj) -> list[Any]:
     """printNode: Status (Ready/NotReady/Unknown, ",SchedulingDisabled"), Roles, Version, then the wide cells."""
-    ready = next((c for c in _get(obj, "status", "conditions", default=[]) if c.get("type") == "Ready"), None)
+    ready = next((c for c in get(obj, "status", "conditions", default=[]) if c.get("type") == "Ready"), None)
     status = "Unknown" if ready is None else ("Ready" if ready.get("status") == "True" else "NotReady")
-    if _get(obj, "spec", "unschedulable"):
+    if get(obj, "spec", "unschedulable"):
         status += ",SchedulingDisabled"
     roles = set()
-    for key, value in (_get(obj, "metadata", "labels", default={}) or {}).items():
+    for key, value in (get(obj, "metadata", "labels", default={}) or {}).items():
         if key.startswith("node-role.kubernetes.io/") and key.split("/", 1)[1]:
             roles.add(key.split("/", 1)[1])
         elif key == "kubernetes.io/role" and value:
             roles.add(value)
-    return [status, ",".join(sorted(roles)) or "<none>", _get(obj, "status", "nodeInfo", "kubeletVersion",
+    return [status, ",".join(sorted(roles)) or "<none>", get(obj, "status", "nodeInfo", "kubeletVersion",
                                                                default="")] + _node_wide(obj)
 
 
 def _cronjob(obj: Obj) -> list[Any]:
     """printCronJob: Last Schedule as an age ("<none>" before the first run), wide: the job template's pods."""
-    from services.gateway.table import age  # table imports printers, which imports this module
-
     spec = obj.get("spec") or {}
-    last = _get(obj, "status", "lastScheduleTime")
-    job = _get(spec, "jobTemplate", "spec", default={})
-    names, images = _containers(_get(job, "template", "spec", "containers"))
+    last = get(obj, "status", "lastScheduleTime")
+    job = get(spec, "jobTemplate", "spec", default={})
+    names, images = _containers(get(job, "template", "spec", "containers"))
     return [spec.get("schedule", ""), spec.get("timeZone") or "<none>", bool(spec.get("suspend", False)),
-            len(_get(obj, "status", "active", default=[])),
+            len(get(obj, "status", "active", default=[])),
             age({"metadata": {"creationTimestamp": last}}) if last else "<none>", names, images,
             format_label_selector(job.get("selector"))]
 
 
 def _since(stamp: Any) -> str:
     """translateTimestampSince: the age of an RFC 3339 time, "<unknown>" when unset."""
-    from services.gateway.table import age  # table imports printers, which imports this module
-
     return age({"metadata": {"creationTimestamp": stamp}}) if stamp else "<unknown>"
 
 
@@ -273,7 +269,7 @@ def event_cells(obj: Obj) -> list[Any]:
     return [last, obj.get("type", ""), obj.get("reason", ""), target, involved.get("fieldPath", ""),
             f"{component}, {instance}" if instance else component,
             str(obj.get("message") or obj.get("note") or "").strip(), first, count,
-            _get(obj, "metadata", "name", default="")]
+            get(obj, "metadata", "name", default="")]
 
 
 _EVENT = Printer((Column("Last Seen"), Column("Type"), Column("Reason"), Column("Object"),
@@ -311,7 +307,7 @@ MORE_PRINTERS: dict[tuple[str, str], Printer] = {
         (Column("Class"), Column("Hosts"), Column("Address"), Column("Ports")), _ingress),
     ("networking.k8s.io", "ingressclasses"): Printer((Column("Controller"), Column("Parameters")), _ingress_class),
     ("networking.k8s.io", "networkpolicies"): Printer(
-        (Column("Pod-Selector"),), lambda o: [format_label_selector(_get(o, "spec", "podSelector"))]),
+        (Column("Pod-Selector"),), lambda o: [format_label_selector(get(o, "spec", "podSelector"))]),
     ("policy", "poddisruptionbudgets"): Printer(
         (Column("Min Available"), Column("Max Unavailable"), Column("Allowed Disruptions", "integer")), _pdb),
     ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): Printer(

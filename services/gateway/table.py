@@ -5,7 +5,7 @@ kind's printer (printers.py), led by Name and followed by Age, like
 kube-apiserver's printers; kinds without one get Name and Created At. ``includeObject`` decides
 what each row carries: ``None``, ``Metadata`` (default, a
 PartialObjectMetadata) or ``Object``. Source: "API concepts: Receiving
-resources as Tables" and k8s.io/apimachinery pkg/util/duration (HumanDuration).
+resources as Tables".
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from kapi.resources import Resource
 from services.gateway import printers
+from services.gateway.columns import age
 
 _NAME_COLUMN = {"name": "Name", "type": "string", "format": "name", "priority": 0,
                 "description": "Name must be unique within a namespace. More info: "
@@ -22,50 +23,6 @@ _NAME_COLUMN = {"name": "Name", "type": "string", "format": "name", "priority": 
 _AGE_COLUMN = {"name": "Age", "type": "string", "format": "", "priority": 0,
                "description": "CreationTimestamp is a timestamp representing the server time when this object was "
                               "created."}
-
-
-def human_duration(seconds: float) -> str:
-    """kube's HumanDuration: 45s, 3m20s, 15m, 5h, 2d3h, 400d, 3y20d."""
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        rem = s % 60
-        return f"{minutes}m" if rem == 0 else f"{minutes}m{rem}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = s // 3600
-    if hours < 8:
-        rem = minutes % 60
-        return f"{hours}h" if rem == 0 else f"{hours}h{rem}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        rem = hours % 24
-        return f"{hours // 24}d" if rem == 0 else f"{hours // 24}d{rem}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        rem = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" if rem == 0 else f"{hours // 24 // 365}y{rem}d"
-    return f"{hours // 24 // 365}y"
-
-
-def age(obj: dict[str, Any], now: datetime | None = None) -> str:
-    """The AGE cell of an object from metadata.creationTimestamp ("<unknown>" when absent)."""
-    stamp = (obj.get("metadata") or {}).get("creationTimestamp")
-    if not stamp:
-        return "<unknown>"
-    try:
-        created = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
-    except ValueError:
-        return "<unknown>"
-    return human_duration(((now or datetime.now(UTC)) - created).total_seconds())
 
 
 def column_definitions(resource: Resource) -> list[dict[str, Any]]:

@@ -4,7 +4,7 @@ import pytest
 
 from kapi import errors
 from kapi.resources import REGISTRY
-from services.gateway import negotiation, table
+from services.gateway import columns, negotiation, table
 
 KUBECTL_GET = ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,"
                "application/json")
@@ -54,7 +54,7 @@ def test_decode_errors():
                                           (3 * 3600 + 120, "3h2m"), (30 * 3600, "30h"), (3 * 86400, "3d"),
                                           (400 * 86400, "400d"), (-5, "<invalid>")])
 def test_human_duration(seconds, text):
-    assert table.human_duration(seconds) == text
+    assert columns.human_duration(seconds) == text
 
 
 def test_configmap_table_row():

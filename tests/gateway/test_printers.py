@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kapi.resources import REGISTRY, RESOURCES
-from services.gateway import printers, table
+from services.gateway import columns, printers, table
 from services.gateway.printers_more import access_modes, format_label_selector
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
@@ -225,7 +225,7 @@ OLD = "2020-01-01T00:00:00Z"
 
 
 def _ago(stamp: str) -> str:
-    return table.age({"metadata": {"creationTimestamp": stamp}})
+    return columns.age({"metadata": {"creationTimestamp": stamp}})
 
 
 @pytest.mark.parametrize(("case", "group", "obj", "want"), [
