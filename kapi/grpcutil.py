@@ -1,7 +1,7 @@
 """gRPC plumbing shared by every service: mutual TLS, health, channels, serving.
 
 Internal gRPC is mutual TLS with a certificate per service issued by the
-cluster CA (DESIGN.md section 4). A server built by :func:`make_server`
+cluster CA (docs/architecture.md, Failure policy). A server built by :func:`make_server`
 requires a client certificate from that CA; :func:`peer_identity` reads the
 caller's common name (``kapi-gateway``, ``kapi-authz`` ...) so a service can
 refuse callers it does not serve. Every server implements the standard gRPC

@@ -1,1 +1,4 @@
-"""The flow-control service: request concurrency limits over one stream per gateway (DESIGN.md section 6)."""
+"""The flow-control service: request concurrency limits over one stream per gateway.
+
+See docs/architecture.md, The request path.
+"""

@@ -1,1 +1,1 @@
-"""The storage service: the only etcd client (DESIGN.md section 5)."""
+"""The storage service: the only etcd client (docs/architecture.md, Storage semantics)."""
