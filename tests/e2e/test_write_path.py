@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from kapi.local.launcher import Stack
-from tests.e2e.conftest import Kubectl, wait_for
+from tests.e2e.conftest import Kubectl, token_kubeconfig, wait_for
 
 NS = "write-path-guards"
 SA = "writer"
@@ -160,6 +160,17 @@ def test_escalating_create_is_refused(writer: Client, kubectl: Kubectl, kind: st
     assert kubectl.run("get", plural, name, *scope, check=False).returncode != 0  # nothing was stored
 
 
+def _create(writer: Client, collection: str, name: str, body: dict, content_type: str) -> dict:
+    """Create the object an update test starts from: by apply for the apply door (so the apply owns its fields
+    and its update is no field-manager conflict), else by POST."""
+    if content_type == APPLY:
+        status, current = writer.request("PATCH", _dry(f"{collection}/{name}", False), body, APPLY)
+    else:
+        status, current = writer.request("POST", collection, body)
+    assert status == 201, current
+    return current
+
+
 UPDATES = [
     ("PUT json", "PUT", JSON),
     ("PUT yaml", "PUT", YAML),
@@ -187,11 +198,7 @@ def test_escalating_update_is_refused(writer: Client, door: str, method: str, co
                                       dry_run: bool) -> None:
     name = f"widen-{door.replace(' ', '-').lower()}-{'dry' if dry_run else 'real'}"
     collection = f"{RBAC}/namespaces/{NS}/roles"
-    if content_type == APPLY:  # the apply owns the Role from the start, so its update is no field conflict
-        status, current = writer.request("PATCH", _dry(f"{collection}/{name}", False), _role(name, BENIGN), APPLY)
-    else:
-        status, current = writer.request("POST", collection, _role(name, BENIGN))
-    assert status == 201, current
+    current = _create(writer, collection, name, _role(name, BENIGN), content_type)
     wanted = _role(name, [*BENIGN, SECRETS])
     status, reply = writer.request(method, _dry(f"{collection}/{name}", dry_run),
                                    _update_body(content_type, current, wanted), content_type)
@@ -259,11 +266,7 @@ def test_service_type_change_allocates_node_port(writer: Client, door: str, meth
                                                  dry_run: bool) -> None:
     name = f"svcu-{door.replace(' ', '-').lower()}-{'dry' if dry_run else 'real'}"
     path = f"/api/v1/namespaces/{NS}/services/{name}"
-    if content_type == APPLY:  # the apply owns the Service from the start, so its update is not a conflict
-        status, current = writer.request("PATCH", _dry(path, False), _service(name, "ClusterIP"), APPLY)
-    else:
-        status, current = writer.request("POST", f"/api/v1/namespaces/{NS}/services", _service(name, "ClusterIP"))
-    assert status in (200, 201), current
+    current = _create(writer, f"/api/v1/namespaces/{NS}/services", name, _service(name, "ClusterIP"), content_type)
     ip = current["spec"]["clusterIP"]
     if content_type == JSONPATCH:
         body: Any = [{"op": "replace", "path": "/spec/type", "value": "NodePort"}]
@@ -391,3 +394,69 @@ def test_the_guard_scan_sees_a_direct_write() -> None:
     tree = ast.parse("async def h(scope):\n    await scope.backends.storage.Create(req)\n"
                      "    await scope.backends.admission.admit('CREATE')\n")
     assert _writes(tree) == ["storage.Create", "admission.admit"]
+
+
+# --- the reported reproduction, with real kubectl ----------------------------------------------------------
+
+def test_server_side_apply_cannot_escalate(stack: Stack, kubectl: Kubectl, tmp_path: Path) -> None:
+    """Issue 15's reproduction: a service account that may write Roles, RoleBindings and ClusterRoleBindings but
+    holds no rights on Secrets is refused the escalating Role and the cluster-admin bindings by every kubectl
+    door (create, client-side apply, server-side apply, server dry runs), and reads no Secret afterwards."""
+    ns = "esc-test"
+    kubectl.run("create", "namespace", ns)
+    try:
+        kubectl.run("-n", ns, "create", "serviceaccount", "escalator")
+        kubectl.run("-n", ns, "create", "role", "rbac-writer", "--verb=get,list,create,patch,update",
+                    "--resource=roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io")
+        kubectl.run("-n", ns, "create", "rolebinding", "rbac-writer", "--role=rbac-writer",
+                    f"--serviceaccount={ns}:escalator")
+        kubectl.run("create", "clusterrole", "esc-test-crb-writer", "--verb=get,create,patch",
+                    "--resource=clusterrolebindings.rbac.authorization.k8s.io")
+        kubectl.run("create", "clusterrolebinding", "esc-test-crb-writer", "--clusterrole=esc-test-crb-writer",
+                    f"--serviceaccount={ns}:escalator")
+        kubectl.run("-n", ns, "create", "secret", "generic", "crown-jewels", "--from-literal=k=v")
+        token = kubectl.run("-n", ns, "create", "token", "escalator").stdout.strip()
+        sa = Kubectl(token_kubeconfig(stack, "escalator", token, tmp_path / "escalator.kubeconfig"))
+        wait_for(lambda: sa.run("-n", ns, "get", "roles", check=False).returncode == 0)
+        role = tmp_path / "role.yaml"
+        role.write_text(yaml.safe_dump(_role("secret-admin", [SECRETS]) | {"metadata": {"name": "secret-admin",
+                                                                                         "namespace": ns}}))
+        binding = tmp_path / "rolebinding.yaml"
+        binding.write_text(yaml.safe_dump({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "secret-admin", "namespace": ns},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": "escalator", "namespace": ns}]}))
+        crb = tmp_path / "crb.yaml"
+        crb.write_text(yaml.safe_dump({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "esc-test-root"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": "escalator", "namespace": ns}]}))
+        for manifest in (role, binding, crb):
+            for door in (["create", "-f", str(manifest)], ["apply", "-f", str(manifest)],
+                         ["apply", "--server-side", "-f", str(manifest)],
+                         ["apply", "--server-side", "--dry-run=server", "-f", str(manifest)],
+                         ["create", "--dry-run=server", "-f", str(manifest)]):
+                refused = sa.run(*door, check=False)
+                assert refused.returncode != 0, (door, refused.stdout)
+                assert ESCALATION in refused.stderr, (door, refused.stderr)
+        assert kubectl.run("-n", ns, "get", "role,rolebinding", "secret-admin", check=False).returncode != 0
+        assert kubectl.run("get", "clusterrolebinding", "esc-test-root", check=False).returncode != 0
+        denied = sa.run("-n", ns, "get", "secrets", check=False)
+        assert denied.returncode != 0 and "Forbidden" in denied.stderr
+        # What the account holds it may still grant, through the same doors.
+        ok = tmp_path / "ok.yaml"
+        ok.write_text(yaml.safe_dump({**_role("role-reader", BENIGN), "metadata": {"name": "role-reader",
+                                                                                   "namespace": ns}}))
+        assert "serverside-applied" in sa.run("apply", "--server-side", "-f", str(ok)).stdout
+        # A Service applied server-side gets its clusterIP and nodePort like one created with POST.
+        svc = tmp_path / "svc.yaml"
+        svc.write_text(yaml.safe_dump({**_service("applied"), "metadata": {"name": "applied", "namespace": ns}}))
+        kubectl.run("apply", "--server-side", "-f", str(svc))
+        spec = json.loads(kubectl.run("-n", ns, "get", "service", "applied", "-o", "json").stdout)["spec"]
+        assert spec["clusterIP"].startswith("10.") and spec["ports"][0]["nodePort"] >= 30000
+    finally:
+        kubectl.run("delete", "clusterrolebinding", "esc-test-crb-writer", "esc-test-root", "--ignore-not-found")
+        kubectl.run("delete", "clusterrole", "esc-test-crb-writer", "--ignore-not-found")
+        kubectl.run("delete", "namespace", ns, "--wait=false")
