@@ -27,12 +27,6 @@ NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 GENERATED_SUFFIX_LENGTH = 5
 MAX_GENERATED_BASE_LENGTH = 63 - GENERATED_SUFFIX_LENGTH
 
-# Kinds with a spec whose strategy does not track metadata.generation (kube sets it for workloads,
-# Pods since KEP-5067, custom resources; not for these).
-_NO_GENERATION_KINDS = frozenset({
-    "Namespace", "Service", "Node", "PersistentVolume", "PersistentVolumeClaim", "ResourceQuota", "LimitRange",
-    "Endpoints",
-})
 
 
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:
@@ -58,9 +52,10 @@ def generate_name(base: str, rng: random.Random | None = None) -> str:
 
 
 def tracks_generation(resource: Resource) -> bool:
-    """True when the kind's strategy keeps metadata.generation: it has a spec and is not one of the untracked kinds."""
-    return resource.kind not in _NO_GENERATION_KINDS and "spec" in schema.top_level_fields(
-        resource.group, resource.version, resource.kind)
+    """True when the kind keeps metadata.generation: it has a spec and its strategy's ``tracks_generation`` (kube
+    sets it for workloads, Pods since KEP-5067 and custom resources; not for Namespace, Service, Node, ...)."""
+    return kinds.strategy_for(resource.group, resource.kind).tracks_generation and "spec" in \
+        schema.top_level_fields(resource.group, resource.version, resource.kind)
 
 
 def _object_and_meta(obj: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -21,7 +21,9 @@ no-op :class:`Strategy`. The admission service runs the chain
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from kapi.attributes import UserInfo
@@ -40,6 +42,12 @@ class Strategy:
 
     group: str = ""
     kind: str = ""
+    #: Whether updates keep ``metadata.generation`` (bumped when ``spec`` changes; kind strategies that never set
+    #: it say False). Only kinds with a ``spec`` track it (:func:`kapi.strategy.tracks_generation`).
+    tracks_generation: bool = True
+    #: The kind's field labels beyond ``metadata.name``/``metadata.namespace`` (its ``GetAttrs`` and field label
+    #: conversion): label -> the object's value as a string ("" when absent). Read by storage's field selectors.
+    selectable_fields: Mapping[str, Callable[[Obj], str]] = MappingProxyType({})
 
     def default(self, obj: Obj) -> None:
         """Apply the kind's defaults (v1 ``SetDefaults_<Kind>``) to ``obj`` in place."""

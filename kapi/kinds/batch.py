@@ -32,7 +32,7 @@ from typing import Any
 from kapi.attributes import UserInfo
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
-from kapi.kinds.fields import go_value, immutable_shown, selector_matches, selector_string
+from kapi.kinds.fields import field_value, go_value, immutable_shown, selector_matches, selector_string
 from kapi.kinds.podspec import default_template, spec_of, validate_workload
 from kapi.objectmeta import required
 from kapi.values import as_dict as _dict
@@ -202,6 +202,7 @@ class JobStrategy(Strategy):
     """Job: defaults, the generated selector and template labels, their validation, the immutable spec."""
 
     group, kind = GROUP, "Job"
+    selectable_fields = {"status.successful": field_value("status", "successful")}
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_Job (spec part, see :func:`default_job_spec`)."""

@@ -37,7 +37,7 @@ from kapi.certificates import (
 )
 from kapi.errors import Cause
 from kapi.kinds.base import Strategy, register
-from kapi.kinds.fields import duplicate, not_supported
+from kapi.kinds.fields import duplicate, field_value, not_supported
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import is_dns1123_label, is_dns1123_subdomain
 
@@ -261,6 +261,7 @@ class CertificateSigningRequestStrategy(Strategy):
     """CertificateSigningRequest: the requester's identity, per-subresource resets, validation and update rules."""
 
     group, kind = GROUP, KIND
+    selectable_fields = {"spec.signerName": field_value("spec", "signerName")}
 
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
         """:func:`prepare_for_create` with the requester."""

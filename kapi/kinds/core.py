@@ -18,7 +18,7 @@ from typing import Any
 from kapi.attributes import UserInfo
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
-from kapi.kinds.fields import duplicate, go_strings, not_supported, too_long_total
+from kapi.kinds.fields import duplicate, field_value, flag_value, go_strings, not_supported, too_long_total
 from kapi.kinds.podspec import (
     PROTOCOLS,
     default_pod_spec,
@@ -133,6 +133,7 @@ class SecretStrategy(Strategy):
     """Secret: ``stringData`` folded into ``data``, type Opaque, keys, 1 MiB, type and immutability rules."""
 
     group, kind = "", "Secret"
+    selectable_fields = {"type": field_value("type")}
 
     def default(self, obj: Obj) -> None:
         """``stringData`` entries overwrite ``data`` (base64) and are not stored; ``type`` defaults to Opaque."""
@@ -188,6 +189,7 @@ class ServiceStrategy(Strategy):
     """Service: defaults, status reset, type and ports validation, clusterIPs that never change once set."""
 
     group, kind = "", "Service"
+    tracks_generation = False
 
     def default(self, obj: Obj) -> None:
         """type ClusterIP, sessionAffinity None, port protocol TCP, targetPort = port, traffic policies, families."""
@@ -319,11 +321,28 @@ def _pod_spec_sans_mutable(spec: Any) -> Any:
     return out
 
 
+def _pod_ips(obj: Obj) -> str:
+    """The ``status.podIPs`` field label: the IPs joined by commas."""
+    ips = _list(_dict(obj.get("status")).get("podIPs"))
+    return ",".join(str(ip.get("ip", "")) for ip in ips if isinstance(ip, dict))
+
+
 @register
 class PodStrategy(Strategy):
     """Pod: PodSpec defaults (requests from limits), status reset, PodSpec validation, ValidatePodUpdate."""
 
     group, kind = "", "Pod"
+    selectable_fields = {
+        "spec.nodeName": field_value("spec", "nodeName"),
+        "spec.restartPolicy": field_value("spec", "restartPolicy"),
+        "spec.schedulerName": field_value("spec", "schedulerName"),
+        "spec.serviceAccountName": field_value("spec", "serviceAccountName"),
+        "spec.hostNetwork": flag_value("spec", "hostNetwork"),
+        "status.phase": field_value("status", "phase"),
+        "status.podIP": field_value("status", "podIP"),
+        "status.podIPs": _pod_ips,
+        "status.nominatedNodeName": field_value("status", "nominatedNodeName"),
+    }
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_PodSpec, plus SetDefaults_Pod: a container limit without a request requests the limit."""
@@ -379,6 +398,7 @@ class ReplicationControllerStrategy(Strategy):
     """ReplicationController: replicas 1, the template's PodSpec defaults, the shared workload checks."""
 
     group, kind = "", "ReplicationController"
+    selectable_fields = {"status.replicas": field_value("status", "replicas")}
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_ReplicationController: replicas 1; the template's PodSpec defaults."""
@@ -419,6 +439,8 @@ class NamespaceStrategy(Strategy):
     """Namespace: the ``kubernetes`` finalizer, phase Active, the name label; finalizers only via ``finalize``."""
 
     group, kind = "", "Namespace"
+    tracks_generation = False
+    selectable_fields = {"status.phase": field_value("status", "phase")}
 
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
         """PrepareForCreate: ``spec.finalizers`` includes "kubernetes", ``status.phase`` Active, the name label."""
@@ -459,3 +481,69 @@ class NamespaceStrategy(Strategy):
             if isinstance(name, str):
                 out.extend(validate_finalizer_name(name, "spec.finalizers"))
         return out
+
+
+# ------------------------------------------------------------ kinds with no rules here but their field labels
+
+@register
+class NodeStrategy(Strategy):
+    """Node: no generation; field label ``spec.unschedulable`` (``false`` when unset)."""
+
+    group, kind = "", "Node"
+    tracks_generation = False
+    selectable_fields = {"spec.unschedulable": flag_value("spec", "unschedulable")}
+
+
+@register
+class EventStrategy(Strategy):
+    """core/v1 Event: the field labels of ``event.GetAttrs`` (involvedObject.*, reason, source, type, ...)."""
+
+    group, kind = "", "Event"
+    selectable_fields = {
+        **{f"involvedObject.{f}": field_value("involvedObject", f)
+           for f in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
+        "reason": field_value("reason"),
+        "reportingComponent": field_value("reportingComponent"),
+        "source": field_value("source", "component"),
+        "type": field_value("type"),
+    }
+
+
+@register
+class PersistentVolumeStrategy(Strategy):
+    """PersistentVolume: its kube strategy keeps no ``metadata.generation``."""
+
+    group, kind = "", "PersistentVolume"
+    tracks_generation = False
+
+
+@register
+class PersistentVolumeClaimStrategy(Strategy):
+    """PersistentVolumeClaim: its kube strategy keeps no ``metadata.generation``."""
+
+    group, kind = "", "PersistentVolumeClaim"
+    tracks_generation = False
+
+
+@register
+class ResourceQuotaStrategy(Strategy):
+    """ResourceQuota: its kube strategy keeps no ``metadata.generation``."""
+
+    group, kind = "", "ResourceQuota"
+    tracks_generation = False
+
+
+@register
+class LimitRangeStrategy(Strategy):
+    """LimitRange: its kube strategy keeps no ``metadata.generation``."""
+
+    group, kind = "", "LimitRange"
+    tracks_generation = False
+
+
+@register
+class EndpointsStrategy(Strategy):
+    """Endpoints: its kube strategy keeps no ``metadata.generation``."""
+
+    group, kind = "", "Endpoints"
+    tracks_generation = False

@@ -13,7 +13,7 @@ kinds need.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kapi.errors import Cause
@@ -109,3 +109,29 @@ def selector_matches(selector: Obj, labels: Obj) -> bool | None:
         return label_selector_matches(selector, labels)
     except SelectorError:
         return None
+
+
+def _at(obj: Any, parts: tuple[str, ...]) -> Any:
+    for part in parts:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(part)
+    return obj
+
+
+def field_value(*parts: str) -> Callable[[Obj], str]:
+    """A selectable field's getter: the value at ``parts`` as a string (booleans ``true``/``false``; "" if absent)."""
+    def get(obj: Obj) -> str:
+        value = _at(obj, parts)
+        if value is None:
+            return ""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+
+    return get
+
+
+def flag_value(*parts: str) -> Callable[[Obj], str]:
+    """A boolean selectable field: ``true`` when the value at ``parts`` is set and truthy, else ``false``."""
+    return lambda obj: "true" if _at(obj, parts) else "false"

@@ -1,77 +1,39 @@
 """Selectable fields per resource: what a field selector may name and each object's values.
 
 Every resource supports ``metadata.name`` and ``metadata.namespace``
-(``runtime.DefaultMetaV1FieldSelectorConversion``). A few core resources
-support more, as kube-apiserver's per-type field label conversions and
-``GetAttrs`` functions do (pods: spec.nodeName, status.phase ...; secrets:
-type; events: involvedObject.*; namespaces: status.phase; nodes:
-spec.unschedulable). Values are strings; an absent field is "".
+(``runtime.DefaultMetaV1FieldSelectorConversion``). A built-in kind's own
+field labels (pods: spec.nodeName, status.phase ...; secrets: type; events:
+involvedObject.*; namespaces: status.phase; nodes: spec.unschedulable; ...)
+are its strategy's ``selectable_fields`` in :mod:`kapi.kinds`, as kube's
+per-type field label conversions and ``GetAttrs`` functions; a custom
+resource's are its CRD's ``selectableFields``. Values are strings; an absent
+field is "".
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any
 
-from kapi import crd
+from kapi import crd, kinds
+from kapi.resources import REGISTRY
 
 _META = frozenset({"metadata.name", "metadata.namespace"})
 
 
-def _path(*parts: str) -> Callable[[Mapping[str, Any]], str]:
-    def get(obj: Mapping[str, Any]) -> str:
-        value: Any = obj
-        for part in parts:
-            if not isinstance(value, Mapping):
-                return ""
-            value = value.get(part)
-        if value is None:
-            return ""
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return str(value)
-
-    return get
-
-
-def _pod_ips(obj: Mapping[str, Any]) -> str:
-    ips = (obj.get("status") or {}).get("podIPs") or []
-    return ",".join(str(ip.get("ip", "")) for ip in ips if isinstance(ip, Mapping))
-
-
-# (group, resource) -> extra field -> getter
-_EXTRA: dict[tuple[str, str], dict[str, Callable[[Mapping[str, Any]], str]]] = {
-    ("", "pods"): {
-        "spec.nodeName": _path("spec", "nodeName"),
-        "spec.restartPolicy": _path("spec", "restartPolicy"),
-        "spec.schedulerName": _path("spec", "schedulerName"),
-        "spec.serviceAccountName": _path("spec", "serviceAccountName"),
-        "spec.hostNetwork": lambda o: "true" if (o.get("spec") or {}).get("hostNetwork") else "false",
-        "status.phase": _path("status", "phase"),
-        "status.podIP": _path("status", "podIP"),
-        "status.podIPs": _pod_ips,
-        "status.nominatedNodeName": _path("status", "nominatedNodeName"),
-    },
-    ("", "secrets"): {"type": _path("type")},
-    ("", "namespaces"): {"status.phase": _path("status", "phase")},
-    ("", "nodes"): {"spec.unschedulable": lambda o: "true" if (o.get("spec") or {}).get("unschedulable") else "false"},
-    ("", "events"): {
-        **{f"involvedObject.{f}": _path("involvedObject", f)
-           for f in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
-        "reason": _path("reason"),
-        "reportingComponent": _path("reportingComponent"),
-        "source": _path("source", "component"),
-        "type": _path("type"),
-    },
-    ("", "replicationcontrollers"): {"status.replicas": _path("status", "replicas")},
-    ("batch", "jobs"): {"status.successful": _path("status", "successful")},
-    ("certificates.k8s.io", "certificatesigningrequests"): {"spec.signerName": _path("spec", "signerName")},
-}
+@cache
+def _getters(group: str, resource: str) -> Mapping[str, Callable[[Any], str]]:
+    """The selectable fields of a built-in resource's kind ({} for a resource kapi does not serve built in)."""
+    for row in REGISTRY.static:
+        if (row.group, row.resource) == (group, resource):
+            return kinds.strategy_for(row.group, row.kind).selectable_fields
+    return {}
 
 
 def supported_fields(group: str, resource: str, custom: tuple[str, ...] = ()) -> frozenset[str]:
     """Field labels a field selector on ``group``/``resource`` may use; ``custom``: a CRD's selectableFields."""
-    return _META | frozenset(_EXTRA.get((group, resource), {})) | frozenset(custom)
+    return _META | frozenset(_getters(group, resource)) | frozenset(custom)
 
 
 def _custom_value(obj: Mapping[str, Any], path: str) -> str:
@@ -91,7 +53,7 @@ def object_fields(group: str, resource: str, obj: Mapping[str, Any], custom: tup
     """
     meta = obj.get("metadata") or {}
     fields = {"metadata.name": str(meta.get("name") or ""), "metadata.namespace": str(meta.get("namespace") or "")}
-    for name, get in _EXTRA.get((group, resource), {}).items():
+    for name, get in _getters(group, resource).items():
         fields[name] = get(obj)
     for path in custom:
         fields[path] = _custom_value(obj, path)

@@ -120,3 +120,23 @@ def test_namespace_finalizer_names(finalizers: list[str], expected: list[Cause])
     assert NAMESPACE.validate_update(obj, {"metadata": {"name": "n"}, "spec": {"finalizers": ["kubernetes"]}},
                                      "finalize") == expected
     assert NAMESPACE.validate_update(obj, obj) == []  # the main resource keeps the stored finalizers
+
+
+def test_field_labels_and_generation_live_with_the_kind() -> None:
+    from kapi import strategy
+    from kapi.resources import REGISTRY
+    from services.storage import fields
+
+    assert "spec.nodeName" in fields.supported_fields("", "pods")
+    assert fields.supported_fields("batch", "jobs") == {"metadata.name", "metadata.namespace", "status.successful"}
+    node = fields.object_fields("", "nodes", {"metadata": {"name": "n1"}, "spec": {}})
+    assert node == {"metadata.name": "n1", "metadata.namespace": "", "spec.unschedulable": "false"}
+    pod = {"metadata": {"name": "p"}, "spec": {"hostNetwork": True},
+           "status": {"phase": "Running", "podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}]}}
+    values = fields.object_fields("", "pods", pod)
+    assert (values["spec.hostNetwork"], values["status.phase"], values["status.podIPs"]) == (
+        "true", "Running", "10.0.0.1,fd00::1")
+    assert not strategy.tracks_generation(REGISTRY.get("", "v1", "namespaces"))
+    assert not strategy.tracks_generation(REGISTRY.get("", "v1", "services"))
+    assert strategy.tracks_generation(REGISTRY.get("apps", "v1", "deployments"))
+    assert strategy.tracks_generation(REGISTRY.get("", "v1", "pods"))
