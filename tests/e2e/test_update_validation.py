@@ -89,3 +89,18 @@ def test_namespace_finalizer_names(api: client.ApiClient, namespace: str) -> Non
     assert status["details"]["causes"] == [{
         "reason": "FieldValueInvalid", "field": "spec.finalizers",
         "message": 'Invalid value: "cleanup": name is neither a standard finalizer name nor is it fully qualified'}]
+
+
+def test_service_cluster_ip_may_not_change_once_set(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.run("-n", namespace, "create", "service", "clusterip", "web", "--tcp=80:8080")
+    ip = kubectl.run("-n", namespace, "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}").stdout
+    parts = ip.split(".")
+    other = ".".join([*parts[:3], str((int(parts[3]) + 7) % 250 + 2)])
+    proc = kubectl.run("-n", namespace, "patch", "service", "web", "--type=merge", "-p",
+                       json.dumps({"spec": {"clusterIP": other}}), check=False)
+    assert proc.returncode != 0
+    assert (f'The Service "web" is invalid: spec.clusterIPs[0]: Invalid value: []string{{"{other}"}}: may not '
+            "change once set") in proc.stderr, proc.stderr
+    kubectl.run("-n", namespace, "patch", "service", "web", "--type=merge", "-p",
+                json.dumps({"spec": {"ports": [{"port": 81, "targetPort": 8080}]}}))
+    assert kubectl.run("-n", namespace, "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}").stdout == ip
