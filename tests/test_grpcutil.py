@@ -70,3 +70,95 @@ async def test_batches_take_what_queued_up_and_stop_at_none() -> None:
     assert await later == [4, 5]  # items before the None still go out
     with pytest.raises(StopAsyncIteration):
         await anext(stream)
+
+
+_PEER = """
+import asyncio, sys
+from kapi import grpcutil
+
+async def main():
+    server, _, port = grpcutil.make_server("127.0.0.1:" + sys.argv[1], None)
+    await grpcutil.start_serving(server, port, sys.argv[2])
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _start_peer(port: int, port_file: Path) -> asyncio.subprocess.Process:
+    import sys
+
+    port_file.unlink(missing_ok=True)
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", _PEER, str(port), str(port_file))
+    for _ in range(1000):
+        if port_file.exists() and port_file.read_text():
+            return proc
+        await asyncio.sleep(0.01)
+    proc.kill()
+    raise AssertionError("peer did not start in 10 s")
+
+
+async def test_channel_reaches_a_restarted_peer_within_200ms_without_a_reconnect_storm(tmp_path: Path) -> None:
+    """A real peer process, SIGKILLed and started again on its port: the first call succeeds within 200 ms of
+    the peer listening again, and while it is away it sees a bounded number of connection attempts per second.
+
+    gRPC's default backoff (1 s, x1.6, up to 120 s) took 1.4-2.6 s here (issue 18); RECONNECT_BACKOFF_MS caps it.
+    """
+    import time
+
+    port, port_file = _free_port(), tmp_path / "port"
+    proc = await _start_peer(port, port_file)
+    channel = grpcutil.channel(f"127.0.0.1:{port}", None)
+    stub = health_pb2_grpc.HealthStub(channel)
+    delays: list[float] = []
+    try:
+        await stub.Check(health_pb2.HealthCheckRequest(), timeout=5)
+        for _ in range(3):
+            proc.kill()
+            await proc.wait()
+            # Away for a while, as a restarting service is: attempts keep failing and the backoff grows to its cap.
+            # A listener that accepts and drops each connection counts the attempts a dead peer sees.
+            attempts = 0
+
+            def count(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+                nonlocal attempts
+                attempts += 1
+                writer.close()
+
+            await asyncio.sleep(0.3)
+            listener = await asyncio.start_server(count, "127.0.0.1", port, reuse_address=True)
+            for _ in range(20):  # requests keep arriving meanwhile (each fails fast with UNAVAILABLE)
+                with pytest.raises(grpc.aio.AioRpcError) as info:
+                    await stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
+                assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+                await asyncio.sleep(0.1)
+            listener.close()
+            await listener.wait_closed()
+            assert 2 <= attempts / 2.0 <= 12, f"{attempts / 2.0:.1f} connection attempts/s at a dead peer"
+            proc = await _start_peer(port, port_file)
+            back = time.monotonic()
+            while True:
+                try:
+                    await stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
+                    break
+                except grpc.aio.AioRpcError:
+                    assert time.monotonic() - back < 5
+                    await asyncio.sleep(0.005)
+            delays.append(time.monotonic() - back)
+        # The median against the 200 ms goal; the worst against a looser bound, as the 2-core test machine may be
+        # busy with other work (the backoff alone is at most 180 ms; gRPC's default 1.4-2.6 s fails both).
+        shown = [round(d * 1000) for d in delays]
+        print(f"first call after the peer was back: {shown} ms; attempts/s at a dead peer: {attempts / 2.0:.1f}")
+        assert sorted(delays)[1] < 0.2 and max(delays) < 0.5, f"first call succeeded {shown} ms after the peer was back"
+    finally:
+        proc.kill()
+        await proc.wait()
+        await channel.close()
