@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from services.gateway.negotiation import MAX_HEADER_BYTES  # Envoy accepts what the gateways accept
+from kapi.limits import MAX_HEADER_BYTES  # the gateways' limit too
 
 HCM = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
 ROUTER = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"

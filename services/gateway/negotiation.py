@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from kapi import errors, jsonutil, k8sproto, safedecode
+from kapi import errors, jsonutil, k8sproto, limits, safedecode
 
 JSON = "application/json"
 YAML = "application/yaml"
@@ -25,11 +25,6 @@ PATCH_TYPES = (MERGE_PATCH, JSON_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
 
 # Response media types kapi can encode: it reads protobuf bodies but never writes protobuf, so a 406 must not offer it.
 PRODUCES = (JSON, YAML)
-
-# kube-apiserver refuses request bodies over 3 MiB (maxRequestBodyBytes).
-MAX_BODY_BYTES = 3 * 1024 * 1024
-# Request line and header fields up to Go net/http's 1 MiB (kube-apiserver); Envoy in front accepts the same.
-MAX_HEADER_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -110,7 +105,7 @@ def decode_body(body: bytes, content_type: str) -> Any:
     bombs and documents nested deeper than ``kapi.safedecode.MAX_DEPTH`` (see :mod:`kapi.safedecode`).
     """
     mime = content_type.split(";")[0].strip().lower() or JSON
-    if len(body) > MAX_BODY_BYTES:
+    if len(body) > limits.MAX_BODY_BYTES:
         raise errors.too_large()
     if mime in (JSON, MERGE_PATCH, JSON_PATCH, STRATEGIC_MERGE_PATCH):
         prefix = "couldn't get version/kind; json parse error: " if mime == JSON else "error decoding patch: "

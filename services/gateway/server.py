@@ -25,9 +25,9 @@ from typing import Any
 import grpc
 from aiohttp import web
 
-from kapi import errors, flags, grpcutil, jsonutil
+from kapi import errors, flags, grpcutil, jsonutil, limits
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import aggregation, audit, authtrust, chain, dynamic, negotiation
+from services.gateway import aggregation, audit, authtrust, chain, dynamic
 from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, Backends, Config, storage_stub
 from services.gateway.flowcontrol import FlowControlClient, LocalLimiter
 from services.gateway.registry import ipallocator
@@ -154,12 +154,12 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         ipallocator.Allocator(backends.storage, ipallocator.port_range(args.service_node_port_range)))
     backends.flowcontrol.start()
     backends.audit = audit.from_args(args)
-    app = web.Application(client_max_size=negotiation.MAX_BODY_BYTES + 1)
+    app = web.Application(client_max_size=limits.MAX_BODY_BYTES + 1)
     chain.install(app, backends)  # the handler chain and its response hooks (services/gateway/chain.py)
     # Request line and header fields up to Go's 1 MiB (kube accepts long URLs and OIDC tokens; aiohttp's 8190-byte
     # default answered them with a plain-text 400).
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=10.0,
-                           max_line_size=negotiation.MAX_HEADER_BYTES, max_field_size=negotiation.MAX_HEADER_BYTES)
+                           max_line_size=limits.MAX_HEADER_BYTES, max_field_size=limits.MAX_HEADER_BYTES)
     await runner.setup()
     site = web.TCPSite(runner, args.bind_address, args.secure_port, ssl_context=ssl_context(args),
                        backlog=1024, reuse_address=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kapi import errors
+from kapi import errors, limits
 from services.gateway import negotiation
 from services.gateway import patch as patching
 from services.gateway.handlers.apply import server_side_apply
@@ -50,7 +50,7 @@ async def read_patch(scope: RequestScope) -> bytes:
                                  f"the body of the request was in an unknown format - accepted media types include: "
                                  f"{', '.join(negotiation.PATCH_TYPES[:3])}")
     body = await scope.request.read()
-    if len(body) > negotiation.MAX_BODY_BYTES:
+    if len(body) > limits.MAX_BODY_BYTES:
         raise errors.too_large()
     return body
 
