@@ -23,7 +23,7 @@ from kapi import jsonutil
 
 STATUS_METADATA_KEY = "kapi-status-bin"
 
-# reason -> (HTTP code, gRPC code). The one mapping table (docs/architecture.md, Where things go).
+# reason -> (HTTP code, gRPC code). The one mapping table (docs/architecture.md, "Failure policy").
 _REASONS: dict[str, tuple[int, grpc.StatusCode]] = {
     "BadRequest": (400, grpc.StatusCode.INVALID_ARGUMENT),
     "Unauthorized": (401, grpc.StatusCode.UNAUTHENTICATED),

@@ -59,7 +59,7 @@ def _seconds(text: str) -> float:
 
 
 FLAGS: tuple[Flag, ...] = (
-    # Internal gRPC identity (mutual TLS, docs/architecture.md, Failure policy).
+    # Internal gRPC identity (mutual TLS, docs/architecture.md, "Failure policy").
     Flag("grpc-cert-file", _ALL, "", "PEM certificate of this service's gRPC identity (CN kapi-<service>)."),
     Flag("grpc-key-file", _ALL, "", "PEM private key for --grpc-cert-file."),
     Flag("grpc-ca-file", _ALL, "", "PEM CA bundle that signs every service's gRPC certificate."),

@@ -1,6 +1,6 @@
 """Fast JSON encoding shared by every service (orjson).
 
-Kubernetes objects cross gRPC as JSON bytes (docs/architecture.md, The request path); every
+Kubernetes objects cross gRPC as JSON bytes (docs/architecture.md, "Layers": the contracts); every
 service encodes and decodes them through these two functions.
 """
 

@@ -5,7 +5,7 @@
     kapi storage|authn|authz|flowcontrol|admission|gateway|controllers [flags]
 
 Each service's command line here is the same one compose.yaml runs in its
-container (docs/architecture.md, Layers).
+container (docs/architecture.md, "Processes").
 """
 
 from __future__ import annotations

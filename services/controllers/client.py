@@ -1,6 +1,6 @@
 """A small async REST client for the Kubernetes API on aiohttp, configured from a kubeconfig.
 
-The controllers are ordinary API clients (docs/architecture.md, Layers): they reach
+The controllers are ordinary API clients (docs/architecture.md, "Processes"): they reach
 the API through Envoy over HTTPS with their own credential (a client
 certificate, or a bearer token) exactly as kube-controller-manager does
 with ``--kubeconfig`` (and ``--master`` overriding the server). Errors come

@@ -3,7 +3,7 @@
     kapi controllers --kubeconfig DIR/pki/controller-manager.kubeconfig --master https://127.0.0.1:6443 \\
                      --controllers '*,tokencleaner'
 
-An ordinary API client (docs/architecture.md, Layers): it talks HTTPS to Envoy with
+An ordinary API client (docs/architecture.md, "Processes"): it talks HTTPS to Envoy with
 its own client certificate (CN ``system:kube-controller-manager``). With
 ``--leader-elect`` (default) the loops run only while this replica holds
 the Lease ``kube-system/kube-controller-manager``; SIGTERM releases it.

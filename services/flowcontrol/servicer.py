@@ -8,7 +8,7 @@ Starts are decided concurrently (a queueing dispatcher may hold one while
 others pass), replies go out in the order decisions are taken. A Finish
 releases the request's seat; a Finish for a request still waiting cancels
 the wait (the gateway gave up; it is answered with a rejection). When the
-stream ends or breaks, every seat it holds is released (docs/architecture.md, Failure policy).
+stream ends or breaks, every seat it holds is released (docs/architecture.md, "Failure policy").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Channels are persistent and shared by all requests of a process; each
 address flag may list several replicas (round robin). Every call carries a
 deadline in seconds. Failures come back as :class:`kapi.errors.StatusError`
-(authn/authz unreachable -> 503: fail closed, docs/architecture.md, Failure policy).
+(authn/authz unreachable -> 503: fail closed, docs/architecture.md, "Failure policy").
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class Credentials:
 
 class AuthnClient:
     """Authenticate requests via the authn service, caching positive and negative answers
-    (docs/architecture.md, The request path).
+    (docs/architecture.md, "The request path").
 
     Entries are keyed by a SHA-256 digest of the credentials (no raw token
     is kept as a key) and hold either the user (for the TTL authn gives,
@@ -141,7 +141,7 @@ class AuthnClient:
 
 class AuthzClient:
     """Ask the authz service for decisions, caching them while the policy revision is unchanged
-    (docs/architecture.md, The request path).
+    (docs/architecture.md, "The request path").
 
     One server stream (``WatchPolicyRevision``, started on first use)
     tells the client the authz policy revision. A decision is cached, keyed

@@ -10,7 +10,7 @@
   on every response that went through flow control, 429s included.
 - ``/readyz?verbose`` detail: whether the flowcontrol stream is up or the
   gateway is on its local max-in-flight fallback (which does not fail
-  readiness; docs/architecture.md, Failure policy).
+  readiness; docs/architecture.md, "Failure policy").
 
 Source: "API Priority and Fairness", "Debug endpoints" and "Good practices".
 """

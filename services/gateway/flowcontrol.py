@@ -2,10 +2,10 @@
 
 Every request sends a ``Start`` and waits for its Decision; when it
 completes the gateway sends a ``Finish``. One bidirectional stream per
-gateway process carries all of them (docs/architecture.md, The request path: no unary
+gateway process carries all of them (docs/architecture.md, "The request path": no unary
 call per request). If the flowcontrol service is unreachable, the gateway falls back
 to local max-in-flight limits (``--max-requests-inflight``,
-``--max-mutating-requests-inflight``; docs/architecture.md, Failure policy) and keeps trying
+``--max-mutating-requests-inflight``; docs/architecture.md, "Failure policy") and keeps trying
 to reconnect; :attr:`FlowControlClient.connected` says which is in use
 (``/readyz?verbose``). A :class:`Seat` carries the decision's FlowSchema and
 PriorityLevel UIDs (the ``X-Kubernetes-PF-*-UID`` response headers) and can

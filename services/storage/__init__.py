@@ -1,1 +1,1 @@
-"""The storage service: the only etcd client (docs/architecture.md, Storage semantics)."""
+"""The storage service: the only etcd client (docs/architecture.md, "Storage semantics")."""

@@ -7,7 +7,7 @@ watch (client-assigned ids, etcd >= 3.4) and returns a :class:`Subscription`
 whose :meth:`Subscription.next` yields :class:`WatchBatch` es in revision
 order; :meth:`Subscription.close` cancels the etcd watch. The stream is
 opened lazily and, if it breaks, every subscription fails with 503 so the
-client re-watches from its last resourceVersion (docs/architecture.md, Failure policy).
+client re-watches from its last resourceVersion (docs/architecture.md, "Failure policy").
 
 Progress (for bookmarks). Each watch asks for etcd's per-watch progress
 notifications (delivered in order with its events, but only every

@@ -24,7 +24,7 @@ etcd when it does not.
 
 When the etcd watch breaks (etcd down), every watcher ends with the 503 the
 stream failed with (clients re-watch from their last resourceVersion, as
-docs/architecture.md, Failure policy requires), the cache stops serving (reads go to etcd) and
+docs/architecture.md, "Failure policy" requires), the cache stops serving (reads go to etcd) and
 retries with backoff: it resumes the watch from its revision, or re-lists
 when that revision was compacted.
 """

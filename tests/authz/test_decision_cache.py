@@ -1,6 +1,6 @@
 """The gateway's decision cache (AuthzClient) over a real authz gRPC servicer: revision stream, invalidation.
 
-docs/architecture.md, The request path: a cached decision is used only while the policy revision
+docs/architecture.md, "The request path": a cached decision is used only while the policy revision
 streamed by authz is unchanged; a broken stream disables the cache.
 Also measures a cache hit against an Authorize RPC.
 """

@@ -1,7 +1,7 @@
 """Fault tests on a stack of their own: a gateway killed under read load, etcd restarted under write load
 (with a watch open), flowcontrol stopped. authz down is tests/e2e/test_authz.py.
 
-docs/architecture.md, Failure policy: reads keep succeeding through the other gateway; storage/etcd
+docs/architecture.md, "Failure policy": reads keep succeeding through the other gateway; storage/etcd
 down -> 503/504 with nothing acknowledged lost and watches resumable; flowcontrol
 down -> the gateways' local max-in-flight limits.
 """

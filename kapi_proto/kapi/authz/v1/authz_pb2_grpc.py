@@ -87,7 +87,7 @@ class AuthorizationServicer:
         raise NotImplementedError('Method not implemented!')
 
     def WatchPolicyRevision(self, request, context):
-        """The policy revision now, then every time it changes (docs/architecture.md, The request path): a
+        """The policy revision now, then every time it changes (docs/architecture.md, "The request path"): a
         gateway caches decisions only while the revision it last received is
         unchanged and the stream is up.
         """
