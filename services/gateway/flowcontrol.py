@@ -31,6 +31,8 @@ from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc
 log = logging.getLogger(__name__)
 
 TOO_MANY = "Too many requests, please try again later."
+RETRY_SECONDS = 0.1  # the first wait after the Dispatch stream broke; doubles per failed attempt
+RETRY_MAX_SECONDS = 5.0  # the cap of that wait (a channel that turns READY ends it sooner)
 
 
 class LocalLimiter:
@@ -80,6 +82,7 @@ class FlowControlClient:
     """Multiplexes request admission over one Dispatch stream, with a local fallback."""
 
     def __init__(self, channel: grpc.aio.Channel | None, fallback: LocalLimiter):
+        self._channel = channel
         self._stub = flowcontrol_pb2_grpc.FlowControlStub(channel) if channel is not None else None
         self._fallback = fallback
         self._ids = itertools.count(1)
@@ -125,26 +128,49 @@ class FlowControlClient:
             yield flowcontrol_pb2.DispatchRequests(requests=batch)
 
     async def _run(self) -> None:
+        """Keep the Dispatch stream up: one log line when it breaks, one when it is back, a capped backoff between.
+
+        The stream counts as up once the service's initial metadata arrives on a
+        call still running (a call that failed to connect also "returns" empty
+        metadata, already done). Between attempts it waits ``RETRY_SECONDS``,
+        doubling per failed attempt up to ``RETRY_MAX_SECONDS``, or less if the
+        channel reports READY first (the channel reconnects on its own backoff,
+        kapi/grpcutil.py), so a flowcontrol that is back is used within about
+        200 ms without a stream attempt every 100 ms while it is away.
+        """
         assert self._stub is not None
-        backoff = 0.1
+        backoff, broken_since = RETRY_SECONDS, 0.0
+        loop = asyncio.get_running_loop()
         while True:
             outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequest | None] = asyncio.Queue()
             self._outbox = outbox
             try:
                 call = self._stub.Dispatch(self._requests(outbox))
                 await call.initial_metadata()  # the service sends it at once: the stream is up
+                if call.done():  # never connected: the metadata of a failed call
+                    raise ConnectionError(f"no stream: {await call.code()}")
                 self._connected.set()
-                backoff = 0.1
-                log.info("flowcontrol stream connected")
+                backoff = RETRY_SECONDS
+                if broken_since:
+                    log.info("flowcontrol stream back after %.1fs", loop.time() - broken_since)
+                    broken_since = 0.0
+                else:
+                    log.info("flowcontrol stream connected")
                 async for replies in call:
                     for reply in replies.responses:
                         fut = self._pending.pop(reply.request_id, None)
                         if fut is not None and not fut.done():
                             fut.set_result(reply)
+                raise ConnectionError("the flowcontrol service ended the stream")
             except asyncio.CancelledError:
                 raise
-            except grpc.RpcError as exc:
-                log.warning("flowcontrol stream broke: %s", exc.code() if hasattr(exc, "code") else exc)
+            except (grpc.RpcError, ConnectionError) as exc:
+                if not broken_since:
+                    broken_since = loop.time()
+                    log.warning("flowcontrol stream broke (%s); local max-in-flight limits until it is back",
+                                exc.code() if isinstance(exc, grpc.RpcError) else exc)
+                else:
+                    log.debug("flowcontrol stream still down: %s", exc)
             finally:
                 self._connected.clear()
                 self._outbox = None
@@ -153,8 +179,29 @@ class FlowControlClient:
                     if not fut.done():
                         fut.set_exception(ConnectionError("flowcontrol stream closed"))
                 self._pending.clear()
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, 2.0)
+            await self._wait_ready(backoff)
+            backoff = min(backoff * 2, RETRY_MAX_SECONDS)
+
+    async def _wait_ready(self, seconds: float) -> None:
+        """Sleep ``seconds``, or less if the channel turns READY meanwhile (it is asked to connect; one READY already
+        at the start does not count: the stream failed on a live connection)."""
+        channel = self._channel
+        if channel is None:
+            await asyncio.sleep(seconds)
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        state = channel.get_state(try_to_connect=True)
+        if state == grpc.ChannelConnectivity.READY:  # connected, yet the stream failed: wait it out
+            await asyncio.sleep(seconds)
+            return
+        while state != grpc.ChannelConnectivity.READY:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(channel.wait_for_state_change(state), remaining)
+            state = channel.get_state(try_to_connect=True)
 
     @contextlib.asynccontextmanager
     async def seat(self, attrs: Attributes, long_running: bool, timeout: float, holder: Seat | None = None,

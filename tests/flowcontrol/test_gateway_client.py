@@ -64,3 +64,40 @@ def test_unconfigured_client_says_so() -> None:
     client = FlowControlClient(None, LocalLimiter(0, 0))
     lines = debug.readyz_lines(SimpleNamespace(flowcontrol=client))  # type: ignore[arg-type]
     assert lines[0].startswith("[+]flowcontrol excluded: ok")
+
+
+async def test_outage_logs_once_backs_off_and_reconnects_fast(caplog: pytest.LogCaptureFixture) -> None:
+    """While flowcontrol is away: one "broke" line, attempts on a capped exponential backoff (not every 100 ms),
+    one line when it is back, reached within about 200 ms of listening again (issue 18)."""
+    import logging
+    import time
+
+    port = free_port()
+    args = flags.parse(flags.FLOWCONTROL, ["--listen-address", f"127.0.0.1:{port}"])
+    service = await flowcontrol_server.start(args, flowcontrol_server.build_dispatcher(args))
+    channel = grpcutil.channel(f"127.0.0.1:{port}", None)
+    client = FlowControlClient(channel, LocalLimiter(0, 0))
+    caplog.set_level(logging.DEBUG, logger="services.gateway.flowcontrol")
+    client.start()
+    try:
+        await _until(lambda: client.connected)
+        await service.stop(0)
+        await _until(lambda: not client.connected)
+        await asyncio.sleep(3.0)
+        messages = [r.getMessage() for r in caplog.records]
+        assert sum("broke" in m for m in messages) == 1, messages
+        assert sum("stream connected" in m for m in messages) == 1, messages  # only the first, real connection
+        attempts = sum("still down" in m for m in messages)
+        assert 2 <= attempts <= 8, messages  # 0.1 + 0.2 + 0.4 + 0.8 + 1.6 s: about 5 attempts, not 30
+        service = await flowcontrol_server.start(args, flowcontrol_server.build_dispatcher(args))
+        back = time.monotonic()
+        await _until(lambda: client.connected)
+        elapsed = time.monotonic() - back
+        assert elapsed < 0.5, f"reconnected {elapsed:.2f}s after flowcontrol was back"
+        assert sum("back after" in r.getMessage() for r in caplog.records) == 1
+        async with client.seat(ALICE, False, 1.0):  # decided over the stream again
+            assert client.connected
+    finally:
+        await client.close()
+        await service.stop(0)
+        await channel.close()
