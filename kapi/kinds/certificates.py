@@ -40,6 +40,8 @@ from kapi.kinds.base import Strategy, register
 from kapi.kinds.fields import duplicate, field_value, not_supported
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import is_dns1123_label, is_dns1123_subdomain
+from kapi.values import as_dict as _dict
+from kapi.values import as_list as _list
 
 MIN_EXPIRATION_SECONDS = 600
 CERT_DATA = "<certificate data>"
@@ -50,15 +52,8 @@ USAGES = tuple(sorted((
     "cert sign", "crl sign", "encipher only", "decipher only", "any", "server auth", "client auth", "code signing",
     "email protection", "s/mime", "ipsec end system", "ipsec tunnel", "ipsec user", "timestamping", "ocsp signing",
     "microsoft sgc", "netscape sgc")))
+
 Obj = dict[str, Any]
-
-
-def _dict(value: Any) -> Obj:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _certificate_error(data: bytes) -> str:
