@@ -163,6 +163,11 @@ async def test_server_rbac_end_to_end(tmp_path: Path) -> None:
             await eventually(lambda: service.index.cluster_role_bindings_for(ALICE) != [])
             # The aggregator fills view (from system:aggregate-to-view) through storage.
             await eventually(lambda: bool((r := service.index.cluster_role("view")) and r.rules), 5)
+            # SERVING follows once the bootstrap policy is written, which may finish after the aggregation above.
+            for _ in range(500):
+                if await health_status(channel) == health_pb2.HealthCheckResponse.SERVING:
+                    break
+                await asyncio.sleep(0.01)
             assert await health_status(channel) == health_pb2.HealthCheckResponse.SERVING
 
             reply = await authorize(stub, attrs(ALICE, "get", path="/version"))
