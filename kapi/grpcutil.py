@@ -29,13 +29,33 @@ log = logging.getLogger(__name__)
 
 # Large objects (Secrets, ConfigMaps up to 1 MiB of data) plus list pages.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# Metadata a call may receive: errors travel as a Status in trailing metadata (kapi.errors), and one quoting
+# user input is as large as the input (gRPC's default 8 KiB soft / 16 KiB hard limit made those a 429).
+MAX_METADATA_BYTES = 16 * 1024 * 1024
 _OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_metadata_size", MAX_METADATA_BYTES),
+    ("grpc.absolute_max_metadata_size", MAX_METADATA_BYTES),
     ("grpc.keepalive_time_ms", 20_000),
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.keepalive_permit_without_calls", 1),
+]
+# Reconnect backoff of client channels (gRPC's connection-backoff.md: the next attempt after
+# min(initial * 1.6^n, max) ms, jittered by +-20%). gRPC's defaults (1 s initial, 120 s max) left the gateways'
+# channels in backoff 1.4-2.6 s after authn or admission came back, so a restart showed twice its length in 503s.
+# A cap of 150 ms reaches a restarted peer within 180 ms (measured: tests/test_grpcutil.py, docs/benchmarks.md),
+# and a dead peer sees at most about 7 connection attempts per second per channel: a refused connect on the
+# same host, no storm. The connect timeout of one attempt (``min_reconnect_backoff_ms``, default 20 s) is 2 s:
+# long enough for a TLS handshake with a busy peer, short enough to retry a peer that accepts but does not answer.
+# RPCs stay fail-fast (no wait_for_ready): while a peer is down a request gets its 503 at once, as kube's
+# failure policy wants, instead of waiting out its deadline.
+RECONNECT_BACKOFF_MS = {"initial": 100, "max": 150, "connect_timeout": 2_000}
+_CHANNEL_OPTIONS = [
+    ("grpc.initial_reconnect_backoff_ms", RECONNECT_BACKOFF_MS["initial"]),
+    ("grpc.max_reconnect_backoff_ms", RECONNECT_BACKOFF_MS["max"]),
+    ("grpc.min_reconnect_backoff_ms", RECONNECT_BACKOFF_MS["connect_timeout"]),
 ]
 # Servers accept the clients' keepalive pings (every 20 s, also on idle channels). gRPC's default server
 # policy allows one ping per 5 minutes and answers more with GOAWAY "too_many_pings", which broke the
@@ -146,13 +166,15 @@ def channel(addresses: str, tls: TLSFiles | None) -> grpc.aio.Channel:
     """A persistent channel to ``addresses`` (comma-separated host:port list), round robin over them.
 
     Several addresses use the ``ipv4:`` target form with the round_robin
-    load-balancing policy, so calls spread over every replica.
+    load-balancing policy, so calls spread over every replica. A peer that
+    restarts is reconnected within about 180 ms (``RECONNECT_BACKOFF_MS``);
+    calls while it is down fail at once with UNAVAILABLE.
     """
     hosts = [a.strip() for a in addresses.split(",") if a.strip()]
     if not hosts:
         raise ValueError("no address given")
     target = hosts[0] if len(hosts) == 1 else "ipv4:" + ",".join(hosts)
-    options = [*_OPTIONS, ("grpc.lb_policy_name", "round_robin")]
+    options = [*_OPTIONS, *_CHANNEL_OPTIONS, ("grpc.lb_policy_name", "round_robin")]
     interceptors = observability.client_interceptors() or None  # none by default (kapi/observability.py)
     if tls is None:
         return grpc.aio.insecure_channel(target, options=options, interceptors=interceptors)
@@ -161,6 +183,30 @@ def channel(addresses: str, tls: TLSFiles | None) -> grpc.aio.Channel:
     # Service certificates carry SANs localhost/127.0.0.1 and the service name.
     options.append(("grpc.ssl_target_name_override", "localhost"))
     return grpc.aio.secure_channel(target, creds, options=options, interceptors=interceptors)
+
+
+async def wait_ready(channel: grpc.aio.Channel, seconds: float) -> None:
+    """Sleep ``seconds``, or less if ``channel`` turns READY meanwhile (it is asked to connect).
+
+    For the retry loop of a long-lived stream: a peer that is back is used as
+    soon as the channel has reconnected (on its own backoff, ``RECONNECT_BACKOFF_MS``),
+    without a stream attempt per retry while it is away. A channel already
+    READY at the start sleeps the whole time: the stream failed on a live
+    connection, and retrying at once would spin.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    state = channel.get_state(try_to_connect=True)
+    if state == grpc.ChannelConnectivity.READY:
+        await asyncio.sleep(seconds)
+        return
+    while state != grpc.ChannelConnectivity.READY:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(channel.wait_for_state_change(state), remaining)
+        state = channel.get_state(try_to_connect=True)
 
 
 async def call(service: str, rpc: Callable[..., Awaitable[object]], request: object, *, timeout: float,

@@ -13,7 +13,9 @@ within a minute, and a client ends a watch with its own ``timeoutSeconds``),
 and the circuit-breaker limits are raised so thousands of concurrent watches
 fit. Active health checks on ``/readyz`` every second (also without traffic)
 plus outlier detection take a dead gateway out of rotation within about a
-second; connection failures are retried on another gateway (safe for every
+second (also one whose storage cannot reach etcd, or that is shutting
+down: ``/readyz`` fails; with none left Envoy answers 503, no panic
+routing); connection failures are retried on another gateway (safe for every
 method: nothing reached a gateway), and resets are retried for GET only.
 What Envoy answers itself (503 when no gateway can take the request, 413,
 ...) is a Kubernetes ``Status`` JSON, not Envoy's plain text.
@@ -203,6 +205,9 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
         "type": "STATIC" if static else "STRICT_DNS",
         "connect_timeout": "1s",
         "lb_policy": "ROUND_ROBIN",
+        # No panic routing: with every gateway failing /readyz (e.g. storage cannot reach etcd, all are shutting
+        # down) Envoy answers 503 at once instead of sending requests to gateways that would hang or refuse them.
+        "common_lb_config": {"healthy_panic_threshold": {"value": 0.0}},
         "load_assignment": {
             "cluster_name": CLUSTER,
             "endpoints": [{"lb_endpoints": [{"endpoint": {"address": _socket(h, p)}} for h, p in endpoints]}],

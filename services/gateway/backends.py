@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the handler chain's view of its peers; none of these import
     from services.gateway.audit import Auditor
     from services.gateway.dynamic import CustomResourceRegistry
     from services.gateway.flowcontrol import FlowControlClient
+    from services.gateway.healthz import StorageHealth
     from services.gateway.registry.ipallocator import ServiceAllocations
 
 log = logging.getLogger(__name__)
@@ -281,6 +282,8 @@ class Backends:
     services: ServiceAllocations | None = None  # clusterIP / nodePort allocation (Service writes)
     ready: bool = False
     shutting_down: bool = False
+    post_start_hooks: set[str] = field(default_factory=set)  # finished ones (services/gateway/healthz.py)
+    storage_health: StorageHealth | None = None  # storage's view of etcd: the etcd checks of /livez, /readyz
     watches: set[Any] = field(default_factory=set)
     custom_resources: CustomResourceRegistry | None = None  # CRD-served resources and the CRD controller
     aggregator: Aggregator | None = None  # APIServices: proxying to extension API servers

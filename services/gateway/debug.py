@@ -1,4 +1,4 @@
-"""API Priority and Fairness as users see it at the gateway: debug dumps, PF headers, readiness detail.
+"""API Priority and Fairness as users see it at the gateway: debug dumps, PF headers.
 
 - ``/debug/api_priority_and_fairness/dump_priority_levels``, ``dump_queues``,
   ``dump_requests`` (``?includeRequestDetails=1``): kube-apiserver's CSV,
@@ -8,9 +8,9 @@
   authorized like any other path before they get here.
 - ``X-Kubernetes-PF-FlowSchema-UID`` and ``X-Kubernetes-PF-PriorityLevel-UID``
   on every response that went through flow control, 429s included.
-- ``/readyz?verbose`` detail: whether the flowcontrol stream is up or the
-  gateway is on its local max-in-flight fallback (which does not fail
-  readiness; docs/architecture.md, "Failure policy").
+- The local max-in-flight fallback while the flowcontrol stream is down
+  does not fail readiness (docs/architecture.md, "Failure policy"); it
+  shows as ``kapi_flowcontrol_local_fallback 1`` in ``/metrics``.
 
 Source: "API Priority and Fairness", "Debug endpoints" and "Good practices".
 """
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from kapi import errors
+from kapi import errors, gofmt
 from services.gateway.flowcontrol import Seat
 
 if TYPE_CHECKING:
@@ -58,9 +58,9 @@ def new_seat(request: web.Request, long_running: bool) -> Seat:
 
 
 def list_limit(query: Any) -> int:
-    """A LIST's ``?limit=`` as an int (0 when absent or malformed; the handler reports malformed ones)."""
+    """A LIST's ``?limit=`` as an int (0 when absent, malformed or past int64; the handler reports those)."""
     try:
-        return max(0, int(query.get("limit", "0") or 0))
+        return max(0, gofmt.parse_int64(query.get("limit", "") or "0"))
     except ValueError:
         return 0
 
@@ -80,14 +80,3 @@ async def on_response_prepare(request: web.Request, response: web.StreamResponse
     seat = request.get(SEAT_KEY)
     if seat is not None and seat.long_running:
         seat.release()
-
-
-def readyz_lines(backends: Backends) -> list[str]:
-    """The flow-control lines of ``/readyz?verbose`` (informational: they never fail readiness)."""
-    client = backends.flowcontrol
-    if not client.configured:
-        return ["[+]flowcontrol excluded: ok (no --flowcontrol-address: local max-in-flight limits)"]
-    if client.connected:
-        return ["[+]poststarthook/apiserver/bootstrap-system-flowcontrol-configuration ok"]
-    return ["[-]flowcontrol failed: stream to the flowcontrol service is down; using local max-in-flight "
-            "limits (not counted against readiness)"]

@@ -193,6 +193,11 @@ class CustomResourceRegistry:
         """Start watching CRDs."""
         self._watcher.start()
 
+    @property
+    def synced(self) -> bool:
+        """True once the first list of CRDs arrived (the ``informer-sync`` check of ``/readyz``)."""
+        return self._watcher.synced.is_set()
+
     async def wait_synced(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the first list; True once synced."""
         self.start()

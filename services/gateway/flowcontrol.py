@@ -179,29 +179,11 @@ class FlowControlClient:
                     if not fut.done():
                         fut.set_exception(ConnectionError("flowcontrol stream closed"))
                 self._pending.clear()
-            await self._wait_ready(backoff)
+            if self._channel is not None:
+                await grpcutil.wait_ready(self._channel, backoff)
+            else:
+                await asyncio.sleep(backoff)
             backoff = min(backoff * 2, RETRY_MAX_SECONDS)
-
-    async def _wait_ready(self, seconds: float) -> None:
-        """Sleep ``seconds``, or less if the channel turns READY meanwhile (it is asked to connect; one READY already
-        at the start does not count: the stream failed on a live connection)."""
-        channel = self._channel
-        if channel is None:
-            await asyncio.sleep(seconds)
-            return
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
-        state = channel.get_state(try_to_connect=True)
-        if state == grpc.ChannelConnectivity.READY:  # connected, yet the stream failed: wait it out
-            await asyncio.sleep(seconds)
-            return
-        while state != grpc.ChannelConnectivity.READY:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(channel.wait_for_state_change(state), remaining)
-            state = channel.get_state(try_to_connect=True)
 
     @contextlib.asynccontextmanager
     async def seat(self, attrs: Attributes, long_running: bool, timeout: float, holder: Seat | None = None,

@@ -27,7 +27,7 @@ from aiohttp import web
 
 from kapi import errors, flags, grpcutil, jsonutil, limits
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import aggregation, audit, authtrust, chain, dynamic
+from services.gateway import aggregation, audit, authtrust, chain, dynamic, healthz
 from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, Backends, Config, storage_stub
 from services.gateway.flowcontrol import FlowControlClient, LocalLimiter
 from services.gateway.registry import ipallocator
@@ -142,17 +142,21 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
 
     fallback = LocalLimiter(args.max_requests_inflight, args.max_mutating_requests_inflight)
     flow_channel = chan(args.flowcontrol_address) if args.flowcontrol_address else None
+    storage_channel = chan(args.storage_address)
     backends = Backends(
         config=Config(frozenset(n.strip() for n in args.requestheader_allowed_names.split(",") if n.strip()),
                       args.request_timeout),
         authn=AuthnClient(chan(args.authn_address)), authz=AuthzClient(chan(args.authz_address)),
-        admission=AdmissionClient(chan(args.admission_address)), storage=storage_stub(chan(args.storage_address)),
+        admission=AdmissionClient(chan(args.admission_address)), storage=storage_stub(storage_channel),
         flowcontrol=FlowControlClient(flow_channel, fallback),
     )
+    backends.storage_health = healthz.StorageHealth(storage_channel)  # etcd's health as storage sees it
+    backends.storage_health.start()
     backends.services = ipallocator.ServiceAllocations(
         ipallocator.Allocator(backends.storage, ipallocator.ip_range(args.service_cluster_ip_range)),
         ipallocator.Allocator(backends.storage, ipallocator.port_range(args.service_node_port_range)))
     backends.flowcontrol.start()
+    backends.post_start_hooks.update((healthz.HOOK_INFORMERS, healthz.HOOK_APF))
     backends.audit = audit.from_args(args)
     app = web.Application(client_max_size=limits.MAX_BODY_BYTES + 1)
     chain.install(app, backends)  # the handler chain and its response hooks (services/gateway/chain.py)
@@ -169,18 +173,23 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         Path(args.port_file).write_text(str(port))
     log.info("gateway serving on %s:%s", args.bind_address, port)
     await ensure_system_namespaces(backends.storage, stop)
+    backends.post_start_hooks.add(healthz.HOOK_NAMESPACES)
     await ensure_kubernetes_service(backends, args.secure_port, stop)
+    backends.post_start_hooks.add(healthz.HOOK_BOOTSTRAP)
     backends.custom_resources = dynamic.CustomResourceRegistry(backends.storage)
     if not await backends.custom_resources.wait_synced(5.0):
         log.warning("CustomResourceDefinitions not listed after 5s; serving built-in resources meanwhile")
+    backends.post_start_hooks.add(healthz.HOOK_CRD_SYNCED)  # informer-sync of /readyz waits for the list itself
     backends.aggregator = aggregation.Aggregator(backends.storage, args.proxy_client_cert_file,
                                                  args.proxy_client_key_file)
     backends.aggregator.start()  # Local APIServices themselves: the controllers' autoregister loop
+    backends.post_start_hooks.add(healthz.HOOK_AGGREGATOR)
     trust = authtrust.TrustPublisher(backends.storage, authtrust.AuthenticationInfo.from_flags(
         args.client_ca_file, args.requestheader_client_ca_file, args.requestheader_allowed_names,
         args.requestheader_username_headers, args.requestheader_group_headers,
         args.requestheader_extra_headers_prefix))
     trust.start()
+    backends.post_start_hooks.add(healthz.HOOK_AUTH_INFO)
     backends.ready = True
     await stop.wait()
     log.info("shutting down: /readyz fails for %.1fs, then watches end", args.shutdown_delay_duration)
@@ -195,6 +204,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     if backends.aggregator is not None:
         await backends.aggregator.stop()
     await backends.flowcontrol.close()
+    await backends.storage_health.close()
     for channel in channels:
         with contextlib.suppress(Exception):
             await channel.close()

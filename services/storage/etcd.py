@@ -322,6 +322,23 @@ class EtcdClient:
             listener(revision)
         return response
 
+    async def health(self, timeout: float) -> None:
+        """etcd's health as kube-apiserver's ``etcd`` check and ``etcdctl endpoint health`` see it: a linearizable
+        read of the key ``health``, which needs a leader and a quorum. Tries the endpoints in turn from the current
+        one (``timeout`` seconds each), moving the current endpoint past each that failed; returns on the first
+        answer, raises the last StatusError (503 unreachable, 504 no answer in time) if none answers."""
+        failure: Exception | None = None
+        for _ in self._endpoints:
+            ep = self.endpoint()
+            try:
+                await ep.kv.Range(rpc_pb2.RangeRequest(key=b"health"), timeout=timeout)
+                return
+            except grpc.aio.AioRpcError as exc:
+                failure = _translate(exc, ep.target, 0, timeout)
+                self.rotate()
+        assert failure is not None
+        raise failure
+
     async def status(self, timeout: float | None = None) -> rpc_pb2.StatusResponse:
         """Maintenance Status of the current endpoint (health checks); ``timeout`` in seconds."""
         ep = self.endpoint()

@@ -3,8 +3,13 @@
     kapi storage --listen-address 127.0.0.1:0 --etcd-servers http://127.0.0.1:2379 \\
                  --etcd-prefix /registry --port-file /tmp/storage.port
 
-The health status of the Storage service follows etcd: NOT_SERVING while
-etcd's Maintenance Status fails (checked every HEALTH_INTERVAL seconds).
+The health status of the Storage service (and of the server, "") follows
+etcd: NOT_SERVING while a linearizable read of etcd fails or takes more than
+HEALTH_TIMEOUT seconds (kube's ``--etcd-healthcheck-timeout``), checked every
+HEALTH_INTERVAL seconds. The gateways follow it over the standard health
+``Watch`` and fail their ``etcd`` checks of ``/livez`` and ``/readyz`` with it
+(services/gateway/healthz.py), so Envoy stops routing to a stack that cannot
+reach etcd.
 """
 
 from __future__ import annotations
@@ -33,7 +38,8 @@ log = logging.getLogger(__name__)
 
 SERVICE_NAME = storage_pb2.DESCRIPTOR.services_by_name["Storage"].full_name
 GRACE_SECONDS = 2.0
-HEALTH_INTERVAL = 5.0  # seconds between etcd health checks
+HEALTH_INTERVAL = 1.0  # seconds between etcd health checks
+HEALTH_TIMEOUT = 2.0  # seconds an etcd health check may take (kube's --etcd-healthcheck-timeout default)
 BOOKMARK_INTERVAL = 30.0  # seconds between etcd progress requests (bookmarks at least every 60 s)
 
 
@@ -74,7 +80,7 @@ async def _watch_health(service: StorageService) -> None:
     serving = True
     while True:
         try:
-            await service.etcd.status(timeout=2.0)
+            await service.etcd.health(HEALTH_TIMEOUT)
             ok = True
         except errors.StatusError as err:
             ok = False

@@ -1,32 +1,48 @@
-"""``/healthz``, ``/livez``, ``/readyz`` and their ``/<check>`` forms, answered before authentication.
+"""``/healthz``, ``/livez``, ``/readyz`` and ``/<path>/<check>``, answered before authentication.
 
-"ok", or 500 naming the failed check; ``?verbose`` lists the checks
-(``/readyz`` adds the flow-control line of services/gateway/debug.py).
-While starting or shutting down ``/readyz`` fails, so Envoy stops routing
-here (kube's ``--shutdown-delay-duration``). Source: "Kubernetes API
-health endpoints".
+kube's named checks and answer format (services/gateway/healthz.py):
+``ok`` or, with ``?verbose``, one ``[+]<check> ok`` line each; 500 with
+``[-]<check> failed: reason withheld`` on any failure; ``?exclude=<check>``.
+``/readyz`` fails while the gateway starts (post-start hooks not finished),
+while storage cannot reach etcd (``etcd``, ``etcd-readiness``) and from
+SIGTERM on (``shutdown``), so Envoy stops routing here (kube's
+``--shutdown-delay-duration``). A path naming no check falls through to the
+chain (404). Source: "Kubernetes API health endpoints".
 """
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from services.gateway import debug
+from services.gateway import healthz
 from services.gateway.backends import Backends
 from services.gateway.context import Handler
 
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
 
 
-def health(path: str, backends: Backends, verbose: bool = False) -> web.Response:
-    """The answer of one health path (see the module docstring)."""
-    if path.startswith("/readyz") and not backends.ready:
-        reason = "shutdown" if backends.shutting_down else "bootstrap"
-        return web.Response(status=500, text=f"[-]{reason} failed: reason withheld\nreadyz check failed\n")
-    if verbose:
-        lines = ["[+]ping ok", *(debug.readyz_lines(backends) if path.startswith("/readyz") else [])]
-        return web.Response(text="\n".join(lines) + f"\n{path.strip('/').split('/')[0]} check passed\n")
-    return web.Response(text="ok")
+def named_checks(path: str, backends: Backends) -> list[tuple[str, healthz.Check]]:
+    """The checks of ``path`` ("livez", "readyz" or "healthz") over this gateway's state."""
+    def informers() -> str:
+        crds = backends.custom_resources
+        return "" if crds is not None and crds.synced else "CustomResourceDefinitions not listed yet"
+
+    return healthz.checks(path, backends.storage_health, backends.post_start_hooks, informers,
+                          backends.shutting_down)
+
+
+def health(path: str, backends: Backends, request: web.Request | None = None) -> web.Response | None:
+    """The answer of one health path (``/readyz``, ``/readyz/etcd``, ...), or None if it names no check."""
+    root, _, name = path.strip("/").partition("/")
+    named = named_checks(root, backends)
+    if name:
+        answer = healthz.render_one(named, name)
+        if answer is None:
+            return None
+    else:
+        params = request.query if request is not None else None
+        answer = healthz.render(root, named, params, params.getall("exclude", []) if params is not None else ())
+    return web.Response(status=answer.status, text=answer.text, headers=healthz.HEADERS)
 
 
 def with_health(handler: Handler, backends: Backends) -> Handler:
@@ -36,7 +52,9 @@ def with_health(handler: Handler, backends: Backends) -> Handler:
     async def serve(request: web.Request) -> web.StreamResponse:
         path = request.path
         if path in HEALTH_PATHS or path.startswith(prefixes):
-            return health(path, backends, "verbose" in request.query)
+            answer = health(path, backends, request)
+            if answer is not None:
+                return answer
         return await handler(request)
 
     return serve
