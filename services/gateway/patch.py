@@ -13,6 +13,17 @@
 
 Every function raises 400 BadRequest / 422 for a patch that cannot apply,
 never a 500.
+
+Bounded work (the class of CVE-2019-1002100, where a kilobyte of ``copy``
+operations doubled a document thirty times): a JSON patch of more than
+:data:`MAX_JSON_PATCH_OPERATIONS` operations is refused before any is
+applied (413, kube's ``maxJSONPatchOperations``), and the values its ``copy``
+operations duplicate may add at most :data:`MAX_COPY_BYTES` in all (kube's
+``--json-patch-max-copy-bytes`` default, the request body limit; past it
+kube's 422). Merge and strategic merge patches and apply configurations
+cannot grow a document beyond the object plus the patch; the write path
+refuses any result larger than the request body limit (413,
+services/gateway/registry/store.py).
 """
 
 from __future__ import annotations
@@ -24,9 +35,17 @@ from typing import Any
 
 import jsonpatch
 
-from kapi import errors, gofmt, jsonutil
+from kapi import errors, gofmt, jsonutil, limits
 
 Schema = dict[str, Any]
+
+# kube-apiserver's maxJSONPatchOperations (k8s.io/apiserver pkg/endpoints/handlers/patch.go).
+MAX_JSON_PATCH_OPERATIONS = 10_000
+# The total size (bytes of JSON) the copy operations of one JSON patch may add: kube's JSONPatchMaxCopyBytes,
+# which defaults to the request body limit (3 MiB).
+MAX_COPY_BYTES = limits.MAX_BODY_BYTES
+
+_REJECTED = "the server rejected our request due to an error in our request"
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -42,22 +61,63 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def json_patch(target: Any, patch: Any) -> Any:
-    """Apply an RFC 6902 JSON patch (returns a new value).
+def json_patch(target: Any, patch: Any, max_copy_bytes: int = MAX_COPY_BYTES) -> Any:
+    """Apply an RFC 6902 JSON patch (returns a new value; ``target`` is left as it was).
 
-    A body that is not a list of operations is 400 BadRequest; an operation
-    that cannot apply (a failing ``test``, a missing path) is kube's 422
+    A body that is not a list of operations is 400 BadRequest; more than
+    :data:`MAX_JSON_PATCH_OPERATIONS` operations is 413
+    RequestEntityTooLarge ``The allowed maximum operations in a JSON patch
+    is 10000, got N``, before any applies. An operation that cannot apply
+    (a failing ``test``, a missing path) is kube's 422
     ``NewGenericServerResponse``: reason Invalid, message "the server rejected
     our request due to an error in our request", no detail (kube drops the
-    patch library's error text too).
+    patch library's error text too); so is a patch whose ``copy`` operations
+    would add more than ``max_copy_bytes`` bytes of JSON in all (kube's
+    ``AccumulatedCopySizeLimit``), refused before the copy that would cross it.
     """
     if not isinstance(patch, list):
         raise errors.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+    if len(patch) > MAX_JSON_PATCH_OPERATIONS:
+        raise errors.too_large(f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, "
+                               f"got {len(patch)}")
+    copied = 0
     try:
-        return jsonpatch.apply_patch(target, patch)
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError, IndexError):
-        raise errors.StatusError(422, "Invalid", "the server rejected our request due to an error in our request"
-                                 ) from None
+        doc = copy.deepcopy(target)
+        for operation in patch:
+            if isinstance(operation, dict) and operation.get("op") == "copy":
+                source = operation.get("from")
+                if not isinstance(source, str):
+                    raise errors.StatusError(422, "Invalid", _REJECTED)
+                value = jsonutil.dumps(jsonpatch.JsonPointer(source).resolve(doc))
+                copied += len(value)
+                if copied > max_copy_bytes:
+                    raise errors.StatusError(422, "Invalid", _REJECTED)
+                # RFC 6902 4.5: a copy adds the value at "from"; the JSON round trip is the deep copy.
+                doc = _add(doc, operation.get("path"), jsonutil.loads(value))
+                continue
+            doc = jsonpatch.JsonPatch([operation]).apply(doc, in_place=True)
+        return doc
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError, IndexError,
+            AttributeError):
+        raise errors.StatusError(422, "Invalid", _REJECTED) from None
+
+
+def _add(doc: Any, path: Any, value: Any) -> Any:
+    """RFC 6902 ``add`` of ``value`` (owned by the caller, not copied) at ``path``; returns the document."""
+    if not isinstance(path, str):
+        raise errors.StatusError(422, "Invalid", _REJECTED)
+    if path == "":
+        return value
+    parent, part = jsonpatch.JsonPointer(path).to_last(doc)
+    if isinstance(parent, dict):
+        parent[part] = value
+    elif isinstance(parent, list) and part == "-":
+        parent.append(value)
+    elif isinstance(parent, list) and isinstance(part, int) and 0 <= part <= len(parent):
+        parent.insert(part, value)
+    else:
+        raise errors.StatusError(422, "Invalid", _REJECTED)
+    return doc
 
 
 @functools.cache

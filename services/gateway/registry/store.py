@@ -18,6 +18,12 @@ order:
 4. the storage write, conditioned on the revision read (409 Conflict
    otherwise) — skipped for a dry run, whose answer is the would-be object.
 
+Before admission, an object larger than the request body limit (3 MiB:
+what a JSON, merge or strategic patch or an apply produced) is refused
+with 413 RequestEntityTooLarge, so no patch grows a document past what a
+client could have sent (services/gateway/patch.py bounds JSON patch copies
+while applying).
+
 Handlers only decode the request into an object or a transform, call one
 of these, and encode the answer. See docs/architecture.md, "The request path".
 """
@@ -27,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kapi import errors, grpcutil, jsonutil
+from kapi import errors, grpcutil, jsonutil, limits
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import fieldmanager
 
@@ -44,8 +50,11 @@ Transform = Callable[[dict[str, Any] | None], Awaitable[dict[str, Any]]]
 
 
 async def _admit(scope: RequestScope, operation: str, obj: dict[str, Any], old: bytes, dry_run: bool) -> bytes:
+    body = jsonutil.dumps(obj)
+    if len(body) > limits.MAX_BODY_BYTES:  # what a patch or apply produced may not outgrow a request body
+        raise errors.too_large()
     admitted, warnings = await scope.backends.admission.admit(
-        operation, scope.attrs, scope.resource.kind, jsonutil.dumps(obj), old, dry_run, scope.field_validation(),
+        operation, scope.attrs, scope.resource.kind, body, old, dry_run, scope.field_validation(),
         timeout=scope.timeout)
     scope.warnings.extend(warnings)
     return admitted
