@@ -17,14 +17,65 @@ object or CRD schema comes close to it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
 
 # Containers (maps + lists) nested deeper than this are refused at decode time.
 MAX_DEPTH = 150
+# Aliases one document may use. go-yaml's ratio rule lets 300,000 aliases of one scalar through (900 KB that
+# cost kapi's Python decoder 4.4 s of CPU); no manifest uses thousands, so more are refused while scanning,
+# after reading only as far as the alias past the limit, with go-yaml's words.
+MAX_ALIASES = 10_000
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Loader: Any = _Base
+
+
+class KubeLoader(_Base):  # type: ignore[misc, valid-type]
+    """The safe loader with go-yaml's answers for what JSON cannot hold (sigs.k8s.io/yaml, go-yaml v2 into
+    ``interface{}``): a timestamp stays the string it was written as, ``!!binary`` is its decoded bytes as text
+    (invalid UTF-8 replaced, as Go's JSON encoder does), ``!!set`` is a mapping to nulls, and mapping keys that
+    are not strings are written as strings (``1``, ``true``, ``null``)."""
+
+
+def _timestamp(loader: Any, node: yaml.Node) -> str:
+    return str(loader.construct_scalar(node))
+
+
+def _binary(loader: Any, node: yaml.Node) -> str:
+    data: bytes = yaml.SafeLoader.construct_yaml_binary(loader, node)
+    return data.decode("utf-8", errors="replace")
+
+
+def _key(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    raise yaml.constructor.ConstructorError(None, None, f"invalid map key: {value!r}", None)
+
+
+def _mapping(loader: Any, node: yaml.MappingNode) -> Iterator[dict[str, Any]]:
+    loader.flatten_mapping(node)
+    out: dict[str, Any] = {}
+    yield out
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if isinstance(key, (list, dict)):
+            raise yaml.constructor.ConstructorError(None, None, "invalid map key", key_node.start_mark)
+        out[_key(key)] = loader.construct_object(value_node, deep=True)
+
+
+KubeLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
+KubeLoader.add_constructor("tag:yaml.org,2002:binary", _binary)
+KubeLoader.add_constructor("tag:yaml.org,2002:set", _mapping)
+KubeLoader.add_constructor("tag:yaml.org,2002:map", _mapping)
 
 
 class DecodeLimitError(yaml.YAMLError):
@@ -52,8 +103,9 @@ def check_yaml(data: bytes | str, max_depth: int = MAX_DEPTH) -> None:
     Sizes count nodes as go-yaml's decoder does (an alias is one node plus its
     target's expanded size). Refused when more than 1,000 nodes decode of which
     more than 100 come from aliases and the alias share exceeds go-yaml's
-    allowed ratio. Raises :class:`DecodeLimitError`; syntax errors are raised
-    as the parser's ``yaml.YAMLError``.
+    allowed ratio, or when a document has more than :data:`MAX_ALIASES`
+    aliases. Raises :class:`DecodeLimitError`; syntax errors are raised as
+    the parser's ``yaml.YAMLError``.
     """
     anchors: dict[str, tuple[int, int]] = {}  # anchor -> (expanded size, of which from aliases)
     open_anchors: set[str] = set()
@@ -74,6 +126,7 @@ def check_yaml(data: bytes | str, max_depth: int = MAX_DEPTH) -> None:
             if aliased > 100 and total > 1000 and aliased / total > _allowed_alias_ratio(total):
                 raise DecodeLimitError("document contains excessive aliasing")
 
+    aliases = 0
     for event in yaml.parse(data, Loader=_Loader):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             if len(stack) >= max_depth:
@@ -89,19 +142,23 @@ def check_yaml(data: bytes | str, max_depth: int = MAX_DEPTH) -> None:
         elif isinstance(event, yaml.ScalarEvent):
             finish(1, 0, event.anchor)
         elif isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise DecodeLimitError("document contains excessive aliasing")
             if event.anchor in open_anchors:
                 raise DecodeLimitError(f"anchor '{event.anchor}' value contains itself")
             size, _ = anchors.get(event.anchor or "", (0, 0))
             finish(1 + size, size, None)
         elif isinstance(event, yaml.DocumentEndEvent):
-            total = aliased = 0
+            total = aliased = aliases = 0
 
 
 def load_yaml(data: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
-    """``yaml.safe_load`` after :func:`check_yaml`; raises ``yaml.YAMLError`` (a :class:`DecodeLimitError` when
-    refused for aliasing or depth)."""
+    """One YAML document as JSON-ready data (:class:`KubeLoader`) after :func:`check_yaml`; raises
+    ``yaml.YAMLError`` (a :class:`DecodeLimitError` when refused for aliasing or depth, a ConstructorError for
+    a tag JSON cannot hold)."""
     check_yaml(data, max_depth)
-    return yaml.safe_load(data)
+    return yaml.load(data, Loader=KubeLoader)  # noqa: S506 - KubeLoader is a SafeLoader
 
 
 def json_depth_error(body: bytes, value: Any, max_depth: int = MAX_DEPTH) -> str | None:

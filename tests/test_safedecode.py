@@ -25,6 +25,10 @@ def _bomb(levels: int) -> str:
     ("a: &a {b: {c: *a}}", "anchor 'a' value contains itself"),
     ("a:\n" + "".join("  " * i + "b:\n" for i in range(1, 200)), "exceeded max depth of 150"),
     ("[" * 151 + "]" * 151, "exceeded max depth of 150"),
+    # 300,000 aliases of one scalar (900 KB): go-yaml's ratio lets it through, kapi's alias bound does not
+    ("a: &a x\nb: [" + ",".join(["*a"] * 300_000) + "]\n", "document contains excessive aliasing"),
+    ("a: &a x\n" + "".join(f"b{i}: *a\n" for i in range(safedecode.MAX_ALIASES + 1)),
+     "document contains excessive aliasing"),
 ])
 def test_refused(text: str, problem: str):
     start = time.monotonic()
@@ -72,3 +76,32 @@ def test_json_depth_of_objects():
     for _ in range(200):
         value = {"a": value}
     assert safedecode.json_depth_error(orjson.dumps(value), value) == "invalid character '{' exceeded max depth"
+
+
+def test_many_aliases_are_refused_in_milliseconds():
+    text = "a: &a x\nb: [" + ",".join(["*a"] * 300_000) + "]\n"
+    start = time.process_time()
+    with pytest.raises(safedecode.DecodeLimitError):
+        safedecode.load_yaml(text)
+    assert time.process_time() - start < 0.3
+    assert safedecode.load_yaml("a: &a x\nb: [" + ",".join(["*a"] * 9_000) + "]\n")["b"][0] == "x"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # go-yaml v2 into interface{}, then JSON (sigs.k8s.io/yaml): what JSON cannot hold becomes what Go writes
+    ("a: !!binary aGVsbG8=", {"a": "hello"}),
+    ("a: !!binary /w==", {"a": "\ufffd"}),
+    ("a: !!set {x, y}", {"a": {"x": None, "y": None}}),
+    ("a: 2024-01-01\nb: 2001-12-14 21:59:43.10 -5", {"a": "2024-01-01", "b": "2001-12-14 21:59:43.10 -5"}),
+    ("{1: a, true: b, null: c, 1.5: d}", {"1": "a", "true": "b", "null": "c", "1.5": "d"}),
+])
+def test_tags_json_cannot_hold(text: str, expected: object):
+    value = safedecode.load_yaml(text)
+    assert value == expected
+    orjson.dumps(value)
+
+
+@pytest.mark.parametrize("text", ["a: !!binary 'not base64!'", "? [1, 2]\n: x", "a: !!python/object:os.system x"])
+def test_tags_that_cannot_decode_are_yaml_errors(text: str):
+    with pytest.raises(yaml.YAMLError):
+        safedecode.load_yaml(text)
