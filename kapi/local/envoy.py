@@ -108,6 +108,14 @@ _LOCAL_REPLY_REASONS = {400: "BadRequest", 404: "NotFound", 408: "Timeout", 413:
                         503: "ServiceUnavailable", 504: "Timeout"}
 
 
+# Paths of the connect subresources (pods exec/attach/portforward/proxy, services and nodes proxy), which may
+# upgrade the connection to WebSocket or SPDY; the query string is not part of what the regex sees.
+# (two regexes: RE2 programs in Envoy stay under 100 instructions).
+CONNECT_PATH_REGEXES = (r"/api/v1/namespaces/[^/]+/pods/[^/]+/(exec|attach|portforward|proxy)(/.*)?",
+                        r"/api/v1/(namespaces/[^/]+/services|nodes)/[^/]+/proxy(/.*)?")
+UPGRADE_TYPES = ("websocket", "spdy/3.1")
+
+
 def _status_format(reason: str) -> dict[str, Any]:
     return {"json_format": {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                             "message": "%LOCAL_REPLY_BODY%", "reason": reason, "code": "%RESPONSE_CODE%"},
@@ -116,15 +124,22 @@ def _status_format(reason: str) -> dict[str, Any]:
 
 def local_reply_config() -> dict[str, Any]:
     """Envoy ``local_reply_config``: every reply Envoy makes itself is a ``Status`` JSON with kube's reason."""
+    # Envoy's only own 403: an upgrade on a route that allows none (kube would not upgrade it either).
+    upgrade_refused = {"filter": {"status_code_filter": {"comparison": {
+                           "op": "EQ", "value": {"default_value": 403, "runtime_key": "kapi.local_reply.403"}}}},
+                       "status_code": 400,
+                       "body": {"inline_string": "the connection can be upgraded only for the connect subresources "
+                                                 "(exec, attach, portforward, proxy)"},
+                       "body_format_override": _status_format("BadRequest")}
     return {
-        "mappers": [{"filter": {"status_code_filter": {"comparison": {
+        "mappers": [upgrade_refused, *({"filter": {"status_code_filter": {"comparison": {
                         "op": "EQ", "value": {"default_value": code, "runtime_key": f"kapi.local_reply.{code}"}}}},
                      "body_format_override": _status_format(reason),
                      # client-go retries a 5xx or 429 that carries Retry-After (no gateway free: try again soon)
                      **({"headers_to_add": [{"header": {"key": "Retry-After", "value": "1"},
                                              "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}]}
                         if code in (429, 503) else {})}
-                    for code, reason in _LOCAL_REPLY_REASONS.items()],
+                    for code, reason in _LOCAL_REPLY_REASONS.items())],
         "body_format": _status_format("InternalError"),
     }
 
@@ -149,8 +164,10 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
         "codec_type": "AUTO",
         "use_remote_address": True,
         "stream_idle_timeout": "0s",  # disabled: far above the gateways' 60 s watch bookmark interval
-        # kubectl exec/attach/port-forward upgrade to WebSocket or SPDY; pass the upgrade to the gateways.
-        "upgrade_configs": [{"upgrade_type": "websocket"}, {"upgrade_type": "spdy/3.1"}],
+        # kubectl exec/attach/port-forward upgrade to WebSocket or SPDY: only the connect subresources' route
+        # passes an upgrade to the gateways. Elsewhere a POST or PUT saying "Upgrade" had its body held until the
+        # request timed out (504 after 60 s); now Envoy refuses it at once (400, see local_reply_config).
+        "upgrade_configs": [{"upgrade_type": t, "enabled": False} for t in UPGRADE_TYPES],
         "request_timeout": "0s",
         "common_http_protocol_options": {"idle_timeout": "3600s", "headers_with_underscores_action": "ALLOW"},
         "http2_protocol_options": {"max_concurrent_streams": 1000,
@@ -167,6 +184,11 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
                 "name": "kapi",
                 "domains": ["*"],
                 "routes": [
+                    # The connect subresources, the only requests that upgrade (kube's rest.Connecter).
+                    *({"match": {"safe_regex": {"regex": regex}},
+                       "route": {**_route("connect-failure"),
+                                 "upgrade_configs": [{"upgrade_type": t, "enabled": True} for t in UPGRADE_TYPES]}}
+                      for regex in CONNECT_PATH_REGEXES),
                     # GETs (reads and watches) are idempotent: retry resets on another gateway too.
                     {"match": {"prefix": "/", "headers": [{"name": ":method", "string_match": {"exact": "GET"}}]},
                      "route": _route("connect-failure,reset")},

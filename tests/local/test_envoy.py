@@ -57,7 +57,9 @@ def test_listener_tls_requests_but_does_not_require_client_certificates(config: 
 def test_client_certificate_forwarding_and_timeouts(config: dict[str, Any]) -> None:
     h = hcm(config)
     assert h["codec_type"] == "AUTO"
-    assert {u["upgrade_type"] for u in h["upgrade_configs"]} == {"websocket", "spdy/3.1"}
+    # upgrades are off but on the connect subresources' routes (test_only_connect_subresources_upgrade)
+    assert {(u["upgrade_type"], u["enabled"]) for u in h["upgrade_configs"]} == {("websocket", False),
+                                                                                 ("spdy/3.1", False)}
     assert h["forward_client_cert_details"] == "SANITIZE_SET"
     assert h["set_current_client_cert_details"] == {"subject": True, "cert": True, "dns": True, "uri": True,
                                                   "chain": True}
@@ -66,7 +68,9 @@ def test_client_certificate_forwarding_and_timeouts(config: dict[str, Any]) -> N
 
 def test_routes_never_cut_watches_and_retry_safely(config: dict[str, Any]) -> None:
     routes = hcm(config)["route_config"]["virtual_hosts"][0]["routes"]
-    get, rest = routes
+    pods, proxies, get, rest = routes
+    for connect in (pods, proxies):
+        assert connect["route"]["retry_policy"]["retry_on"] == "connect-failure"
     assert get["match"] == {"prefix": "/", "headers": [{"name": ":method", "string_match": {"exact": "GET"}}]}
     assert rest["match"] == {"prefix": "/"}
     for r in routes:
@@ -162,3 +166,33 @@ def test_local_replies_are_kubernetes_status(config: dict[str, Any]) -> None:
                            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}]  # client-go retries it
     assert retry[413] is None
     assert hcm["max_request_headers_kb"] == 1024  # Go's 1 MiB of request headers
+
+
+@pytest.mark.parametrize(("path", "upgrades"), [
+    ("/api/v1/namespaces/n/pods/p/exec", True),
+    ("/api/v1/namespaces/n/pods/p/attach", True),
+    ("/api/v1/namespaces/n/pods/p/portforward", True),
+    ("/api/v1/namespaces/n/pods/p/proxy/a/b", True),
+    ("/api/v1/namespaces/n/services/s/proxy", True),
+    ("/api/v1/nodes/n/proxy/metrics", True),
+    ("/api/v1/namespaces/n/configmaps", False),
+    ("/api/v1/namespaces/n/pods/p", False),
+    ("/api/v1/namespaces/n/pods/p/log", False),
+    ("/apis/apps/v1/namespaces/n/deployments/d/exec", False),
+])
+def test_only_connect_subresources_upgrade(config: dict[str, Any], path: str, upgrades: bool) -> None:
+    """A POST saying ``Upgrade: websocket`` elsewhere had its body held until the request timed out (issue 19)."""
+    import re
+
+    routes = hcm(config)["route_config"]["virtual_hosts"][0]["routes"]
+    route = next(r for r in routes if "safe_regex" not in r["match"] or re.fullmatch(
+        r["match"]["safe_regex"]["regex"], path))
+    enabled = {u["upgrade_type"]: u["enabled"] for u in route["route"].get("upgrade_configs", [])}
+    assert (enabled == {"websocket": True, "spdy/3.1": True}) == upgrades
+
+
+def test_an_upgrade_envoy_refuses_is_a_400_status(config: dict[str, Any]) -> None:
+    mapper = hcm(config)["local_reply_config"]["mappers"][0]
+    assert mapper["filter"]["status_code_filter"]["comparison"]["value"]["default_value"] == 403
+    assert mapper["status_code"] == 400
+    assert mapper["body_format_override"]["json_format"]["reason"] == "BadRequest"
