@@ -252,15 +252,35 @@ def timeout(message: str, retry_after_seconds: int = 1) -> StatusError:
 # ---------------------------------------------------------------- gRPC glue
 
 
+# The largest Status carried in trailing metadata. Every kapi channel and server accepts metadata up to
+# kapi.grpcutil.MAX_METADATA_BYTES (16 MiB; gRPC's default of 8 KiB soft, 16 KiB hard turned a 422 quoting a long
+# name into 429 "received metadata size exceeds hard limit"); a Status beyond this bound (more than a whole request
+# body quoted several times) is cut down to fit, keeping its code, reason and details.
+MAX_STATUS_METADATA_BYTES = 8 * 1024 * 1024
+# The gRPC status message (grpc-message, percent-encoded) is only for logs: the Status travels in the trailers.
+MAX_GRPC_MESSAGE_CHARS = 1024
+
+
 def trailing_metadata(err: StatusError) -> tuple[tuple[str, bytes], ...]:
-    """The trailing metadata that carries ``err``'s Status to the caller."""
-    return ((STATUS_METADATA_KEY, jsonutil.dumps(err.status())),)
+    """The trailing metadata that carries ``err``'s Status to the caller (at most MAX_STATUS_METADATA_BYTES)."""
+    body = jsonutil.dumps(err.status())
+    if len(body) > MAX_STATUS_METADATA_BYTES:
+        status = err.status()
+        keep = MAX_STATUS_METADATA_BYTES // 8  # JSON escapes may grow a character to 6 bytes
+        status["message"] = status["message"][:keep] + "..."
+        details = dict(status.get("details") or {})
+        if details.get("causes"):
+            details["causes"] = [{**c, "message": str(c.get("message", ""))[:1024]} for c in details["causes"]
+                                 ][:100]
+            status["details"] = details
+        body = jsonutil.dumps(status)
+    return ((STATUS_METADATA_KEY, body),)
 
 
 async def abort(context: grpc.aio.ServicerContext, err: StatusError) -> None:
     """Fail the current RPC with ``err`` (gRPC code from the table, Status in trailers). Never returns."""
     context.set_trailing_metadata(trailing_metadata(err))
-    await context.abort(err.grpc_code, err.message)
+    await context.abort(err.grpc_code, err.message[:MAX_GRPC_MESSAGE_CHARS])
 
 
 def from_rpc_error(exc: grpc.RpcError, service: str) -> StatusError:

@@ -46,3 +46,19 @@ def go_quote(value: Any) -> str:
 def parse_int_error(text: str) -> str:
     """Go's ``strconv.ParseInt`` error for a query parameter that is not an int64 (kube's parameter codec)."""
     return f"strconv.ParseInt: parsing {go_quote(text)}: invalid syntax"
+
+
+def parse_int64(text: str) -> int:
+    """Go's ``strconv.ParseInt(text, 10, 64)``: an optional sign and decimal digits within int64.
+
+    Raises ValueError with Go's message (``strconv.ParseInt: parsing "x": invalid syntax`` or ``...: value out of
+    range``), which kube's parameter codec returns as a 400. Python's ``int`` also takes spaces and underscores and
+    has no range.
+    """
+    digits = text[1:] if text[:1] in "+-" else text
+    if not digits or not digits.isascii() or not digits.isdigit():
+        raise ValueError(parse_int_error(text))
+    value = int(text)
+    if not -(1 << 63) <= value < (1 << 63):
+        raise ValueError(f"strconv.ParseInt: parsing {go_quote(text)}: value out of range")
+    return value

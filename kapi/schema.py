@@ -44,7 +44,7 @@ import kubernetes_validate
 from referencing import Registry
 from referencing import Resource as SchemaResource
 
-from kapi import errors, jsonutil
+from kapi import errors, gofmt, jsonutil
 from kapi.errors import Cause
 
 SCHEMA_VERSION = "v1.37.0-local-strict"
@@ -465,7 +465,7 @@ def apply_field_validation(unknown: Sequence[str], directive: str, options_kind:
             "fieldValidation")], group="meta.k8s.io")
     if not unknown or directive == IGNORE:
         return []
-    messages = [f'unknown field "{path}"' for path in unknown]
+    messages = [f"unknown field {gofmt.go_quote(path)}" for path in unknown]  # Go's %q: control characters escaped
     if directive == STRICT:
         prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: ' if kind else ""
         raise errors.bad_request(prefix + "strict decoding error: " + ", ".join(messages))

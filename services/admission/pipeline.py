@@ -109,6 +109,10 @@ class Admitter:
             if type_errors:
                 raise schema.decode_error(resource.kind, resource.version, type_errors[0])
             decoded_unknown = decoded.unknown
+            # A top-level null (``"spec": null``) decodes to the Go struct's zero value, which encodes as absent
+            # or empty: drop it, as plugins and strategies expect a missing field, never a None (a 500 before).
+            for key in [k for k, v in new.items() if v is None]:
+                del new[key]
             kinds.strategy_for(resource.group, resource.kind).default(new)
         request = AdmissionRequest(operation, attributes, resource, kind, new, old, dry_run, timeout)
 

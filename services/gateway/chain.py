@@ -33,7 +33,7 @@ from services.gateway.context import Handler
 from services.gateway.filters import tracing
 from services.gateway.filters.health import with_health
 from services.gateway.filters.priority import with_priority_and_fairness
-from services.gateway.filters.recovery import with_panic_recovery
+from services.gateway.filters.recovery import expect_continue, with_panic_recovery
 from services.gateway.filters.timeout import with_timeout
 
 
@@ -59,4 +59,5 @@ def install(app: web.Application, backends: Backends) -> None:
     app.on_response_prepare.append(metrics.on_response_prepare)  # apiserver_longrunning_requests
     app.on_response_prepare.append(debug.on_response_prepare)  # PF headers on streams; watch seats end here
     app.on_cleanup.append(audit.cleanup(backends.audit))
-    app.router.add_route("*", "/{tail:.*}", build_handler_chain(backends))
+    # Any path, control characters included (``.`` alone stops at a newline: aiohttp's text 404 for ``%0a``).
+    app.router.add_route("*", r"/{tail:[\s\S]*}", build_handler_chain(backends), expect_handler=expect_continue)

@@ -109,11 +109,52 @@ class RequestScope:
         return response
 
 
+# kube's warning recorder (k8s.io/apiserver pkg/endpoints/filters/warning.go): once the warnings of one response
+# pass 4096 runes in all, each is cut to 256 runes, and those that still do not fit are dropped.
+WARNINGS_TOTAL_RUNES = 4 * 1024
+WARNING_ITEM_RUNES = 256
+
+
+def quoted_header_text(text: str) -> str:
+    """``text`` as the body of an HTTP quoted-string (RFC 9110 5.6.4), safe in any header.
+
+    ``"`` and ``\\`` become quoted pairs; control characters (C0, DEL, C1),
+    which no header may carry and which made aiohttp drop the connection
+    after the response was committed, are written as Go's ``\\xNN`` escape
+    (so a client reads ``\\x00``), as kube's ``%q`` of a field name shows them.
+    """
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif code < 0x20 and ch != "\t" or 0x7F <= code < 0xA0:
+            out.append(f"\\\\x{code:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append("\ufffd")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def add_warnings(response: web.StreamResponse, warnings: list[str]) -> None:
-    """Add ``Warning: 299 - "<text>"`` headers (RFC 7234 warn-code 299, as kube-apiserver sends)."""
-    for text in warnings:
-        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-        response.headers.add("Warning", f'299 - "{escaped}"')
+    """Add ``Warning: 299 - "<text>"`` headers (RFC 7234 warn-code 299, as kube-apiserver sends).
+
+    Each text is escaped by :func:`quoted_header_text`; duplicates are sent
+    once; past :data:`WARNINGS_TOTAL_RUNES` in all, each is truncated to
+    :data:`WARNING_ITEM_RUNES` and the ones that no longer fit are dropped
+    (kube's recorder), so no body can make the headers outgrow what Envoy
+    relays (60 KiB).
+    """
+    unique = list(dict.fromkeys(t for t in warnings if t))
+    if sum(len(t) for t in unique) > WARNINGS_TOTAL_RUNES:
+        unique = [t[:WARNING_ITEM_RUNES] for t in unique]
+    total = 0
+    for text in unique:
+        total += len(text)
+        if total > WARNINGS_TOTAL_RUNES:
+            break
+        response.headers.add("Warning", f'299 - "{quoted_header_text(text)}"')
 
 
 def decode_object(data: Any, scope: RequestScope, name_from_url: bool) -> dict[str, Any]:
@@ -180,17 +221,19 @@ def resource_version_of(scope: RequestScope, obj: dict[str, Any]) -> str:
                              "type string")
 
 
+# etcd's revisions, and so resourceVersions, are int64: a larger one can name no state of the store.
+MAX_RESOURCE_VERSION = (1 << 63) - 1
+
+
 def parse_resource_version(text: str) -> int:
-    """A resourceVersion string as a revision; "" -> 0; garbage -> 400 (kube: invalid resource version)."""
+    """A resourceVersion string as a revision; "" -> 0. Anything but decimal digits (kube's ``ParseUint``), or a
+    number past int64 (no etcd revision reaches it; storage answered a 504 "Too large resource version" and a
+    watch hung) -> 400 ``invalid resource version "<text>"``."""
     if not text:
         return 0
-    try:
-        value = int(text)
-    except ValueError:
-        raise errors.bad_request(f'invalid resource version "{text}"') from None  # noqa: B907
-    if value < 0:
-        raise errors.bad_request(f'invalid resource version "{text}"')  # noqa: B907
-    return value
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_RESOURCE_VERSION:
+        raise errors.bad_request(f"invalid resource version {gofmt.go_quote(text)}")
+    return int(text)
 
 
 def success_status(scope: RequestScope, obj: dict[str, Any]) -> dict[str, Any]:

@@ -162,8 +162,11 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     chain.install(app, backends)  # the handler chain and its response hooks (services/gateway/chain.py)
     # Request line and header fields up to Go's 1 MiB (kube accepts long URLs and OIDC tokens; aiohttp's 8190-byte
     # default answered them with a plain-text 400).
+    # Bodies are read as sent: kube-apiserver decodes no request Content-Encoding (gzip, br), so neither does kapi
+    # (aiohttp's decompression answered a garbage gzip body with a 500 and br with a text 400).
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=10.0,
-                           max_line_size=limits.MAX_HEADER_BYTES, max_field_size=limits.MAX_HEADER_BYTES)
+                           max_line_size=limits.MAX_HEADER_BYTES, max_field_size=limits.MAX_HEADER_BYTES,
+                           auto_decompress=False)
     await runner.setup()
     site = web.TCPSite(runner, args.bind_address, args.secure_port, ssl_context=ssl_context(args),
                        backlog=1024, reuse_address=True)

@@ -67,7 +67,9 @@ class ServiceAccount:
         meta = pod.get("metadata") or {}
         if MIRROR_POD_ANNOTATION in (meta.get("annotations") or {}):
             return
-        spec = pod.setdefault("spec", {})
+        spec = pod.get("spec")
+        if not isinstance(spec, dict):  # "spec": null decodes to an empty PodSpec
+            spec = pod["spec"] = {}
         name = spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_SERVICE_ACCOUNT
         spec["serviceAccountName"] = name
         spec["serviceAccount"] = name

@@ -2,7 +2,7 @@
 
 Outermost filter but audit, metrics and tracing: it creates the request's
 :class:`~services.gateway.context.RequestContext` with its audit ID (the
-client's ``Audit-ID`` header, else a new UUID), renders a StatusError as
+client's ``Audit-ID`` header when short and printable, else a new UUID), renders a StatusError as
 its Status JSON with the matching code and ``Retry-After``, and turns any
 other exception into a 500 InternalError logged with the audit ID. Nothing
 escapes as a bare 500.
@@ -15,7 +15,7 @@ import uuid
 
 from aiohttp import web
 
-from kapi import errors, jsonutil
+from kapi import errors, gofmt, jsonutil
 from services.gateway import audit, debug, negotiation
 from services.gateway.context import CONTEXT, Handler, RequestContext
 
@@ -32,11 +32,24 @@ def status_response(err: errors.StatusError, audit_id: str = "") -> web.Response
     return response
 
 
+# An audit ID from the client is used (and echoed) only when it is this short and printable ASCII: sig-auth's
+# resolution of kubernetes/kubernetes#127801. A 100 KB one made the response headers outgrow what Envoy relays (502).
+MAX_AUDIT_ID_LENGTH = 256
+
+
+def audit_id_of(request: web.Request) -> str:
+    """The client's ``Audit-ID`` when it is 1-256 printable ASCII characters (no spaces), else a new UUID."""
+    given = request.headers.get("Audit-ID", "")
+    if 0 < len(given) <= MAX_AUDIT_ID_LENGTH and given.isascii() and given.isprintable() and " " not in given:
+        return given
+    return str(uuid.uuid4())
+
+
 def with_panic_recovery(handler: Handler) -> Handler:
     """``handler`` whose StatusErrors and unexpected exceptions come back as Status responses with ``Audit-Id``."""
 
     async def recovered(request: web.Request) -> web.StreamResponse:
-        audit_id = request.headers.get("Audit-ID") or str(uuid.uuid4())
+        audit_id = audit_id_of(request)
         request[audit.AUDIT_ID] = audit_id
         request[CONTEXT] = RequestContext(audit_id)
         try:
@@ -59,3 +72,19 @@ def with_panic_recovery(handler: Handler) -> Handler:
         return response
 
     return recovered
+
+
+async def expect_continue(request: web.Request) -> web.StreamResponse | None:
+    """The ``Expect`` handler of the chain's route: ``100-continue`` is answered; any other expectation is a 417
+    Status at once, before the body is read (Go's net/http answers 417 too; aiohttp's own answer was text)."""
+    expect = request.headers.get("Expect", "")
+    if expect.lower() == "100-continue":
+        if request.version >= (1, 1):
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            request.writer.output_size = 0
+        return None
+    err = errors.StatusError(417, "ExpectationFailed", f"unsupported Expect header {gofmt.go_quote(expect[:256])}: "
+                             "only 100-continue is supported")
+    response = status_response(err, audit_id_of(request))
+    response.force_close()
+    return response

@@ -16,9 +16,9 @@ def _limit(text: str) -> int:
     if not text:
         return 0
     try:
-        value = int(text)
-    except ValueError:
-        raise errors.bad_request(gofmt.parse_int_error(text)) from None
+        value = gofmt.parse_int64(text)
+    except ValueError as exc:
+        raise errors.bad_request(str(exc)) from None
     return max(value, 0)
 
 

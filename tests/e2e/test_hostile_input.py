@@ -1,0 +1,326 @@
+"""Hostile requests through the whole stack (issue 19): bounded work per request, a JSON Status for every refusal,
+and no write committed behind an error.
+
+Each test sends the request an attacker sent: JSON patch ``copy`` amplification (CVE-2019-1002100's class), YAML
+alias amplification, ``Upgrade`` on a plain POST, control characters that end up in a ``Warning`` header, and the
+malformed requests that answered a 500, a 502, a 504, a 429 or text/plain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import http.client
+import json
+import re
+import ssl
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+from kapi.local.launcher import Stack
+from tests.e2e.conftest import Kubectl
+
+
+@pytest.fixture
+def namespace(kubectl: Kubectl, request: pytest.FixtureRequest) -> str:
+    """A fresh namespace named after the test, parameters included (brackets and slashes become dashes)."""
+    digest = hashlib.sha256(request.node.name.encode()).hexdigest()[:8]
+    name = re.sub(r"[^a-z0-9-]+", "-", "h-" + request.node.name.replace("_", "-").lower())[:50].strip("-")
+    name = f"{name}-{digest}"
+    kubectl.run("create", "namespace", name)
+    return name
+
+
+class Reply:
+    """One HTTP answer: status, headers, raw body and the body as JSON (None when it is not JSON)."""
+
+    def __init__(self, status: int, headers: http.client.HTTPMessage, body: bytes):
+        self.status, self.headers, self.body = status, headers, body
+        try:
+            self.json: Any = json.loads(body) if body else None
+        except ValueError:
+            self.json = None
+
+    def __repr__(self) -> str:
+        return f"Reply({self.status}, {self.body[:300]!r})"
+
+    def is_status(self, code: int, reason: str | None = None) -> bool:
+        """True when this is a JSON ``Status`` with ``code`` (and ``reason``) as the HTTP status."""
+        ok = self.status == code and isinstance(self.json, dict) and self.json.get("kind") == "Status" \
+            and self.json.get("code") == code and self.headers.get("Content-Type", "").startswith("application/json")
+        return ok and (reason is None or self.json.get("reason") == reason)
+
+
+def send(stack: Stack, method: str, path: str, body: bytes | str | None = None,
+         headers: dict[str, str] | None = None, port: int | None = None, timeout: float = 30) -> Reply:
+    """One request as the admin (client certificate) through Envoy, or to ``port`` (a gateway) directly."""
+    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
+    url = urlparse(stack.url)
+    conn = http.client.HTTPSConnection(url.hostname, port or url.port, context=context, timeout=timeout)
+    try:
+        conn.putrequest(method, path, skip_accept_encoding=True)
+        data = body.encode() if isinstance(body, str) else body
+        all_headers = {"Content-Type": "application/json", **(headers or {})}
+        if data is not None:
+            all_headers.setdefault("Content-Length", str(len(data)))
+        for key, value in all_headers.items():
+            conn.putheader(key, value)
+        conn.endheaders(data)
+        response = conn.getresponse()
+        return Reply(response.status, response.headers, response.read())
+    finally:
+        conn.close()
+
+
+def configmap(name: str, **extra: Any) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, **extra})
+
+
+def exists(stack: Stack, namespace: str, name: str) -> bool:
+    return send(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps/{name}").status == 200
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+# ---------------------------------------------------------------- 1. patch amplification
+
+
+def amplification(count: int = 30) -> str:
+    """~1.6 KB of JSON patch that doubles metadata ``count`` times (2^30 copies unbounded)."""
+    return json.dumps([{"op": "copy", "from": "/metadata", "path": f"/metadata/annotations/a{i}"}
+                       for i in range(count)])
+
+
+def test_json_patch_copy_amplification_is_refused_and_memory_stays_flat(stack: Stack, namespace: str):
+    path = f"/api/v1/namespaces/{namespace}/configmaps/amp"
+    assert send(stack, "POST", f"/api/v1/namespaces/{namespace}/configmaps",
+                configmap("amp", metadata={"name": "amp", "annotations": {"a": "b"}})).status == 201
+    headers = {"Content-Type": "application/json-patch+json"}
+    gateways = [p.pid for n, p in stack.processes.items() if n.startswith("gateway")]
+    for _ in range(4):  # warm up both gateways (Envoy round robin)
+        assert send(stack, "PATCH", path, amplification(), headers).is_status(422, "Invalid")
+    before = {pid: rss_kib(pid) for pid in gateways}
+    started = time.monotonic()
+    for _ in range(40):
+        reply = send(stack, "PATCH", path, amplification(), headers)
+        assert reply.is_status(422, "Invalid"), reply
+        assert reply.json["message"] == "the server rejected our request due to an error in our request"
+    elapsed = time.monotonic() - started
+    growth = {pid: rss_kib(pid) - before[pid] for pid in gateways}
+    assert all(g < 64 * 1024 for g in growth.values()), f"gateway RSS grew by {growth} KiB"
+    assert elapsed < 40, f"40 refused patches took {elapsed:.1f}s"
+    stored = json.loads(send(stack, "GET", path).body)
+    assert stored["metadata"]["annotations"] == {"a": "b"}  # nothing was written
+
+
+def test_json_patch_operation_limit_is_413(stack: Stack, namespace: str):
+    path = f"/api/v1/namespaces/{namespace}/configmaps/ops"
+    assert send(stack, "POST", f"/api/v1/namespaces/{namespace}/configmaps", configmap("ops")).status == 201
+    ops = json.dumps([{"op": "test", "path": "/kind", "value": "ConfigMap"}] * 10_001)
+    reply = send(stack, "PATCH", path, ops, {"Content-Type": "application/json-patch+json"})
+    assert reply.is_status(413, "RequestEntityTooLarge"), reply
+    assert reply.json["message"] == "The allowed maximum operations in a JSON patch is 10000, got 10001"
+    ops = json.dumps([{"op": "test", "path": "/kind", "value": "ConfigMap"}] * 10_000)
+    assert send(stack, "PATCH", path, ops, {"Content-Type": "application/json-patch+json"}).status == 200
+
+
+@pytest.mark.parametrize("content_type", ["application/merge-patch+json", "application/strategic-merge-patch+json",
+                                          "application/json-patch+json", "application/apply-patch+yaml"])
+def test_a_patch_result_over_the_body_limit_is_413(stack: Stack, namespace: str, content_type: str):
+    """Each patch type can grow a 0.9 MB object past the 3 MiB a request may carry: 413 before admission, and
+    nothing stored."""
+    name = "big-" + content_type.split("/")[1].split("+")[0]
+    big = "x" * 2_500_000
+    assert send(stack, "POST", f"/api/v1/namespaces/{namespace}/configmaps",
+                configmap(name, data={"a": "x" * 900_000})).status == 201
+    if content_type == "application/json-patch+json":
+        patch = json.dumps([{"op": "add", "path": "/data/b", "value": big}])
+    elif content_type == "application/apply-patch+yaml":
+        patch = configmap(name, data={"b": big})
+    else:
+        patch = json.dumps({"data": {"b": big}})
+    reply = send(stack, "PATCH", f"/api/v1/namespaces/{namespace}/configmaps/{name}?fieldManager=t", patch,
+                 {"Content-Type": content_type})
+    assert reply.is_status(413, "RequestEntityTooLarge"), reply
+    stored = json.loads(send(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps/{name}").body)
+    assert set(stored["data"]) == {"a"}
+
+
+# ---------------------------------------------------------------- 2. YAML aliases
+
+
+def alias_bomb(name: str) -> str:
+    """300,000 aliases of one scalar: 900 KB of YAML."""
+    return (f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, annotations: {{a: &a x}}}}\n"
+            "junk: [" + ",".join(["*a"] * 300_000) + "]\n")
+
+
+@pytest.mark.parametrize("verb", ["create", "update", "apply"])
+def test_yaml_alias_amplification_is_refused_quickly(stack: Stack, namespace: str, verb: str):
+    base = f"/api/v1/namespaces/{namespace}/configmaps"
+    name = f"alias-{verb}"
+    if verb == "update":
+        assert send(stack, "POST", base, configmap(name)).status == 201
+    method, path, content_type = {
+        "create": ("POST", base, "application/yaml"),
+        "update": ("PUT", f"{base}/{name}", "application/yaml"),
+        "apply": ("PATCH", f"{base}/{name}?fieldManager=t", "application/apply-patch+yaml"),
+    }[verb]
+    started = time.monotonic()
+    reply = send(stack, method, path, alias_bomb(name), {"Content-Type": content_type})
+    elapsed = time.monotonic() - started
+    assert reply.is_status(400, "BadRequest"), reply
+    assert reply.json["message"] == "error converting YAML to JSON: yaml: document contains excessive aliasing"
+    assert elapsed < 1.0, f"refused after {elapsed:.2f}s"
+    assert exists(stack, namespace, name) == (verb == "update")
+
+
+# ---------------------------------------------------------------- 3. Upgrade on plain requests
+
+
+def test_upgrade_headers_on_a_plain_write_are_answered_at_once(stack: Stack, namespace: str):
+    headers = {"Connection": "Upgrade", "Upgrade": "websocket"}
+    started = time.monotonic()
+    reply = send(stack, "POST", f"/api/v1/namespaces/{namespace}/configmaps", configmap("up"), headers, timeout=10)
+    assert time.monotonic() - started < 5
+    assert reply.is_status(400, "BadRequest"), reply
+    assert not exists(stack, namespace, "up")
+    reply = send(stack, "PUT", f"/api/v1/namespaces/{namespace}/configmaps/up", configmap("up"), headers, timeout=10)
+    assert reply.is_status(400, "BadRequest"), reply
+    # the connect subresources still upgrade (here: the pod does not exist, a 404 Status from the gateway)
+    reply = send(stack, "GET", f"/api/v1/namespaces/{namespace}/pods/nope/exec?command=ls", None, headers)
+    assert reply.is_status(404, "NotFound"), reply
+
+
+# ---------------------------------------------------------------- 5. control characters in warnings
+
+
+@pytest.mark.parametrize("char", ["\x00", "\n", "\r\n", "\x7f", "\x1b", "\u2028"])
+def test_control_characters_in_unknown_fields_are_escaped_in_warnings(stack: Stack, namespace: str, char: str):
+    name = f"ctl-{ord(char[0])}-{len(char)}"
+    reply = send(stack, "POST", f"/api/v1/namespaces/{namespace}/configmaps",
+                 json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+                             f"x{char}y": 1}))
+    assert reply.status == 201, reply
+    warnings = reply.headers.get_all("Warning") or []
+    assert len(warnings) == 1 and warnings[0].startswith('299 - "unknown field \\"x'), warnings
+    assert not any(ord(c) < 0x20 or ord(c) == 0x7F for c in warnings[0])
+
+
+def test_many_unknown_fields_make_bounded_warnings(stack: Stack, namespace: str):
+    fields = {f"unknown{i:05d}" + "z" * 200: 1 for i in range(2000)}
+    reply = send(stack, "POST", f"/api/v1/namespaces/{namespace}/configmaps",
+                 json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "many"}, **fields}))
+    assert reply.status == 201, reply
+    warnings = reply.headers.get_all("Warning") or []
+    assert 0 < len(warnings) and sum(len(w) for w in warnings) < 8 * 1024
+
+
+# ---------------------------------------------------------------- 6. malformed requests, each a clean Status
+
+MALFORMED = [
+    # (id, method, path, body, headers, expected code, expected reason)
+    ("pod-spec-null", "POST", "/api/v1/namespaces/{ns}/pods",
+     json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": None}), {}, 422, "Invalid"),
+    ("limit-overflow", "GET", "/api/v1/namespaces/{ns}/configmaps?limit=9223372036854775808", None, {}, 400,
+     "BadRequest"),
+    ("gzip-garbage", "POST", "/api/v1/namespaces/{ns}/configmaps", "garbage", {"Content-Encoding": "gzip"}, 400,
+     "BadRequest"),
+    ("brotli", "POST", "/api/v1/namespaces/{ns}/configmaps", "garbage", {"Content-Encoding": "br"}, 400,
+     "BadRequest"),
+    ("rv-2^63-list", "GET", "/api/v1/namespaces/{ns}/configmaps?resourceVersion=9223372036854775808", None, {},
+     400, "BadRequest"),
+    ("rv-2^63-watch", "GET", "/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion=9223372036854775808",
+     None, {}, 400, "BadRequest"),
+    ("rv-2^64-get", "GET", "/api/v1/namespaces/{ns}/configmaps/x?resourceVersion=18446744073709551616", None, {},
+     400, "BadRequest"),
+    ("expect-bogus", "POST", "/api/v1/namespaces/{ns}/configmaps", "{}", {"Expect": "bogus"}, 417, None),
+    ("huge-name-in-error", "POST", "/api/v1/namespaces/{ns}/configmaps", configmap("A" * 100_000), {}, 422,
+     "Invalid"),
+    ("huge-name-in-404", "GET", "/api/v1/namespaces/{ns}/configmaps/" + "a" * 200_000, None, {}, 404, "NotFound"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "headers", "code", "reason"),
+                         [m[1:] for m in MALFORMED], ids=[m[0] for m in MALFORMED])
+def test_malformed_requests_get_a_json_status(stack: Stack, namespace: str, method: str, path: str,
+                                              body: str | None, headers: dict[str, str], code: int,
+                                              reason: str | None):
+    reply = send(stack, method, path.format(ns=namespace), body, headers, timeout=10)
+    assert reply.is_status(code, reason), reply
+
+
+def test_yaml_tags_create_what_go_yaml_decodes(stack: Stack, namespace: str):
+    body = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tags}\n"
+            "data: {bin: !!binary aGVsbG8=, when: 2024-01-01, at: 2001-12-14 21:59:43.10 -5}\n")
+    reply = send(stack, "POST", f"/api/v1/namespaces/{namespace}/configmaps", body,
+                 {"Content-Type": "application/yaml"})
+    assert reply.status == 201, reply
+    assert reply.json["data"] == {"bin": "hello", "when": "2024-01-01", "at": "2001-12-14 21:59:43.10 -5"}
+    body = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: set}\ndata: !!set {a, b}\n"
+    reply = send(stack, "PATCH", f"/api/v1/namespaces/{namespace}/configmaps/set?fieldManager=t", body,
+                 {"Content-Type": "application/apply-patch+yaml"})
+    assert reply.status in (201, 422) and reply.json["kind"] in ("ConfigMap", "Status"), reply
+
+
+def test_a_long_audit_id_is_replaced_not_echoed(stack: Stack):
+    reply = send(stack, "GET", "/api/v1/namespaces/default/configmaps", headers={"Audit-ID": "a" * 100_000})
+    assert reply.status == 200, reply
+    assert len(reply.headers["Audit-Id"]) == 36
+    reply = send(stack, "GET", "/api/v1/namespaces/default/configmaps", headers={"Audit-ID": "mine-123"})
+    assert reply.headers["Audit-Id"] == "mine-123"
+
+
+def test_a_newline_in_the_path_is_routed(stack: Stack):
+    reply = send(stack, "GET", "/api/v1/namespaces/de%0afault/configmaps/x")
+    assert reply.is_status(404, "NotFound"), reply
+    reply = send(stack, "GET", "/no%0Asuch")
+    assert reply.is_status(404, "NotFound"), reply
+
+
+def test_an_oversized_body_is_413_for_a_client_that_reads_while_sending(stack: Stack):
+    """20 MB: kube reads up to its 3 MiB limit and answers 413; a client that reads the answer while it still
+    sends (Go's and curl's HTTP/1.1) sees the Status."""
+    import socket
+    import threading
+
+    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
+    url = urlparse(stack.url)
+    size = 20_000_000
+    sock = context.wrap_socket(socket.create_connection((url.hostname, url.port), timeout=20),
+                               server_hostname="localhost")
+    sock.sendall(f"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n"
+                 f"Content-Type: application/json\r\nContent-Length: {size}\r\n\r\n".encode())
+
+    def body() -> None:
+        chunk = b" " * 65536
+        try:
+            for _ in range(size // len(chunk)):
+                sock.sendall(chunk)
+        except OSError:
+            pass  # the server answered and closed
+
+    sender = threading.Thread(target=body, daemon=True)
+    sender.start()
+    try:
+        head = sock.recv(65536).decode(errors="replace")
+    finally:
+        # the sender must be done with the TLS object before it is freed (else another connection's TLS state
+        # is corrupted: "bad record mac")
+        with contextlib.suppress(OSError):
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        sender.join(timeout=20)
+        sock.close()
+    assert head.startswith("HTTP/1.1 413"), head[:200]
+    assert '"reason":"RequestEntityTooLarge"' in head
