@@ -14,7 +14,7 @@ with the user, or ``authenticated: false``. Identity sources are pluggable
 Serve it over TLS and point ``--authentication-token-webhook-config-file`` at a kubeconfig
 whose cluster ``server`` is this URL (see README.md)::
 
-    python webhook.py --tokens-file users.yaml --tls-cert-file tls.crt --tls-private-key-file tls.key --port 8443
+    python webhook.py --tokens-file users.yaml --tls-cert-file tls.crt --tls-private-key-file tls.key --port 9443
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def main() -> None:
     parser.add_argument("--orgs-endpoint", default="", help="optional endpoint listing the user's organisations")
     parser.add_argument("--username-prefix", default="", help="prepended to provider logins, e.g. github:")
     parser.add_argument("--bind-address", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8443)
+    parser.add_argument("--port", type=int, default=9443)
     parser.add_argument("--port-file", default="")
     parser.add_argument("--tls-cert-file", default="")
     parser.add_argument("--tls-private-key-file", default="")

@@ -29,7 +29,9 @@ client certificate (the ``client-certificate`` of the kubeconfig given to
 ``--authorization-webhook-config-file``)::
 
     python server.py --policy-file policy.yaml --tls-cert-file tls.crt --tls-private-key-file tls.key \\
-        --client-ca-file ca.crt --port 8443
+        --client-ca-file ca.crt --port 9444
+
+(``kapi certs --state-dir DIR`` makes a CA and a serving certificate for 127.0.0.1; see README.md.)
 """
 
 from __future__ import annotations
@@ -192,7 +194,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--policy-file", required=True, help="YAML policy (rules: [...])")
     parser.add_argument("--bind-address", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8443)
+    parser.add_argument("--port", type=int, default=9444)
     parser.add_argument("--port-file", default="")
     parser.add_argument("--tls-cert-file", default="")
     parser.add_argument("--tls-private-key-file", default="")

@@ -17,7 +17,7 @@ else is 401. Each created Flunder records its creator in the annotation
 logged as one JSON line (user, groups, method, path) on stdout.
 
     python server.py --tls-cert-file tls.crt --tls-private-key-file tls.key \\
-        --requestheader-client-ca-file ca.crt --port 8443 [--port-file FILE]
+        --requestheader-client-ca-file ca.crt --port 9448 [--port-file FILE]
 
 or, instead of the ``--requestheader-*`` flags, ``--authentication-kubeconfig
 KUBECONFIG``: the front-proxy CA, allowed names and headers are then read,

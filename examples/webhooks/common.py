@@ -4,7 +4,7 @@ Each example supplies ``review(request) -> response`` where ``request`` is the
 AdmissionReview's ``request`` and the returned dict becomes its ``response``
 (``uid`` is filled in). Run an example with::
 
-    python examples/webhooks/pod_defaults.py --cert tls.crt --key tls.key --port 8443
+    python examples/webhooks/pod_defaults.py --tls-cert-file tls.crt --tls-private-key-file tls.key --port 9445
 
 Source: "Dynamic Admission Control", webhook request and response.
 """
@@ -71,14 +71,22 @@ async def start(app: web.Application, cert: str | Path, key: str | Path, host: s
     return runner, sockets[0].getsockname()[1] if sockets else port
 
 
-def main(routes: dict[str, Review], argv: Sequence[str] | None = None) -> int:
-    """``--cert --key [--host] [--port] [--port-file]``: serve until interrupted."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cert", required=True)
-    parser.add_argument("--key", required=True)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8443)
+def add_serving_flags(parser: argparse.ArgumentParser, port: int) -> None:
+    """The serving flags every example server takes, with kube-apiserver's names (and the old short ones):
+    ``--tls-cert-file`` (``--cert``), ``--tls-private-key-file`` (``--key``), ``--bind-address`` (``--host``),
+    ``--port`` (default ``port``; 0 = any free port), ``--port-file`` (where to write the bound port)."""
+    parser.add_argument("--tls-cert-file", "--cert", dest="cert", required=True, help="serving certificate (PEM)")
+    parser.add_argument("--tls-private-key-file", "--key", dest="key", required=True, help="its key (PEM)")
+    parser.add_argument("--bind-address", "--host", dest="host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=port)
     parser.add_argument("--port-file", default="")
+
+
+def main(routes: dict[str, Review], argv: Sequence[str] | None = None, port: int = 9445) -> int:
+    """``--tls-cert-file --tls-private-key-file [--bind-address] [--port] [--port-file]``: serve until
+    interrupted (:func:`add_serving_flags`)."""
+    parser = argparse.ArgumentParser()
+    add_serving_flags(parser, port)
     args = parser.parse_args(argv)
 
     async def run() -> None:

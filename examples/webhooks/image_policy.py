@@ -11,10 +11,10 @@ Policy (POST /image-policy):
 
 Run with::
 
-    python examples/webhooks/image_policy.py --cert tls.crt --key tls.key --port 8444
+    python examples/webhooks/image_policy.py --tls-cert-file tls.crt --tls-private-key-file tls.key --port 9447
 
 and point the ImagePolicyWebhook kubeconfig's cluster ``server`` at
-``https://127.0.0.1:8444/image-policy``. Source: "Admission Controllers",
+``https://127.0.0.1:9447/image-policy``. Source: "Admission Controllers",
 ImagePolicyWebhook (request and response payloads).
 """
 
@@ -32,7 +32,7 @@ from aiohttp import web
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from examples.webhooks.common import start  # noqa: E402
+from examples.webhooks.common import add_serving_flags, start  # noqa: E402
 
 API_VERSION = "imagepolicy.k8s.io/v1alpha1"
 BREAK_GLASS = "break-glass.image-policy.k8s.io/reason"
@@ -95,13 +95,10 @@ def make_app(allowed_registries: Sequence[str] = ()) -> web.Application:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``--cert --key [--host] [--port] [--port-file] [--allowed-registries a,b]``: serve until interrupted."""
+    """``--tls-cert-file --tls-private-key-file [--bind-address] [--port] [--port-file] [--allowed-registries a,b]``:
+    serve until interrupted."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--cert", required=True)
-    parser.add_argument("--key", required=True)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8444)
-    parser.add_argument("--port-file", default="")
+    add_serving_flags(parser, 9447)
     parser.add_argument("--allowed-registries", default="", help="Comma-separated registry hosts (default: any).")
     args = parser.parse_args(argv)
     registries = [r.strip() for r in args.allowed_registries.split(",") if r.strip()]

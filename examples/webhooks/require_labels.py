@@ -35,4 +35,4 @@ def review(request: dict[str, Any]) -> dict[str, Any]:
 ROUTES = {"/validate": review}
 
 if __name__ == "__main__":
-    sys.exit(main(ROUTES))
+    sys.exit(main(ROUTES, port=9446))
