@@ -68,6 +68,10 @@ class Cause:
     field: str = ""
 
 
+# metav1.StatusDetails' field order, as kube-apiserver encodes it.
+_DETAILS_ORDER = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
+
+
 class StatusError(Exception):
     """An error that is a Kubernetes ``Status`` (kind Status, apiVersion v1).
 
@@ -84,18 +88,19 @@ class StatusError(Exception):
         self.details: dict[str, Any] = dict(details or {})
 
     def status(self) -> dict[str, Any]:
-        """The Status object as a JSON-ready dict."""
-        body: dict[str, Any] = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
-        }
+        """The Status object as a JSON-ready dict, in metav1.Status's field order (kind, apiVersion, metadata,
+        status, message, reason, details, code; details: name, group, kind, uid, causes, retryAfterSeconds),
+        with empty ``message``/``reason``/``details`` omitted as Go's ``omitempty`` does."""
+        body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+        if self.message:
+            body["message"] = self.message
+        if self.reason:
+            body["reason"] = self.reason
         if self.details:
-            body["details"] = self.details
+            details = {k: self.details[k] for k in _DETAILS_ORDER if k in self.details}
+            details.update((k, v) for k, v in self.details.items() if k not in details)
+            body["details"] = details
+        body["code"] = self.code
         return body
 
     @property

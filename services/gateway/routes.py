@@ -100,7 +100,7 @@ def non_resource(request: web.Request, info: RequestInfo) -> web.Response:
         body = discovery.resource_list(parts[1], parts[2])
     if body is None:
         raise not_found_path()
-    response = web.Response(body=jsonutil.dumps(body), status=200)
+    response = web.Response(body=jsonutil.dumps(body) + b"\n", status=200)
     response.headers["Content-Type"] = content_type
     return response
 

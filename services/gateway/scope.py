@@ -100,8 +100,11 @@ class RequestScope:
         return self._response(data, content_type, status)
 
     def _response(self, data: bytes, content_type: str, status: int) -> web.Response:
-        if content_type == negotiation.JSON and self.param("pretty").lower() in ("true", "1"):
-            data = jsonutil.dumps_pretty(jsonutil.loads(data))
+        if content_type == negotiation.JSON:
+            if self.param("pretty").lower() in ("true", "1"):
+                data = jsonutil.dumps_pretty(jsonutil.loads(data))
+            if not data.endswith(b"\n"):  # kube's JSON serializer ends every body with a newline (json.Encoder)
+                data += b"\n"
         response = web.Response(body=data, status=status, content_type=content_type)
         if len(data) > GZIP_THRESHOLD_BYTES and "gzip" in self.request.headers.get("Accept-Encoding", ""):
             response.enable_compression(web.ContentCoding.gzip)

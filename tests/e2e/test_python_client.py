@@ -58,3 +58,16 @@ def test_errors_are_status_objects(core: client.CoreV1Api, namespace: str):
         core.replace_namespaced_config_map("c", namespace, stale)
     assert info.value.status == 409
     assert "the object has been modified" in info.value.body
+
+
+def test_already_exists_body_is_kube_bytes(core: client.CoreV1Api, namespace: str):
+    """The client's ApiException carries kube-apiserver's exact body: metav1.Status field order, no empty
+    fields, a trailing newline (the official client's own e2e tests compare this string)."""
+    body = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="twice"))
+    core.create_namespaced_config_map(namespace, body)
+    with pytest.raises(ApiException) as info:
+        core.create_namespaced_config_map(namespace, body)
+    assert info.value.status == 409
+    assert info.value.body == (
+        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \\"twice\\" '
+        'already exists","reason":"AlreadyExists","details":{"name":"twice","kind":"configmaps"},"code":409}\n')

@@ -23,8 +23,10 @@ log = logging.getLogger("services.gateway.chain")
 
 
 def status_response(err: errors.StatusError, audit_id: str = "") -> web.Response:
-    """Render a StatusError as its Status JSON with the matching HTTP code and Retry-After."""
-    response = web.Response(body=jsonutil.dumps(err.status()), status=err.code, content_type=negotiation.JSON)
+    """Render a StatusError as its Status JSON (newline-terminated, as kube's encoder) with the matching HTTP code
+    and Retry-After."""
+    response = web.Response(body=jsonutil.dumps(err.status()) + b"\n", status=err.code,
+                            content_type=negotiation.JSON)
     if err.retry_after is not None and err.code in (429, 503, 504):
         response.headers["Retry-After"] = str(err.retry_after)
     if audit_id:
