@@ -27,6 +27,7 @@ Label children are cached, so a request costs a few microseconds.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -54,6 +55,7 @@ log = logging.getLogger(__name__)
 disable_created_metrics()  # no *_created series: kube-apiserver has none
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _LONGRUNNING = web.RequestKey("kapi.metrics.longrunning", object)
+_STREAM_STATUS = web.RequestKey("kapi.metrics.stream_status", int)  # the status a started stream answered
 DURATION_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30,
                     45, 60)
 AUTH_BUCKETS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192,
@@ -163,6 +165,11 @@ def instrument(handler: Handler) -> Handler:
         except web.HTTPException as exc:
             code = exc.status
             raise
+        except asyncio.CancelledError:
+            # The client went away. A watch (or other stream) it ends had already answered with its status:
+            # count that, as kube does, not a 500.
+            code = request.get(_STREAM_STATUS, code)
+            raise
         finally:
             gauge.dec()
             streaming = request.get(_LONGRUNNING)
@@ -184,6 +191,7 @@ async def on_response_prepare(request: web.Request, response: web.StreamResponse
     gauge = _child(LONGRUNNING, (labels[0], *labels[2:]))
     gauge.inc()
     request[_LONGRUNNING] = gauge  # decremented when the handler returns
+    request[_STREAM_STATUS] = response.status
 
 
 def watch_events(group: str, version: str, kind: str, count: int, size: int) -> None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
+import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
@@ -108,3 +112,32 @@ def test_authentication_results_and_watch_events():
     metrics.watch_events("", "v1", "ConfigMap", 5, 5000)
     assert sample("apiserver_watch_events_total", labels) == start + 5
     assert sample("apiserver_watch_events_sizes_sum", labels) >= 1000
+
+
+async def test_watch_the_client_ends_counts_its_status_not_500():
+    """kubectl get -w ended with Ctrl-C: the handler is cancelled after the stream answered 200 (kube counts it
+    as a completed watch, not code 500)."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        audit.received(request, attrs(request.method, request.path, dict(request.query)))
+        response = web.StreamResponse()
+        await response.prepare(request)
+        await response.write(b"{}\n")
+        raise asyncio.CancelledError  # what the server does to the handler when the client goes away
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", metrics.instrument(handle))
+    app.on_response_prepare.append(metrics.on_response_prepare)
+    client = TestClient(TestServer(app))
+    await client.start_server()
+    watch = {**LIST_LABELS, "verb": "WATCH"}
+    ok_before = sample("apiserver_request_total", {**watch, "code": "200"})
+    failed_before = sample("apiserver_request_total", {**watch, "code": "500"})
+    try:
+        with contextlib.suppress(aiohttp.ClientError):
+            response = await client.get("/apis/apps/v1/namespaces/d/deployments?watch=1")
+            await response.read()
+    finally:
+        await client.close()
+    assert sample("apiserver_request_total", {**watch, "code": "200"}) == ok_before + 1
+    assert sample("apiserver_request_total", {**watch, "code": "500"}) == failed_before
