@@ -3,7 +3,10 @@
 Each line is ``{"type": "ADDED"|"MODIFIED"|"DELETED"|"BOOKMARK"|"ERROR", "object": ...}``.
 A watch that cannot start or continue (e.g. a compacted resourceVersion)
 sends one ERROR event carrying the Status (410 Expired) and ends, as
-kube-apiserver does; clients then re-list. Table output sends each object
+kube-apiserver does; clients then re-list. A watch whose storage replica
+dies is resumed on another replica from the last resourceVersion it
+delivered (storage replicas are interchangeable: resourceVersion is the
+etcd revision), unseen by the client. Table output sends each object
 as a one-row Table (headers only in the first). The watch ends after
 ``timeoutSeconds`` (default: a random 30-60 minutes, like kube's
 --min-request-timeout of 1800 s) or when the gateway shuts down.
@@ -13,6 +16,7 @@ Source: "API concepts: Efficient detection of changes".
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from typing import Any
 
@@ -25,7 +29,11 @@ from services.gateway import metrics, table
 from services.gateway.requestinfo import query_bool
 from services.gateway.scope import RequestScope, parse_resource_version
 
+log = logging.getLogger(__name__)
+
 MIN_REQUEST_TIMEOUT = 1800.0  # seconds, kube-apiserver --min-request-timeout default
+RESUME_SECONDS = 10.0  # how long a watch whose storage replica went away keeps trying to resume on another
+RESUME_BACKOFF_SECONDS = 0.05  # first wait between resume attempts while no replica answers; doubles up to 1 s
 
 
 def _timeout(scope: RequestScope) -> float:
@@ -77,8 +85,87 @@ def error_event(err: errors.StatusError) -> bytes:
     return jsonutil.dumps({"type": "ERROR", "object": err.status()}) + b"\n"
 
 
+class _Position:
+    """Where a watch can be resumed from: the resourceVersion of the last event it delivered (bookmarks included).
+
+    Known from the start for a watch from a revision N; a watch that begins
+    with the current state ("" or "0", or ``sendInitialEvents``) knows it only
+    from its first bookmark (after the initial events), since its synthetic
+    ADDED events carry the objects' own revisions, not a place in the stream.
+    """
+
+    def __init__(self, request: storage_pb2.WatchRequest) -> None:
+        initial = request.send_initial_events or request.resource_version in ("", "0")
+        self.revision = 0 if initial else int(request.resource_version)
+
+    def delivered(self, events: Any) -> None:
+        """Note the events just written to the client."""
+        for event in events:
+            if event.type == "BOOKMARK" or self.revision:
+                self.revision = max(self.revision, event.resource_version)
+
+
+def _resumable(exc: grpc.RpcError) -> bool:
+    """True for the failures of the storage replica serving the watch (it died or went away), not of the watch."""
+    return exc.code() == grpc.StatusCode.UNAVAILABLE if hasattr(exc, "code") else False
+
+
+async def _resume(scope: RequestScope, request: storage_pb2.WatchRequest, revision: int, deadline: float,
+                  ) -> tuple[Any, Any, Any] | None:
+    """A new storage watch from ``revision`` (on whichever replica answers), with its first batch.
+
+    Retries while storage is unavailable, for up to RESUME_SECONDS after the
+    last failure, and not past the watch's own ``deadline`` (loop time; None
+    then: the watch ends cleanly, as at its timeout). Returns (call, stream
+    iterator, first batch), the call registered in ``backends.watches``;
+    raises the StatusError to send as the ERROR event: 410 Expired when no
+    replica has ``revision`` any more, else the last failure.
+    """
+    loop = asyncio.get_running_loop()
+    watches = scope.backends.watches
+    give_up = loop.time() + RESUME_SECONDS
+    resumed = storage_pb2.WatchRequest()
+    resumed.CopyFrom(request)
+    resumed.resource_version, resumed.send_initial_events = str(revision), False
+    delay = RESUME_BACKOFF_SECONDS
+    while True:
+        remaining = deadline - loop.time()
+        if remaining <= 0 or scope.backends.shutting_down:
+            return None
+        started = loop.time()
+        call = scope.backends.storage.Watch(resumed, timeout=remaining)
+        watches.add(call)
+        stream = call.__aiter__()
+        try:
+            return call, stream, await stream.__anext__()
+        except grpc.RpcError as exc:
+            watches.discard(call)
+            call.cancel()
+            if loop.time() - started > 1.0:  # it was up a while (waiting for the first event): a new break
+                give_up, delay = loop.time() + RESUME_SECONDS, RESUME_BACKOFF_SECONDS
+            code = exc.code() if hasattr(exc, "code") else None
+            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                return None
+            if not _resumable(exc) or loop.time() + delay > give_up:
+                raise errors.from_rpc_error(exc, "storage") from None
+        except StopAsyncIteration:
+            watches.discard(call)
+            call.cancel()
+            return None  # storage ended it (a watcher too slow for its cache): the client re-watches
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 1.0)
+
+
 async def watch(scope: RequestScope) -> web.StreamResponse:
-    """Stream events for the collection (or the one object named by a ``metadata.name`` field selector)."""
+    """Stream events for the collection (or the one object named by a ``metadata.name`` field selector).
+
+    When the storage replica serving it goes away (UNAVAILABLE) the watch is
+    resumed on another one from the last resourceVersion delivered, so the
+    client sees no gap, no duplicate and no ERROR; only when no replica can
+    resume it within RESUME_SECONDS does it get the ERROR event (410 Expired
+    if the revision was compacted meanwhile). See :class:`_Position` for
+    watches not yet resumable.
+    """
     rv = scope.param("resourceVersion")
     parse_resource_version(rv)
     timeout = _timeout(scope)
@@ -86,6 +173,7 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
         key=scope.key(name=scope.info.name), resource_version=rv, label_selector=scope.param("labelSelector"),
         field_selector=scope.param("fieldSelector"), allow_bookmarks=_flag(scope, "allowWatchBookmarks"),
         send_initial_events=_flag(scope, "sendInitialEvents"), selectable_fields=scope.selectable_fields())
+    deadline = asyncio.get_running_loop().time() + timeout
     call = scope.backends.storage.Watch(request, timeout=timeout)
     stream = call.__aiter__()
     encoder = _Encoder(scope)
@@ -102,16 +190,37 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
                                                        "Cache-Control": "no-cache, private"})
     response.enable_chunked_encoding()
     await response.prepare(scope.request)
-    scope.backends.watches.add(call)
+    position = _Position(request)
+    watches = scope.backends.watches
+    watches.add(call)
     try:
         try:
-            batch = await pending
+            next_batch: Any = pending
             while True:
+                try:
+                    batch = await next_batch
+                except grpc.RpcError as exc:
+                    if not _resumable(exc) or not position.revision or scope.backends.shutting_down:
+                        raise
+                    log.info("storage watch of %s%s broke (%s); resuming from resourceVersion %d",
+                             scope.resource.resource, f" in {scope.info.namespace}" if scope.info.namespace else "",
+                             exc.code().name, position.revision)
+                    watches.discard(call)
+                    call.cancel()
+                    try:
+                        resumed = await _resume(scope, request, position.revision, deadline)
+                    except errors.StatusError as err:
+                        await response.write(error_event(err))
+                        return response
+                    if resumed is None:
+                        return response
+                    call, stream, batch = resumed
                 data = b"".join(encoder.encode(e) for e in batch.events)
                 metrics.watch_events(scope.resource.group, scope.resource.version, scope.resource.kind,
                                      len(batch.events), len(data))
                 await response.write(data)
-                batch = await stream.__anext__()
+                position.delivered(batch.events)
+                next_batch = stream.__anext__()
         except StopAsyncIteration:
             pass
         except grpc.RpcError as exc:
@@ -122,5 +231,5 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
     except (ConnectionResetError, asyncio.CancelledError):
         raise
     finally:
-        scope.backends.watches.discard(call)
+        watches.discard(call)
         call.cancel()
