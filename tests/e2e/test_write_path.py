@@ -291,6 +291,7 @@ APPROVAL_DOORS = [
     ("PATCH json approval", "PATCH", JSONPATCH, "approval"),
     ("PUT status certificate", "PUT", JSON, "status"),
     ("PATCH merge status certificate", "PATCH", MERGE, "status"),
+    ("apply status certificate", "PATCH", APPLY, "status"),
 ]
 
 
@@ -326,6 +327,9 @@ def _certificate_pem() -> bytes:
 def _approval_body(content_type: str, current: dict, subresource: str) -> Any:
     if subresource == "status":
         status = {"certificate": base64.b64encode(_certificate_pem()).decode()}
+        if content_type == APPLY:
+            return {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                    "metadata": {"name": current["metadata"]["name"]}, "status": status}
         return {**current, "status": status} if content_type == JSON else {"status": status}
     condition = {"type": "Approved", "status": "True", "reason": "Guard", "message": "approved by the test"}
     if content_type == JSONPATCH:
@@ -460,3 +464,25 @@ def test_server_side_apply_cannot_escalate(stack: Stack, kubectl: Kubectl, tmp_p
         kubectl.run("delete", "clusterrolebinding", "esc-test-crb-writer", "esc-test-root", "--ignore-not-found")
         kubectl.run("delete", "clusterrole", "esc-test-crb-writer", "--ignore-not-found")
         kubectl.run("delete", "namespace", ns, "--wait=false")
+
+
+def test_server_side_apply_of_pod_status(kubectl: Kubectl, namespace: str, tmp_path: Path) -> None:
+    """kubectl apply --server-side --subresource=status: the status is applied to the existing Pod (its spec
+    untouched), recorded under a managedFields entry for the status subresource; absent objects are 404."""
+    kubectl.run("-n", namespace, "run", "web", "--image=nginx")
+    status = tmp_path / "pod-status.yaml"
+    status.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+                                      "spec": {"containers": [{"name": "web", "image": "ignored"}]},
+                                      "status": {"phase": "Running", "podIP": "10.0.0.7"}}))
+    out = kubectl.run("-n", namespace, "apply", "--server-side", "--subresource=status", "-f", str(status))
+    assert "serverside-applied" in out.stdout
+    pod = json.loads(kubectl.run("-n", namespace, "get", "pod", "web", "-o", "json", "--show-managed-fields").stdout)
+    assert pod["status"]["phase"] == "Running" and pod["status"]["podIP"] == "10.0.0.7"
+    assert pod["spec"]["containers"][0]["image"] == "nginx"  # a status write never changes the spec
+    entries = [e for e in pod["metadata"]["managedFields"] if e.get("subresource") == "status"]
+    assert entries and entries[0]["operation"] == "Apply" and entries[0]["manager"] == "kubectl"
+    missing = kubectl.run("-n", namespace, "apply", "--server-side", "--subresource=status", "-f", "-",
+                          input=yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "nobody"},
+                                                "status": {"phase": "Running"}}), check=False)
+    assert missing.returncode != 0 and "not found" in missing.stderr.lower(), missing.stderr
+

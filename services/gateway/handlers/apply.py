@@ -23,15 +23,19 @@ from services.gateway.scope import RequestScope, decode_object
 async def server_side_apply(scope: RequestScope, body: bytes) -> web.Response:
     """Apply the configuration in ``body``; 201 with the object when it was created, else 200.
 
-    Errors: 400 without ``fieldManager`` or for a malformed body or a name
-    that differs from the URL's, 415 on a subresource, 409 Conflict naming
+    On the ``status`` subresource the configuration's status is applied to
+    the existing object (managedFields entries with ``subresource:
+    status``); 404 when it does not exist. Errors: 400 without
+    ``fieldManager`` or for a malformed body or a name that differs from the
+    URL's, 415 on other subresources, 409 Conflict naming
     the other managers' fields (kube's message), plus everything create and
     update answer.
     """
     name = fieldmanager.manager(scope, required=True)
-    if scope.info.subresource:
+    subresource = scope.info.subresource
+    if subresource not in ("", "status"):
         raise errors.StatusError(415, "UnsupportedMediaType", f"apply patches are not supported on the "
-                                 f"{scope.info.subresource} subresource")
+                                 f"{subresource} subresource")
     config = decode_object(negotiation.decode_body(body, negotiation.APPLY_PATCH), scope, name_from_url=False)
     meta = config["metadata"]
     if not meta.get("name"):
@@ -44,5 +48,6 @@ async def server_side_apply(scope: RequestScope, body: bytes) -> web.Response:
     async def applied(live: dict[str, Any] | None) -> dict[str, Any]:
         return fieldmanager.apply(scope, live, config, name)
 
-    stored, created = await store.guaranteed_update(scope, applied, create_missing=True)
+    # An apply to /status (kubectl apply --server-side --subresource=status) updates an existing object only.
+    stored, created = await store.guaranteed_update(scope, applied, create_missing=not subresource)
     return scope.respond(stored, 201 if created else 200)
