@@ -49,8 +49,20 @@ _LEAF = object()  # marks a container node in flattened objects
 
 
 def manager_from_user_agent(user_agent: str) -> str:
-    """The default field manager of a request without ``fieldManager``: the User-Agent up to its first "/"."""
-    return user_agent.split("/", 1)[0][:128]
+    """The default field manager of a request without ``fieldManager`` (kube's prefixFromUserAgent): the
+    User-Agent up to its first "/", without unprintable characters, cut to at most 128 bytes of UTF-8 at a
+    character boundary. An absent User-Agent gives ""."""
+    out: list[str] = []
+    size = 0
+    for char in user_agent.split("/", 1)[0]:
+        if not char.isprintable():
+            continue
+        width = len(char.encode("utf-8", "surrogatepass"))
+        if size + width > 128:
+            break
+        out.append(char)
+        size += width
+    return "".join(out)
 
 
 class Types:

@@ -70,7 +70,10 @@ def test_path_string(path, text):
 
 
 @pytest.mark.parametrize("agent,manager", [("kubectl/v1.37.1 (linux/amd64) kubernetes/abc", "kubectl"),
-                                           ("python", "python"), ("", "")])
+                                           ("python", "python"), ("", ""),
+                                           ("bad\x00tool\x7f/1.0", "badtool"),  # unprintable runes dropped
+                                           ("x" * 200, "x" * 128),
+                                           ("é" * 100, "é" * 64)])  # 128 bytes of UTF-8, whole runes
 def test_manager_from_user_agent(agent, manager):
     assert mf.manager_from_user_agent(agent) == manager
 
