@@ -144,7 +144,7 @@ def service_args(service: str, *, listen: str, peers: Peers, pki_dir: str, forwa
         ("tls-cert-file", f"{pki_dir}/gateway.crt"),
         ("tls-private-key-file", f"{pki_dir}/gateway.key"),
         ("client-ca-file", f"{pki_dir}/ca.crt"),
-        ("requestheader-client-ca-file", f"{pki_dir}/ca.crt"),  # the CA of front-proxy-client.crt
+        ("requestheader-client-ca-file", f"{pki_dir}/front-proxy-ca.crt"),  # the CA of front-proxy-client.crt only
         ("proxy-client-cert-file", f"{pki_dir}/front-proxy-client.crt"),
         ("proxy-client-key-file", f"{pki_dir}/front-proxy-client.key"),
         ("service-account-key-file", f"{pki_dir}/sa.pub"),

@@ -5,11 +5,18 @@ what kubeadm creates for a control plane ("PKI certificates and requirements",
 kubernetes.io/docs/setup/best-practices/certificates/):
 
 - ``ca.crt/.key``: the cluster CA (10 years); it signs every other certificate
-  and is the client CA of Envoy, the gateways and authn.
+  but the front proxy's and is the client CA of Envoy, the gateways and authn
+  (and the CSR signer's ``--cluster-signing-cert-file``).
+- ``front-proxy-ca.crt/.key``: the front-proxy CA (10 years), a CA of its own
+  as kubeadm makes it: the gateways' ``--requestheader-client-ca-file``. Only
+  a certificate it issued may assert a user in ``x-forwarded-client-cert``,
+  so nothing the CSR signer issues (an approved CSR for CN
+  ``front-proxy-client`` included) can.
 - ``apiserver.crt/.key``: Envoy's serving certificate (the API endpoint).
 - ``front-proxy-client.crt/.key``: Envoy's client identity towards the
-  gateways (CN ``front-proxy-client``, kube-apiserver's
-  ``--requestheader-allowed-names`` convention).
+  gateways and the aggregator's towards extension servers (CN
+  ``front-proxy-client``, kube-apiserver's ``--requestheader-allowed-names``
+  convention), issued by the front-proxy CA.
 - ``gateway.crt/.key``: the gateways' serving certificate.
 - ``kapi-<service>.crt/.key``: one internal gRPC identity per service (mutual TLS).
 - ``admin.crt/.key``: CN ``kubernetes-admin``, O ``system:masters``.
@@ -20,7 +27,7 @@ kubernetes.io/docs/setup/best-practices/certificates/):
 
 and ``DIR/admin.kubeconfig`` with every credential embedded. Existing files are
 kept, so a restart keeps the same CA; a leaf certificate is re-issued only when
-it is missing, expires within 30 days, was not signed by the current CA, or
+it is missing, expires within 30 days, was not signed by its current CA, or
 (``apiserver.crt``) lacks a requested subject alternative name. Keys are mode
 0600. Certificates use ECDSA P-256 keys (fast to generate, accepted by
 kubectl, client-go, Envoy and gRPC); the service-account key is RSA 2048 for
@@ -58,6 +65,7 @@ APISERVER_NAMES = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.
 # Gateway serving names: localhost for the local launcher, compose service names in containers.
 GATEWAY_NAMES = (*LOCAL_NAMES, "gateway", "gateway-1", "gateway-2")
 FRONT_PROXY_CN = "front-proxy-client"
+FRONT_PROXY_CA = "front-proxy-ca"
 ADMIN_CN, ADMIN_ORG = "kubernetes-admin", "system:masters"
 CONTROLLER_MANAGER_CN = "system:kube-controller-manager"
 
@@ -101,6 +109,15 @@ class Pki:
     @property
     def apiserver_key(self) -> Path:
         return self.key("apiserver")
+
+    @property
+    def front_proxy_ca_cert(self) -> Path:
+        """``<pki>/front-proxy-ca.crt``: the gateways' ``--requestheader-client-ca-file``."""
+        return self.cert(FRONT_PROXY_CA)
+
+    @property
+    def front_proxy_ca_key(self) -> Path:
+        return self.key(FRONT_PROXY_CA)
 
     @property
     def front_proxy_cert(self) -> Path:
@@ -203,9 +220,10 @@ def _name(cn: str, orgs: Sequence[str] = ()) -> x509.Name:
     return x509.Name(attrs)
 
 
-def _create_ca(pki: Pki) -> None:
+def _create_ca(pki: Pki, stem: str = "ca", cn: str = "kapi-ca") -> None:
+    """Create the self-signed CA ``<pki>/<stem>.crt/.key`` with common name ``cn``."""
     key = ec.generate_private_key(ec.SECP256R1())
-    name = _name("kapi-ca")
+    name = _name(cn)
     now = _now()
     cert = (
         x509.CertificateBuilder()
@@ -220,12 +238,12 @@ def _create_ca(pki: Pki) -> None:
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
-    _write(pki.ca_key, _key_pem(key), 0o600)
-    _write(pki.ca_cert, cert.public_bytes(serialization.Encoding.PEM), 0o644)
+    _write(pki.key(stem), _key_pem(key), 0o600)
+    _write(pki.cert(stem), cert.public_bytes(serialization.Encoding.PEM), 0o644)
 
 
-def _load_ca(pki: Pki) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    return x509.load_pem_x509_certificate(pki.ca_cert.read_bytes()), _load_key(pki.ca_key)
+def _load_ca(pki: Pki, stem: str = "ca") -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    return x509.load_pem_x509_certificate(pki.cert(stem).read_bytes()), _load_key(pki.key(stem))
 
 
 @dataclass(frozen=True)
@@ -238,11 +256,12 @@ class _Leaf:
     names: tuple[str, ...] = ()
     server: bool = False
     client: bool = False
+    ca: str = "ca"  # stem of the issuing CA: the cluster CA, or the front-proxy CA
 
 
 def _issue(pki: Pki, leaf: _Leaf, cert_path: Path, key_path: Path) -> None:
-    """Issue one leaf certificate signed by the cluster CA and write it with a fresh key."""
-    ca_cert, ca_key = _load_ca(pki)
+    """Issue one leaf certificate signed by its CA (``leaf.ca``) and write it with a fresh key."""
+    ca_cert, ca_key = _load_ca(pki, leaf.ca)
     key = ec.generate_private_key(ec.SECP256R1())
     usages = ([ExtendedKeyUsageOID.SERVER_AUTH] if leaf.server else []) + (
         [ExtendedKeyUsageOID.CLIENT_AUTH] if leaf.client else [])
@@ -267,13 +286,13 @@ def _issue(pki: Pki, leaf: _Leaf, cert_path: Path, key_path: Path) -> None:
     _write(cert_path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
 
 
-def _needs_issue(pki: Pki, cert_path: Path, key_path: Path, names: Sequence[str]) -> bool:
-    """True if the leaf is missing, expiring, not from the current CA, or lacks one of ``names``."""
+def _needs_issue(pki: Pki, cert_path: Path, key_path: Path, names: Sequence[str], ca: str = "ca") -> bool:
+    """True if the leaf is missing, expiring, not from its current CA (stem ``ca``), or lacks one of ``names``."""
     if not cert_path.exists() or not key_path.exists():
         return True
     try:
         cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
-        ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
+        ca_cert = x509.load_pem_x509_certificate(pki.cert(ca).read_bytes())
         cert.verify_directly_issued_by(ca_cert)
     except (ValueError, TypeError, InvalidSignature):
         return True
@@ -308,7 +327,7 @@ def subject_alt_names(cert: x509.Certificate) -> list[str]:
 def _leaves(advertise: Sequence[str]) -> list[_Leaf]:
     leaves = [
         _Leaf("apiserver", "kube-apiserver", names=(*APISERVER_NAMES, *advertise), server=True),
-        _Leaf(FRONT_PROXY_CN, FRONT_PROXY_CN, client=True),
+        _Leaf(FRONT_PROXY_CN, FRONT_PROXY_CN, client=True, ca=FRONT_PROXY_CA),
         _Leaf("gateway", "kapi-gateway-serving", names=GATEWAY_NAMES, server=True),
         _Leaf("admin", ADMIN_CN, orgs=(ADMIN_ORG,), client=True),
         _Leaf("controller-manager", CONTROLLER_MANAGER_CN, client=True),
@@ -336,9 +355,11 @@ def ensure_pki(state_dir: str | os.PathLike[str], advertise: Sequence[str] = (),
     os.chmod(pki.dir, 0o700)
     if not pki.ca_cert.exists() or not pki.ca_key.exists():
         _create_ca(pki)
+    if not pki.front_proxy_ca_cert.exists() or not pki.front_proxy_ca_key.exists():
+        _create_ca(pki, FRONT_PROXY_CA, FRONT_PROXY_CA)
     for leaf in _leaves(advertise):
         cert, key = pki.cert(leaf.stem), pki.key(leaf.stem)
-        if _needs_issue(pki, cert, key, leaf.names):
+        if _needs_issue(pki, cert, key, leaf.names, leaf.ca):
             _issue(pki, leaf, cert, key)
     if not pki.sa_key.exists() or not pki.sa_pub.exists():
         sa = rsa.generate_private_key(public_exponent=65537, key_size=2048)

@@ -263,10 +263,18 @@ def storage_stub(channel: object) -> storage_pb2_grpc.StorageStub:
 
 @dataclass(frozen=True)
 class Config:
-    """Gateway settings read from flags: front-proxy CNs and the default request timeout (seconds)."""
+    """Gateway settings read from flags: the front proxy's identity and the default request timeout (seconds).
+
+    ``x-forwarded-client-cert`` counts only on a connection whose client
+    certificate was issued by one of ``front_proxy_cas``
+    (``--requestheader-client-ca-file``, DER certificates) and whose CN is
+    in ``front_proxy_names`` (``--requestheader-allowed-names``; empty: any
+    CN from those CAs), as kube's request-header authenticator decides.
+    """
 
     front_proxy_names: frozenset[str]
     request_timeout: float
+    front_proxy_cas: tuple[bytes, ...] = ()
 
 
 @dataclass

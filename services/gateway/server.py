@@ -2,9 +2,10 @@
 
 ``kapi gateway --secure-port 6444 --tls-cert-file ... --storage-address ... --authn-address ...``
 serves kube-apiserver's REST surface over HTTPS (HTTP/1.1). It requests
-(never requires) a client certificate verified against ``--client-ca-file``;
-the ``x-forwarded-client-cert`` header counts only on connections whose
-certificate CN is in ``--requestheader-allowed-names`` (Envoy).
+(never requires) a client certificate verified against ``--client-ca-file``
+or ``--requestheader-client-ca-file``; the ``x-forwarded-client-cert``
+header counts only on connections whose certificate the latter issued and
+whose CN is in ``--requestheader-allowed-names`` (Envoy).
 Shutdown (SIGTERM): /readyz fails first, then after
 ``--shutdown-delay-duration`` seconds open watches end cleanly (clients
 re-watch elsewhere) and in-flight requests finish.
@@ -49,11 +50,21 @@ def ssl_context(args: argparse.Namespace) -> ssl.SSLContext | None:
         return None
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(args.tls_cert_file, args.tls_private_key_file)
-    if args.client_ca_file:
-        context.load_verify_locations(cafile=args.client_ca_file)
+    for ca_file in dict.fromkeys(f for f in (args.client_ca_file, args.requestheader_client_ca_file) if f):
+        context.load_verify_locations(cafile=ca_file)  # clients' CA, and the front proxy's own
         context.verify_mode = ssl.CERT_OPTIONAL
     context.set_alpn_protocols(["http/1.1"])
     return context
+
+
+def front_proxy_cas(ca_file: str) -> tuple[bytes, ...]:
+    """The certificates (DER) of ``--requestheader-client-ca-file``, a PEM bundle; () when unset."""
+    if not ca_file:
+        return ()
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    return tuple(c.public_bytes(Encoding.DER) for c in x509.load_pem_x509_certificates(Path(ca_file).read_bytes()))
 
 
 def _namespace(name: str) -> bytes:
@@ -145,7 +156,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     storage_channel = chan(args.storage_address)
     backends = Backends(
         config=Config(frozenset(n.strip() for n in args.requestheader_allowed_names.split(",") if n.strip()),
-                      args.request_timeout),
+                      args.request_timeout, front_proxy_cas(args.requestheader_client_ca_file)),
         authn=AuthnClient(chan(args.authn_address)), authz=AuthzClient(chan(args.authz_address)),
         admission=AdmissionClient(chan(args.admission_address)), storage=storage_stub(storage_channel),
         flowcontrol=FlowControlClient(flow_channel, fallback),

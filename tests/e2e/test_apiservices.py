@@ -110,8 +110,8 @@ def test_extension_apiserver_authentication_configmap(kubectl: Kubectl, stack: S
     cm = wait_for(lambda: json.loads(kubectl.run("get", "configmap", "-n", "kube-system",
                                                  "extension-apiserver-authentication", "-o", "json").stdout))
     data = cm["data"]
-    ca = stack.pki.ca_cert.read_text()
-    assert data["client-ca-file"] == ca and data["requestheader-client-ca-file"] == ca
+    assert data["client-ca-file"] == stack.pki.ca_cert.read_text()
+    assert data["requestheader-client-ca-file"] == stack.pki.front_proxy_ca_cert.read_text()  # a CA of its own
     assert json.loads(data["requestheader-allowed-names"]) == ["front-proxy-client"]
     assert json.loads(data["requestheader-username-headers"]) == ["X-Remote-User"]
     assert json.loads(data["requestheader-group-headers"]) == ["X-Remote-Group"]

@@ -324,3 +324,71 @@ def test_an_oversized_body_is_413_for_a_client_that_reads_while_sending(stack: S
         sock.close()
     assert head.startswith("HTTP/1.1 413"), head[:200]
     assert '"reason":"RequestEntityTooLarge"' in head
+
+
+# ---------------------------------------------------------------- 4. one identity per CA
+
+
+def approved_client_certificate(stack: Stack, kubectl: Kubectl, cn: str, name: str, tmp: Path) -> tuple[Path, Path]:
+    """A certificate for ``cn`` from the kube-apiserver-client signer (an approved CSR): (cert, key) paths."""
+    import base64
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    from tests.e2e.conftest import wait_for
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    csr = x509.CertificateSigningRequestBuilder().subject_name(
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])).sign(key, hashes.SHA256())
+    body = {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest", "metadata": {"name": name},
+            "spec": {"request": base64.b64encode(csr.public_bytes(serialization.Encoding.PEM)).decode(),
+                     "signerName": "kubernetes.io/kube-apiserver-client", "usages": ["client auth"],
+                     "expirationSeconds": 600}}
+    reply = send(stack, "POST", "/apis/certificates.k8s.io/v1/certificatesigningrequests", json.dumps(body))
+    assert reply.status == 201, reply
+    kubectl.run("certificate", "approve", name)
+    path = f"/apis/certificates.k8s.io/v1/certificatesigningrequests/{name}"
+    issued = wait_for(lambda: json.loads(send(stack, "GET", path).body).get("status", {}).get("certificate"), 30)
+    cert_path, key_path = tmp / f"{name}.crt", tmp / f"{name}.key"
+    cert_path.write_bytes(base64.b64decode(issued))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def whoami_at_gateway(stack: Stack, cert: Path, key: Path, headers: dict[str, str]) -> tuple[int, Any]:
+    """POST a SelfSubjectReview straight to gateway-1's port with ``cert``: (status, body)."""
+    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    context.load_cert_chain(str(cert), str(key))
+    host, _, port = stack.addresses["gateway-1"].rpartition(":")
+    conn = http.client.HTTPSConnection(host, int(port), context=context, timeout=10)
+    try:
+        review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        conn.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", body=json.dumps(review),
+                     headers={"Content-Type": "application/json", **headers})
+        response = conn.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        conn.close()
+
+
+def test_an_approved_csr_for_front_proxy_client_asserts_no_one(stack: Stack, kubectl: Kubectl, tmp_path: Path):
+    """The CSR signer's certificates come from the cluster CA; only the front-proxy CA's may assert a user in
+    x-forwarded-client-cert, so a minted CN front-proxy-client is just that user, at a gateway's port too."""
+    import urllib.parse
+
+    cert, key = approved_client_certificate(stack, kubectl, "front-proxy-client", "mint-front-proxy", tmp_path)
+    admin_pem = urllib.parse.quote(stack.pki.admin_cert.read_text(), safe="")
+    forged = {"x-forwarded-client-cert":
+              f'Hash=00;Cert="{admin_pem}";Subject="O=system:masters,CN=kubernetes-admin"'}
+    status, body = whoami_at_gateway(stack, cert, key, forged)
+    assert status in (201, 401), body
+    if status == 201:
+        assert body["status"]["userInfo"]["username"] == "front-proxy-client", body
+        assert "system:masters" not in body["status"]["userInfo"].get("groups", [])
+    # Envoy's own certificate (front-proxy CA) still carries the forwarded identity
+    status, body = whoami_at_gateway(stack, stack.pki.front_proxy_cert, stack.pki.front_proxy_key, forged)
+    assert status == 201 and body["status"]["userInfo"]["username"] == "kubernetes-admin", body

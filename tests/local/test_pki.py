@@ -60,8 +60,29 @@ def test_leaf_certificates(pki: Pki, stem: str, want_cn: str, want_orgs: list[st
     assert orgs(cert) == want_orgs
     assert usages(cert) == want_usages
     assert sorted(subject_alt_names(cert)) == sorted(want_sans)
-    cert.verify_directly_issued_by(load(pki.ca_cert))
+    cert.verify_directly_issued_by(load(pki.front_proxy_ca_cert if stem == "front-proxy-client" else pki.ca_cert))
     assert not cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+
+
+def test_the_front_proxy_has_a_ca_of_its_own(pki: Pki) -> None:
+    """Only the front-proxy CA may vouch for x-forwarded-client-cert: nothing the cluster CA (the CSR signer's)
+    issues can, so an approved CSR for CN front-proxy-client asserts no one (issue 19.4)."""
+    from cryptography.exceptions import InvalidSignature
+
+    front, cluster = load(pki.front_proxy_ca_cert), load(pki.ca_cert)
+    assert cn(front) == "front-proxy-ca" and front.public_key() != cluster.public_key()
+    assert front.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+    with pytest.raises((InvalidSignature, ValueError)):  # ValueError: another issuer name
+        load(pki.front_proxy_cert).verify_directly_issued_by(cluster)
+    assert oct(pki.front_proxy_ca_key.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_front_proxy_client_from_the_cluster_ca_is_reissued(tmp_path: Path) -> None:
+    """State directories from before the front-proxy CA get a front-proxy-client.crt from it on the next start."""
+    state = ensure_pki(tmp_path, port=None)
+    issue_client_cert(state, "front-proxy-client", path_prefix=state.dir / "front-proxy-client")
+    ensure_pki(tmp_path, port=None)
+    load(state.front_proxy_cert).verify_directly_issued_by(load(state.front_proxy_ca_cert))
 
 
 def test_ip_sans_are_ip_addresses(pki: Pki) -> None:

@@ -2,8 +2,8 @@
 
 The credentials a request presents — ``Authorization`` (bearer token or
 basic), the TLS client certificate, or, on a connection from the
-configured front proxy (Envoy, by its certificate's CN), the
-``x-forwarded-client-cert`` header — go to the authn service (cached
+configured front proxy (Envoy: a certificate from the front-proxy CA with
+an allowed CN), the ``x-forwarded-client-cert`` header — go to the authn service (cached
 briefly by the gateway's client, services/gateway/backends.py). 401 when
 nothing authenticates and anonymous access is off; 503 when authn is
 unreachable (fail closed).
@@ -15,15 +15,48 @@ import ssl
 
 from aiohttp import web
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.serialization import Encoding
 
 from services.gateway import metrics
 from services.gateway.backends import Backends, Credentials
 from services.gateway.context import Handler, context
 
+# (client certificate DER, CA DERs) -> issued by one of them; per-connection certificates repeat, so the
+# signature check runs once per certificate, not per request. Bounded: cleared when full.
+_ISSUED: dict[tuple[bytes, tuple[bytes, ...]], bool] = {}
+_ISSUED_MAX = 1024
 
-def credentials(request: web.Request, front_proxy_names: frozenset[str]) -> Credentials:
-    """What the request presents, trusting x-forwarded-client-cert only from the front proxy (by its cert CN)."""
+
+def issued_by(cert: x509.Certificate, der: bytes, cas: tuple[bytes, ...]) -> bool:
+    """True if one of ``cas`` (DER certificates) signed ``cert`` (whose DER is ``der``)."""
+    key = (der, cas)
+    if key not in _ISSUED:
+        if len(_ISSUED) >= _ISSUED_MAX:
+            _ISSUED.clear()
+        ok = False
+        for ca in cas:
+            try:
+                cert.verify_directly_issued_by(x509.load_der_x509_certificate(ca))
+                ok = True
+                break
+            except (ValueError, TypeError, InvalidSignature):
+                continue
+        _ISSUED[key] = ok
+    return _ISSUED[key]
+
+
+def credentials(request: web.Request, front_proxy_names: frozenset[str],
+                front_proxy_cas: tuple[bytes, ...] = ()) -> Credentials:
+    """What the request presents, trusting x-forwarded-client-cert only from the front proxy.
+
+    The front proxy is a connection whose client certificate was issued by
+    the front-proxy CA (``front_proxy_cas``, ``--requestheader-client-ca-file``)
+    and whose CN is in ``front_proxy_names`` (``--requestheader-allowed-names``;
+    empty: any), as kube's request-header authenticator requires. Any other
+    certificate is the client's own: a cluster-CA certificate with CN
+    ``front-proxy-client`` (an approved CSR) is that user, its header ignored.
+    """
     authorization = request.headers.get("Authorization", "")
     ssl_object: ssl.SSLObject | None = request.transport.get_extra_info("ssl_object") if request.transport else None
     der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
@@ -31,7 +64,8 @@ def credentials(request: web.Request, front_proxy_names: frozenset[str]) -> Cred
         return Credentials(authorization=authorization)
     cert = x509.load_der_x509_certificate(der)
     names = [a.value for a in cert.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)]
-    if names and names[0] in front_proxy_names:
+    allowed = not front_proxy_names or (names and names[0] in front_proxy_names)
+    if allowed and front_proxy_cas and issued_by(cert, der, front_proxy_cas):
         return Credentials(authorization=authorization,
                            forwarded_client_cert=request.headers.get("x-forwarded-client-cert", ""))
     return Credentials(authorization=authorization,
@@ -43,7 +77,7 @@ def with_authentication(handler: Handler, backends: Backends) -> Handler:
 
     async def authenticated(request: web.Request) -> web.StreamResponse:
         ctx = context(request)
-        creds = credentials(request, backends.config.front_proxy_names)
+        creds = credentials(request, backends.config.front_proxy_names, backends.config.front_proxy_cas)
         with metrics.authentication():
             ctx.user = await backends.authn.authenticate(creds, timeout=ctx.timeout)
         return await handler(request)
