@@ -118,8 +118,12 @@ class StatusError(Exception):
 
     @classmethod
     def from_status(cls, status: Mapping[str, Any]) -> StatusError:
-        """Rebuild an error from a Status dict (as found in gRPC trailing metadata)."""
-        reason = str(status.get("reason") or "InternalError")
+        """Rebuild an error from a Status dict (as found in gRPC trailing metadata).
+
+        An empty ``reason`` stays empty when the Status has a ``code`` (an admission webhook's denial keeps
+        the webhook's code and no reason, as kube); only a Status with neither is an InternalError.
+        """
+        reason = str(status.get("reason") or ("" if status.get("code") else "InternalError"))
         code = int(status.get("code") or _REASONS.get(reason, (500,))[0])
         return cls(code, reason, str(status.get("message", "")), status.get("details"))
 

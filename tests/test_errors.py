@@ -24,3 +24,12 @@ def test_details_order_and_empty_fields_are_omitted() -> None:
     assert "message" not in body and "reason" not in body
     assert list(body["details"]) == ["name", "group", "kind", "uid", "causes", "retryAfterSeconds", "extra"]
     assert list(body)[-1] == "code"
+
+
+def test_a_status_without_reason_keeps_its_code_and_no_reason() -> None:
+    """webhookerrors.ToStatusErr: a webhook's denial with code 403 and no reason crosses gRPC unchanged."""
+    denied = errors.StatusError(403, "", 'admission webhook "w" denied the request: no')
+    again = errors.StatusError.from_status(denied.status())
+    assert (again.code, again.reason, again.message) == (403, "", denied.message)
+    assert "reason" not in again.status()
+    assert errors.StatusError.from_status({"message": "boom"}).reason == "InternalError"

@@ -196,6 +196,10 @@ def test_validating_webhook_and_failure_policy(kubectl: Kubectl, namespace: str,
     try:
         msg = f'admission webhook "{name}.example.com" denied the request: missing required label "team"'
         assert until(lambda: msg in kubectl.run("-n", namespace, "create", "cm", "plain", check=False).stderr)
+        # The denial keeps the webhook's own code and no reason (kube's ToStatusErr): kubectl prints no reason.
+        refused = apply(kubectl, namespace, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bare"}},
+                        check=False)
+        assert f'Error from server: error when creating "STDIN": {msg}' in refused.stderr, refused.stderr
         proc = apply(kubectl, namespace, {"apiVersion": "v1", "kind": "ConfigMap",
                                           "metadata": {"name": "ok", "labels": {"team": "a"}}})
         assert 'Warning: label "owner" is recommended' in proc.stderr
