@@ -5,7 +5,9 @@ temporary state directory (so the PKI is generated, etcd initialised and the
 default objects created every time), :func:`kapi.testing.start` until
 ``/readyz`` answers through Envoy and the reset snapshot is taken, then a full
 stop. Prints each start's time, then min/median/max in seconds, plus the
-load average (the machine is shared: the numbers are only as quiet as it is).
+load average (the machine is shared: the numbers are only as quiet as it is)
+and the CPU seconds the stack's processes used until ready, which the load
+does not change (on N idle cores a start cannot take less than CPU / N).
 ``--phases`` prints, for the last start, when each process was started and
 became ready (the launcher's own lines), to see what the time goes to.
 Not a test: numbers depend on the machine.
@@ -21,12 +23,26 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kapi import testing  # noqa: E402
+
+
+def cpu_seconds(pids: Iterable[int]) -> float:
+    """utime + stime (seconds) of the processes ``pids`` so far, from /proc (0 for one that is gone)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 def main() -> int:
@@ -46,7 +62,8 @@ def main() -> int:
     logger = logging.getLogger("kapi.testing")
     logger.setLevel(logging.DEBUG)
     logger.addHandler(Timeline())
-    times = []
+    times: list[float] = []
+    cpus: list[float] = []
     for i in range(args.n):
         state = Path(tempfile.mkdtemp(prefix="kapi-bench-startup-"))
         lines.clear()
@@ -59,13 +76,16 @@ def main() -> int:
             return 1
         elapsed = time.monotonic() - t0[0]
         lines.append(f"{elapsed:6.2f}s  ready (snapshot taken)")
+        used = cpu_seconds(c.processes.values())
         c.stop()
         shutil.rmtree(state, ignore_errors=True)
         times.append(elapsed)
-        print(f"start {i + 1}: {elapsed:.2f} s", flush=True)
+        cpus.append(used)
+        print(f"start {i + 1}: {elapsed:.2f} s ({used:.1f} CPU s in the stack's processes)", flush=True)
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{len(times)} starts on {os.cpu_count()} CPUs (load average {load}): min {min(times):.2f} s, "
-          f"median {statistics.median(times):.2f} s, max {max(times):.2f} s")
+          f"median {statistics.median(times):.2f} s, max {max(times):.2f} s; "
+          f"CPU of the stack's processes at ready: median {statistics.median(cpus):.1f} s")
     if args.phases:
         print("\n".join(lines))
     return 0

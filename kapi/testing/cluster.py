@@ -113,6 +113,7 @@ class Cluster(Credentials):
         if self.rest.context.ca_pem:
             self.ca_file.write_bytes(self.rest.context.ca_pem)
         self._users: dict[tuple[str, tuple[str, ...]], User] = {}
+        self.owns_state_dir = False  # set by start() for a temporary directory it made
         self.baseline = resetting.snapshot(self.rest)
 
     @property
@@ -236,8 +237,11 @@ class Cluster(Credentials):
 
     # -- lifecycle
 
-    def stop(self) -> None:
-        """Stop every process this cluster started (nothing for a reused cluster); safe to call twice."""
+    def stop(self, keep_state: bool = False) -> None:
+        """Stop every process this cluster started (nothing for a reused cluster); safe to call twice.
+
+        A state directory :func:`start` made itself is removed unless ``keep_state``.
+        """
         with _RUNNING_LOCK:
             _RUNNING.discard(self)
         self.rest.close()
@@ -245,6 +249,8 @@ class Cluster(Credentials):
             self.stack.stop()
         if self.state_dir is None:
             shutil.rmtree(self._work, ignore_errors=True)
+        elif self.owns_state_dir and not keep_state:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
 
 
 def _stop_all() -> None:
@@ -292,17 +298,21 @@ def start(kapi_flags: Sequence[str] = (), state_dir: str | os.PathLike[str] | No
 
     Returns once ``/readyz`` answers through Envoy and the snapshot :meth:`Cluster.reset` goes back to is
     taken. Raises ValueError for bad flags, :class:`kapi.local.launcher.StartupError` (log tail
-    included) if a process fails; nothing is left running then. The caller calls :meth:`Cluster.stop`.
+    included) if a process fails; nothing is left running then (and a temporary directory is
+    removed). The caller calls :meth:`Cluster.stop`, which removes a temporary directory too.
     """
     options = stack_options(kapi_flags)
     directory = Path(state_dir) if state_dir is not None else Path(tempfile.mkdtemp(prefix="kapi-"))
     stack = Stack(directory, port=0, echo=lambda line: log.debug("%s", line), **options)
-    stack.start()
     try:
+        stack.start()
         c = Cluster(stack.kubeconfig, stack=stack, state_dir=directory)
     except BaseException:
         stack.stop()
+        if state_dir is None:
+            shutil.rmtree(directory, ignore_errors=True)
         raise
+    c.owns_state_dir = state_dir is None
     with _RUNNING_LOCK:
         _RUNNING.add(c)
     return c
@@ -329,9 +339,7 @@ def cluster(kapi_flags: Sequence[str] = (), *, state_dir: str | os.PathLike[str]
     try:
         yield c
     finally:
-        c.stop()
-        if state_dir is None and not keep_state and c.state_dir is not None:
-            shutil.rmtree(c.state_dir, ignore_errors=True)
+        c.stop(keep_state=keep_state)
 
 
 @contextlib.asynccontextmanager
