@@ -7,8 +7,10 @@ or ``--requestheader-client-ca-file``; the ``x-forwarded-client-cert``
 header counts only on connections whose certificate the latter issued and
 whose CN is in ``--requestheader-allowed-names`` (Envoy).
 Shutdown (SIGTERM): /readyz fails first, then after
-``--shutdown-delay-duration`` seconds open watches end cleanly (clients
-re-watch elsewhere) and in-flight requests finish.
+``--shutdown-delay-duration`` seconds (less once Envoy's health check has
+read the failing /readyz, or when no request comes at all:
+services/gateway/filters/health.py ``drain``) open watches end cleanly
+(clients re-watch elsewhere), in-flight requests finish, and the process exits.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from kapi import errors, flags, grpcutil, jsonutil, limits
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import aggregation, audit, authtrust, chain, dynamic, healthz
 from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, Backends, Config, storage_stub
+from services.gateway.filters import health as health_filter
 from services.gateway.flowcontrol import FlowControlClient, LocalLimiter
 from services.gateway.registry import ipallocator
 
@@ -206,12 +209,20 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     backends.post_start_hooks.add(healthz.HOOK_AUTH_INFO)
     backends.ready = True
     await stop.wait()
-    log.info("shutting down: /readyz fails for %.1fs, then watches end", args.shutdown_delay_duration)
+    log.info("shutting down: /readyz fails for up to %.1fs, then watches end", args.shutdown_delay_duration)
     backends.ready, backends.shutting_down = False, True
-    await asyncio.sleep(args.shutdown_delay_duration)
-    for call in list(backends.watches):
-        call.cancel()
+    waited = await health_filter.drain(backends, args.shutdown_delay_duration)
+    log.info("drained after %.1fs: closing %d watches, finishing in-flight requests", waited, len(backends.watches))
+
+    async def close_watches() -> None:  # also those a proxy still started while this gateway drained
+        while True:
+            for call in list(backends.watches):
+                call.cancel()
+            await asyncio.sleep(0.1)
+
+    closer = asyncio.create_task(close_watches())
     await runner.cleanup()
+    closer.cancel()
     if backends.custom_resources is not None:
         await backends.custom_resources.stop()
     await trust.stop()

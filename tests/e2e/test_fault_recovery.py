@@ -264,3 +264,100 @@ def test_storage_replica_killed_watches_resume_without_gap_duplicate_or_error(st
         assert len(names) == len(set(names)), "an object ADDED twice"
         missing = set(acknowledged) - set(names)
         assert not missing, f"acknowledged creates never delivered (a gap): {sorted(missing)[:5]}"
+
+
+def test_rolling_restart_of_both_gateways_under_load_fails_no_request(stack: Stack) -> None:
+    """SIGTERM to each gateway in turn while clients read, write and watch through Envoy: /readyz fails first,
+    Envoy stops sending, in-flight requests finish, watches end cleanly (clients re-watch), then the gateway
+    exits; started again, it rejoins. kube-apiserver's --shutdown-delay-duration."""
+    from collections import Counter
+
+    from tests.e2e.test_faults import load
+
+    lock = threading.Lock()
+    acknowledged: list[str] = []
+    failures: list[tuple[str, int, Any]] = []
+
+    def work(client: Client, n: int, i: int) -> int:
+        if i % 3 == 2:
+            name = f"roll-{n}-{i}"
+            status, body = client.request("POST", f"/api/v1/namespaces/{NS}/configmaps",
+                                          {"metadata": {"name": name, "labels": {"wave": "roll"}}})
+            if status == 201:
+                with lock:
+                    acknowledged.append(name)
+        else:
+            status, body = client.request("GET", f"/api/v1/namespaces/{NS}/configmaps?labelSelector=wave%3Droll"
+                                                 "&limit=5")
+        if status not in (200, 201):
+            with lock:
+                failures.append(("POST" if i % 3 == 2 else "GET", status, body))
+        time.sleep(0.01)
+        return status
+
+    seen: list[str] = []
+    errors_seen: list[Any] = []
+    watch_runs: list[str] = []
+    done = threading.Event()
+    url = stack.url.removeprefix("https://").rsplit(":", 1)
+
+    def watcher() -> None:
+        rv = Client(stack).request("GET", f"/api/v1/namespaces/{NS}/configmaps?labelSelector=wave%3Droll")[1][
+            "metadata"]["resourceVersion"]
+        while not done.is_set():  # a client's watch loop: re-watch from the last resourceVersion on a clean end
+            conn = http.client.HTTPSConnection(url[0], int(url[1]), context=_context(stack), timeout=30)
+            try:
+                conn.request("GET", f"/api/v1/namespaces/{NS}/configmaps?watch=1&resourceVersion={rv}"
+                                    "&allowWatchBookmarks=true&labelSelector=wave%3Droll&timeoutSeconds=30")
+                reply = conn.getresponse()
+                if reply.status != 200:
+                    watch_runs.append(f"status {reply.status}")
+                    time.sleep(0.2)
+                    continue
+                watch_runs.append("open")
+                for line in reply:
+                    event = json.loads(line)
+                    if event["type"] == "ERROR":
+                        errors_seen.append(event["object"])
+                        break
+                    rv = event["object"]["metadata"]["resourceVersion"]
+                    if event["type"] == "ADDED":
+                        seen.append(event["object"]["metadata"]["name"])
+                    if done.is_set():
+                        break
+            except (OSError, http.client.HTTPException, ValueError) as exc:
+                watch_runs.append(f"failed {exc!r}")
+                time.sleep(0.2)
+            finally:
+                conn.close()
+
+    watch_thread = threading.Thread(target=watcher, daemon=True)
+    watch_thread.start()
+    timings: dict[str, float] = {}
+
+    def roll() -> None:
+        for gateway in GATEWAYS:
+            start = time.monotonic()
+            code = stack.terminate_process(gateway, timeout=20)
+            timings[f"{gateway} exit"] = time.monotonic() - start
+            assert code == 0, f"{gateway} exited with {code}"
+            stack.restart_process(gateway)
+            until(lambda: "failed_active_hc" not in envoy_health(stack), 10, f"{gateway} healthy in Envoy again")
+            time.sleep(0.5)
+
+    drained_before = _gateway_logs(stack).count("drained after")
+    totals = sum(load(stack, work, threads=4, seconds=20.0, fault=roll, after=1.0), Counter())
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not set(acknowledged) <= set(seen):
+        time.sleep(0.2)
+    done.set()
+    print(f"\nrolling restart of both gateways under load: {dict(totals)}; gateway exits "
+          f"{ {k: round(v, 1) for k, v in timings.items()} } s; watch runs {watch_runs}")
+    assert len(timings) == 2, "the roll did not finish within the load"
+    assert _gateway_logs(stack).count("drained after") - drained_before == 2  # each drained before closing
+    assert totals[200] + totals[201] > 200
+    assert not failures, f"{len(failures)} failed requests, e.g. {failures[:3]}"
+    assert not errors_seen, f"the watch got ERROR events: {errors_seen[:2]}"
+    missing = set(acknowledged) - set(seen)
+    assert not missing, (f"{len(missing)} of {len(acknowledged)} acknowledged creates the watch never saw: "
+                         f"{sorted(missing)[:5]}; watch runs {watch_runs}")
