@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import signal
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,17 +211,28 @@ async def wait_ready(channel: grpc.aio.Channel, seconds: float) -> None:
         state = channel.get_state(try_to_connect=True)
 
 
+# Where the current request (a task's context) adds the seconds each unary call took, by peer service name;
+# unset outside a request. The gateway's Server-Timing filter sets it (services/gateway/filters/servertiming.py).
+CALL_TIMINGS: contextvars.ContextVar[dict[str, float]] = contextvars.ContextVar("kapi_call_timings")
+
+
 async def call(service: str, rpc: Callable[..., Awaitable[object]], request: object, *, timeout: float,
                metadata: tuple[tuple[str, str], ...] | None = None) -> object:
     """Invoke one unary RPC, turning any gRPC failure into a :class:`errors.StatusError`.
 
     ``timeout`` is in seconds (the RPC deadline). ``service`` names the peer in
-    transport-failure messages (503/504).
+    transport-failure messages (503/504). The call's duration (seconds) is
+    added under ``service`` to :data:`CALL_TIMINGS` when a request set it.
     """
+    timings = CALL_TIMINGS.get(None)
+    start = time.perf_counter() if timings is not None else 0.0
     try:
         return await rpc(request, timeout=timeout, metadata=metadata)
     except grpc.RpcError as exc:
         raise errors.from_rpc_error(exc, service) from None
+    finally:
+        if timings is not None:
+            timings[service] = timings.get(service, 0.0) + time.perf_counter() - start
 
 
 def configure_logging(level: str = "INFO") -> None:

@@ -3,19 +3,19 @@
 :func:`build_handler_chain` composes the filters, each ``with_x(handler,
 deps) -> handler`` in a file of its own: generic ones in
 services/gateway/filters/ (panic recovery, health, timeout, priority and
-fairness, tracing; metrics in services/gateway/metrics.py), API-aware ones
+fairness, Server-Timing, tracing; metrics in services/gateway/metrics.py), API-aware ones
 in services/gateway/apifilters/ (request info, authentication,
 impersonation, authorization; audit in services/gateway/audit.py). A
 request passes them outermost first — the order of kube-apiserver:
 
-tracing -> metrics -> audit -> panic recovery -> health -> request info ->
+tracing -> metrics -> Server-Timing -> audit -> panic recovery -> health -> request info ->
 authentication (401) -> impersonation -> priority and fairness (429) ->
 authorization (403) -> timeout (504) -> routes (services/gateway/routes.py:
 discovery, OpenAPI, the REST verb handlers, whose writes all go through
 services/gateway/registry/store.py).
 
 :func:`install` mounts the chain on the aiohttp application and registers
-every response hook (audit, metrics, APF headers) — nowhere else. See
+every response hook (audit, metrics, APF headers, Server-Timing) — nowhere else. See
 docs/architecture.md, "The request path".
 """
 
@@ -30,7 +30,7 @@ from services.gateway.apifilters.impersonation import with_impersonation
 from services.gateway.apifilters.requestinfo import with_request_info
 from services.gateway.backends import Backends
 from services.gateway.context import Handler
-from services.gateway.filters import tracing
+from services.gateway.filters import servertiming, tracing
 from services.gateway.filters.health import with_health
 from services.gateway.filters.priority import with_priority_and_fairness
 from services.gateway.filters.recovery import expect_continue, with_panic_recovery
@@ -49,6 +49,7 @@ def build_handler_chain(backends: Backends) -> Handler:
     handler = with_health(handler, backends)
     handler = with_panic_recovery(handler)
     handler = audit.with_audit(handler, backends.audit)
+    handler = servertiming.with_server_timing(handler)
     handler = metrics.instrument(handler)
     return tracing.instrument(handler)
 
@@ -58,6 +59,7 @@ def install(app: web.Application, backends: Backends) -> None:
     app.on_response_prepare.append(audit.on_response_prepare)  # Audit-Id on streams; ResponseStarted
     app.on_response_prepare.append(metrics.on_response_prepare)  # apiserver_longrunning_requests
     app.on_response_prepare.append(debug.on_response_prepare)  # PF headers on streams; watch seats end here
+    app.on_response_prepare.append(servertiming.on_response_prepare)  # Server-Timing
     app.on_cleanup.append(audit.cleanup(backends.audit))
     # Any path, control characters included (``.`` alone stops at a newline: aiohttp's text 404 for ``%0a``).
     app.router.add_route("*", r"/{tail:[\s\S]*}", build_handler_chain(backends), expect_handler=expect_continue)

@@ -11,11 +11,14 @@ seat bookkeeping are services/gateway/debug.py.
 
 from __future__ import annotations
 
+import time
+
 from aiohttp import web
 
 from services.gateway import debug
 from services.gateway.backends import Backends
 from services.gateway.context import Handler, context
+from services.gateway.filters import servertiming
 
 
 def with_priority_and_fairness(handler: Handler, backends: Backends) -> Handler:
@@ -25,8 +28,10 @@ def with_priority_and_fairness(handler: Handler, backends: Backends) -> Handler:
         ctx = context(request)
         assert ctx.info is not None and ctx.attrs is not None
         seat = debug.new_seat(request, ctx.info.long_running)
+        start = time.perf_counter()
         async with backends.flowcontrol.seat(ctx.attrs, ctx.info.long_running, ctx.timeout, seat,
                                              debug.list_limit(request.query)):
+            servertiming.record("apf", time.perf_counter() - start)  # the queue wait, for Server-Timing
             return await handler(request)
 
     return seated
