@@ -19,6 +19,18 @@ ALL_UNAUTHENTICATED = "system:unauthenticated"
 SYSTEM_PRIVILEGED_GROUP = "system:masters"
 
 MUTATING_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+
+
+def split_service_account(username: str) -> tuple[str, str] | None:
+    """(namespace, name) of a ``system:serviceaccount:<ns>:<name>`` user name, or None for any other name
+    (k8s.io/apiserver pkg/authentication/serviceaccount SplitUsername)."""
+    if not username.startswith(SERVICE_ACCOUNT_PREFIX):
+        return None
+    namespace, sep, name = username[len(SERVICE_ACCOUNT_PREFIX):].partition(":")
+    if not sep or not namespace or not name or ":" in name:
+        return None
+    return namespace, name
 
 
 @dataclass(frozen=True)

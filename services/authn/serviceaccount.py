@@ -37,13 +37,12 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from kapi import errors, jsonutil
-from kapi.attributes import UserInfo
+from kapi.attributes import SERVICE_ACCOUNT_PREFIX, UserInfo
 from services.authn.authenticator import DEFAULT_CACHE_TTL_SECONDS, NOT_MINE, Result, failed, succeeded
 from services.authn.objects import PODS, SECRETS, SERVICE_ACCOUNTS, ObjectLookup
 
 NAME = "service-account"
 DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
-SA_PREFIX = "system:serviceaccount:"
 ALL_SERVICE_ACCOUNTS = "system:serviceaccounts"
 DEFAULT_EXPIRATION_SECONDS = 3600
 MIN_EXPIRATION_SECONDS = 600
@@ -64,22 +63,12 @@ _EC_ALGS = {"secp256r1": "ES256", "secp384r1": "ES384", "secp521r1": "ES512"}
 
 def service_account_username(namespace: str, name: str) -> str:
     """``system:serviceaccount:<namespace>:<name>``."""
-    return f"{SA_PREFIX}{namespace}:{name}"
+    return f"{SERVICE_ACCOUNT_PREFIX}{namespace}:{name}"
 
 
 def service_account_groups(namespace: str) -> tuple[str, ...]:
     """``system:serviceaccounts`` and ``system:serviceaccounts:<namespace>``."""
     return (ALL_SERVICE_ACCOUNTS, f"{ALL_SERVICE_ACCOUNTS}:{namespace}")
-
-
-def split_username(username: str) -> tuple[str, str] | None:
-    """(namespace, name) of a ``system:serviceaccount:<ns>:<name>`` user name, or None."""
-    if not username.startswith(SA_PREFIX):
-        return None
-    namespace, sep, name = username[len(SA_PREFIX):].partition(":")
-    if not sep or not namespace or not name or ":" in name:
-        return None
-    return namespace, name
 
 
 # ------------------------------------------------------------------ keys

@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from kapi import errors, jsonutil
+from kapi.attributes import split_service_account
 from services.authn.authenticator import NOT_MINE
 from services.authn.objects import ObjectIndex, ObjectLookup
 from services.authn.serviceaccount import (
@@ -22,7 +23,6 @@ from services.authn.serviceaccount import (
     discovery_documents,
     key_id,
     parse_public_keys,
-    split_username,
 )
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
@@ -201,4 +201,4 @@ async def test_ec_keys_and_discovery() -> None:
     ("system:serviceaccount:ns:a:b", None),
 ])
 def test_split_username(username: str, expected: tuple[str, str] | None) -> None:
-    assert split_username(username) == expected
+    assert split_service_account(username) == expected

@@ -34,7 +34,14 @@ from aiohttp import web
 from multidict import CIMultiDictProxy
 
 from kapi import errors
-from kapi.attributes import ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS, Attributes, UserInfo
+from kapi.attributes import (
+    ALL_AUTHENTICATED,
+    ALL_UNAUTHENTICATED,
+    ANONYMOUS,
+    Attributes,
+    UserInfo,
+    split_service_account,
+)
 from services.gateway import audit
 from services.gateway.apifilters.authorization import attributes, forbidden
 from services.gateway.backends import Backends
@@ -45,7 +52,6 @@ GROUP_HEADER = "Impersonate-Group"
 UID_HEADER = "Impersonate-Uid"
 EXTRA_PREFIX = "impersonate-extra-"
 AUTHENTICATION_GROUP = "authentication.k8s.io"
-SA_PREFIX = "system:serviceaccount:"
 
 
 class Authorizer(Protocol):
@@ -62,15 +68,6 @@ class Impersonation:
 
     user: UserInfo
     impersonator: UserInfo
-
-
-def _split_service_account(username: str) -> tuple[str, str] | None:
-    if not username.startswith(SA_PREFIX):
-        return None
-    namespace, sep, name = username[len(SA_PREFIX):].partition(":")
-    if not sep or not namespace or not name or ":" in name:
-        return None
-    return namespace, name
 
 
 def requested(headers: Mapping[str, str]) -> bool:
@@ -93,7 +90,7 @@ def _checks(user: UserInfo, headers: CIMultiDictProxy[str] | Mapping[str, Any]
                                  api_version="v1", resource=resource, subresource=subresource,
                                  namespace=namespace, name=name))
 
-    sa = _split_service_account(username) if username else None
+    sa = split_service_account(username) if username else None
     if sa is not None:
         check("serviceaccounts", sa[1], namespace=sa[0])
     elif username:
