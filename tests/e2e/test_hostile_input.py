@@ -248,6 +248,13 @@ MALFORMED = [
     ("huge-name-in-error", "POST", "/api/v1/namespaces/{ns}/configmaps", configmap("A" * 100_000), {}, 422,
      "Invalid"),
     ("huge-name-in-404", "GET", "/api/v1/namespaces/{ns}/configmaps/" + "a" * 200_000, None, {}, 404, "NotFound"),
+    ("grace-period-overflow", "DELETE", "/api/v1/namespaces/{ns}/configmaps/x?gracePeriodSeconds=9223372036854775808",
+     None, {}, 400, "BadRequest"),
+    ("watch-timeout-overflow", "GET",
+     "/api/v1/namespaces/{ns}/configmaps?watch=1&timeoutSeconds=99999999999999999999", None, {}, 400, "BadRequest"),
+    ("token-expiration-overflow", "POST", "/api/v1/namespaces/{ns}/serviceaccounts/default/token",
+     json.dumps({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                 "spec": {"expirationSeconds": 2**63}}), {}, 400, "BadRequest"),
 ]
 
 

@@ -61,9 +61,9 @@ async def _options(scope: RequestScope) -> dict[str, Any]:
             value = scope.param(key)
             if key == "gracePeriodSeconds":
                 try:
-                    options[key] = int(value)
-                except ValueError:
-                    raise errors.bad_request(gofmt.parse_int_error(value)) from None
+                    options[key] = gofmt.parse_int64(value)
+                except ValueError as exc:
+                    raise errors.bad_request(str(exc)) from None
             else:
                 options[key] = value.lower() == "true" if key == "orphanDependents" else value
     deletion.gc_finalizer(options)  # 422 for an unsupported propagationPolicy before anything happens

@@ -32,6 +32,7 @@ from services.gateway.scope import RequestScope, parse_resource_version
 log = logging.getLogger(__name__)
 
 MIN_REQUEST_TIMEOUT = 1800.0  # seconds, kube-apiserver --min-request-timeout default
+MAX_WATCH_TIMEOUT = 1e9  # seconds (31 years): a larger timeoutSeconds overflowed the loop's timer and ended at once
 RESUME_SECONDS = 10.0  # how long a watch whose storage replica went away keeps trying to resume on another
 RESUME_BACKOFF_SECONDS = 0.05  # first wait between resume attempts while no replica answers; doubles up to 1 s
 
@@ -39,10 +40,10 @@ RESUME_BACKOFF_SECONDS = 0.05  # first wait between resume attempts while no rep
 def _timeout(scope: RequestScope) -> float:
     text = scope.param("timeoutSeconds")
     if text:
-        try:
-            return max(float(int(text)), 0.0) or MIN_REQUEST_TIMEOUT
-        except ValueError:
-            raise errors.bad_request(gofmt.parse_int_error(text)) from None
+        try:  # an int64 (Go's parse: 400 past it); capped where the event loop's clock still holds it
+            return min(max(float(gofmt.parse_int64(text)), 0.0), MAX_WATCH_TIMEOUT) or MIN_REQUEST_TIMEOUT
+        except ValueError as exc:
+            raise errors.bad_request(str(exc)) from None
     return MIN_REQUEST_TIMEOUT * (1 + random.random())
 
 

@@ -140,6 +140,10 @@ async def token_request(scope: RequestScope) -> web.StreamResponse:
     if not isinstance(expiration, int) or isinstance(expiration, bool):
         raise errors.bad_request('TokenRequest in version "v1" cannot be handled as a TokenRequest: '
                                  "spec.expirationSeconds must be an integer")
+    if not -(1 << 63) <= expiration < (1 << 63):  # Go's int64 (was a 500 from the proto field)
+        raise errors.bad_request('TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot '
+                                 f"unmarshal number {expiration} into Go struct field TokenRequestSpec.spec."
+                                 "expirationSeconds of type int64")
     name, namespace = scope.info.name, scope.info.namespace
     sa = await _get(scope, "serviceaccounts", name)
     request = authn_pb2.IssueServiceAccountTokenRequest(
