@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from kapi.limits import MAX_HEADER_BYTES  # the gateways' limit too
+from kapi.limits import MAX_BODY_BYTES, MAX_HEADER_BYTES  # the gateways' limits too
 
 HCM = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
 ROUTER = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"
@@ -189,6 +189,12 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
                        "route": {**_route("connect-failure"),
                                  "upgrade_configs": [{"upgrade_type": t, "enabled": True} for t in UPGRADE_TYPES]}}
                       for regex in CONNECT_PATH_REGEXES),
+                    # A body declared larger than kube's limit is refused before it is read (413 Status): a
+                    # gateway's 413 after 3 MiB reached an HTTP/2 client as a reset stream while it still sent.
+                    {"match": {"prefix": "/", "headers": [{"name": "content-length", "range_match": {
+                        "start": MAX_BODY_BYTES + 1, "end": 1 << 62}}]},
+                     "direct_response": {"status": 413, "body": {
+                         "inline_string": f"Request entity too large: limit is {MAX_BODY_BYTES}"}}},
                     # GETs (reads and watches) are idempotent: retry resets on another gateway too.
                     {"match": {"prefix": "/", "headers": [{"name": ":method", "string_match": {"exact": "GET"}}]},
                      "route": _route("connect-failure,reset")},

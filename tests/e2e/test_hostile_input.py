@@ -295,6 +295,16 @@ def test_a_newline_in_the_path_is_routed(stack: Stack):
     assert reply.is_status(404, "NotFound"), reply
 
 
+def test_kubectl_gets_413_for_a_20_mb_object(stack: Stack, kubectl: Kubectl, tmp_path: Path):
+    """Envoy refuses a declared body over 3 MiB before reading it; kubectl (HTTP/2) sees kube's Status."""
+    manifest = tmp_path / "huge.json"
+    manifest.write_text(configmap("huge", data={"a": "x" * 20_000_000}))
+    started = time.monotonic()
+    proc = kubectl.run("create", "-f", str(manifest), check=False)
+    assert proc.returncode != 0 and time.monotonic() - started < 20
+    assert "Request entity too large: limit is 3145728" in proc.stderr, proc.stderr[:500]
+
+
 def test_an_oversized_body_is_413_for_a_client_that_reads_while_sending(stack: Stack):
     """20 MB: kube reads up to its 3 MiB limit and answers 413; a client that reads the answer while it still
     sends (Go's and curl's HTTP/1.1) sees the Status."""

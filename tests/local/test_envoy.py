@@ -68,9 +68,13 @@ def test_client_certificate_forwarding_and_timeouts(config: dict[str, Any]) -> N
 
 def test_routes_never_cut_watches_and_retry_safely(config: dict[str, Any]) -> None:
     routes = hcm(config)["route_config"]["virtual_hosts"][0]["routes"]
-    pods, proxies, get, rest = routes
+    pods, proxies, too_large, get, rest = routes
     for connect in (pods, proxies):
         assert connect["route"]["retry_policy"]["retry_on"] == "connect-failure"
+    # a declared body over kube's 3 MiB is refused before it is read (a 413 Status via the local reply mapper)
+    assert too_large["match"]["headers"][0]["range_match"]["start"] == 3 * 1024 * 1024 + 1
+    assert too_large["direct_response"]["status"] == 413
+    routes = [pods, proxies, get, rest]
     assert get["match"] == {"prefix": "/", "headers": [{"name": ":method", "string_match": {"exact": "GET"}}]}
     assert rest["match"] == {"prefix": "/"}
     for r in routes:
@@ -185,8 +189,8 @@ def test_only_connect_subresources_upgrade(config: dict[str, Any], path: str, up
     import re
 
     routes = hcm(config)["route_config"]["virtual_hosts"][0]["routes"]
-    route = next(r for r in routes if "safe_regex" not in r["match"] or re.fullmatch(
-        r["match"]["safe_regex"]["regex"], path))
+    route = next(r for r in routes if "route" in r and ("safe_regex" not in r["match"] or re.fullmatch(
+        r["match"]["safe_regex"]["regex"], path)))
     enabled = {u["upgrade_type"]: u["enabled"] for u in route["route"].get("upgrade_configs", [])}
     assert (enabled == {"websocket": True, "spdy/3.1": True}) == upgrades
 
