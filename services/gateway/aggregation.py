@@ -174,7 +174,9 @@ class Aggregator:
             upstream = await self._http().request(
                 request.method, target.base_url + request.path_qs, headers=headers, data=body or None,
                 ssl=target.ssl_context, server_hostname=target.server_hostname, allow_redirects=False)
-        except (aiohttp.ClientError, OSError, ssl.SSLError) as exc:
+        except (aiohttp.ClientError, OSError, ssl.SSLError, ValueError) as exc:
+            # ValueError: a user string no header may carry (a CR or LF in an OIDC claim or a certificate's CN);
+            # Go's client refuses it too, and kube answers this 503 instead of sending the header.
             raise errors.unavailable(f'error trying to reach service: {exc}') from None
         async with upstream:
             response = web.StreamResponse(status=upstream.status)

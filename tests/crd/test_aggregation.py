@@ -41,3 +41,44 @@ def test_routing_and_groups_follow_the_remote_apiservices() -> None:
         "resource": "flunders", "singularResource": "flunder", "scope": "Namespaced", "verbs": ["get"],
         "responseKind": {"group": "wardle.example.com", "version": "v1beta1", "kind": "Flunder"}}]
     assert items[0]["versions"][1]["freshness"] == "Stale"
+
+
+async def test_a_user_name_no_header_may_carry_is_a_503_not_a_header_injection() -> None:
+    """X-Remote-User is built from the user's name: a CR/LF in it (an OIDC claim, a minted CN) must neither be
+    injected as a header of its own nor be a 500 (issue 19: headers built from input)."""
+    import pytest
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer, make_mocked_request
+
+    from kapi import errors
+    from kapi.attributes import UserInfo
+    from services.gateway.aggregation import Aggregator, Target
+
+    seen: list[dict[str, str]] = []
+
+    async def upstream(request: web.Request) -> web.Response:
+        seen.append(dict(request.headers))
+        return web.Response(text="{}")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", upstream)
+    server = TestServer(app)
+    await server.start_server()
+    aggregator = Aggregator(storage=None)
+
+    async def target(apiservice: object, timeout: float) -> Target:
+        return Target("v1.x.example.com", str(server.make_url("")).rstrip("/"), None, "x")  # type: ignore[arg-type]
+
+    aggregator.target = target  # type: ignore[method-assign]
+    try:
+        request = make_mocked_request("GET", "/apis/x.example.com/v1/things")
+        with pytest.raises(errors.StatusError) as info:
+            await aggregator.proxy(request, {}, UserInfo("mallory\r\nX-Remote-Group: system:masters"), 5)
+        assert info.value.code == 503
+        assert seen == []
+        await aggregator.proxy(request, {}, UserInfo("alice"), 5)
+        assert seen[0]["X-Remote-User"] == "alice"
+    finally:
+        if aggregator._session is not None:
+            await aggregator._session.close()
+        await server.close()
