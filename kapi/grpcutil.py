@@ -92,6 +92,52 @@ def tls_from_args(args: object) -> TLSFiles | None:
     return None
 
 
+class HealthServicer(health.HealthServicer):
+    """grpc_health's servicer with ``Check`` and ``Watch`` as coroutines of the aio server's loop.
+
+    The library's ``Watch`` blocks a thread of the aio server's executor per
+    stream until the client goes away; a gateway's Watch of storage's health
+    (services/gateway/healthz.py) then kept a stopped storage process alive
+    (asyncio.run waits for that thread). These end with the server. ``set``
+    stays synchronous (call it on the server's loop).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._changed: set[asyncio.Event] = set()
+
+    def set(self, service: str, status: health_pb2.HealthCheckResponse.ServingStatus) -> None:
+        """Set ``service``'s status ("" = the whole server) and wake every Watch."""
+        super().set(service, status)
+        for event in self._changed:
+            event.set()
+
+    async def Check(self, request: health_pb2.HealthCheckRequest,  # type: ignore[override]  # noqa: N802
+                    context: grpc.aio.ServicerContext) -> health_pb2.HealthCheckResponse:
+        """The status of ``request.service``; NOT_FOUND for a name never set."""
+        status = self._server_status.get(request.service)
+        if status is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"unknown service {request.service!r}")
+        return health_pb2.HealthCheckResponse(status=status)
+
+    async def Watch(self, request: health_pb2.HealthCheckRequest,  # type: ignore[override]  # noqa: N802
+                    context: grpc.aio.ServicerContext) -> AsyncIterator[health_pb2.HealthCheckResponse]:
+        """The status of ``request.service`` now (SERVICE_UNKNOWN if never set) and after every change."""
+        changed = asyncio.Event()
+        self._changed.add(changed)
+        last = None
+        try:
+            while True:
+                status = self._server_status.get(request.service, health_pb2.HealthCheckResponse.SERVICE_UNKNOWN)
+                if status != last:
+                    last = status
+                    yield health_pb2.HealthCheckResponse(status=status)
+                await changed.wait()
+                changed.clear()
+        finally:
+            self._changed.discard(changed)
+
+
 def make_server(address: str, tls: TLSFiles | None) -> tuple[grpc.aio.Server, health.HealthServicer, int]:
     """An aio server listening on ``address`` (host:port; port 0 = any) with health registered.
 
@@ -99,7 +145,7 @@ def make_server(address: str, tls: TLSFiles | None) -> tuple[grpc.aio.Server, he
     servicers, sets health to SERVING, and starts the server.
     """
     server = grpc.aio.server(options=[*_OPTIONS, *_SERVER_OPTIONS], interceptors=observability.server_interceptors())
-    health_servicer = health.HealthServicer()
+    health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if tls is not None:
         cert, key, ca = tls.read()

@@ -162,3 +162,55 @@ async def test_channel_reaches_a_restarted_peer_within_200ms_without_a_reconnect
         proc.kill()
         await proc.wait()
         await channel.close()
+
+
+_TERMINATED_PEER = """
+import sys
+from kapi import grpcutil
+
+async def main(stop):
+    server, health, port = grpcutil.make_server("127.0.0.1:0", None)
+    await grpcutil.start_serving(server, port, sys.argv[1])
+    await grpcutil.serve_until(stop, server, 0.5)
+
+grpcutil.run(main)
+"""
+
+
+async def test_health_watch_follows_changes_and_sigterm_ends_it(tmp_path: Path) -> None:
+    """A client's health Watch sees each change; SIGTERM still stops the server process at once (the library's
+    thread-based Watch kept it alive until the client went away)."""
+    import signal
+    import sys
+
+    server, health_servicer, port = grpcutil.make_server("127.0.0.1:0", None)
+    await grpcutil.start_serving(server, port)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stream = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service=SERVICE))
+            replies = stream.__aiter__()
+            assert (await anext(replies)).status == health_pb2.HealthCheckResponse.SERVICE_UNKNOWN
+            grpcutil.set_serving(health_servicer, [SERVICE])
+            assert (await anext(replies)).status == health_pb2.HealthCheckResponse.SERVING
+            grpcutil.set_serving(health_servicer, [SERVICE], serving=False)
+            assert (await anext(replies)).status == health_pb2.HealthCheckResponse.NOT_SERVING
+            stream.cancel()
+    finally:
+        await server.stop(None)
+
+    port_file = tmp_path / "port"
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", _TERMINATED_PEER, str(port_file))
+    try:
+        for _ in range(1000):
+            if port_file.exists() and port_file.read_text():
+                break
+            await asyncio.sleep(0.01)
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port_file.read_text()}") as channel:
+            stream = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service=""))
+            assert (await anext(stream.__aiter__())).status == health_pb2.HealthCheckResponse.SERVING
+            proc.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(proc.wait(), 5) == 0  # the open Watch does not keep it alive
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
