@@ -361,3 +361,48 @@ def test_rolling_restart_of_both_gateways_under_load_fails_no_request(stack: Sta
     missing = set(acknowledged) - set(seen)
     assert not missing, (f"{len(missing)} of {len(acknowledged)} acknowledged creates the watch never saw: "
                          f"{sorted(missing)[:5]}; watch runs {watch_runs}")
+
+
+def test_watch_no_replica_can_resume_gets_410_expired(stack: Stack) -> None:
+    """Both storage replicas die, etcd moves on and is compacted meanwhile: the watch cannot resume from its last
+    resourceVersion anywhere, so the client gets kube's 410 Expired ERROR event (and re-lists)."""
+    import base64
+
+    client = Client(stack)
+    status, listing = client.request("GET", f"/api/v1/namespaces/{NS}/configmaps?labelSelector=wave%3Dexpire")
+    assert status == 200
+    url = stack.url.removeprefix("https://").rsplit(":", 1)
+    conn = http.client.HTTPSConnection(url[0], int(url[1]), context=_context(stack), timeout=30)
+    events: list[dict[str, Any]] = []
+    etcd = f"http://{stack.addresses['etcd']}"
+
+    def etcd_post(path: str, body: dict[str, Any]) -> dict[str, Any]:
+        request = urllib.request.Request(etcd + path, data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            return dict(json.loads(reply.read()))
+
+    try:
+        conn.request("GET", f"/api/v1/namespaces/{NS}/configmaps?watch=1&labelSelector=wave%3Dexpire"
+                            f"&resourceVersion={listing['metadata']['resourceVersion']}&timeoutSeconds=30")
+        reply = conn.getresponse()
+        assert reply.status == 200
+        time.sleep(0.5)
+        stack.kill_process("storage-1")
+        stack.kill_process("storage-2")
+        key = base64.b64encode(b"/kapi-test/advance").decode()
+        revision = int(etcd_post("/v3/kv/put", {"key": key, "value": key})["header"]["revision"])
+        etcd_post("/v3/kv/compaction", {"revision": revision, "physical": True})
+        stack.restart_process("storage-1")  # within the gateway's 10 s of retrying
+        for line in reply:
+            events.append(json.loads(line))
+            break
+    finally:
+        conn.close()
+        for name in ("storage-1", "storage-2"):
+            if stack.processes[name].poll() is not None:
+                stack.restart_process(name)
+    assert len(events) == 1 and events[0]["type"] == "ERROR", events
+    status_obj = events[0]["object"]
+    assert (status_obj["kind"], status_obj["code"], status_obj["reason"]) == ("Status", 410, "Expired"), status_obj
+    assert status_obj["message"].startswith("too old resource version"), status_obj
