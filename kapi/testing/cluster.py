@@ -268,16 +268,18 @@ def stack_options(kapi_flags: Sequence[str]) -> dict[str, Any]:
     """:class:`Stack` keyword arguments from ``kapi up`` flags (launcher and service flags alike).
 
     ``--gateways=1``, ``--log-level=DEBUG``, ``--authorization-mode=RBAC,Node``,
-    ``--token-auth-file=users.csv``, ``--enable-admission-plugins=...``, ``--feature-gates=...``;
+    ``--token-auth-file=users.csv``, ``--enable-admission-plugins=...``;
     ``--state-dir`` and ``--port`` are the test cluster's own. Raises ValueError for an unknown flag
     or a bad value (the message is argparse's).
     """
     parser = build_parser()
     parser.exit_on_error = False
     try:
-        args = parser.parse_args(list(kapi_flags))
-    except (argparse.ArgumentError, SystemExit) as exc:
+        args, unknown = parser.parse_known_args(list(kapi_flags))
+    except (argparse.ArgumentError, SystemExit) as exc:  # a bad value (argparse printed the usage)
         raise ValueError(f"bad kapi flags {' '.join(kapi_flags)!r}: {exc}") from None
+    if unknown:
+        raise ValueError(f"unknown kapi up flags: {' '.join(unknown)} (kapi up --help lists them)")
     given = {a.split("=", 1)[0].lstrip("-").replace("-", "_") for a in kapi_flags if a.startswith("--")}
     extra = []
     for flag in flags.FLAGS:
