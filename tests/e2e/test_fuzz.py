@@ -1,7 +1,8 @@
 """Fuzzing the HTTP surface through Envoy (issue 19): every verb and content type with malformed bodies, paths,
 queries and headers, against the shared e2e stack, in bounded time (about 30 s; ``KAPI_FUZZ_EXAMPLES`` runs more).
 
-Each generated request must get, within its timeout: no 5xx; for an error, a JSON ``Status`` whose ``code`` is
+Each generated request must get, within its timeout: no 5xx (but kube's 504 for a resourceVersion the store
+has not reached); for an error, a JSON ``Status`` whose ``code`` is
 the HTTP status; and when a write is refused, no change to what is stored (the resource's objects in the fuzz
 namespace keep their resourceVersions). At the end no process of the stack has restarted.
 """
@@ -215,11 +216,23 @@ class Client:
             conn.close()
 
 
+def _fingerprint(obj: dict[str, Any]) -> str:
+    """What a client's write changes: the object without status, resourceVersion and managedFields, and without
+    what controllers write on their own (the deployment controller's revision annotation)."""
+    meta = {k: v for k, v in obj["metadata"].items() if k not in ("resourceVersion", "managedFields")}
+    meta["annotations"] = {k: v for k, v in (meta.get("annotations") or {}).items()
+                           if not k.startswith("deployment.kubernetes.io/")}
+    return json.dumps({**{k: v for k, v in obj.items() if k != "status"}, "metadata": meta}, sort_keys=True)
+
+
 def _snapshot(client: Client, collection: str) -> dict[str, str]:
-    """name -> resourceVersion of the fuzz namespace's objects of one resource."""
+    """name -> fingerprint of the objects of one resource in the fuzz namespace that a client wrote: those
+    controllers make (owned, like a Job's Pods, or named with a dot, like kube-root-ca.crt and Events) are left
+    out, as they come and go on their own."""
     status, _, body = client.send("GET", collection, {"Accept": "application/json"}, b"")
     assert status == 200, body[:300]
-    return {i["metadata"]["name"]: i["metadata"].get("resourceVersion", "") for i in json.loads(body)["items"]}
+    return {i["metadata"]["name"]: _fingerprint(i) for i in json.loads(body)["items"]
+            if not i["metadata"].get("ownerReferences") and "." not in i["metadata"]["name"]}
 
 
 @pytest.fixture(scope="module")
@@ -232,8 +245,18 @@ def fuzz_namespace(stack: Stack, kubectl: Kubectl) -> Iterator[str]:
         status, _, reply = client.send("POST", collection, {"Content-Type": "application/json"},
                                        json.dumps(body).encode())
         assert status == 201, reply[:300]
+    time.sleep(2)  # the controllers' first passes over them (status, the deployment's revision)
     yield NAMESPACE
     kubectl.run("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+
+
+def _too_large_resource_version(status: int, body: bytes) -> bool:
+    """kube's own 5xx: a read at a resourceVersion the store has not reached is a 504 Timeout with the
+    ResourceVersionTooLarge cause (client-go waits and retries on it); beyond int64 it is a 400."""
+    if status != 504:
+        return False
+    causes = (json.loads(body).get("details") or {}).get("causes") or []
+    return any(c.get("reason") == "ResourceVersionTooLarge" for c in causes)
 
 
 def _pids(stack: Stack) -> dict[str, int]:
@@ -256,14 +279,16 @@ def test_fuzz_every_verb_and_content_type(stack: Stack, fuzz_namespace: str) -> 
         status, headers, body = client.send(request["method"], request["path"], request["headers"], request["body"])
         seen[status] = seen.get(status, 0) + 1
         where = f"{request['method']} {request['path'][:200]} {request['headers']} {request['body'][:200]!r}"
-        assert status < 500, f"{status} for {where}: {body[:300]!r}"
+        assert status < 500 or _too_large_resource_version(status, body), f"{status} for {where}: {body[:300]!r}"
         if status >= 400 and request["method"] != "HEAD":
             assert headers.get("content-type", "").startswith("application/json"), f"{status} not JSON: {where}"
             reply = json.loads(body)
             assert reply.get("kind") == "Status" and reply.get("code") == status, f"{where}: {body[:300]!r}"
             if write:  # a refused write leaves what is stored as it was
                 after = _snapshot(client, request["collection"])
-                assert after == snapshot, f"write behind {status} for {where}: {snapshot} -> {after}"
+                changed = {n: (snapshot.get(n), after.get(n)) for n in {*snapshot, *after}
+                           if snapshot.get(n) != after.get(n)}
+                assert not changed, f"write behind {status} for {where}: {changed}"
 
     try:
         run()
