@@ -4,6 +4,7 @@
 #   make test    the whole test suite (pass pytest flags with PYTEST_ARGS="-x tests/local")
 #   make bench      the benchmark report: kapi vs raw etcd and Envoy -> bare handler (bench/report.py, ~5 min)
 #   make bench-apf  APF noisy-neighbour benchmark (bench/apf.py; pass flags with ARGS="--seconds 20")
+#   make bench-faults  fault matrix under load over a 3-member etcd (bench/faults.py; ARGS="--down 3", ~1.5 min)
 #   make fuzz       10,000 new fuzz requests through a whole stack (tests/e2e/test_fuzz.py; FUZZ_EXAMPLES=N, ~8 min)
 
 PYTHON ?= python3
@@ -11,7 +12,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kapi-installed
 
-.PHONY: install up test proto check-proto envoy-config check-envoy lint ruff mypy bench bench-storage bench-apf fuzz
+.PHONY: install up test proto check-proto envoy-config check-envoy lint ruff mypy bench bench-storage bench-apf bench-faults fuzz
 
 install: $(STAMP)
 
@@ -58,6 +59,11 @@ bench: $(STAMP)
 
 bench-apf: $(STAMP)
 	$(BIN)/python bench/apf.py $(ARGS)
+
+# Kill the etcd leader, a follower, a storage replica, a gateway, then a storage replica and a gateway at once,
+# under mixed load; per fault: errors by status, seconds to recovery, lost writes, stale reads, watch gaps.
+bench-faults: $(STAMP)
+	$(BIN)/python bench/faults.py $(ARGS)
 
 # Storage gRPC API vs raw etcd (own etcd + storage on 127.0.0.1); writes the Storage section of docs/benchmarks.md.
 bench-storage: $(STAMP)

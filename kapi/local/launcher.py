@@ -407,6 +407,9 @@ class Stack:
     ``port`` is Envoy's HTTPS port (0 = any free port, see :attr:`url`);
     ``extra_flags`` are ``kapi up`` service flags (``--authorization-mode=RBAC``,
     ``--token-auth-file=...``) forwarded to the services that accept them.
+    ``etcd_members`` > 1 runs an etcd cluster of that size on 127.0.0.1
+    (processes ``etcd-1``..``etcd-N``, data in ``DIR/etcd-<i>``, ports kept in
+    ports.json) and gives storage every member in ``--etcd-servers``.
     :meth:`start` returns once ``/readyz`` answers through Envoy, or raises
     :class:`StartupError` with the failing process's log tail (after
     stopping everything it started). Restarting on the same ``state_dir``
@@ -423,9 +426,11 @@ class Stack:
                  gateways: int = 2, storage_replicas: int = 1, bind_address: str = "127.0.0.1",
                  advertise: Sequence[str] = (), log_level: str | None = None,
                  timeout: float = START_TIMEOUT_SECONDS, echo: Callable[[str], None] | None = None,
-                 controllers: bool = True, restart_policy: str = "on-failure") -> None:
+                 controllers: bool = True, restart_policy: str = "on-failure", etcd_members: int = 1) -> None:
         if gateways < 1 or storage_replicas < 1:
             raise ValueError("at least one gateway and one storage replica are required")
+        if etcd_members < 1:
+            raise ValueError("at least one etcd member is required")
         if restart_policy not in RESTART_POLICIES:
             raise ValueError(f"restart_policy must be one of {', '.join(RESTART_POLICIES)}, not {restart_policy!r}")
         self.restart_policy = restart_policy
@@ -435,6 +440,7 @@ class Stack:
         self.advertise = tuple(advertise)
         self.gateways = gateways
         self.storage_replicas = storage_replicas
+        self.etcd_members = etcd_members
         self.controllers = controllers
         self.timeout = timeout
         self.log_level = log_level
@@ -514,15 +520,26 @@ class Stack:
         pki_dir = str(self.pki.dir)
         run = self.state_dir / "run"
 
-        # etcd
-        client_port, peer_port = self._etcd_ports()
-        client_url, peer_url = f"http://127.0.0.1:{client_port}", f"http://127.0.0.1:{peer_port}"
-        etcd = self._add(Process("etcd", 0, lambda _listen: [str(binaries.etcd()), *etcd_args(
-            "kapi", str(self.state_dir / "etcd"), client_url, peer_url, f"kapi={peer_url}")],
-            self.log_path("etcd")))
-        etcd.address = f"127.0.0.1:{client_port}"
-        self._spawn(etcd, "")
-        self._wait([etcd], lambda p: http_ok(f"http://{p.address}/health"), deadline)
+        # etcd: one member "etcd", or a cluster "etcd-1".."etcd-N" on 127.0.0.1 (every member started before any
+        # is waited for: /health needs a quorum)
+        names = ["etcd"] if self.etcd_members == 1 else [f"etcd-{i}" for i in range(1, self.etcd_members + 1)]
+        urls = {name: tuple(f"http://127.0.0.1:{port}" for port in self._etcd_ports(name)) for name in names}
+        cluster = ",".join(f"{'kapi' if name == 'etcd' else name}={urls[name][1]}" for name in names)
+        members = []
+
+        def etcd_argv(name: str) -> Callable[[str], list[str]]:
+            client_url, peer_url = urls[name]
+            return lambda _listen: [str(binaries.etcd()), *etcd_args(
+                "kapi" if name == "etcd" else name, str(self.state_dir / name), client_url, peer_url, cluster)]
+
+        for name in names:
+            client_url = urls[name][0]
+            member = self._add(Process(name, 0, etcd_argv(name), self.log_path(name)))
+            member.address = client_url.removeprefix("http://")
+            self._spawn(member, "")
+            members.append(member)
+        self._wait(members, lambda p: http_ok(f"http://{p.address}/health"), deadline)
+        client_url = ",".join(urls[name][0] for name in names)
         self._peers = Peers(etcd_servers=client_url)
 
         # storage, then the other backends, then the gateways
@@ -716,22 +733,24 @@ class Stack:
         except ProcessLookupError:
             pass
 
-    def _etcd_ports(self) -> tuple[int, int]:
-        """etcd's client and peer ports: remembered in ports.json and reused while free."""
+    def _etcd_ports(self, name: str = "etcd") -> tuple[int, int]:
+        """The client and peer ports of etcd member ``name``: remembered in ports.json and reused while free."""
         path = self.state_dir / "ports.json"
         try:
             saved = json.loads(path.read_text())
         except (OSError, ValueError):
             saved = {}
-        ports = []
-        for key in ("etcd-client", "etcd-peer"):
+        ports: list[int] = []
+        keys = (f"{name}-client", f"{name}-peer")
+        taken = {v for k, v in saved.items() if k not in keys and isinstance(v, int)}  # the other members'
+        for key in keys:
             port = saved.get(key)
-            if not isinstance(port, int) or not port_is_free(port):
+            if not isinstance(port, int) or not port_is_free(port) or port in taken:
                 port = free_port()
-                while port in ports:
+                while port in ports or port in taken:
                     port = free_port()
             ports.append(port)
-        saved.update({"etcd-client": ports[0], "etcd-peer": ports[1]})
+        saved.update({keys[0]: ports[0], keys[1]: ports[1]})
         path.write_text(json.dumps(saved, indent=2) + "\n")
         return ports[0], ports[1]
 
@@ -786,7 +805,7 @@ class Stack:
     def _probe(self, p: Process) -> Callable[[Process], bool]:
         if p.name == "envoy":
             return lambda _p: https_ok(f"{self._url}/readyz", str(self.pki.ca_cert))
-        if p.name == "etcd":
+        if p.name == "etcd" or p.name.startswith("etcd-"):
             return lambda q: http_ok(f"http://{q.address}/health")
         if p.name == "controllers":
             return lambda q: q.alive()
@@ -919,6 +938,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Extra IP address or DNS name for the serving certificate (repeatable).")
     parser.add_argument("--gateways", type=int, default=2, help="Number of gateway processes behind Envoy.")
     parser.add_argument("--storage-replicas", type=int, default=2, help="Number of storage processes.")
+    parser.add_argument("--etcd-members", type=int, default=1,
+                        help="etcd cluster size on 127.0.0.1 (members etcd-1..N; storage is given every member).")
     parser.add_argument("--log-level", default=None, help="Log level of every kapi service (DEBUG, INFO, ...).")
     parser.add_argument("--timeout", type=float, default=START_TIMEOUT_SECONDS, help="Startup timeout in seconds.")
     parser.add_argument("--restart-policy", choices=RESTART_POLICIES, default="on-failure",
@@ -946,7 +967,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kapi: {line}", file=sys.stderr, flush=True)
 
     stack = Stack(args.state_dir, port=args.port, extra_flags=_passthrough_argv(args), gateways=args.gateways,
-                  storage_replicas=args.storage_replicas, bind_address=args.bind_address,
+                  storage_replicas=args.storage_replicas, etcd_members=args.etcd_members,
+                  bind_address=args.bind_address,
                   advertise=[a.strip() for item in args.advertise_address for a in item.split(",") if a.strip()],
                   log_level=args.log_level, timeout=args.timeout, echo=echo, restart_policy=args.restart_policy)
     stop = threading.Event()
