@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import atexit
 import contextlib
+import inspect
 import logging
 import os
 import re
@@ -281,18 +282,25 @@ def stack_options(kapi_flags: Sequence[str]) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"unknown kapi up flags: {' '.join(unknown)} (kapi up --help lists them)")
     given = {a.split("=", 1)[0].lstrip("-").replace("-", "_") for a in kapi_flags if a.startswith("--")}
+    bad = given & set(_OWN)
+    if bad:
+        raise ValueError(f"kapi flags {', '.join(sorted(bad))} are chosen by kapi.testing")
+    passthrough = {flag.dest for flag in flags.FLAGS if flag.passthrough}
     extra = []
     for flag in flags.FLAGS:
         if flag.passthrough and flag.dest in given:
             value = getattr(args, flag.dest)
             extra.append(f"--{flag.name}={str(value).lower() if isinstance(value, bool) else value}")
-    bad = given & set(_OWN)
-    if bad:
-        raise ValueError(f"kapi flags {', '.join(sorted(bad))} are chosen by kapi.testing")
-    return {"extra_flags": extra, "gateways": args.gateways if "gateways" in given else TEST_GATEWAYS,
-            "storage_replicas": args.storage_replicas if "storage_replicas" in given else 1,
-            "log_level": args.log_level, "timeout": args.timeout, "restart_policy": args.restart_policy,
-            "advertise": [a.strip() for item in args.advertise_address for a in item.split(",") if a.strip()]}
+    options: dict[str, Any] = {"extra_flags": extra, "gateways": TEST_GATEWAYS, "storage_replicas": 1}
+    accepted = set(inspect.signature(Stack).parameters)
+    for dest in sorted(given - passthrough):  # launcher flags: each one a Stack parameter of the same name
+        if dest == "advertise_address":
+            options["advertise"] = [a.strip() for item in args.advertise_address for a in item.split(",") if a.strip()]
+        elif dest in accepted:
+            options[dest] = getattr(args, dest)
+        else:
+            raise ValueError(f"kapi up flag --{dest.replace('_', '-')} is not supported by kapi.testing")
+    return options
 
 
 def start(kapi_flags: Sequence[str] = (), state_dir: str | os.PathLike[str] | None = None) -> Cluster:

@@ -19,6 +19,7 @@ from kapi.testing.rest import read_kubeconfig
     (["--authorization-mode", "Node,RBAC", "--token-auth-file=/x.csv"],
      {"extra_flags": ["--authorization-mode=Node,RBAC", "--token-auth-file=/x.csv"]}),
     (["--log-level=DEBUG", "--restart-policy=no"], {"log_level": "DEBUG", "restart_policy": "no"}),
+    (["--etcd-members=3", "--advertise-address=a,b"], {"etcd_members": 3, "advertise": ["a", "b"]}),
 ])
 def test_stack_options(flags: list[str], expected: dict[str, object]) -> None:
     options = stack_options(flags)
