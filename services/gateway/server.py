@@ -170,7 +170,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         ipallocator.Allocator(backends.storage, ipallocator.ip_range(args.service_cluster_ip_range)),
         ipallocator.Allocator(backends.storage, ipallocator.port_range(args.service_node_port_range)))
     backends.flowcontrol.start()
-    backends.post_start_hooks.update((healthz.HOOK_INFORMERS, healthz.HOOK_APF))
+    backends.post_start_hooks.update((healthz.HOOK_INFORMERS, healthz.HOOK_APF, healthz.HOOK_APF_BOOTSTRAP))
     backends.audit = audit.from_args(args)
     app = web.Application(client_max_size=limits.MAX_BODY_BYTES + 1)
     chain.install(app, backends)  # the handler chain and its response hooks (services/gateway/chain.py)

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 import grpc
 
 from kapi import errors, observability
+from kapi.grpcutil import RECONNECT_BACKOFF_MS
 from kapi_proto.etcd import rpc_pb2, rpc_pb2_grpc
 from services.storage import metrics
 
@@ -55,6 +56,10 @@ _CHANNEL_OPTIONS = [
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.max_pings_without_data", 0),
+    # A restarted etcd member is reached again within ~180 ms, not after gRPC's default 1.4-2.6 s backoff.
+    ("grpc.initial_reconnect_backoff_ms", RECONNECT_BACKOFF_MS["initial"]),
+    ("grpc.max_reconnect_backoff_ms", RECONNECT_BACKOFF_MS["max"]),
+    ("grpc.min_reconnect_backoff_ms", RECONNECT_BACKOFF_MS["connect_timeout"]),
 ]
 # Fragments of transport errors meaning the request was never sent (safe to retry a write).
 _NOT_SENT = ("failed to connect", "connection refused", "connections to all backends failing",
