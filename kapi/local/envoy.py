@@ -235,7 +235,9 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
         "lb_policy": "ROUND_ROBIN",
         # No panic routing: with every gateway failing /readyz (e.g. storage cannot reach etcd, all are shutting
         # down) Envoy answers 503 at once instead of sending requests to gateways that would hang or refuse them.
-        "common_lb_config": {"healthy_panic_threshold": {"value": 0.0}},
+        # Health changes apply at once (Envoy merges them for 1 s by default: a gateway that failed /readyz still
+        # got requests that long).
+        "common_lb_config": {"healthy_panic_threshold": {"value": 0.0}, "update_merge_window": "0s"},
         "load_assignment": {
             "cluster_name": CLUSTER,
             "endpoints": [{"lb_endpoints": [{"endpoint": {"address": _socket(h, p)}} for h, p in endpoints]}],

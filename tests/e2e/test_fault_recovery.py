@@ -113,16 +113,11 @@ def test_etcd_stopped_readyz_fails_and_envoy_stops_routing(stack: Stack) -> None
             assert direct(stack, gateway, "GET", "/livez")[0] == 500
         until(lambda: envoy_health(stack).count("failed_active_hc") == len(GATEWAYS), 5,
               "Envoy's active health check (every second) failing both gateways")
-        # Envoy answers 503 at once ("no healthy upstream"), not after an 8 s hang. (The first request after the
-        # health check failed may still reach a gateway: Envoy's load balancer picks up the change lazily.)
-        answers = []
-        for _ in range(3):
-            start = time.monotonic()
-            status, body = client.request("GET", f"/api/v1/namespaces/{NS}", timeout=2)
-            answers.append((status, round(time.monotonic() - start, 3)))
-            if status == 503 and time.monotonic() - start < 1.0:
-                break
-        assert answers[-1][0] == 503 and answers[-1][1] < 1.0 and len(answers) <= 2, answers
+        # Envoy answers 503 at once ("no healthy upstream"), not after an 8 s hang.
+        start = time.monotonic()
+        status, body = client.request("GET", f"/api/v1/namespaces/{NS}", timeout=5)
+        took = time.monotonic() - start
+        assert status == 503 and took < 1.0, (status, body, took)
         assert isinstance(body, dict) and body.get("kind") == "Status", body
     finally:
         os.kill(etcd.pid, signal.SIGCONT)
