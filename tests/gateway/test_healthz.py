@@ -69,3 +69,21 @@ def test_render_one() -> None:
         500, "internal server error: storage is unreachable (UNAVAILABLE)\n")
     assert healthz.render_one(checks, "nope") is None
     assert healthz.render_one(named("livez"), "shutdown") is None  # a readyz check only
+
+
+def test_filter_paths() -> None:
+    from types import SimpleNamespace
+
+    from services.gateway.filters import health
+
+    backends = SimpleNamespace(storage_health=FakeStorage(), post_start_hooks=set(ALL_HOOKS), shutting_down=False,
+                               custom_resources=SimpleNamespace(synced=True))
+    ok = health.health("/readyz", backends)  # type: ignore[arg-type]
+    assert ok is not None and (ok.status, ok.text, ok.headers["X-Content-Type-Options"]) == (200, "ok", "nosniff")
+    one = health.health("/livez/poststarthook/bootstrap-controller", backends)  # type: ignore[arg-type]
+    assert one is not None and (one.status, one.text) == (200, "ok")
+    assert health.health("/readyz/", backends) is None  # type: ignore[arg-type]
+    assert health.health("/readyz/nope", backends) is None  # type: ignore[arg-type]
+    backends.custom_resources = None
+    failing = health.health("/readyz/informer-sync", backends)  # type: ignore[arg-type]
+    assert failing is not None and failing.status == 500

@@ -36,7 +36,9 @@ def named_checks(path: str, backends: Backends) -> list[tuple[str, healthz.Check
 
 def health(path: str, backends: Backends, request: web.Request | None = None) -> web.Response | None:
     """The answer of one health path (``/readyz``, ``/readyz/etcd``, ...), or None if it names no check."""
-    root, _, name = path.strip("/").partition("/")
+    root, slash, name = path[1:].partition("/")
+    if slash and not name:
+        return None  # "/readyz/": no such check (kube's mux answers 404)
     named = named_checks(root, backends)
     if name:
         answer = healthz.render_one(named, name)
