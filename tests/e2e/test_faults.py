@@ -131,7 +131,8 @@ def test_no_gateway_left_envoy_answers_a_kubernetes_status(stack: Stack) -> None
     assert isinstance(body, dict), body  # JSON, not Envoy's plain text
     assert (body["kind"], body["apiVersion"], body["status"], body["reason"], body["code"]) == \
         ("Status", "v1", "Failure", "ServiceUnavailable", 503)
-    assert body["message"].startswith("upstream connect error"), body
+    # Connecting failed, or the health check / outlier detection already took both out (no panic routing).
+    assert body["message"].startswith(("upstream connect error", "no healthy upstream")), body
     deadline = time.monotonic() + 15
     while client.request("GET", f"/api/v1/namespaces/{NS}/configmaps/read-me")[0] != 200:
         assert time.monotonic() < deadline, "the gateways did not come back"
