@@ -191,7 +191,8 @@ def test_aggregated_extension_apiserver(kubectl: Kubectl, alice: Kubectl, stack:
     server = subprocess.Popen(
         [sys.executable, str(Path(__file__).parents[2] / "examples" / "extension-apiserver" / "server.py"),
          "--tls-cert-file", str(cert), "--tls-private-key-file", str(key), "--port-file", str(port_file),
-         "--requestheader-client-ca-file", str(stack.pki.ca_cert)], stdout=log_path.open("w"), stderr=subprocess.STDOUT)
+         "--requestheader-client-ca-file", str(stack.pki.front_proxy_ca_cert)], stdout=log_path.open("w"),
+        stderr=subprocess.STDOUT)
     try:
         port = int(wait_for(lambda: port_file.exists() and port_file.read_text()))
         kubectl.run("apply", "-f", "-", input=yaml.safe_dump_all([
