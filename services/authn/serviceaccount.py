@@ -14,8 +14,8 @@ Verification (``--service-account-key-file``, several keys allowed):
 a token whose ``iss`` is not one of ``--service-account-issuer`` is not
 ours (NOT_MINE, so another JWT authenticator may take it); otherwise the
 signature must verify with an allowed algorithm (``alg: none`` never does),
-exp/nbf hold within kube's one-minute leeway, the audiences intersect the
-target audiences, and the ServiceAccount (and bound object) still exist
+exp/nbf/iat hold within kube's one-minute leeway (``iat`` beyond it: issued
+in the future), the audiences intersect the target audiences, and the ServiceAccount (and bound object) still exist
 with the token's uids.
 """
 
@@ -277,14 +277,22 @@ def _fmt(values: Sequence[str]) -> str:
 
 
 def check_times(claims: Mapping[str, Any], now: float, leeway: float = LEEWAY_SECONDS) -> str | None:
-    """Why ``exp``/``nbf`` make the token unusable at ``now`` (Unix seconds), or None. ``exp`` is required."""
-    exp, nbf = claims.get("exp"), claims.get("nbf")
+    """Why ``exp``/``nbf``/``iat`` make the token unusable at ``now`` (Unix seconds), or None. ``exp`` is required.
+
+    kube's ``pkg/serviceaccount/claims.go`` ``validator.Validate``: go-jose's ``Claims.Validate``
+    (``jwt.DefaultLeeway``, one minute) answers ErrNotValidYet for ``nbf`` after now + leeway, ErrExpired for
+    ``exp`` before now - leeway and ErrIssuedInTheFuture for ``iat`` after now + leeway, each mapped to its
+    ``service account token ...`` error (401).
+    """
+    exp, nbf, iat = claims.get("exp"), claims.get("nbf"), claims.get("iat")
     if not isinstance(exp, (int, float)) or isinstance(exp, bool):
         return "service account token has no valid expiration"
+    if nbf is not None and (not isinstance(nbf, (int, float)) or isinstance(nbf, bool) or now + leeway < nbf):
+        return "service account token is not valid yet"
     if now > exp + leeway:
         return "service account token has expired"
-    if nbf is not None and (not isinstance(nbf, (int, float)) or now + leeway < nbf):
-        return "service account token is not valid yet"
+    if iat is not None and (not isinstance(iat, (int, float)) or isinstance(iat, bool) or now + leeway < iat):
+        return "service account token is issued in the future"
     return None
 
 

@@ -119,6 +119,7 @@ async def test_bound_pod_token_carries_pod_extra() -> None:
     [
         (forge(claims(exp=int(NOW) - 120)), API, "service account token has expired"),
         (forge(claims(nbf=int(NOW) + 600)), API, "service account token is not valid yet"),
+        (forge(claims(iat=int(NOW) + 61)), API, "service account token is issued in the future"),
         (forge(claims(aud=["other"])), API, 'token audiences ["other"] is invalid for the target audiences'),
         (forge(claims(), key=OTHER_KEY), API, "invalid signature"),
         (forge(claims(), kid=None, key=OTHER_KEY), API, "invalid signature"),
@@ -141,7 +142,8 @@ async def test_bound_pod_token_carries_pod_extra() -> None:
         (forge(claims(exp=None)), API, "no valid expiration"),
         (forge({k: v for k, v in claims().items() if k != "kubernetes.io"}), API, "missing the kubernetes.io"),
     ],
-    ids=["expired", "not-yet-valid", "wrong-audience", "foreign-key", "foreign-key-no-kid", "tampered", "alg-none",
+    ids=["expired", "not-yet-valid", "issued-in-the-future",
+         "wrong-audience", "foreign-key", "foreign-key-no-kid", "tampered", "alg-none",
          "alg-hs256", "sa-recreated", "sa-deleted", "pod-recreated", "secret-deleted", "sub-mismatch", "no-exp",
          "no-private-claims"],
 )
@@ -160,6 +162,11 @@ async def test_not_mine(token: str) -> None:
 async def test_leeway_accepts_just_expired() -> None:
     result = await AUTH.authenticate_token(forge(claims(exp=int(NOW) - 30)), API)
     assert result.ok and result.response is not None and result.response.cache_ttl_seconds == 0
+
+
+async def test_leeway_accepts_iat_within_a_minute_ahead() -> None:
+    # go-jose's DefaultLeeway: a clock one minute behind the issuer's still accepts the token
+    assert (await AUTH.authenticate_token(forge(claims(iat=int(NOW) + 60)), API)).ok
 
 
 def test_expiration_validation() -> None:
