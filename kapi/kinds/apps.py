@@ -17,14 +17,17 @@ rules from ``pkg/registry/apps/<kind>/strategy.go`` ``ValidateUpdate``:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
-from kapi.kinds.fields import immutable_shown, selector_string
+from kapi.kinds.fields import go_value, immutable_shown, selector_string
 from kapi.kinds.podspec import default_template, spec_of, validate_workload
-from kapi.objectmeta import forbidden
+from kapi.objectmeta import forbidden, invalid
+from kapi.validation import regex_error
 from kapi.values import as_dict as _dict
+from kapi.values import as_int as _int
 
 GROUP = "apps"
 STATEFULSET_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
@@ -44,6 +47,95 @@ def _rolling(strategy: Any, key: str, defaults: dict[str, Any]) -> None:
         if isinstance(rolling, dict):
             for name, value in defaults.items():
                 rolling.setdefault(name, value)
+
+
+NEGATIVE = "must be greater than or equal to 0"  # apimachinery validation.IsNegativeErrorMsg
+PERCENT_FMT = "[0-9]+%"
+PERCENT_MSG = "a valid percent string must be a numeric string followed by an ending '%'"
+_PERCENT = re.compile(PERCENT_FMT)
+
+
+def nonnegative(spec: Obj, name: str) -> list[Cause]:
+    """apivalidation.ValidateNonnegativeField of the integer ``spec.<name>`` when set."""
+    value = _int(spec.get(name))
+    return [invalid(f"spec.{name}", value, NEGATIVE)] if value is not None and value < 0 else []
+
+
+def int_or_string(value: Any) -> str:
+    """An ``intstr.IntOrString`` as field.Error prints it (``%#v``: the value type has no ``String()``)."""
+    if isinstance(value, str):
+        return f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{go_value(value)}}}"
+    return f"intstr.IntOrString{{Type:0, IntVal:{_int(value) or 0}, StrVal:\"\"}}"
+
+
+def _percent(value: Any) -> int | None:
+    """getPercentValue: N for a valid ``"N%"``, else None."""
+    return int(value[:-1]) if isinstance(value, str) and _PERCENT.fullmatch(value) else None
+
+
+def _int_or_percent_value(value: Any) -> int:
+    """getIntOrPercentValue: the percent, else the integer (a non-numeric string is 0, as ``IntValue``)."""
+    percent = _percent(value)
+    if percent is not None:
+        return percent
+    if isinstance(value, str):
+        return int(value) if re.fullmatch(r"[+-]?[0-9]+", value) else 0
+    return _int(value) or 0
+
+
+def positive_int_or_percent(value: Any, path: str) -> list[Cause]:
+    """ValidatePositiveIntOrPercent: a string must be ``[0-9]+%``, an integer >= 0."""
+    if isinstance(value, str):
+        if _PERCENT.fullmatch(value):
+            return []
+        return [Cause("FieldValueInvalid", f"Invalid value: {int_or_string(value)}: "
+                      f"{regex_error(PERCENT_MSG, PERCENT_FMT, '1%', '93%')}", path)]
+    number = _int(value)
+    return [invalid(path, number, NEGATIVE)] if number is not None and number < 0 else []
+
+
+def validate_deployment_strategy(strategy: Any) -> list[Cause]:
+    """ValidateDeploymentStrategy and ValidateRollingUpdateDeployment under ``spec.strategy``.
+
+    Recreate forbids ``rollingUpdate``; for RollingUpdate ``maxUnavailable`` and ``maxSurge`` are
+    non-negative integers or ``N%``, not both 0 (``may not be 0 when `maxSurge` is 0``) and
+    ``maxUnavailable`` at most 100%.
+    """
+    strategy = _dict(strategy)
+    path = "spec.strategy"
+    if strategy.get("type") == "Recreate":
+        if strategy.get("rollingUpdate") is not None:
+            return [forbidden(f"{path}.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'")]
+        return []
+    if strategy.get("type") != "RollingUpdate" or not isinstance(strategy.get("rollingUpdate"), dict):
+        return []
+    rolling, rpath = strategy["rollingUpdate"], f"{path}.rollingUpdate"
+    unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
+    out = positive_int_or_percent(unavailable, f"{rpath}.maxUnavailable")
+    out.extend(positive_int_or_percent(surge, f"{rpath}.maxSurge"))
+    if _int_or_percent_value(unavailable) == 0 and _int_or_percent_value(surge) == 0:
+        out.append(Cause("FieldValueInvalid", f"Invalid value: {int_or_string(unavailable)}: may not be 0 when "
+                         "`maxSurge` is 0", f"{rpath}.maxUnavailable"))
+    percent = _percent(unavailable)
+    if percent is not None and percent > 100:
+        out.append(Cause("FieldValueInvalid", f"Invalid value: {int_or_string(unavailable)}: must not be greater "
+                         "than 100%", f"{rpath}.maxUnavailable"))
+    return out
+
+
+def validate_deployment_spec(spec: Obj) -> list[Cause]:
+    """ValidateDeploymentSpec: the workload checks, then strategy, minReadySeconds, revisionHistoryLimit and
+    progressDeadlineSeconds (>= 0 and ``must be greater than minReadySeconds``)."""
+    out = validate_workload(spec, "deployment", ("Always",), invalid_selector="invalid label selector")
+    out.extend(validate_deployment_strategy(spec.get("strategy")))
+    out.extend(nonnegative(spec, "minReadySeconds"))
+    out.extend(nonnegative(spec, "revisionHistoryLimit"))
+    deadline = _int(spec.get("progressDeadlineSeconds"))
+    if deadline is not None:
+        out.extend(nonnegative(spec, "progressDeadlineSeconds"))
+        if deadline <= (_int(spec.get("minReadySeconds")) or 0):
+            out.append(invalid("spec.progressDeadlineSeconds", deadline, "must be greater than minReadySeconds"))
+    return out
 
 
 def selector_immutable(new: Obj, old: Obj, subresource: str) -> list[Cause]:
@@ -70,11 +162,11 @@ class DeploymentStrategy(Strategy):
         _rolling(spec.setdefault("strategy", {}), "rollingUpdate", {"maxUnavailable": "25%", "maxSurge": "25%"})
         spec.setdefault("revisionHistoryLimit", 10)
         spec.setdefault("progressDeadlineSeconds", 600)
-        default_template(spec)
+        default_template(spec, create=True)
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidateDeploymentSpec: the shared workload checks, template restartPolicy Always."""
-        return validate_workload(_dict(obj.get("spec")), "deployment", ("Always",))
+        """ValidateDeploymentSpec (:func:`validate_deployment_spec`)."""
+        return validate_deployment_spec(_dict(obj.get("spec")))
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """deploymentStrategy.ValidateUpdate: ``spec.selector`` immutable."""
@@ -91,11 +183,14 @@ class ReplicaSetStrategy(Strategy):
         """SetDefaults_ReplicaSet: replicas 1, the template's PodSpec defaults."""
         spec = spec_of(obj)
         spec.setdefault("replicas", 1)
-        default_template(spec)
+        default_template(spec, create=True)
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidateReplicaSetSpec (kube's message names "deployment" for an empty selector here too)."""
-        return validate_workload(_dict(obj.get("spec")), "deployment", ("Always",))
+        """ValidateReplicaSetSpec (kube's message names "deployment" for an empty selector here too), then
+        ``minReadySeconds`` >= 0."""
+        spec = _dict(obj.get("spec"))
+        out = validate_workload(spec, "deployment", ("Always",), invalid_selector="invalid label selector")
+        return out + nonnegative(spec, "minReadySeconds")
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """rsStrategy.ValidateUpdate: ``spec.selector`` immutable."""
@@ -117,11 +212,14 @@ class StatefulSetStrategy(Strategy):
         _rolling(spec.setdefault("updateStrategy", {}), "rollingUpdate", {"partition": 0})
         spec.setdefault("revisionHistoryLimit", 10)
         spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
-        default_template(spec)
+        default_template(spec, create=True)
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidateStatefulSetSpec: the shared workload checks, template restartPolicy Always."""
-        return validate_workload(_dict(obj.get("spec")), "statefulset", ("Always",))
+        """ValidateStatefulSetSpec: the shared workload checks (a selector it cannot convert is
+        ``spec.selector: Invalid value: &LabelSelector{...}`` with no detail), ``minReadySeconds`` >= 0."""
+        spec = _dict(obj.get("spec"))
+        return validate_workload(spec, "statefulset", ("Always",), invalid_selector="") + nonnegative(
+            spec, "minReadySeconds")
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """ValidateStatefulSetUpdate: the spec without the mutable fields must equal the stored one."""
@@ -144,11 +242,14 @@ class DaemonSetStrategy(Strategy):
         spec = spec_of(obj)
         _rolling(spec.setdefault("updateStrategy", {}), "rollingUpdate", {"maxUnavailable": 1, "maxSurge": 0})
         spec.setdefault("revisionHistoryLimit", 10)
-        default_template(spec)
+        default_template(spec, create=True)
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidateDaemonSetSpec: the shared workload checks (no replicas), template restartPolicy Always."""
-        return validate_workload(_dict(obj.get("spec")), "daemonset", ("Always",), replicas=False)
+        """ValidateDaemonSetSpec: the shared workload checks (no replicas), template restartPolicy Always,
+        ``minReadySeconds`` and ``revisionHistoryLimit`` >= 0."""
+        spec = _dict(obj.get("spec"))
+        out = validate_workload(spec, "daemonset", ("Always",), replicas=False)
+        return out + nonnegative(spec, "minReadySeconds") + nonnegative(spec, "revisionHistoryLimit")
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """daemonSetStrategy.ValidateUpdate: ``spec.selector`` immutable."""

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from kapi.errors import Cause
-from kapi.kinds.fields import duplicate, go_string_map, not_supported, selector_matches
-from kapi.objectmeta import invalid, required
-from kapi.validation import is_dns1123_label
+from kapi.kinds.fields import duplicate, go_string_map, not_supported, selector_matches, selector_string
+from kapi.objectmeta import forbidden, invalid, required, validate_labels
+from kapi.validation import is_dns1123_label, is_qualified_name, is_valid_label_value
 from kapi.values import as_dict as _dict
 from kapi.values import as_int as _int
 from kapi.values import as_list as _list
@@ -74,10 +74,19 @@ def default_pod_spec(spec: Any) -> None:
     _default_containers(spec.get("initContainers"))
 
 
-def default_template(spec: Obj) -> None:
-    """The pod spec defaults of a workload's ``spec.template``."""
+def default_template(spec: Obj, create: bool = False) -> None:
+    """The pod spec defaults of a workload's ``spec.template``.
+
+    ``create``: the template and its ``spec`` are structs in kube's Go types (apps/v1), so an absent or
+    ``null`` one decodes as empty and is defaulted (and then validated: ``spec.template.spec.containers:
+    Required value``); kinds whose template is a pointer (ReplicationController) pass False.
+    """
     template = spec.get("template")
+    if create and template is None:
+        template = spec["template"] = {}
     if isinstance(template, dict):
+        if create and template.get("spec") is None:
+            template["spec"] = {}
         default_pod_spec(template.get("spec"))
 
 
@@ -150,14 +159,51 @@ def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
     return out
 
 
+def validate_label_selector(selector: Any, path: str) -> list[Cause]:
+    """metav1validation.ValidateLabelSelector (create: label values in selectors must be valid).
+
+    ``matchLabels`` as ValidateLabels (causes on ``<path>.matchLabels``); each ``matchExpressions[i]``:
+    In/NotIn need ``values`` (``Required value: must be specified when `operator` is 'In' or 'NotIn'``),
+    Exists/DoesNotExist forbid them, any other operator is ``Invalid value: "X": not a valid selector
+    operator``; the key is a qualified name and each value a label value. [] when valid, which is also when
+    ``metav1.LabelSelectorAsSelector`` can convert it.
+    """
+    selector = _dict(selector)
+    out = validate_labels(selector.get("matchLabels"), f"{path}.matchLabels")
+    for i, expr in enumerate(_list(selector.get("matchExpressions"))):
+        expr = _dict(expr)
+        epath = f"{path}.matchExpressions[{i}]"
+        operator, values = expr.get("operator") or "", _list(expr.get("values"))
+        if operator in ("In", "NotIn"):
+            if not values:
+                out.append(required(f"{epath}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif operator in ("Exists", "DoesNotExist"):
+            if values:
+                out.append(forbidden(f"{epath}.values",
+                                     "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+        else:
+            out.append(invalid(f"{epath}.operator", operator, "not a valid selector operator"))
+        key = expr.get("key")
+        out.extend(invalid(f"{epath}.key", key, msg) for msg in is_qualified_name(key if isinstance(key, str) else ""))
+        for j, value in enumerate(values):
+            if isinstance(value, str):
+                out.extend(invalid(f"{epath}.values[{j}]", value, msg) for msg in is_valid_label_value(value))
+    return out
+
+
 def validate_workload(spec: Obj, what: str, restart_policies: tuple[str, ...] | None, selector_required: bool = True,
-                      replicas: bool = True, label_selector: bool = True) -> list[Cause]:
+                      replicas: bool = True, label_selector: bool = True,
+                      invalid_selector: str | None = None) -> list[Cause]:
     """The spec checks every workload shares, with kube's paths under ``spec``.
 
     ``what`` names the kind in ``empty selector is invalid for <what>``;
     ``restart_policies`` are the template's allowed policies (None: any);
     ``replicas`` False skips ``spec.replicas >= 0`` (DaemonSet, Job);
-    ``label_selector`` False for ReplicationController's plain-map selector.
+    ``label_selector`` False for ReplicationController's plain-map selector;
+    ``invalid_selector``: for kinds whose validation (ValidateDeploymentSpec, ValidateReplicaSetSpec,
+    ValidateStatefulSetSpec) stops at a selector ``LabelSelectorAsSelector`` refuses, the detail of the
+    ``spec.selector: Invalid value: &LabelSelector{...}`` cause they add, after which the template is not
+    validated; None: only the template-labels match is skipped (DaemonSet, Job).
     """
     out: list[Cause] = []
     count = _int(spec.get("replicas"))
@@ -171,9 +217,17 @@ def validate_workload(spec: Obj, what: str, restart_policies: tuple[str, ...] | 
         if selector_required:
             out.append(required("spec.selector"))
     elif isinstance(selector, dict):
+        selector_causes = validate_label_selector(selector, "spec.selector")
+        out.extend(selector_causes)
         if not selector.get("matchLabels") and not selector.get("matchExpressions"):
             out.append(Cause("FieldValueInvalid", f"Invalid value: {EMPTY_SELECTOR}: empty selector is invalid for "
                              f"{what}", "spec.selector"))
+        elif selector_causes:
+            if invalid_selector is not None:
+                shown = selector_string(selector)
+                detail = f": {invalid_selector}" if invalid_selector else ""
+                out.append(Cause("FieldValueInvalid", f"Invalid value: {shown}{detail}", "spec.selector"))
+                return out
         else:
             labels = _dict(template.get("metadata")).get("labels")
             if selector_matches(selector, _dict(labels)) is False:

@@ -87,3 +87,94 @@ def test_statefulset_template_may_change() -> None:
     new["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
     assert strategy_for("apps", "StatefulSet").validate_update(new, old) == []
     assert apps.STATEFULSET_UPDATE_FORBIDDEN in STS_FORBIDDEN.message
+
+
+# ------------------------------------------------------------ ValidateDeploymentSpec and the workload selectors
+
+PERCENT = ("a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
+           "regex used for validation is '[0-9]+%')")
+BAD_SELECTOR = {"matchExpressions": [{"key": "app", "operator": "Near", "values": ["web"]}]}
+BAD_SELECTOR_SHOWN = ("&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{"
+                      "LabelSelectorRequirement{Key:app,Operator:Near,Values:[web],},},}")
+
+
+def _invalid(path: str, shown: str, detail: str) -> Cause:
+    return Cause("FieldValueInvalid", f"Invalid value: {shown}: {detail}", path)
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"revisionHistoryLimit": -1},
+     [_invalid("spec.revisionHistoryLimit", "-1", "must be greater than or equal to 0")]),
+    ({"minReadySeconds": -1}, [_invalid("spec.minReadySeconds", "-1", "must be greater than or equal to 0")]),
+    ({"progressDeadlineSeconds": -1},
+     [_invalid("spec.progressDeadlineSeconds", "-1", "must be greater than or equal to 0"),
+      _invalid("spec.progressDeadlineSeconds", "-1", "must be greater than minReadySeconds")]),
+    ({"minReadySeconds": 600, "progressDeadlineSeconds": 600},
+     [_invalid("spec.progressDeadlineSeconds", "600", "must be greater than minReadySeconds")]),
+    ({"minReadySeconds": 10, "progressDeadlineSeconds": 11}, []),
+    ({"strategy": {"rollingUpdate": {"maxSurge": "str"}}},
+     [_invalid("spec.strategy.rollingUpdate.maxSurge", 'intstr.IntOrString{Type:1, IntVal:0, StrVal:"str"}', PERCENT)]),
+    ({"strategy": {"rollingUpdate": {"maxSurge": -1}}},
+     [_invalid("spec.strategy.rollingUpdate.maxSurge", "-1", "must be greater than or equal to 0")]),
+    ({"strategy": {"rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}}},
+     [_invalid("spec.strategy.rollingUpdate.maxUnavailable", 'intstr.IntOrString{Type:0, IntVal:0, StrVal:""}',
+               "may not be 0 when `maxSurge` is 0")]),
+    ({"strategy": {"rollingUpdate": {"maxSurge": "0%", "maxUnavailable": 0}}},
+     [_invalid("spec.strategy.rollingUpdate.maxUnavailable", 'intstr.IntOrString{Type:0, IntVal:0, StrVal:""}',
+               "may not be 0 when `maxSurge` is 0")]),
+    ({"strategy": {"rollingUpdate": {"maxUnavailable": "101%"}}},
+     [_invalid("spec.strategy.rollingUpdate.maxUnavailable", 'intstr.IntOrString{Type:1, IntVal:0, StrVal:"101%"}',
+               "must not be greater than 100%")]),
+    ({"strategy": {"type": "Recreate", "rollingUpdate": {}}},
+     [Cause("FieldValueForbidden", "Forbidden: may not be specified when strategy `type` is 'Recreate'",
+            "spec.strategy.rollingUpdate")]),
+    ({"strategy": {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}}, []),
+    ({"strategy": {"type": "Recreate"}}, []),
+    ({"selector": BAD_SELECTOR},
+     [_invalid("spec.selector.matchExpressions[0].operator", '"Near"', "not a valid selector operator"),
+      _invalid("spec.selector", BAD_SELECTOR_SHOWN, "invalid label selector")]),
+    ({"selector": {"matchExpressions": [{"key": "app", "operator": "In"}]}},
+     [Cause("FieldValueRequired", "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+            "spec.selector.matchExpressions[0].values"),
+      _invalid("spec.selector", "&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]"
+               "LabelSelectorRequirement{LabelSelectorRequirement{Key:app,Operator:In,Values:[],},},}",
+               "invalid label selector")]),
+    ({"selector": {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["web"]}]}},
+     [Cause("FieldValueForbidden", "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            "spec.selector.matchExpressions[0].values"),
+      _invalid("spec.selector", "&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]"
+               "LabelSelectorRequirement{LabelSelectorRequirement{Key:app,Operator:Exists,Values:[web],},},}",
+               "invalid label selector")]),
+    ({"selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]}}, []),
+    ({"template": {"metadata": {"labels": {"app": "web"}}, "spec": None}},
+     [Cause("FieldValueRequired", "Required value", "spec.template.spec.containers")]),
+])
+def test_deployment_spec_validation(spec: dict[str, Any], expected: list[Cause]) -> None:
+    assert strategy_for("apps", "Deployment").validate(_workload("Deployment", **spec)) == expected
+
+
+def test_defaults_keep_a_plain_deployment_valid() -> None:
+    obj = _workload("Deployment")
+    assert obj["spec"]["strategy"] == {"type": "RollingUpdate",
+                                       "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}
+    assert strategy_for("apps", "Deployment").validate(obj) == []
+
+
+@pytest.mark.parametrize(("kind", "expected"), [
+    ("ReplicaSet", [_invalid("spec.selector.matchExpressions[0].operator", '"Near"', "not a valid selector operator"),
+                    _invalid("spec.selector", BAD_SELECTOR_SHOWN, "invalid label selector")]),
+    ("StatefulSet", [_invalid("spec.selector.matchExpressions[0].operator", '"Near"', "not a valid selector operator"),
+                     Cause("FieldValueInvalid", f"Invalid value: {BAD_SELECTOR_SHOWN}", "spec.selector")]),
+    ("DaemonSet", [_invalid("spec.selector.matchExpressions[0].operator", '"Near"', "not a valid selector operator")]),
+])
+def test_selector_operators_of_the_other_workloads(kind: str, expected: list[Cause]) -> None:
+    assert strategy_for("apps", kind).validate(_workload(kind, selector=BAD_SELECTOR)) == expected
+
+
+@pytest.mark.parametrize("kind", ["ReplicaSet", "StatefulSet", "DaemonSet"])
+def test_workload_negative_min_ready_seconds_and_null_pod_spec(kind: str) -> None:
+    assert strategy_for("apps", kind).validate(_workload(kind, minReadySeconds=-1)) == [
+        _invalid("spec.minReadySeconds", "-1", "must be greater than or equal to 0")]
+    null_spec = _workload(kind, template={"metadata": {"labels": {"app": "web"}}, "spec": None})
+    assert strategy_for("apps", kind).validate(null_spec) == [
+        Cause("FieldValueRequired", "Required value", "spec.template.spec.containers")]
