@@ -58,6 +58,7 @@ def loops() -> dict[str, Loop]:
         resourcequota,
         rootcacert,
         serviceaccount,
+        storageprotection,
         tenantquota,
         tenantrbac,
         tokencleaner,
@@ -75,6 +76,9 @@ def loops() -> dict[str, Loop]:
         Loop("tenant-quota", "tenant-quota-controller", True, tenantquota.TenantQuotaController),
         Loop("autoregister", "kube-apiserver-autoregistration", True, apiservices.AutoRegister),
         Loop("csrsigning", "certificatesigningrequest-signing-controller", True, csrsigning.CSRSigningController),
+        Loop("pvc-protection", "persistentvolumeclaim-protection-controller", True,
+             storageprotection.PVCProtectionController),
+        Loop("pv-protection", "persistentvolume-protection-controller", True, storageprotection.PVProtectionController),
     ]
     return {loop.name: loop for loop in table}
 

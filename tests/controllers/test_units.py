@@ -12,16 +12,18 @@ from services.controllers import manager
 from services.controllers.loops import garbagecollector, namespace, tenantquota, tokencleaner
 
 ALL_DEFAULT = ["namespace", "serviceaccount", "root-ca-cert-publisher", "garbagecollector", "resourcequota",
-               "tenant-rbac", "tenant-quota", "autoregister", "csrsigning"]
+               "tenant-rbac", "tenant-quota", "autoregister", "csrsigning", "pvc-protection", "pv-protection"]
 
 
 @pytest.mark.parametrize(("spec", "expected"), [
     ("*", ALL_DEFAULT),
     ("", ALL_DEFAULT),
     ("*,tokencleaner", ["namespace", "serviceaccount", "root-ca-cert-publisher", "tokencleaner", "garbagecollector",
-                        "resourcequota", "tenant-rbac", "tenant-quota", "autoregister", "csrsigning"]),
+                        "resourcequota", "tenant-rbac", "tenant-quota", "autoregister", "csrsigning",
+                        "pvc-protection", "pv-protection"]),
     ("*,-garbagecollector,-tenant-quota", ["namespace", "serviceaccount", "root-ca-cert-publisher", "resourcequota",
-                                          "tenant-rbac", "autoregister", "csrsigning"]),
+                                          "tenant-rbac", "autoregister", "csrsigning", "pvc-protection",
+                                          "pv-protection"]),
     ("namespace,tokencleaner", ["namespace", "tokencleaner"]),
     ("garbage-collector-controller", ["garbagecollector"]),  # kube's newer names are aliases
     ("*,-namespace-controller", [n for n in ALL_DEFAULT if n != "namespace"]),

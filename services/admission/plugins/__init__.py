@@ -79,6 +79,7 @@ def _factories() -> dict[str, Callable[[PluginContext], Plugin]]:
         resource_quota,
         service_account,
         simple,
+        storage_protection,
     )
     from services.admission.policy import ValidatingAdmissionPolicy
     from services.admission.webhooks import MutatingWebhooks, ValidatingWebhooks, WebhookClient
@@ -118,6 +119,7 @@ def _factories() -> dict[str, Callable[[PluginContext], Plugin]]:
         "NodeRestriction": lambda ctx: node_restriction.NodeRestriction(inf(ctx)),
         "ImagePolicyWebhook": lambda ctx: image_policy.ImagePolicyWebhook(ctx.config.get("ImagePolicyWebhook")),
         "CertificateSubjectRestriction": lambda ctx: certificates.CertificateSubjectRestriction(),
+        "StorageObjectInUseProtection": lambda ctx: storage_protection.StorageObjectInUseProtection(),
     })
     return out
 
