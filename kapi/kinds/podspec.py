@@ -77,13 +77,10 @@ def default_pod_spec(spec: Any) -> None:
 def default_template(spec: Obj, create: bool = False) -> None:
     """The pod spec defaults of a workload's ``spec.template``.
 
-    ``create``: the template and its ``spec`` are structs in kube's Go types (apps/v1), so an absent or
-    ``null`` one decodes as empty and is defaulted (and then validated: ``spec.template.spec.containers:
-    Required value``); kinds whose template is a pointer (ReplicationController) pass False.
+    ``create``: the template's ``spec`` is a struct in kube's Go types (apps/v1), so a ``null`` one decodes
+    as empty and is defaulted (and then validated: ``spec.template.spec.containers: Required value``).
     """
     template = spec.get("template")
-    if create and template is None:
-        template = spec["template"] = {}
     if isinstance(template, dict):
         if create and template.get("spec") is None:
             template["spec"] = {}
@@ -137,7 +134,13 @@ def _containers(containers: list[Any], path: str, names: set[str]) -> list[Cause
 
 
 def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
-    """ValidatePodSpec (containers, names, images, ports, restartPolicy, dnsPolicy) with causes under ``path``."""
+    """ValidatePodSpec (containers, names, images, ports, restartPolicy, dnsPolicy) with causes under ``path``.
+
+    An absent or ``null`` spec is kube's zero PodSpec (``<path>.containers: Required value``); another
+    non-object is the schema's to refuse.
+    """
+    if spec is None:
+        spec = {}
     if not isinstance(spec, dict):
         return []
     out: list[Cause] = []
@@ -233,6 +236,8 @@ def validate_workload(spec: Obj, what: str, restart_policies: tuple[str, ...] | 
             if selector_matches(selector, _dict(labels)) is False:
                 out.append(Cause("FieldValueInvalid", f"Invalid value: {go_string_map(labels)}: {SELECTOR_MISMATCH}",
                                  "spec.template.metadata.labels"))
+    if not label_selector and spec.get("template") is None:  # ReplicationController's template is a pointer
+        return [*out, required("spec.template")]
     pod_spec = template.get("spec")
     out.extend(validate_pod_spec(pod_spec, "spec.template.spec"))
     policy = _dict(pod_spec).get("restartPolicy")
