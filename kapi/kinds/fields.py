@@ -26,10 +26,33 @@ IMMUTABLE = "field is immutable"  # apivalidation.FieldImmutableErrorMsg
 Obj = dict[str, Any]
 
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+               "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(value: str) -> str:
+    """Go's ``strconv.Quote`` (``%q``): control and non-printable characters escaped (``\\x00``, ``\\n``,
+    ``\\u2028``), printable Unicode kept."""
+    out = []
+    for ch in value:
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable() or ch == " ":
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
 def go_value(value: Any) -> str:
-    """A scalar as field.Error prints it: ``"x"`` for strings (Go-escaped), ``true``/``false``, numbers, ``null``."""
+    """A scalar as field.Error prints it: strings as Go's ``%q`` (:func:`go_quote`), ``true``/``false``, numbers,
+    ``null``."""
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return go_quote(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     return "null" if value is None else str(value)

@@ -10,12 +10,15 @@ kind's home in :mod:`kapi.kinds` calls these with its own options.
 
 from __future__ import annotations
 
+import re
+from fractions import Fraction
 from typing import Any
 
+from kapi import quantity
 from kapi.errors import Cause
-from kapi.kinds.fields import duplicate, go_string_map, not_supported, selector_matches, selector_string
+from kapi.kinds.fields import duplicate, go_string_map, go_value, not_supported, selector_matches, selector_string
 from kapi.objectmeta import forbidden, invalid, required, validate_labels
-from kapi.validation import is_dns1123_label, is_qualified_name, is_valid_label_value
+from kapi.validation import is_dns1123_label, is_qualified_name, is_valid_label_value, max_len_error
 from kapi.values import as_dict as _dict
 from kapi.values import as_int as _int
 from kapi.values import as_list as _list
@@ -25,6 +28,12 @@ PROTOCOLS = ("SCTP", "TCP", "UDP")
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None")
 SELECTOR_MISMATCH = "`selector` does not match template `labels`"
+NEGATIVE = "must be greater than or equal to 0"  # apimachinery validation.IsNegativeErrorMsg
+ENV_EMPTY = "environment variable name must be non-empty"
+ENV_NAME_MSG = "a valid environment variable name must consist only of printable ASCII characters other than '='"
+TOLERATION_OPERATORS = ("Equal", "Exists")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+EMPTY_KEY_NEEDS_EXISTS = 'operator must be Exists when `key` is empty, which means "match all values and all keys"'
 EMPTY_SELECTOR = "&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{},}"
 
 Obj = dict[str, Any]
@@ -103,6 +112,122 @@ def port_number(path: str, value: Any) -> list[Cause]:
     return [invalid(path, port, PORT_RANGE_MSG)] if port is not None and not 1 <= port <= 65535 else []
 
 
+_CANONICAL_QUANTITY = re.compile(r"-?[1-9][0-9]*(?:m|Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?|0")
+
+
+def _quantity_shown(raw: Any, value: Fraction) -> str:
+    """A Quantity as its ``String()`` prints it: the input when already canonical, else kapi's canonical form."""
+    text = str(raw).strip() if isinstance(raw, (str, int)) and not isinstance(raw, bool) else ""
+    if _CANONICAL_QUANTITY.fullmatch(text) and not text.endswith("000m"):
+        return text
+    return quantity.format(value, binary="i" in text)
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """helper.IsOvercommitAllowed: native resources (no domain, or ``kubernetes.io/``) but hugepages."""
+    native = "/" not in name or "kubernetes.io/" in name
+    return native and not name.startswith("hugepages-")
+
+
+def validate_resources(resources: Any, path: str) -> list[Cause]:
+    """ValidateResourceRequirements' quantity rules under ``path`` (``<path>.limits[cpu]``, ...).
+
+    Every quantity ``must be greater than or equal to 0``; a request with a limit must be ``less than or equal
+    to <name> limit of <limit>``, or for resources that cannot be overcommitted (extended, hugepages) ``equal``.
+    Values that do not parse are the schema's (``quantities must match ...``).
+    """
+    resources = _dict(resources)
+    out: list[Cause] = []
+    parsed: dict[str, dict[str, tuple[Any, Fraction]]] = {}
+    for which in ("limits", "requests"):
+        parsed[which] = {}
+        for name, raw in _dict(resources.get(which)).items():
+            try:
+                value = quantity.parse(raw)
+            except ValueError:
+                continue
+            parsed[which][name] = (raw, value)
+            if value < 0:
+                out.append(invalid(f"{path}.{which}[{name}]", _quantity_shown(raw, value), NEGATIVE))
+    for name, (raw, value) in parsed["requests"].items():
+        if name not in parsed["limits"]:
+            continue
+        limit_raw, limit = parsed["limits"][name]
+        shown, limit_shown = _quantity_shown(raw, value), _quantity_shown(limit_raw, limit)
+        if value != limit and not _overcommit_allowed(name):
+            out.append(invalid(f"{path}.requests[{name}]", shown, f"must be equal to {name} limit of {limit_shown}"))
+        elif value > limit:
+            out.append(invalid(f"{path}.requests[{name}]", shown,
+                               f"must be less than or equal to {name} limit of {limit_shown}"))
+    return out
+
+
+def is_relaxed_env_var_name(name: str) -> list[str]:
+    """validation.IsRelaxedEnvVarName (RelaxedEnvironmentVariableValidation, GA): printable ASCII but '='."""
+    out = [ENV_EMPTY] if not name else []
+    if any(ord(ch) > 126 or ord(ch) < 32 or ch == "=" for ch in name):
+        out.append(ENV_NAME_MSG)
+    return out
+
+
+def _env(env: list[Any], path: str) -> list[Cause]:
+    """validateEnv's names: Required when empty, then IsRelaxedEnvVarName (values are not validated)."""
+    out: list[Cause] = []
+    for i, var in enumerate(env):
+        name = _dict(var).get("name")
+        name = name if isinstance(name, str) else ""
+        if not name:
+            out.append(required(f"{path}[{i}].name"))
+        # the bad value as Go's %q prints it: a NUL is \x00 (kapi.objectmeta.invalid does not escape)
+        out.extend(Cause("FieldValueInvalid", f"Invalid value: {go_value(name)}: {msg}", f"{path}[{i}].name")
+                   for msg in is_relaxed_env_var_name(name))
+    return out
+
+
+def is_valid_port_name(name: str) -> list[str]:
+    """validation.IsValidPortName (IANA_SVC_NAME): at most 15 of ``[-a-z0-9]``, a letter, no ``--``, no edge ``-``."""
+    out: list[str] = []
+    if len(name) > 15:
+        out.append(max_len_error(15))
+    if not re.fullmatch(r"[-a-z0-9]+", name):
+        out.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not re.search(r"[a-z]", name):
+        out.append("must contain at least one letter (a-z)")
+    if "--" in name:
+        out.append("must not contain consecutive hyphens")
+    if name and (name[0] == "-" or name[-1] == "-"):
+        out.append("must not begin or end with a hyphen")
+    return out
+
+
+def _ports(ports: list[Any], path: str) -> list[Cause]:
+    """validateContainerPorts: names (IANA_SVC_NAME, unique within the container), numbers, protocols."""
+    out: list[Cause] = []
+    names: set[str] = set()
+    for j, port in enumerate(ports):
+        port = _dict(port)
+        ppath = f"{path}[{j}]"
+        name = port.get("name")
+        if isinstance(name, str) and name:
+            msgs = is_valid_port_name(name)
+            if msgs:
+                out.extend(invalid(f"{ppath}.name", name, msg) for msg in msgs)
+            elif name in names:
+                out.append(duplicate(f"{ppath}.name", name))
+            else:
+                names.add(name)
+        if not port.get("containerPort"):
+            out.append(required(f"{ppath}.containerPort"))
+        else:
+            out.extend(port_number(f"{ppath}.containerPort", port.get("containerPort")))
+        if port.get("hostPort"):
+            out.extend(port_number(f"{ppath}.hostPort", port.get("hostPort")))
+        protocol = port.get("protocol")
+        if isinstance(protocol, str) and protocol not in PROTOCOLS:
+            out.append(not_supported(f"{ppath}.protocol", protocol, PROTOCOLS))
+    return out
+
+
 def _containers(containers: list[Any], path: str, names: set[str]) -> list[Cause]:
     out: list[Cause] = []
     for i, container in enumerate(containers):
@@ -118,19 +243,70 @@ def _containers(containers: list[Any], path: str, names: set[str]) -> list[Cause
             names.add(name)
         if not container.get("image"):
             out.append(required(f"{cpath}.image"))
-        for j, port in enumerate(_list(container.get("ports"))):
-            port = _dict(port)
-            ppath = f"{cpath}.ports[{j}]"
-            if not port.get("containerPort"):
-                out.append(required(f"{ppath}.containerPort"))
-            else:
-                out.extend(port_number(f"{ppath}.containerPort", port.get("containerPort")))
-            if port.get("hostPort"):
-                out.extend(port_number(f"{ppath}.hostPort", port.get("hostPort")))
-            protocol = port.get("protocol")
-            if isinstance(protocol, str) and protocol not in PROTOCOLS:
-                out.append(not_supported(f"{ppath}.protocol", protocol, PROTOCOLS))
+        out.extend(_ports(_list(container.get("ports")), f"{cpath}.ports"))
+        out.extend(_env(_list(container.get("env")), f"{cpath}.env"))
+        out.extend(validate_resources(container.get("resources"), f"{cpath}.resources"))
     return out
+
+
+def _volumes(volumes: list[Any], path: str) -> list[Cause]:
+    """validateVolumes' names: Required, a DNS-1123 label, unique."""
+    out: list[Cause] = []
+    names: set[str] = set()
+    for i, volume in enumerate(volumes):
+        name = _dict(volume).get("name")
+        npath = f"{path}[{i}].name"
+        if not name:
+            out.append(required(npath))
+        elif isinstance(name, str):
+            out.extend(invalid(npath, name, msg) for msg in is_dns1123_label(name))
+        if isinstance(name, str) and name in names:
+            out.append(duplicate(npath, name))
+        if isinstance(name, str):
+            names.add(name)
+    return out
+
+
+def validate_tolerations(tolerations: list[Any], path: str) -> list[Cause]:
+    """validateTolerations: key a label name, an empty key needs Exists, tolerationSeconds needs NoExecute,
+    operator Equal (value a label value) or Exists (no value), effect NoSchedule/PreferNoSchedule/NoExecute."""
+    out: list[Cause] = []
+    for i, toleration in enumerate(tolerations):
+        toleration = _dict(toleration)
+        tpath = f"{path}[{i}]"
+        key, operator = _str(toleration.get("key")), _str(toleration.get("operator"))
+        value, effect = _str(toleration.get("value")), _str(toleration.get("effect"))
+        if key:
+            out.extend(invalid(f"{tpath}.key", key, msg) for msg in is_qualified_name(key))
+        if not key and operator != "Exists":
+            out.append(invalid(f"{tpath}.operator", operator, EMPTY_KEY_NEEDS_EXISTS))
+        if toleration.get("tolerationSeconds") is not None and effect != "NoExecute":
+            out.append(invalid(f"{tpath}.effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+        if operator in ("Equal", ""):
+            msgs = is_valid_label_value(value)
+            if msgs:
+                out.append(invalid(f"{tpath}.operator", value, ";".join(msgs)))
+        elif operator == "Exists":
+            if value:
+                out.append(Cause("FieldValueInvalid", f"Invalid value: {_go_toleration(toleration)}: value must be "
+                                 "empty when `operator` is 'Exists'", f"{tpath}.operator"))
+        else:
+            out.append(not_supported(f"{tpath}.operator", operator, TOLERATION_OPERATORS))
+        if effect and effect not in TAINT_EFFECTS:
+            out.append(not_supported(f"{tpath}.effect", effect, TAINT_EFFECTS))
+    return out
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _go_toleration(toleration: Obj) -> str:
+    """A ``core.Toleration`` as ``%#v`` prints it (a set tolerationSeconds is a pointer: Go prints an address)."""
+    seconds = "(*int64)(nil)" if toleration.get("tolerationSeconds") is None else "(*int64)(0xc000000000)"
+    fields = ", ".join(f"{k.capitalize()}:{go_value(_str(toleration.get(k)))}" for k in ("key", "operator", "value",
+                                                                                          "effect"))
+    return f"core.Toleration{{{fields}, TolerationSeconds:{seconds}}}"
 
 
 def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
@@ -156,6 +332,8 @@ def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
     policy = spec.get("restartPolicy")
     if policy and isinstance(policy, str) and policy not in RESTART_POLICIES:
         out.append(not_supported(f"{path}.restartPolicy", policy, RESTART_POLICIES))
+    out.extend(_volumes(_list(spec.get("volumes")), f"{path}.volumes"))
+    out.extend(validate_tolerations(_list(spec.get("tolerations")), f"{path}.tolerations"))
     dns = spec.get("dnsPolicy")
     if dns and isinstance(dns, str) and dns not in DNS_POLICIES:
         out.append(not_supported(f"{path}.dnsPolicy", dns, DNS_POLICIES))

@@ -9,6 +9,7 @@ import pytest
 
 from kapi.errors import Cause
 from kapi.kinds import core, strategy_for
+from kapi.kinds import podspec as core_podspec
 
 POD = strategy_for("", "Pod")
 SERVICE = strategy_for("", "Service")
@@ -140,3 +141,89 @@ def test_field_labels_and_generation_live_with_the_kind() -> None:
     assert not strategy.tracks_generation(REGISTRY.get("", "v1", "services"))
     assert strategy.tracks_generation(REGISTRY.get("apps", "v1", "deployments"))
     assert strategy.tracks_generation(REGISTRY.get("", "v1", "pods"))
+
+
+# ------------------------------------------------------------ ValidatePodSpec: resources, env, ports, volumes, ...
+
+NEGATIVE = "must be greater than or equal to 0"
+C0 = "spec.containers[0]"
+
+
+def _pod(container: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
+    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "d"},
+                           "spec": {"containers": [{"name": "c", "image": "nginx", **(container or {})}], **spec}}
+    POD.default(obj)
+    return obj
+
+
+def _inv(path: str, shown: str, detail: str) -> Cause:
+    return Cause("FieldValueInvalid", f"Invalid value: {shown}: {detail}", path)
+
+
+def _ns(path: str, shown: str, supported: str) -> Cause:
+    return Cause("FieldValueNotSupported", f"Unsupported value: {shown}: supported values: {supported}", path)
+
+
+@pytest.mark.parametrize(("container", "spec", "expected"), [
+    # resources (a limit without a request is requested too: both are reported)
+    ({"resources": {"limits": {"cpu": -1}}}, {},
+     [_inv(f"{C0}.resources.limits[cpu]", '"-1"', NEGATIVE),
+      _inv(f"{C0}.resources.requests[cpu]", '"-1"', NEGATIVE)]),
+    ({"resources": {"requests": {"memory": "-1Mi"}}}, {},
+     [_inv(f"{C0}.resources.requests[memory]", '"-1Mi"', NEGATIVE)]),
+    ({"resources": {"limits": {"cpu": "500m"}, "requests": {"cpu": "1"}}}, {},
+     [_inv(f"{C0}.resources.requests[cpu]", '"1"', "must be less than or equal to cpu limit of 500m")]),
+    ({"resources": {"limits": {"example.com/gpu": 2}, "requests": {"example.com/gpu": 1}}}, {},
+     [_inv(f"{C0}.resources.requests[example.com/gpu]", '"1"', "must be equal to example.com/gpu limit of 2")]),
+    ({"resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "0.5", "memory": "1Gi"}}}, {}, []),
+    # env names: printable ASCII but '=' (values are not validated)
+    ({"env": [{"name": "A\u0000B", "value": "x"}]}, {},
+     [_inv(f"{C0}.env[0].name", '"A\\x00B"', core_podspec.ENV_NAME_MSG)]),
+    ({"env": [{"name": "A=B"}]}, {}, [_inv(f"{C0}.env[0].name", '"A=B"', core_podspec.ENV_NAME_MSG)]),
+    ({"env": [{"name": ""}]}, {}, [Cause("FieldValueRequired", "Required value", f"{C0}.env[0].name"),
+                                   _inv(f"{C0}.env[0].name", '""', "environment variable name must be non-empty")]),
+    ({"env": [{"name": "my.var-1 x", "value": "a\u0000b"}]}, {}, []),
+    # container port names: IANA_SVC_NAME, unique in the container
+    ({"ports": [{"name": "8080", "containerPort": 80}]}, {},
+     [_inv(f"{C0}.ports[0].name", '"8080"', "must contain at least one letter (a-z)")]),
+    ({"ports": [{"name": "Http--", "containerPort": 80}]}, {},
+     [_inv(f"{C0}.ports[0].name", '"Http--"', "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"),
+      _inv(f"{C0}.ports[0].name", '"Http--"', "must not contain consecutive hyphens"),
+      _inv(f"{C0}.ports[0].name", '"Http--"', "must not begin or end with a hyphen")]),
+    ({"ports": [{"name": "a-very-long-port-name", "containerPort": 80}]}, {},
+     [_inv(f"{C0}.ports[0].name", '"a-very-long-port-name"', "must be no more than 15 characters")]),
+    ({"ports": [{"name": "http", "containerPort": 80}, {"name": "http", "containerPort": 81}]}, {},
+     [Cause("FieldValueDuplicate", 'Duplicate value: "http"', f"{C0}.ports[1].name")]),
+    # volume names: DNS-1123 labels, unique
+    ({}, {"volumes": [{"name": "Data", "emptyDir": {}}]},
+     [_inv("spec.volumes[0].name", '"Data"', "a lowercase RFC 1123 label must consist of lower case alphanumeric "
+           "characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
+           "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")]),
+    ({}, {"volumes": [{"name": "d", "emptyDir": {}}, {"name": "d", "emptyDir": {}}]},
+     [Cause("FieldValueDuplicate", 'Duplicate value: "d"', "spec.volumes[1].name")]),
+    # tolerations
+    ({}, {"tolerations": [{"key": "k", "operator": "Near", "value": "v"}]},
+     [_ns("spec.tolerations[0].operator", '"Near"', '"Equal", "Exists"')]),
+    ({}, {"tolerations": [{"key": "k", "operator": "Equal", "value": "v", "effect": "Never"}]},
+     [_ns("spec.tolerations[0].effect", '"Never"', '"NoSchedule", "PreferNoSchedule", "NoExecute"')]),
+    ({}, {"tolerations": [{"key": "k", "operator": "Exists", "value": "v", "effect": "NoSchedule"}]},
+     [_inv("spec.tolerations[0].operator", 'core.Toleration{Key:"k", Operator:"Exists", Value:"v", '
+           'Effect:"NoSchedule", TolerationSeconds:(*int64)(nil)}',
+           "value must be empty when `operator` is 'Exists'")]),
+    ({}, {"tolerations": [{"operator": "Equal", "value": "v"}]},
+     [_inv("spec.tolerations[0].operator", '"Equal"',
+           'operator must be Exists when `key` is empty, which means "match all values and all keys"')]),
+    ({}, {"tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}]},
+     [_inv("spec.tolerations[0].effect", '"NoSchedule"',
+           "effect must be 'NoExecute' when `tolerationSeconds` is set")]),
+    ({}, {"tolerations": [{"operator": "Exists"}, {"key": "k", "value": "v", "effect": "NoExecute",
+                                                    "tolerationSeconds": 5}]}, []),
+])
+def test_pod_spec_validation(container: dict[str, Any], spec: dict[str, Any], expected: list[Cause]) -> None:
+    assert POD.validate(_pod(container, **spec)) == expected
+
+
+def test_pod_with_a_null_spec_needs_containers() -> None:
+    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": None}
+    POD.default(obj)
+    assert POD.validate(obj) == [Cause("FieldValueRequired", "Required value", "spec.containers")]
