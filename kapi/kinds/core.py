@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from datetime import datetime
 from typing import Any
@@ -18,7 +19,15 @@ from typing import Any
 from kapi.attributes import UserInfo
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
-from kapi.kinds.fields import duplicate, field_value, flag_value, go_strings, not_supported, too_long_total
+from kapi.kinds.fields import (
+    duplicate,
+    field_value,
+    flag_value,
+    go_strings,
+    go_value,
+    not_supported,
+    too_long_total,
+)
 from kapi.kinds.podspec import (
     PROTOCOLS,
     default_pod_spec,
@@ -42,6 +51,9 @@ CONFIG_KEY_MAX = 253
 _CONFIG_KEY = re.compile(CONFIG_KEY_FMT)
 
 SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
+SESSION_AFFINITIES = ("ClientIP", "None")
+IP_FAMILY_POLICIES = ("PreferDualStack", "RequireDualStack", "SingleStack")
+IP_FAMILIES = ("IPv4", "IPv6")
 IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
 POD_UPDATE_FORBIDDEN = (
     "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
@@ -128,6 +140,103 @@ class ConfigMapStrategy(Strategy):
         return _immutable_data(new, old, ("data", "binaryData")) if not subresource else []
 
 
+SECRET_REDACTED = "<secret contents redacted>"
+SERVICE_ACCOUNT_NAME_KEY = "kubernetes.io/service-account.name"  # core.ServiceAccountNameKey
+_JSON_VALUE_START = frozenset('{["tfn-0123456789')
+
+
+def _go_char(ch: str) -> str:
+    """encoding/json's quoteChar: ``'x'``, ``'\\''`` for a quote, Go-quoted otherwise when not printable."""
+    if ch == "'":
+        return "'\\''"
+    if ch == '"':
+        return "'\"'"
+    return "'" + go_value(ch)[1:-1] + "'"
+
+
+def go_json_map_error(data: bytes) -> str | None:
+    """Go's ``json.Unmarshal(data, &map[string]interface{}{})`` error text, or None when it succeeds.
+
+    The common cases message for message: empty or truncated input, a bad first character, a misspelt
+    ``true``/``false``/``null``, text after the value, a JSON value that is not an object (``json: cannot
+    unmarshal array into Go value of type map[string]interface {}``); other syntax errors name the offending
+    character ``looking for beginning of value`` (kapi does not replay every state of Go's scanner).
+    """
+    text = data.decode("utf-8", "replace")
+    stripped = text.lstrip(" \t\r\n")
+    if not stripped:
+        return "unexpected end of JSON input"
+    if stripped[0] not in _JSON_VALUE_START:
+        return f"invalid character {_go_char(stripped[0])} looking for beginning of value"
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        if err.pos >= len(text.rstrip(" \t\r\n")):
+            return "unexpected end of JSON input"
+        literal = {"t": "true", "f": "false", "n": "null"}.get(text[err.pos])
+        if literal and err.msg == "Expecting value":
+            for k, expected in enumerate(literal):
+                if err.pos + k >= len(text):
+                    return "unexpected end of JSON input"
+                if text[err.pos + k] != expected:
+                    return (f"invalid character {_go_char(text[err.pos + k])} in literal {literal} "
+                            f"(expecting {_go_char(expected)})")
+        where = {"Extra data": "after top-level value",
+                 "Expecting property name enclosed in double quotes": "looking for beginning of object key string",
+                 "Expecting ':' delimiter": "after object key"}.get(err.msg)
+        if where:
+            return f"invalid character {_go_char(text[err.pos])} {where}"
+        return f"invalid character {_go_char(text[err.pos])} looking for beginning of value"
+    except ValueError:
+        return "unexpected end of JSON input"
+    if value is None or isinstance(value, dict):
+        return None
+    kind = {list: "array", str: "string", bool: "bool"}.get(type(value), "number")
+    return f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+
+
+def _decoded(value: Any) -> bytes:
+    try:
+        return binascii.a2b_base64(value) if isinstance(value, str) else b""
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def validate_secret_type(obj: Obj) -> list[Cause]:
+    """ValidateSecret's per-type rules (``data`` after ``stringData`` is folded in).
+
+    service-account-token: the ``kubernetes.io/service-account.name`` annotation; dockercfg /
+    dockerconfigjson: ``.dockercfg`` / ``.dockerconfigjson`` holding a JSON object (``Invalid value:
+    "<secret contents redacted>": <Go's json error>``); basic-auth: ``username`` or ``password``; ssh-auth: a
+    non-empty ``ssh-privatekey``; tls: ``tls.crt`` and ``tls.key``. Each missing key is ``data[<key>]:
+    Required value``.
+    """
+    data = _dict(obj.get("data"))
+    secret_type = obj.get("type")
+    out: list[Cause] = []
+    if secret_type == "kubernetes.io/service-account-token":
+        annotations = _dict(_dict(obj.get("metadata")).get("annotations"))
+        if not annotations.get(SERVICE_ACCOUNT_NAME_KEY):
+            out.append(required(f"metadata.annotations[{SERVICE_ACCOUNT_NAME_KEY}]"))
+    elif secret_type in ("kubernetes.io/dockercfg", "kubernetes.io/dockerconfigjson"):
+        key = ".dockercfg" if secret_type == "kubernetes.io/dockercfg" else ".dockerconfigjson"
+        if key not in data:
+            out.append(required(f"data[{key}]"))
+        else:
+            error = go_json_map_error(_decoded(data[key]))
+            if error:
+                out.append(invalid(f"data[{key}]", SECRET_REDACTED, error))
+    elif secret_type == "kubernetes.io/basic-auth":
+        if "username" not in data and "password" not in data:
+            out.extend([required("data[username]"), required("data[password]")])
+    elif secret_type == "kubernetes.io/ssh-auth":
+        if not _decoded(data.get("ssh-privatekey")):
+            out.append(required("data[ssh-privatekey]"))
+    elif secret_type == "kubernetes.io/tls":
+        out.extend(required(f"data[{key}]") for key in ("tls.crt", "tls.key") if key not in data)
+    return out
+
+
 @register
 class SecretStrategy(Strategy):
     """Secret: ``stringData`` folded into ``data``, type Opaque, keys, 1 MiB, type and immutability rules."""
@@ -154,9 +263,11 @@ class SecretStrategy(Strategy):
             obj["type"] = "Opaque"
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidateSecret: data keys are config keys; decoded data (stringData folded in) at most 1 MiB."""
+        """ValidateSecret: data keys are config keys, the type's rules (:func:`validate_secret_type`), decoded
+        data (stringData folded in) at most 1 MiB."""
         data = _dict(obj.get("data"))
         out = _keys(data, "data")
+        out.extend(validate_secret_type(obj))
         total = sum(_decoded_len(v) for v in data.values())
         total += sum(len(v.encode()) for v in _dict(obj.get("stringData")).values() if isinstance(v, str))
         if total > MAX_SECRET_SIZE:
@@ -184,6 +295,34 @@ def _ips(spec: Obj) -> list[Any]:
     return _list(spec.get("clusterIPs"))
 
 
+def validate_service_families(spec: Obj) -> list[Cause]:
+    """ValidateService's enumerations: ``sessionAffinity`` ClientIP/None, ``ipFamilyPolicy`` one of the three
+    policies, each ``ipFamilies[i]`` IPv4/IPv6 and unique, at most two families (``may specify no more than
+    two IP families``, the value shown as ``[]core.IPFamily{...}``)."""
+    out: list[Cause] = []
+    affinity = spec.get("sessionAffinity")
+    if isinstance(affinity, str) and affinity not in SESSION_AFFINITIES:
+        out.append(not_supported("spec.sessionAffinity", affinity, SESSION_AFFINITIES))
+    policy = spec.get("ipFamilyPolicy")
+    if isinstance(policy, str) and policy not in IP_FAMILY_POLICIES:
+        out.append(not_supported("spec.ipFamilyPolicy", policy, IP_FAMILY_POLICIES))
+    families = _list(spec.get("ipFamilies"))
+    seen: set[str] = set()
+    for i, family in enumerate(families):
+        if not isinstance(family, str):
+            continue
+        if family not in IP_FAMILIES:
+            out.append(not_supported(f"spec.ipFamilies[{i}]", family, IP_FAMILIES))
+        if family in seen:
+            out.append(duplicate(f"spec.ipFamilies[{i}]", family))
+        seen.add(family)
+    if len(families) > 2:
+        shown = "[]core.IPFamily{" + ", ".join(go_value(f) for f in families) + "}"
+        out.append(Cause("FieldValueInvalid", f"Invalid value: {shown}: may specify no more than two IP families",
+                         "spec.ipFamilies"))
+    return out
+
+
 @register
 class ServiceStrategy(Strategy):
     """Service: defaults, status reset, type and ports validation, clusterIPs that never change once set."""
@@ -197,7 +336,8 @@ class ServiceStrategy(Strategy):
         if not isinstance(spec, dict):
             return
         spec.setdefault("type", "ClusterIP")
-        spec.setdefault("sessionAffinity", "None")
+        if not spec.get("sessionAffinity"):
+            spec["sessionAffinity"] = "None"
         default_ports(spec.get("ports"))
         for port in spec.get("ports") or ():
             if isinstance(port, dict) and "targetPort" not in port and "port" in port:
@@ -247,6 +387,7 @@ class ServiceStrategy(Strategy):
         service_type = spec.get("type") or "ClusterIP"
         if isinstance(service_type, str) and service_type not in SERVICE_TYPES:
             out.append(not_supported("spec.type", service_type, SERVICE_TYPES))
+        out.extend(validate_service_families(spec))
         ports = _list(spec.get("ports"))
         headless = service_type == "ClusterIP" and _headless(spec)
         if not ports and not headless and service_type != "ExternalName":

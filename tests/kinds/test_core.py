@@ -3,6 +3,7 @@ ValidatePodUpdate, ValidateServiceUpdate's cluster IPs, Namespace finalizer name
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
@@ -227,3 +228,84 @@ def test_pod_with_a_null_spec_needs_containers() -> None:
     obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": None}
     POD.default(obj)
     assert POD.validate(obj) == [Cause("FieldValueRequired", "Required value", "spec.containers")]
+
+
+# ------------------------------------------------------------ ValidateService's enumerations, ValidateSecret's types
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"sessionAffinity": "Sticky"}, [_ns("spec.sessionAffinity", '"Sticky"', '"ClientIP", "None"')]),
+    ({"sessionAffinity": "ClientIP"}, []),
+    ({"ipFamilyPolicy": "DualStack"},
+     [_ns("spec.ipFamilyPolicy", '"DualStack"', '"PreferDualStack", "RequireDualStack", "SingleStack"')]),
+    ({"ipFamilies": ["IPv5"]}, [_ns("spec.ipFamilies[0]", '"IPv5"', '"IPv4", "IPv6"')]),
+    ({"ipFamilies": ["IPv4", "IPv4"]}, [Cause("FieldValueDuplicate", 'Duplicate value: "IPv4"', "spec.ipFamilies[1]")]),
+    ({"ipFamilies": ["IPv4", "IPv6", "IPv4"]},
+     [Cause("FieldValueDuplicate", 'Duplicate value: "IPv4"', "spec.ipFamilies[2]"),
+      _inv("spec.ipFamilies", '[]core.IPFamily{"IPv4", "IPv6", "IPv4"}', "may specify no more than two IP families")]),
+])
+def test_service_enumerations(spec: dict[str, Any], expected: list[Cause]) -> None:
+    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "d"},
+                           "spec": {"ports": [{"port": 80}], "selector": {"app": "web"}, **spec}}
+    SERVICE.default(obj)
+    assert SERVICE.validate(obj) == expected
+
+
+SECRET = strategy_for("", "Secret")
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _req(path: str) -> Cause:
+    return Cause("FieldValueRequired", "Required value", path)
+
+
+def _redacted(path: str, error: str) -> Cause:
+    return _inv(path, '"<secret contents redacted>"', error)
+
+
+@pytest.mark.parametrize(("secret_type", "data", "annotations", "expected"), [
+    ("kubernetes.io/dockerconfigjson", {}, {}, [_req("data[.dockerconfigjson]")]),
+    ("kubernetes.io/dockerconfigjson", {".dockerconfigjson": _b64("not json")}, {},
+     [_redacted("data[.dockerconfigjson]", "invalid character 'o' in literal null (expecting 'u')")]),
+    ("kubernetes.io/dockerconfigjson", {".dockerconfigjson": _b64("x")}, {},
+     [_redacted("data[.dockerconfigjson]", "invalid character 'x' looking for beginning of value")]),
+    ("kubernetes.io/dockerconfigjson", {".dockerconfigjson": _b64("[]")}, {},
+     [_redacted("data[.dockerconfigjson]",
+                "json: cannot unmarshal array into Go value of type map[string]interface {}")]),
+    ("kubernetes.io/dockerconfigjson", {".dockerconfigjson": _b64('{"auths":')}, {},
+     [_redacted("data[.dockerconfigjson]", "unexpected end of JSON input")]),
+    ("kubernetes.io/dockerconfigjson", {".dockerconfigjson": _b64('{"auths": {}}')}, {}, []),
+    ("kubernetes.io/dockercfg", {}, {}, [_req("data[.dockercfg]")]),
+    ("kubernetes.io/dockercfg", {".dockercfg": _b64("{}")}, {}, []),
+    ("kubernetes.io/tls", {}, {}, [_req("data[tls.crt]"), _req("data[tls.key]")]),
+    ("kubernetes.io/tls", {"tls.crt": "", "tls.key": ""}, {}, []),
+    ("kubernetes.io/ssh-auth", {}, {}, [_req("data[ssh-privatekey]")]),
+    ("kubernetes.io/ssh-auth", {"ssh-privatekey": _b64("k")}, {}, []),
+    ("kubernetes.io/basic-auth", {}, {}, [_req("data[username]"), _req("data[password]")]),
+    ("kubernetes.io/basic-auth", {"password": ""}, {}, []),
+    ("kubernetes.io/service-account-token", {}, {},
+     [_req("metadata.annotations[kubernetes.io/service-account.name]")]),
+    ("kubernetes.io/service-account-token", {}, {"kubernetes.io/service-account.name": "default"}, []),
+    ("example.com/anything", {}, {}, []),
+])
+def test_secret_type_rules(secret_type: str, data: dict[str, str], annotations: dict[str, str],
+                           expected: list[Cause]) -> None:
+    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Secret", "type": secret_type, "data": data,
+                           "metadata": {"name": "s", "namespace": "d", "annotations": annotations}}
+    SECRET.default(obj)
+    assert SECRET.validate(obj) == expected
+
+
+def test_secret_type_rules_see_string_data() -> None:
+    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/basic-auth",
+                           "metadata": {"name": "s"}, "stringData": {"username": "admin"}}
+    SECRET.default(obj)
+    assert SECRET.validate(obj) == []
+
+
+def test_secret_type_is_immutable() -> None:
+    old: dict[str, Any] = {"metadata": {"name": "s"}, "type": "Opaque"}
+    new = {**old, "type": "kubernetes.io/basic-auth", "data": {"username": ""}}
+    assert SECRET.validate_update(new, old) == [_inv("type", '"kubernetes.io/basic-auth"', "field is immutable")]
