@@ -42,7 +42,7 @@ from kapi.attributes import Attributes
 from services.flowcontrol import config as cfg
 from services.flowcontrol import defaults
 from services.flowcontrol.dispatcher import TOO_MANY_REQUESTS, Decision, StartRequest
-from services.flowcontrol.queueset import QueueSet, Request
+from services.flowcontrol.queueset import ESTIMATED_SERVICE_SECONDS, QueueSet, Request
 
 QUEUE_WAIT_LIMIT = 15.0  # seconds; kube: --request-timeout / 4
 DRAIN_WINDOW = 10.0  # seconds of finished requests that measure the drain rate
@@ -427,58 +427,139 @@ class Controller:
             limit = min(limit, level.nominal + level.borrow_limit)
         return max(limit, level.seats_in_use)
 
+    def _level_totals(self, level: Level) -> tuple[int, int, int, int]:
+        """(dispatched, rejected, timed out, cancelled) requests of ``level`` since it was first configured."""
+        def total(name: str) -> int:
+            return sum(v for (lv, _), v in self.counters.get(name, {}).items() if lv == level.name)
+        return (total("dispatched"), total("rejected:" + QUEUE_FULL) + total("rejected:" + CONCURRENCY_LIMIT),
+                total("rejected:" + TIME_OUT), total("rejected:" + CANCELLED))
+
     def dump_priority_levels(self) -> str:
-        """kube's /debug/api_priority_and_fairness/dump_priority_levels CSV."""
-        lines = ["PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests"]
+        """kube's /debug/api_priority_and_fairness/dump_priority_levels (apf_controller_debug.go), by name.
+
+        Columns: PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing,
+        WaitingRequests, ExecutingRequests, DispatchedRequests,
+        RejectedRequests (queue full or concurrency limit), TimedoutRequests,
+        CancelledRequests; the exempt level has a queue-less set (0 active
+        queues, nothing waiting) as in kube since exempt borrowing.
+        """
+        rows = [["PriorityLevelName", "ActiveQueues", "IsIdle", "IsQuiescing", "WaitingRequests", "ExecutingRequests",
+                 "DispatchedRequests", "RejectedRequests", "TimedoutRequests", "CancelledRequests"]]
         for level in sorted(self.levels.values(), key=lambda lv: lv.name):
-            if level.queueset is None:
-                lines.append(f"{level.name}, <none>, <none>, <none>, <none>, <none>")
-                continue
-            lines.append(f"{level.name}, {level.queueset.active_queues}, {_bool(level.idle)}, "
-                         f"{_bool(level.quiescing)}, {level.waiting}, {len(level.executing)}")
-        return "\n".join(lines) + "\n"
+            active = sum(1 for q in level.queueset.queues if q.waiting) if level.queueset else 0
+            rows.append([level.name, str(active), _bool(level.idle), _bool(level.quiescing), str(level.waiting),
+                         str(len(level.executing)), *map(str, self._level_totals(level))])
+        return tabwrite(rows)
 
     def dump_queues(self) -> str:
-        """kube's dump_queues CSV (one row per queue; ``<none>`` for the exempt level)."""
-        lines = ["PriorityLevelName, Index, PendingRequests, ExecutingRequests, VirtualStart"]
+        """kube's dump_queues: one row per queue of each level (queue-less levels have none).
+
+        Columns: PriorityLevelName, Index, PendingRequests, ExecutingRequests,
+        SeatsInUse, NextDispatchR, InitialSeatsSum, MaxSeatsSum, TotalWorkSum
+        (seat-seconds as kube's ``SeatSeconds.String``).
+        """
+        rows = [["PriorityLevelName", "Index", "PendingRequests", "ExecutingRequests", "SeatsInUse", "NextDispatchR",
+                 "InitialSeatsSum", "MaxSeatsSum", "TotalWorkSum"]]
         for level in sorted(self.levels.values(), key=lambda lv: lv.name):
-            if level.queueset is None:
-                lines.append(f"{level.name}, <none>, <none>, <none>, <none>")
-                continue
-            for queue in level.queueset.queues:
-                lines.append(f"{level.name}, {queue.index}, {len(queue.waiting)}, {queue.executing}, "
-                             f"{queue.next_dispatch_r:.4f}")
-        return "\n".join(lines) + "\n"
+            for queue in level.queueset.queues if level.queueset else []:
+                seats = sum(r.width for r in queue.waiting)
+                rows.append([level.name, str(queue.index), str(len(queue.waiting)), str(queue.executing),
+                             str(queue.seats_in_use), _seat_seconds(queue.next_dispatch_r), str(seats), str(seats),
+                             _seat_seconds(seats * ESTIMATED_SERVICE_SECONDS)])
+        return tabwrite(rows)
 
     def dump_requests(self, include_request_details: bool = False) -> str:
-        """kube's dump_requests CSV of waiting requests (``includeRequestDetails=1`` adds user and request columns)."""
-        header = "PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, FlowDistingsher, ArriveTime"
+        """kube's dump_requests: per level, each queue's waiting requests (queue index, position), then its
+        executing ones (position -1), then the level's queue-less executing requests (-1, -1).
+
+        Columns: PriorityLevelName, FlowSchemaName, QueueIndex,
+        RequestIndexInQueue, FlowDistingsher (kube's spelling), ArriveTime,
+        InitialSeats, FinalSeats, AdditionalLatency, StartTime (zero time while
+        waiting); ``includeRequestDetails`` adds UserName, Verb, APIPath,
+        Namespace, Name, APIVersion, Resource, SubResource.
+        """
+        header = ["PriorityLevelName", "FlowSchemaName", "QueueIndex", "RequestIndexInQueue", "FlowDistingsher",
+                  "ArriveTime", "InitialSeats", "FinalSeats", "AdditionalLatency", "StartTime"]
         if include_request_details:
-            header += ", UserName, Verb, APIPath, Namespace, Name, APIVersion, Resource, SubResource"
-        lines = [header]
+            header += ["UserName", "Verb", "APIPath", "Namespace", "Name", "APIVersion", "Resource", "SubResource"]
+        rows = [header]
+
+        def add(level: Level, queue: int, position: int, ticket: Ticket) -> None:
+            r = ticket.request
+            start = _rfc3339_nano(ticket.wall_arrival + (r.started - r.arrival)) if r.started is not None \
+                else ZERO_TIME
+            row = [level.name, ticket.flow_schema.name, str(queue), str(position), r.distinguisher,
+                   _rfc3339_nano(ticket.wall_arrival), str(r.width), "0", "0s", start]
+            if include_request_details:
+                a = ticket.attrs
+                row += [a.user.username, a.verb, a.path, a.namespace, a.name, _gv(a), a.resource, a.subresource]
+            rows.append(row)
+
         for level in sorted(self.levels.values(), key=lambda lv: lv.name):
-            for index, position, ticket in self._waiting_tickets(level):
-                row = (f"{level.name}, {ticket.flow_schema.name}, {index}, {position}, "
-                       f"{ticket.request.distinguisher}, {_timestamp(ticket.wall_arrival)}")
-                if include_request_details:
-                    a = ticket.attrs
-                    row += (f", {a.user.username}, {a.verb}, {a.path}, {a.namespace}, {a.name}, "
-                            f"{_gv(a)}, {a.resource}, {a.subresource}")
-                lines.append(row)
-        return "\n".join(lines) + "\n"
+            executing = sorted(level.executing.values(), key=lambda t: t.request.started or 0.0)
+            for queue in level.queueset.queues if level.queueset else []:
+                for position, request in enumerate(queue.waiting):
+                    add(level, queue.index, position, request.payload)
+                for ticket in executing:
+                    if ticket.request.queue is queue:
+                        add(level, queue.index, -1, ticket)
+            for ticket in executing:
+                if ticket.request.queue is None:
+                    add(level, -1, -1, ticket)
+        return tabwrite(rows)
 
     def dump_seats(self) -> str:
-        """Requests holding seats now (kubernetes issue 118746), oldest first, as CSV."""
-        lines = ["PriorityLevelName, FlowSchemaName, FlowDistingsher, Seats, UserName, Verb, APIPath, AgeSeconds"]
+        """Requests holding seats now (kubernetes issue 118746; kapi's own dump), oldest first, in kube's layout.
+
+        Columns: PriorityLevelName, FlowSchemaName, FlowDistingsher, Seats
+        (0 on the exempt level), UserName, Verb, APIPath, AgeSeconds.
+        """
+        rows = [["PriorityLevelName", "FlowSchemaName", "FlowDistingsher", "Seats", "UserName", "Verb", "APIPath",
+                 "AgeSeconds"]]
         now = self.clock()
         tickets = [t for lv in self.levels.values() for t in lv.executing.values()]
         tickets.sort(key=lambda t: t.request.started or 0.0)
         for t in tickets:
             seats = 0 if t.level.config.exempt else t.request.width
             age = now - (t.request.started or now)
-            lines.append(f"{t.level.name}, {t.flow_schema.name}, {t.request.distinguisher}, {seats}, "
-                         f"{t.attrs.user.username}, {t.attrs.verb}, {t.attrs.path}, {age:.3f}")
-        return "\n".join(lines) + "\n"
+            rows.append([t.level.name, t.flow_schema.name, t.request.distinguisher, str(seats),
+                         t.attrs.user.username, t.attrs.verb, t.attrs.path, f"{age:.3f}"])
+        return tabwrite(rows)
+
+
+ZERO_TIME = "0001-01-01T00:00:00Z"  # Go's zero time.Time in RFC 3339
+
+
+def tabwrite(rows: list[list[str]]) -> str:
+    """Rows as kube's debug dumps write them: cells joined by ``",\t"`` through Go's
+    ``tabwriter.NewWriter(w, 8, 0, 1, ' ', 0)``.
+
+    Every cell but a line's last is padded with spaces to its column's width
+    (the widest such cell plus one, at least 8); each line ends with a
+    newline. All rows have the same number of cells, so each column is one
+    tabwriter block.
+    """
+    cells = [[c + "," for c in row[:-1]] + row[-1:] for row in rows]
+    columns = max(len(r) for r in cells) - 1
+    widths = [max([8] + [len(r[i]) + 1 for r in cells if i < len(r) - 1]) for i in range(columns)]
+    return "".join("".join(c.ljust(widths[i]) if i < len(r) - 1 else c for i, c in enumerate(r)) + "\n"
+                   for r in cells)
+
+
+def _seat_seconds(value: float) -> str:
+    """kube's ``SeatSeconds.String``: whole seat-seconds, a dot, 8 fractional digits, ``ss``."""
+    scaled = max(0, round(value * 100_000_000))
+    return f"{scaled // 100_000_000}.{scaled % 100_000_000:08d}ss"
+
+
+def _rfc3339_nano(seconds: float) -> str:
+    """Go's ``time.RFC3339Nano`` of a UTC wall time: trailing fractional zeros (and a bare dot) dropped."""
+    whole = math.floor(seconds)
+    nanos = int(round((seconds - whole) * 1e9))
+    if nanos >= 1_000_000_000:
+        whole, nanos = whole + 1, nanos - 1_000_000_000
+    fraction = f".{nanos:09d}".rstrip("0").rstrip(".")
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + fraction + "Z"
 
 
 def _round(value: float) -> int:
@@ -488,10 +569,6 @@ def _round(value: float) -> int:
 
 def _bool(value: bool) -> str:
     return "true" if value else "false"
-
-
-def _timestamp(seconds: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int((seconds % 1) * 1e9):09d}Z"
 
 
 def _gv(attrs: Attributes) -> str:

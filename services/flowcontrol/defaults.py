@@ -5,7 +5,12 @@ Objects" (k8s.io/apiserver pkg/apis/flowcontrol/bootstrap/default.go):
 the mandatory objects are the ``exempt`` and ``catch-all``
 PriorityLevelConfigurations and FlowSchemas; the suggested ones are the
 ``system``, ``node-high``, ``leader-election``, ``workload-high``,
-``workload-low`` and ``global-default`` levels and their FlowSchemas.
+``workload-low`` and ``global-default`` levels and their FlowSchemas
+(``probes``, ``system-leader-election``, ``endpoint-controller``,
+``workload-leader-election``, ``system-node-high``, ``system-nodes``,
+``kube-controller-manager``, ``kube-scheduler``,
+``kube-system-service-accounts``, ``service-accounts``,
+``global-default``).
 Every one carries ``apf.kubernetes.io/autoupdate-spec: "true"``. The
 mandatory specs are :mod:`kapi.kinds.flowcontrol`'s (the one copy, which
 validation also holds them to); every spec here is in v1-defaulted form, so
@@ -65,8 +70,9 @@ def _groups(*names: str) -> list[dict[str, Any]]:
     return [{"kind": "Group", "group": {"name": n}} for n in names]
 
 
-def _kube_system_service_accounts() -> list[dict[str, Any]]:
-    return [{"kind": "ServiceAccount", "serviceAccount": {"namespace": "kube-system", "name": "*"}}]
+def _kube_system_service_accounts(*names: str) -> list[dict[str, Any]]:
+    return [{"kind": "ServiceAccount", "serviceAccount": {"namespace": "kube-system", "name": n}}
+            for n in names or ("*",)]
 
 
 def _resource_rule(verbs: Sequence[str], groups: Sequence[str], resources: Sequence[str],
@@ -102,9 +108,16 @@ def flow_schema_specs() -> dict[str, dict[str, Any]]:
             "subjects": _groups(_UNAUTHENTICATED, _AUTHENTICATED),
             "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/readyz", "/livez"]}]}]),
         "system-leader-election": _schema("leader-election", 100, "ByUser", [{
-            "subjects": _users(_KCM, _SCHEDULER), "resourceRules": [leases]}]),
+            "subjects": [*_users(_KCM, _SCHEDULER), *_kube_system_service_accounts()], "resourceRules": [leases]}]),
+        # kube keeps endpoint-controller's endpoints writes out of workload-leader-election (kubernetes#80289)
+        "endpoint-controller": _schema("workload-high", 150, "ByUser", [{
+            "subjects": [*_users(_KCM), *_kube_system_service_accounts("endpoint-controller",
+                                                                      "endpointslicemirroring-controller")],
+            "resourceRules": [_resource_rule(["get", "create", "update"], [""], ["endpoints"], ["*"], False)]}]),
         "workload-leader-election": _schema("leader-election", 200, "ByUser", [{
-            "subjects": _kube_system_service_accounts(), "resourceRules": [leases]}]),
+            "subjects": _kube_system_service_accounts(),
+            "resourceRules": [_resource_rule(["get", "create", "update"], [""], ["endpoints", "configmaps"], ["*"],
+                                             False), leases]}]),
         "system-node-high": _schema("node-high", 400, "ByUser", [{
             "subjects": _groups(_NODES),
             "resourceRules": [_resource_rule(["*"], [""], ["nodes", "nodes/status"], ["*"], True),

@@ -1,8 +1,10 @@
 """API Priority and Fairness as users see it at the gateway: debug dumps, PF headers.
 
 - ``/debug/api_priority_and_fairness/dump_priority_levels``, ``dump_queues``,
-  ``dump_requests`` (``?includeRequestDetails=1``): kube-apiserver's CSV,
-  read from the flowcontrol service (which holds the cluster-wide state);
+  ``dump_requests`` (``?includeRequestDetails=`` any non-empty value):
+  kube-apiserver 1.37's columns and layout (``,``-separated cells through
+  Go's tabwriter, apf_controller_debug.go), read from the flowcontrol
+  service (which holds the cluster-wide state);
   ``dump_seats`` lists the requests holding seats now (user, flow schema,
   verb, path, age; kubernetes issue 118746). They are non-resource GETs,
   authorized like any other path before they get here.
@@ -45,7 +47,7 @@ async def respond(path: str, query: Any, backends: Backends, timeout: float) -> 
     kind = DUMPS.get(path[len(PREFIX):].rstrip("/"))
     if kind is None:
         raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
-    details = query.get("includeRequestDetails", "") in ("1", "true")
+    details = bool(query.get("includeRequestDetails", ""))  # kube: any non-empty value
     text = await backends.flowcontrol.dump(kind, details, timeout)
     return web.Response(text=text, content_type="text/plain")
 

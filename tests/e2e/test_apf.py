@@ -13,7 +13,8 @@ from kapi.local.launcher import Stack
 
 from .conftest import TOKENS, Kubectl
 
-FLOW_SCHEMAS = ["catch-all", "exempt", "global-default", "kube-controller-manager", "kube-scheduler",
+FLOW_SCHEMAS = ["catch-all", "endpoint-controller", "exempt", "global-default", "kube-controller-manager",
+                "kube-scheduler",
                 "kube-system-service-accounts", "probes", "service-accounts", "system-leader-election",
                 "system-node-high", "system-nodes", "workload-leader-election"]
 PRIORITY_LEVELS = ["catch-all", "exempt", "global-default", "leader-election", "node-high", "system",
@@ -91,21 +92,38 @@ def test_pf_headers_name_the_classification(stack: Stack, kubectl: Kubectl) -> N
     assert headers["X-Kubernetes-PF-FlowSchema-UID"] == uid(kubectl, "flowschema", "exempt")
 
 
-def test_debug_dumps_in_kube_csv(kubectl: Kubectl, alice: Kubectl) -> None:
+def _cells(text: str) -> list[list[str]]:
+    """A dump's rows as cells (kube writes them ``,``-separated through Go's tabwriter)."""
+    return [[c.strip() for c in line.split(",")] for line in text.splitlines()]
+
+
+def test_debug_dumps_in_kube_columns(kubectl: Kubectl, alice: Kubectl) -> None:
     base = "/debug/api_priority_and_fairness/"
-    levels = kubectl.run("get", "--raw", base + "dump_priority_levels").stdout.splitlines()
-    assert levels[0] == "PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests"
-    assert "exempt, <none>, <none>, <none>, <none>, <none>" in levels
-    assert any(line.startswith("global-default, ") for line in levels)
-    queues = kubectl.run("get", "--raw", base + "dump_queues").stdout.splitlines()
-    assert queues[0] == "PriorityLevelName, Index, PendingRequests, ExecutingRequests, VirtualStart"
-    assert sum(line.startswith("global-default, ") for line in queues) == 128
-    requests = kubectl.run("get", "--raw", base + "dump_requests").stdout.splitlines()
-    assert requests[0] == ("PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, FlowDistingsher, "
-                           "ArriveTime")
-    seats = kubectl.run("get", "--raw", base + "dump_seats").stdout.splitlines()
-    assert seats[0].startswith("PriorityLevelName, FlowSchemaName, FlowDistingsher, Seats, UserName")
-    assert any(f"get, {base}dump_seats, " in line for line in seats[1:])
+    text = kubectl.run("get", "--raw", base + "dump_priority_levels").stdout
+    levels = _cells(text)
+    assert levels[0] == ["PriorityLevelName", "ActiveQueues", "IsIdle", "IsQuiescing", "WaitingRequests",
+                         "ExecutingRequests", "DispatchedRequests", "RejectedRequests", "TimedoutRequests",
+                         "CancelledRequests"]
+    exempt = next(row for row in levels if row[0] == "exempt")
+    assert exempt[1:5] == ["0", "false", "false", "0"] and int(exempt[5]) >= 1 and int(exempt[6]) >= 1  # this GET
+    assert any(row[0] == "global-default" and len(row) == 10 for row in levels)
+    queues = _cells(kubectl.run("get", "--raw", base + "dump_queues").stdout)
+    assert queues[0] == ["PriorityLevelName", "Index", "PendingRequests", "ExecutingRequests", "SeatsInUse",
+                         "NextDispatchR", "InitialSeatsSum", "MaxSeatsSum", "TotalWorkSum"]
+    assert sum(row[0] == "global-default" for row in queues) == 128
+    assert all(row[5].endswith("ss") for row in queues[1:])
+    requests = _cells(kubectl.run("get", "--raw", base + "dump_requests").stdout)
+    assert requests[0] == ["PriorityLevelName", "FlowSchemaName", "QueueIndex", "RequestIndexInQueue",
+                           "FlowDistingsher", "ArriveTime", "InitialSeats", "FinalSeats", "AdditionalLatency",
+                           "StartTime"]
+    detailed = _cells(kubectl.run("get", "--raw", base + "dump_requests?includeRequestDetails=yes").stdout)
+    assert detailed[0][10:] == ["UserName", "Verb", "APIPath", "Namespace", "Name", "APIVersion", "Resource",
+                                "SubResource"]  # kube: any non-empty value asks for the details
+    # this request executes on the exempt level: a queue-less executing request (-1, -1)
+    assert any(row[:4] == ["exempt", "exempt", "-1", "-1"] for row in requests[1:])
+    seats = _cells(kubectl.run("get", "--raw", base + "dump_seats").stdout)
+    assert seats[0][:5] == ["PriorityLevelName", "FlowSchemaName", "FlowDistingsher", "Seats", "UserName"]
+    assert any(row[5:7] == ["get", f"{base}dump_seats"] for row in seats[1:])
     denied = alice.run("get", "--raw", base + "dump_queues", check=False)
     assert denied.returncode != 0 and "Forbidden" in denied.stderr
     missing = kubectl.run("get", "--raw", base + "dump_nothing", check=False)
@@ -114,7 +132,7 @@ def test_debug_dumps_in_kube_csv(kubectl: Kubectl, alice: Kubectl) -> None:
 
 def test_a_watch_gives_its_seat_back_once_started(kubectl: Kubectl, namespace: str) -> None:
     watcher = kubectl.popen("get", "configmaps", "-n", namespace, "--watch", "--request-timeout=30s")
-    path = f"watch, /api/v1/namespaces/{namespace}/configmaps"
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
     try:
         deadline = time.monotonic() + 10
         seen_seats: list[str] = []

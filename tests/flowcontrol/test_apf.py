@@ -228,24 +228,50 @@ def test_dangling_schema_is_skipped() -> None:
     assert ctl.submit(get(ALICE)).flow_schema.name == "global-default"
 
 
+def _cells(dump: str) -> list[list[str]]:
+    return [[c.strip() for c in line.split(",")] for line in dump.splitlines()]
+
+
+def test_tabwrite_is_gos_tabwriter() -> None:
+    # tabwriter.NewWriter(w, 8, 0, 1, ' ', 0) over ",\t"-joined cells: widest cell + 1, at least 8; last cell raw
+    assert apf.tabwrite([["PriorityLevelName", "Index", "IsIdle"], ["exempt", "0", "true"]]) == (
+        "PriorityLevelName, Index,  IsIdle\n"
+        "exempt,            0,      true\n")
+
+
 def test_dumps_show_queued_and_holders() -> None:
     clock = Clock()
+    clock_wall = 1_700_000_000.25
     ctl = controller(1, clock, [_global_default_only()])
+    ctl.wall = lambda: clock_wall
     ctl.submit(get(ALICE))
     ctl.submit(get(BOB))
-    levels = ctl.dump_priority_levels().splitlines()
-    assert levels[0] == "PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests"
-    assert "global-default, 2, false, false, 1, 1" in levels
-    queues = ctl.dump_queues().splitlines()
-    assert queues[0] == "PriorityLevelName, Index, PendingRequests, ExecutingRequests, VirtualStart"
-    assert len([q for q in queues if q.startswith("global-default,")]) == 64
-    requests = ctl.dump_requests(include_request_details=True).splitlines()
-    assert requests[0].startswith("PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, "
-                                  "FlowDistingsher, ArriveTime, UserName")
-    assert len(requests) == 2 and ", bob, get, /api/v1/namespaces/ns/configmaps/x," in requests[1]
+    levels = ctl.dump_priority_levels()
+    assert levels.splitlines()[0] == (
+        "PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests, "
+        "DispatchedRequests, RejectedRequests, TimedoutRequests, CancelledRequests")
+    assert ["global-default", "1", "false", "false", "1", "1", "1", "0", "0", "0"] in _cells(levels)
+    queues = _cells(ctl.dump_queues())
+    assert queues[0] == ["PriorityLevelName", "Index", "PendingRequests", "ExecutingRequests", "SeatsInUse",
+                         "NextDispatchR", "InitialSeatsSum", "MaxSeatsSum", "TotalWorkSum"]
+    mine = [q for q in queues if q[0] == "global-default"]
+    assert len(mine) == 64
+    assert any(q[2:] == ["1", "0", "0", "0.00000000ss", "1", "1", "1.00000000ss"] for q in mine)  # bob waits
+    assert any(q[2:5] == ["0", "1", "1"] and q[5] == "1.00000000ss" for q in mine)  # alice executes
+    requests = _cells(ctl.dump_requests(include_request_details=True))
+    assert requests[0] == ["PriorityLevelName", "FlowSchemaName", "QueueIndex", "RequestIndexInQueue",
+                           "FlowDistingsher", "ArriveTime", "InitialSeats", "FinalSeats", "AdditionalLatency",
+                           "StartTime", "UserName", "Verb", "APIPath", "Namespace", "Name", "APIVersion", "Resource",
+                           "SubResource"]
+    rows = {r[10]: r for r in requests[1:]}
+    assert rows["bob"][3] == "0" and rows["bob"][5:10] == ["2023-11-14T22:13:20.25Z", "1", "0", "0s",
+                                                           "0001-01-01T00:00:00Z"]
+    assert rows["alice"][3] == "-1" and rows["alice"][9] == "2023-11-14T22:13:20.25Z"  # executing: start time
+    assert rows["bob"][11:] == ["get", "/api/v1/namespaces/ns/configmaps/x", "ns", "x", "v1", "configmaps", ""]
     clock.now += 2.5
-    seats = ctl.dump_seats().splitlines()
-    assert seats[1] == "global-default, global-default, alice, 1, alice, get, /api/v1/namespaces/ns/configmaps/x, 2.500"
+    seats = _cells(ctl.dump_seats())
+    assert seats[1] == ["global-default", "global-default", "alice", "1", "alice", "get",
+                        "/api/v1/namespaces/ns/configmaps/x", "2.500"]
     metrics = ctl.metrics()
     assert {"priority_level": "global-default", "flow_schema": "global-default", "value": 1
             } in metrics["current_inqueue_requests"]

@@ -34,6 +34,8 @@ NODE = UserInfo("system:node:n1", groups=("system:nodes", AUTH))
 KCM = UserInfo("system:kube-controller-manager", groups=(AUTH,))
 KUBE_SYSTEM_SA = UserInfo("system:serviceaccount:kube-system:job-controller",
                           groups=("system:serviceaccounts", "system:serviceaccounts:kube-system", AUTH))
+ENDPOINT_SA = UserInfo("system:serviceaccount:kube-system:endpoint-controller",
+                       groups=("system:serviceaccounts", "system:serviceaccounts:kube-system", AUTH))
 APP_SA = UserInfo("system:serviceaccount:app:default",
                   groups=("system:serviceaccounts", "system:serviceaccounts:app", AUTH))
 
@@ -45,7 +47,15 @@ APP_SA = UserInfo("system:serviceaccount:app:default",
     (path(ALICE, "/readyz", "post"), "global-default", "alice"),
     (res(KCM, "update", "leases", "kube-system", "coordination.k8s.io"), "system-leader-election",
      "system:kube-controller-manager"),
-    (res(KUBE_SYSTEM_SA, "get", "leases", "kube-system", "coordination.k8s.io"), "workload-leader-election",
+    # kube-system's service accounts are system-leader-election subjects too (kube's bootstrap defaults)
+    (res(KUBE_SYSTEM_SA, "get", "leases", "kube-system", "coordination.k8s.io"), "system-leader-election",
+     "system:serviceaccount:kube-system:job-controller"),
+    (res(KCM, "update", "endpoints", "app"), "endpoint-controller", "system:kube-controller-manager"),
+    (res(ENDPOINT_SA, "create", "endpoints", "app"), "endpoint-controller",
+     "system:serviceaccount:kube-system:endpoint-controller"),
+    (res(KUBE_SYSTEM_SA, "update", "configmaps", "app"), "workload-leader-election",
+     "system:serviceaccount:kube-system:job-controller"),
+    (res(KUBE_SYSTEM_SA, "update", "endpoints", "app"), "workload-leader-election",
      "system:serviceaccount:kube-system:job-controller"),
     (res(NODE, "patch", "nodes", subresource="status"), "system-node-high", "system:node:n1"),
     (res(NODE, "get", "pods", "default"), "system-nodes", "system:node:n1"),
