@@ -1,0 +1,103 @@
+"""kube's per-kind validation through the whole stack (issue 19 item 7): a Deployment's strategy and selector
+operators, a Pod's resources, tolerations and names, a Service's session affinity and IP families, Secret type
+rules; each a 422 Invalid with kube's field path and message as kubectl shows it, and nothing stored."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import Kubectl
+
+TEMPLATE: dict[str, Any] = {"metadata": {"labels": {"app": "web"}},
+                            "spec": {"containers": [{"name": "web", "image": "nginx"}]}}
+PERCENT = ("a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
+           "regex used for validation is '[0-9]+%')")
+
+
+@pytest.fixture(scope="module")
+def ns(kubectl: Kubectl) -> str:
+    """One namespace for the module (the shared fixture names it after the test, brackets included)."""
+    kubectl.run("create", "namespace", "t-kind-validation")
+    return "t-kind-validation"
+
+
+def _deployment(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": TEMPLATE, **spec}}
+
+
+def _pod(container: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+            "spec": {"containers": [{"name": "web", "image": "nginx", **(container or {})}], **spec}}
+
+
+def _refused(kubectl: Kubectl, namespace: str, obj: dict[str, Any]) -> str:
+    """Create ``obj`` with kubectl; assert it failed and nothing was stored; kubectl's stderr."""
+    proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(obj), check=False)
+    assert proc.returncode != 0, proc.stdout
+    name, kind = obj["metadata"]["name"], obj["kind"].lower()
+    assert kubectl.run("-n", namespace, "get", kind, name, check=False).returncode != 0
+    return proc.stderr
+
+
+@pytest.mark.parametrize(("obj", "error"), [
+    (_deployment(strategy={"rollingUpdate": {"maxSurge": "str"}}),
+     'The Deployment "web" is invalid: spec.strategy.rollingUpdate.maxSurge: Invalid value: '
+     f'intstr.IntOrString{{Type:1, IntVal:0, StrVal:"str"}}: {PERCENT}'),
+    (_deployment(strategy={"rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}}),
+     'The Deployment "web" is invalid: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: '
+     'intstr.IntOrString{Type:0, IntVal:0, StrVal:""}: may not be 0 when `maxSurge` is 0'),
+    (_deployment(revisionHistoryLimit=-1),
+     'The Deployment "web" is invalid: spec.revisionHistoryLimit: Invalid value: -1: must be greater than or '
+     "equal to 0"),
+    (_deployment(selector={"matchExpressions": [{"key": "app", "operator": "Near", "values": ["web"]}]}),
+     'spec.selector.matchExpressions[0].operator: Invalid value: "Near": not a valid selector operator'),
+    (_deployment(template={"metadata": {"labels": {"app": "web"}}, "spec": None}),
+     'The Deployment "web" is invalid: spec.template.spec.containers: Required value'),
+    (_pod({"resources": {"limits": {"cpu": -1}}}),
+     'spec.containers[0].resources.limits[cpu]: Invalid value: "-1": must be greater than or equal to 0'),
+    (_pod(tolerations=[{"key": "k", "operator": "Near"}]),
+     'The Pod "web" is invalid: spec.tolerations[0].operator: Unsupported value: "Near": supported values: '
+     '"Equal", "Exists"'),
+    (_pod({"ports": [{"name": "8080", "containerPort": 80}]}),
+     'The Pod "web" is invalid: spec.containers[0].ports[0].name: Invalid value: "8080": must contain at least '
+     "one letter (a-z)"),
+    (_pod({"env": [{"name": "A\u0000B", "value": "x"}]}),
+     'The Pod "web" is invalid: spec.containers[0].env[0].name: Invalid value: "A\\x00B": a valid environment '
+     "variable name must consist only of printable ASCII characters other than '='"),
+    ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+      "spec": {"ports": [{"port": 80}], "sessionAffinity": "Sticky"}},
+     'The Service "web" is invalid: spec.sessionAffinity: Unsupported value: "Sticky": supported values: '
+     '"ClientIP", "None"'),
+    ({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "web"}, "type": "kubernetes.io/tls",
+      "data": {"tls.crt": base64.b64encode(b"cert").decode()}},
+     'The Secret "web" is invalid: data[tls.key]: Required value'),
+    ({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "web"}, "type": "kubernetes.io/dockerconfigjson",
+      "stringData": {".dockerconfigjson": "not json"}},
+     'The Secret "web" is invalid: data[.dockerconfigjson]: Invalid value: "<secret contents redacted>": '
+     "invalid character 'o' in literal null (expecting 'u')"),
+], ids=["maxSurge-str", "surge-and-unavailable-0", "history-negative", "selector-operator", "null-pod-spec",
+        "negative-cpu", "toleration-operator", "port-name", "env-nul", "session-affinity", "tls-key",
+        "dockerconfigjson"])
+def test_kube_validation_refuses(kubectl: Kubectl, ns: str, obj: dict[str, Any], error: str) -> None:
+    stderr = _refused(kubectl, ns, obj)
+    assert error in stderr, stderr
+
+
+def test_valid_objects_stay_valid(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(_deployment(
+        strategy={"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}, minReadySeconds=5)))
+    kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(_pod(
+        {"ports": [{"name": "http", "containerPort": 80}], "env": [{"name": "my.var", "value": "a\u0000b"}],
+         "resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "500m"}}},
+        tolerations=[{"operator": "Exists"}])))
+    kubectl.run("-n", namespace, "create", "secret", "generic", "ok", "--type=kubernetes.io/basic-auth",
+                "--from-literal=username=admin")
+    proc = kubectl.run("-n", namespace, "patch", "secret", "ok", "--type=merge", "-p",
+                       json.dumps({"type": "Opaque"}), check=False)
+    assert proc.returncode != 0
+    assert 'The Secret "ok" is invalid: type: Invalid value: "Opaque": field is immutable' in proc.stderr
