@@ -24,7 +24,7 @@ from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import go_value, immutable_shown, selector_string
 from kapi.kinds.podspec import default_template, spec_of, validate_workload
-from kapi.objectmeta import forbidden, invalid
+from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import regex_error
 from kapi.values import as_dict as _dict
 from kapi.values import as_int as _int
@@ -123,6 +123,65 @@ def validate_deployment_strategy(strategy: Any) -> list[Cause]:
     return out
 
 
+def validate_daemonset_update_strategy(strategy: Any) -> list[Cause]:
+    """ValidateDaemonSetUpdateStrategy / ValidateRollingUpdateDaemonSet under ``spec.updateStrategy``.
+
+    RollingUpdate needs ``rollingUpdate``; both values are non-negative integers or ``N%`` at most 100%, and
+    exactly one is non-zero (``maxSurge: may not be set when maxUnavailable is non-zero``; ``maxUnavailable:
+    Required value: cannot be 0 when maxSurge is 0``).
+    """
+    strategy = _dict(strategy)
+    path = "spec.updateStrategy.rollingUpdate"
+    if strategy.get("type") != "RollingUpdate":
+        return []
+    rolling = strategy.get("rollingUpdate")
+    if not isinstance(rolling, dict):
+        return [required(path)]
+    unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
+    out = positive_int_or_percent(unavailable, f"{path}.maxUnavailable")
+    out.extend(positive_int_or_percent(surge, f"{path}.maxSurge"))
+    for name, value in (("maxUnavailable", unavailable), ("maxSurge", surge)):
+        percent = _percent(value)
+        if percent is not None and percent > 100:
+            out.append(Cause("FieldValueInvalid", f"Invalid value: {int_or_string(value)}: must not be greater "
+                             "than 100%", f"{path}.{name}"))
+    has_unavailable, has_surge = _int_or_percent_value(unavailable) != 0, _int_or_percent_value(surge) != 0
+    if has_unavailable and has_surge:
+        out.append(Cause("FieldValueInvalid", f"Invalid value: {int_or_string(surge)}: may not be set when "
+                         "maxUnavailable is non-zero", f"{path}.maxSurge"))
+    elif not has_unavailable and not has_surge:
+        out.append(required(f"{path}.maxUnavailable", "cannot be 0 when maxSurge is 0"))
+    return out
+
+
+def validate_statefulset_policies(spec: Obj) -> list[Cause]:
+    """ValidateStatefulSetSpec's first checks: ``podManagementPolicy`` (``must be 'OrderedReady' or
+    'Parallel'``) and a RollingUpdate's ``partition`` >= 0 and ``maxUnavailable`` (int or percent, ``cannot
+    be 0``, at most 100%)."""
+    out: list[Cause] = []
+    policy = spec.get("podManagementPolicy")
+    if isinstance(policy, str) and policy and policy not in ("OrderedReady", "Parallel"):
+        out.append(invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'"))
+    strategy = _dict(spec.get("updateStrategy"))
+    rolling = strategy.get("rollingUpdate")
+    if strategy.get("type") == "RollingUpdate" and isinstance(rolling, dict):
+        path = "spec.updateStrategy.rollingUpdate"
+        partition = _int(rolling.get("partition"))
+        if partition is not None and partition < 0:
+            out.append(invalid(f"{path}.partition", partition, NEGATIVE))
+        if rolling.get("maxUnavailable") is not None:
+            value = rolling["maxUnavailable"]
+            out.extend(positive_int_or_percent(value, f"{path}.maxUnavailable"))
+            if _int_or_percent_value(value) == 0:
+                out.append(Cause("FieldValueInvalid", f"Invalid value: {int_or_string(value)}: cannot be 0",
+                                 f"{path}.maxUnavailable"))
+            percent = _percent(value)
+            if percent is not None and percent > 100:
+                out.append(Cause("FieldValueInvalid", f"Invalid value: {int_or_string(value)}: must not be "
+                                 "greater than 100%", f"{path}.maxUnavailable"))
+    return out
+
+
 def validate_deployment_spec(spec: Obj) -> list[Cause]:
     """ValidateDeploymentSpec: the workload checks, then strategy, minReadySeconds, revisionHistoryLimit and
     progressDeadlineSeconds (>= 0 and ``must be greater than minReadySeconds``)."""
@@ -215,11 +274,12 @@ class StatefulSetStrategy(Strategy):
         default_template(spec, create=True)
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidateStatefulSetSpec: the shared workload checks (a selector it cannot convert is
-        ``spec.selector: Invalid value: &LabelSelector{...}`` with no detail), ``minReadySeconds`` >= 0."""
+        """ValidateStatefulSetSpec: podManagementPolicy and the rolling update, replicas and
+        ``minReadySeconds`` >= 0, then the shared workload checks (a selector it cannot convert is
+        ``spec.selector: Invalid value: &LabelSelector{...}`` with no detail)."""
         spec = _dict(obj.get("spec"))
-        return validate_workload(spec, "statefulset", ("Always",), invalid_selector="") + nonnegative(
-            spec, "minReadySeconds")
+        out = validate_statefulset_policies(spec) + nonnegative(spec, "replicas") + nonnegative(spec, "minReadySeconds")
+        return out + validate_workload(spec, "statefulset", ("Always",), replicas=False, invalid_selector="")
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """ValidateStatefulSetUpdate: the spec without the mutable fields must equal the stored one."""
@@ -246,10 +306,12 @@ class DaemonSetStrategy(Strategy):
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateDaemonSetSpec: the shared workload checks (no replicas), template restartPolicy Always,
-        ``minReadySeconds`` and ``revisionHistoryLimit`` >= 0."""
+        ``minReadySeconds`` >= 0, the update strategy, ``revisionHistoryLimit`` >= 0."""
         spec = _dict(obj.get("spec"))
         out = validate_workload(spec, "daemonset", ("Always",), replicas=False)
-        return out + nonnegative(spec, "minReadySeconds") + nonnegative(spec, "revisionHistoryLimit")
+        out.extend(nonnegative(spec, "minReadySeconds"))
+        out.extend(validate_daemonset_update_strategy(spec.get("updateStrategy")))
+        return out + nonnegative(spec, "revisionHistoryLimit")
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """daemonSetStrategy.ValidateUpdate: ``spec.selector`` immutable."""

@@ -178,3 +178,39 @@ def test_workload_negative_min_ready_seconds_and_null_pod_spec(kind: str) -> Non
     null_spec = _workload(kind, template={"metadata": {"labels": {"app": "web"}}, "spec": None})
     assert strategy_for("apps", kind).validate(null_spec) == [
         Cause("FieldValueRequired", "Required value", "spec.template.spec.containers")]
+
+
+@pytest.mark.parametrize(("strategy", "expected"), [
+    ({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "str"}},
+     [_invalid("spec.updateStrategy.rollingUpdate.maxSurge", 'intstr.IntOrString{Type:1, IntVal:0, StrVal:"str"}',
+               PERCENT)]),
+    ({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}},
+     [_invalid("spec.updateStrategy.rollingUpdate.maxSurge", 'intstr.IntOrString{Type:0, IntVal:1, StrVal:""}',
+               "may not be set when maxUnavailable is non-zero")]),
+    ({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0}},
+     [Cause("FieldValueRequired", "Required value: cannot be 0 when maxSurge is 0",
+            "spec.updateStrategy.rollingUpdate.maxUnavailable")]),
+    ({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": "200%"}},
+     [_invalid("spec.updateStrategy.rollingUpdate.maxSurge", 'intstr.IntOrString{Type:1, IntVal:0, StrVal:"200%"}',
+               "must not be greater than 100%")]),
+    ({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": "10%"}}, []),
+    ({"type": "OnDelete"}, []),
+])
+def test_daemonset_update_strategy(strategy: dict[str, Any], expected: list[Cause]) -> None:
+    assert strategy_for("apps", "DaemonSet").validate(_workload("DaemonSet", updateStrategy=strategy)) == expected
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"podManagementPolicy": "Random"},
+     [_invalid("spec.podManagementPolicy", '"Random"', "must be 'OrderedReady' or 'Parallel'")]),
+    ({"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": -1}}},
+     [_invalid("spec.updateStrategy.rollingUpdate.partition", "-1", "must be greater than or equal to 0")]),
+    ({"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0}}},
+     [_invalid("spec.updateStrategy.rollingUpdate.maxUnavailable", 'intstr.IntOrString{Type:0, IntVal:0, StrVal:""}',
+               "cannot be 0")]),
+    ({"replicas": -1, "minReadySeconds": -1},
+     [_invalid("spec.replicas", "-1", "must be greater than or equal to 0"),
+      _invalid("spec.minReadySeconds", "-1", "must be greater than or equal to 0")]),
+])
+def test_statefulset_spec_validation(spec: dict[str, Any], expected: list[Cause]) -> None:
+    assert strategy_for("apps", "StatefulSet").validate(_workload("StatefulSet", **spec)) == expected
