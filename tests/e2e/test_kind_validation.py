@@ -1,16 +1,22 @@
 """kube's per-kind validation through the whole stack (issue 19 item 7): a Deployment's strategy and selector
 operators, a Pod's resources, tolerations and names, a Service's session affinity and IP families, Secret type
-rules; each a 422 Invalid with kube's field path and message as kubectl shows it, and nothing stored."""
+rules; each a 422 Invalid with kube's field path and message as kubectl shows it, and nothing stored. And a
+service-account token issued in the future (``iat`` beyond the one-minute leeway) is 401."""
 
 from __future__ import annotations
 
 import base64
 import json
+import time
+from pathlib import Path
 from typing import Any
 
+import jwt
 import pytest
 
-from tests.e2e.conftest import Kubectl
+from kapi.local.launcher import Stack
+from services.authn.serviceaccount import algorithm, load_signing_key
+from tests.e2e.conftest import Kubectl, token_kubeconfig
 
 TEMPLATE: dict[str, Any] = {"metadata": {"labels": {"app": "web"}},
                             "spec": {"containers": [{"name": "web", "image": "nginx"}]}}
@@ -101,3 +107,21 @@ def test_valid_objects_stay_valid(kubectl: Kubectl, namespace: str) -> None:
                        json.dumps({"type": "Opaque"}), check=False)
     assert proc.returncode != 0
     assert 'The Secret "ok" is invalid: type: Invalid value: "Opaque": field is immutable' in proc.stderr
+
+
+def test_service_account_token_issued_in_the_future_is_refused(stack: Stack, kubectl: Kubectl, ns: str,
+                                                               tmp_path: Path) -> None:
+    kubectl.run("create", "serviceaccount", "builder", "-n", ns)
+    token = kubectl.run("create", "token", "builder", "-n", ns).stdout.strip()
+    claims, header = jwt.decode(token, options={"verify_signature": False}), jwt.get_unverified_header(token)
+    key = load_signing_key(str(stack.pki.dir / "sa.key"))
+
+    def signed(**changes: Any) -> Kubectl:
+        forged = jwt.encode({**claims, **changes}, key, algorithm=algorithm(key), headers={"kid": header["kid"]})
+        return Kubectl(token_kubeconfig(stack, "sa", forged, tmp_path / "sa.kubeconfig"))
+
+    # the same claims signed again authenticate (the signing is right), so only iat makes the difference
+    assert signed().run("auth", "whoami", "-o", "json", check=False).returncode == 0
+    proc = signed(iat=int(time.time()) + 3600).run("get", "configmaps", "-n", ns, check=False)
+    assert proc.returncode != 0
+    assert "You must be logged in to the server (Unauthorized)" in proc.stderr, proc.stderr
