@@ -15,7 +15,7 @@ from multidict import MultiMapping
 
 from kapi import errors, gofmt, jsonutil
 from kapi.attributes import Attributes
-from kapi.resources import Resource
+from kapi.resources import REGISTRY, Resource
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation, table
 from services.gateway.requestinfo import RequestInfo
@@ -160,25 +160,46 @@ def add_warnings(response: web.StreamResponse, warnings: list[str]) -> None:
         response.headers.add("Warning", f'299 - "{quoted_header_text(text)}"')
 
 
-def decode_object(data: Any, scope: RequestScope, name_from_url: bool) -> dict[str, Any]:
+def decode_object(data: Any, scope: RequestScope, name_from_url: bool, body: bytes | None = None) -> dict[str, Any]:
     """Check a decoded request body is an object of this resource and fill apiVersion/kind/namespace.
 
-    Raises 400 BadRequest when the body is not an object, its apiVersion or
-    kind do not match the URL, or its namespace or name disagree with the URL
-    (kube-apiserver's messages).
+    Raises 400 BadRequest, with kube-apiserver's messages (its decoder's
+    errors through ``transformDecodeError``, handlers/create.go), when:
+
+    - the body is not an object;
+    - ``apiVersion`` or ``kind`` is not a string: ``the object provided is
+      unrecognized (must be of type <Kind>): couldn't get version/kind; json
+      parse error: ... (<the body's first 30 bytes>)`` (``body`` is the raw
+      request body; by default the one the handler read);
+    - for a built-in resource, the body names another kind (a missing
+      ``apiVersion`` or ``kind`` defaults to the URL's): one kapi serves
+      gives ``<kind> in version "<v>" cannot be handled as a <Kind>:
+      converting (<v>.<kind>) to (<internal package>.<Kind>): unknown
+      conversion``, any other ``... no kind "<kind>" is registered for version
+      "<apiVersion>" in scheme "pkg/api/legacyscheme/scheme.go:30"``; the same
+      kind in another served version of the group decodes and is refused with
+      ``the API version in the data (...) does not match the expected API
+      version (...)``; custom resources and apply patches keep the plain
+      ``the kind in the data (X) does not match the expected kind (Y)``;
+    - its namespace or name disagree with the URL.
     """
     resource = scope.resource
     if not isinstance(data, dict):
         raise errors.bad_request("the body of the request must be a JSON or YAML object")
     for key in ("apiVersion", "kind"):
         if data.get(key) is not None and not isinstance(data[key], str):
-            raise errors.bad_request("couldn't get version/kind; json parse error: json: cannot unmarshal "
-                                     f"{_go_json_type(data[key])} into Go struct field .{key} of type string")
-    api_version = data.get("apiVersion")
+            raise errors.bad_request(f"the object provided is unrecognized (must be of type {resource.kind}): "
+                                     "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                                     f"{_go_json_type(data[key])} into Go struct field .{key} of type string "
+                                     f"({_summarize(_raw_body(scope, data, body))})")
+    api_version = data.get("apiVersion") or ""
+    kind = data.get("kind") or ""
+    if REGISTRY.is_static(resource) and resource.group not in _OWN_SCHEMES \
+            and not scope.content_type.startswith("application/apply-patch"):
+        _check_typed_kind(resource, api_version or resource.group_version, kind or resource.kind)
     if api_version and api_version != resource.group_version:
         raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API "
                                  f"version ({resource.group_version})")
-    kind = data.get("kind")
     if kind and kind != resource.kind:
         raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind "
                                  f"({resource.kind})")
@@ -208,6 +229,49 @@ def decode_object(data: Any, scope: RequestScope, name_from_url: bool) -> dict[s
 def _go_json_type(value: Any) -> str:
     return {bool: "bool", int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
         type(value), "value")
+
+# Groups kube serves from a scheme of their own (apiextensions-apiserver, kube-aggregator), not legacyscheme.
+_OWN_SCHEMES = frozenset({"apiextensions.k8s.io", "apiregistration.k8s.io"})
+LEGACY_SCHEME = "pkg/api/legacyscheme/scheme.go:30"  # the scheme kube-apiserver's built-ins decode with
+
+
+def _internal_package(group: str) -> str:
+    """The Go package of a built-in group's internal types (``core`` for the core group and events.k8s.io)."""
+    return "core" if group in ("", "events.k8s.io") else group.split(".")[0]
+
+
+def _check_typed_kind(resource: Resource, api_version: str, kind: str) -> None:
+    """kube's typed decode of a body of ``api_version``/``kind`` into ``resource``'s internal type: raises
+    its 400 when the body's kind is not registered or does not convert (see :func:`decode_object`)."""
+    group, _, version = api_version.rpartition("/")
+    if (group, kind) == (resource.group, resource.kind) and version == resource.version:
+        return
+    prefix = f"{kind} in version {gofmt.go_quote(version)} cannot be handled as a {resource.kind}: "
+    if REGISTRY.by_kind(group, version, kind) is None:
+        raise errors.bad_request(f"{prefix}no kind {gofmt.go_quote(kind)} is registered for version "
+                                 f"{gofmt.go_quote(api_version)} in scheme {gofmt.go_quote(LEGACY_SCHEME)}")
+    if (_internal_package(group), kind) != (_internal_package(resource.group), resource.kind):
+        raise errors.bad_request(f"{prefix}converting ({version}.{kind}) to "
+                                 f"({_internal_package(resource.group)}.{resource.kind}): unknown conversion")
+
+
+def _raw_body(scope: RequestScope, data: dict[str, Any], body: bytes | None) -> bytes:
+    """The request body as sent: ``body`` if given, else what aiohttp kept from the handler's ``read()``, else
+    ``data`` re-encoded."""
+    if body is not None:
+        return body
+    kept = getattr(scope.request, "_read_bytes", None)  # aiohttp caches the read body here
+    return kept if isinstance(kept, bytes) else jsonutil.dumps(data)
+
+
+def _summarize(body: bytes) -> str:
+    """kube's ``summarizeData(body, 30)``: an object's first 30 bytes as text, anything else in hex."""
+    if not body:
+        return "<empty>"
+    head = body[:30]
+    text = head.decode("utf-8", "replace") if body[:1] == b"{" else head.hex()
+    return text + (" ..." if len(body) > 30 else "")
+
 
 
 def resource_version_of(scope: RequestScope, obj: dict[str, Any]) -> str:

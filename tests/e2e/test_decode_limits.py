@@ -177,8 +177,9 @@ def test_messages_use_go_formatting_not_python_reprs(stack: Stack, namespace: st
          {"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}}, "application/strategic-merge-patch+json",
          "map: map[image:x] does not contain declared merge key: name"),
         ("POST", f"{base}/configmaps", {"kind": {"a": 1}, "metadata": {"name": "k"}}, "application/json",
-         "couldn't get version/kind; json parse error: json: cannot unmarshal object into Go struct field .kind of "
-         "type string"),
+         "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse "
+         'error: json: cannot unmarshal object into Go struct field .kind of type string ({"kind": {"a": 1}, '
+         '"metadata": ...)'),
         ("PUT", f"{base}/configmaps/k", {"metadata": {"name": "k", "resourceVersion": {"q": 1}}}, "application/json",
          'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal object into Go struct '
          "field ObjectMeta.metadata.resourceVersion of type string"),

@@ -1,0 +1,42 @@
+"""A body of another kind than the URL's resource is refused with kube's decoder messages (kubectl's own
+test/cmd/create.sh checks ``cannot be handled as a Namespace: converting (v1.Pod)``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kapi.local.launcher import Stack
+from tests.e2e.conftest import Kubectl
+from tests.e2e.test_decode_limits import _request
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "valid-pod"},
+       "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+
+
+def test_kubectl_create_raw_pod_to_namespaces(kubectl: Kubectl) -> None:
+    out = kubectl.run("create", "--raw", "/api/v1/namespaces", "-f", "-", input=json.dumps(POD), check=False)
+    assert out.returncode != 0
+    assert ('Pod in version "v1" cannot be handled as a Namespace: converting (v1.Pod) to (core.Namespace): '
+            "unknown conversion") in out.stderr
+
+
+@pytest.mark.parametrize(("path", "body", "message"), [
+    ("/api/v1/namespaces", {**POD, "apiVersion": "apps/v1", "kind": "Deployment"},
+     'Deployment in version "v1" cannot be handled as a Namespace: converting (v1.Deployment) to '
+     "(core.Namespace): unknown conversion"),
+    ("/api/v1/namespaces/default/pods", {**POD, "kind": "pod"},
+     'pod in version "v1" cannot be handled as a Pod: no kind "pod" is registered for version "v1" in scheme '
+     '"pkg/api/legacyscheme/scheme.go:30"'),
+    ("/apis/apps/v1/namespaces/default/deployments", {**POD, "apiVersion": "apps/v2", "kind": "Deployment"},
+     'Deployment in version "v2" cannot be handled as a Deployment: no kind "Deployment" is registered for '
+     'version "apps/v2" in scheme "pkg/api/legacyscheme/scheme.go:30"'),
+    ("/api/v1/namespaces", {"apiVersion": "v1", "kind": 7, "metadata": {"name": "x"}},
+     "the object provided is unrecognized (must be of type Namespace): couldn't get version/kind; json parse "
+     'error: json: cannot unmarshal number into Go struct field .kind of type string ({"apiVersion": "v1", '
+     '"kind": 7 ...)'),
+])
+def test_wrong_kind_messages(stack: Stack, path: str, body: dict[str, object], message: str) -> None:
+    status, reply = _request(stack, "POST", path, json.dumps(body))
+    assert (status, reply["reason"], reply["message"]) == (400, "BadRequest", message)
