@@ -296,19 +296,17 @@ def _ips(spec: Obj) -> list[Any]:
 
 
 def validate_service_families(spec: Obj) -> list[Cause]:
-    """ValidateService's enumerations: ``sessionAffinity`` ClientIP/None, ``ipFamilyPolicy`` one of the three
-    policies, each ``ipFamilies[i]`` IPv4/IPv6 and unique, at most two families (``may specify no more than
-    two IP families``, the value shown as ``[]core.IPFamily{...}``)."""
+    """ValidateService's ``sessionAffinity`` (ClientIP/None) and, but for ExternalName,
+    ValidateServiceClusterIPsRelatedFields' stand-alone checks: each ``ipFamilies[i]`` IPv4/IPv6 and unique
+    (at most two follows), then ``ipFamilyPolicy`` one of the three policies."""
     out: list[Cause] = []
     affinity = spec.get("sessionAffinity")
     if isinstance(affinity, str) and affinity not in SESSION_AFFINITIES:
         out.append(not_supported("spec.sessionAffinity", affinity, SESSION_AFFINITIES))
-    policy = spec.get("ipFamilyPolicy")
-    if isinstance(policy, str) and policy not in IP_FAMILY_POLICIES:
-        out.append(not_supported("spec.ipFamilyPolicy", policy, IP_FAMILY_POLICIES))
-    families = _list(spec.get("ipFamilies"))
+    if spec.get("type") == "ExternalName":
+        return out
     seen: set[str] = set()
-    for i, family in enumerate(families):
+    for i, family in enumerate(_list(spec.get("ipFamilies"))):
         if not isinstance(family, str):
             continue
         if family not in IP_FAMILIES:
@@ -316,10 +314,9 @@ def validate_service_families(spec: Obj) -> list[Cause]:
         if family in seen:
             out.append(duplicate(f"spec.ipFamilies[{i}]", family))
         seen.add(family)
-    if len(families) > 2:
-        shown = "[]core.IPFamily{" + ", ".join(go_value(f) for f in families) + "}"
-        out.append(Cause("FieldValueInvalid", f"Invalid value: {shown}: may specify no more than two IP families",
-                         "spec.ipFamilies"))
+    policy = spec.get("ipFamilyPolicy")
+    if isinstance(policy, str) and policy not in IP_FAMILY_POLICIES:
+        out.append(not_supported("spec.ipFamilyPolicy", policy, IP_FAMILY_POLICIES))
     return out
 
 
