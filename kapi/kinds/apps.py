@@ -37,6 +37,13 @@ STATEFULSET_UPDATE_FORBIDDEN = (
     "'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")
 
 
+def _struct(spec: Obj, key: str) -> Any:
+    """``spec[key]``, an empty object when absent or null (a struct in kube's Go types, defaulted as empty)."""
+    if spec.get(key) is None:
+        spec[key] = {}
+    return spec[key]
+
+
 def _rolling(strategy: Any, key: str, defaults: dict[str, Any]) -> None:
     """``type`` RollingUpdate when unset and, for RollingUpdate, ``rollingUpdate``'s ``defaults``."""
     if not isinstance(strategy, dict):
@@ -94,6 +101,16 @@ def positive_int_or_percent(value: Any, path: str) -> list[Cause]:
     return [invalid(path, number, NEGATIVE)] if number is not None and number < 0 else []
 
 
+GO_POINTER = "0xc000000000"  # a set pointer field in %#v is an address; kapi shows this stand-in
+
+
+def go_strategy(go_type: str, rolling_type: str, strategy: Obj) -> str:
+    """A ``{type, rollingUpdate}`` strategy struct as ``%#v`` prints it (the rolling update is a pointer)."""
+    pointer = "nil" if strategy.get("rollingUpdate") is None else GO_POINTER
+    return (f"apps.{go_type}{{Type:{go_value(str(strategy.get('type') or ''))}, "
+            f"RollingUpdate:(*apps.{rolling_type})({pointer})}}")
+
+
 def validate_deployment_strategy(strategy: Any) -> list[Cause]:
     """ValidateDeploymentStrategy and ValidateRollingUpdateDeployment under ``spec.strategy``.
 
@@ -107,7 +124,11 @@ def validate_deployment_strategy(strategy: Any) -> list[Cause]:
         if strategy.get("rollingUpdate") is not None:
             return [forbidden(f"{path}.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'")]
         return []
-    if strategy.get("type") != "RollingUpdate" or not isinstance(strategy.get("rollingUpdate"), dict):
+    if strategy.get("type") != "RollingUpdate":
+        shown = go_strategy("DeploymentStrategy", "RollingUpdateDeployment", strategy)
+        return [Cause("FieldValueNotSupported", f'Unsupported value: {shown}: supported values: "Recreate", '
+                      '"RollingUpdate"', path)]
+    if not isinstance(strategy.get("rollingUpdate"), dict):
         return []
     rolling, rpath = strategy["rollingUpdate"], f"{path}.rollingUpdate"
     unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
@@ -132,8 +153,12 @@ def validate_daemonset_update_strategy(strategy: Any) -> list[Cause]:
     """
     strategy = _dict(strategy)
     path = "spec.updateStrategy.rollingUpdate"
-    if strategy.get("type") != "RollingUpdate":
+    if strategy.get("type") == "OnDelete":
         return []
+    if strategy.get("type") != "RollingUpdate":
+        shown = go_strategy("DaemonSetUpdateStrategy", "RollingUpdateDaemonSet", strategy)
+        return [Cause("FieldValueNotSupported", f'Unsupported value: {shown}: supported values: "RollingUpdate", '
+                      '"OnDelete"', "spec.updateStrategy")]
     rolling = strategy.get("rollingUpdate")
     if not isinstance(rolling, dict):
         return [required(path)]
@@ -164,6 +189,16 @@ def validate_statefulset_policies(spec: Obj) -> list[Cause]:
         out.append(invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'"))
     strategy = _dict(spec.get("updateStrategy"))
     rolling = strategy.get("rollingUpdate")
+    if strategy.get("type") == "OnDelete" and rolling is not None:
+        unavailable = "nil" if _dict(rolling).get("maxUnavailable") is None else GO_POINTER
+        shown = (f"apps.RollingUpdateStatefulSetStrategy{{Partition:{_int(_dict(rolling).get('partition')) or 0}, "
+                 f"MaxUnavailable:(*intstr.IntOrString)({unavailable})}}")
+        out.append(Cause("FieldValueInvalid", f"Invalid value: {shown}: only allowed for updateStrategy "
+                         "'RollingUpdate'", "spec.updateStrategy.rollingUpdate"))
+    elif strategy.get("type") not in ("OnDelete", "RollingUpdate"):
+        shown = go_strategy("StatefulSetUpdateStrategy", "RollingUpdateStatefulSetStrategy", strategy)
+        out.append(Cause("FieldValueInvalid", f"Invalid value: {shown}: must be 'RollingUpdate' or 'OnDelete'",
+                         "spec.updateStrategy"))
     if strategy.get("type") == "RollingUpdate" and isinstance(rolling, dict):
         path = "spec.updateStrategy.rollingUpdate"
         partition = _int(rolling.get("partition"))
@@ -218,7 +253,7 @@ class DeploymentStrategy(Strategy):
         progressDeadlineSeconds 600, the template's PodSpec defaults."""
         spec = spec_of(obj)
         spec.setdefault("replicas", 1)
-        _rolling(spec.setdefault("strategy", {}), "rollingUpdate", {"maxUnavailable": "25%", "maxSurge": "25%"})
+        _rolling(_struct(spec, "strategy"), "rollingUpdate", {"maxUnavailable": "25%", "maxSurge": "25%"})
         spec.setdefault("revisionHistoryLimit", 10)
         spec.setdefault("progressDeadlineSeconds", 600)
         default_template(spec, create=True)
@@ -268,7 +303,7 @@ class StatefulSetStrategy(Strategy):
         spec = spec_of(obj)
         spec.setdefault("replicas", 1)
         spec.setdefault("podManagementPolicy", "OrderedReady")
-        _rolling(spec.setdefault("updateStrategy", {}), "rollingUpdate", {"partition": 0})
+        _rolling(_struct(spec, "updateStrategy"), "rollingUpdate", {"partition": 0})
         spec.setdefault("revisionHistoryLimit", 10)
         spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
         default_template(spec, create=True)
@@ -300,7 +335,7 @@ class DaemonSetStrategy(Strategy):
     def default(self, obj: Obj) -> None:
         """SetDefaults_DaemonSet: RollingUpdate maxUnavailable 1 / maxSurge 0, revisionHistoryLimit 10."""
         spec = spec_of(obj)
-        _rolling(spec.setdefault("updateStrategy", {}), "rollingUpdate", {"maxUnavailable": 1, "maxSurge": 0})
+        _rolling(_struct(spec, "updateStrategy"), "rollingUpdate", {"maxUnavailable": 1, "maxSurge": 0})
         spec.setdefault("revisionHistoryLimit", 10)
         default_template(spec, create=True)
 

@@ -214,3 +214,25 @@ def test_daemonset_update_strategy(strategy: dict[str, Any], expected: list[Caus
 ])
 def test_statefulset_spec_validation(spec: dict[str, Any], expected: list[Cause]) -> None:
     assert strategy_for("apps", "StatefulSet").validate(_workload("StatefulSet", **spec)) == expected
+
+
+@pytest.mark.parametrize(("kind", "field", "strategy", "expected"), [
+    ("Deployment", "strategy", {"type": "Blue"},
+     [Cause("FieldValueNotSupported", 'Unsupported value: apps.DeploymentStrategy{Type:"Blue", RollingUpdate:'
+            '(*apps.RollingUpdateDeployment)(nil)}: supported values: "Recreate", "RollingUpdate"', "spec.strategy")]),
+    ("DaemonSet", "updateStrategy", {"type": "Blue"},
+     [Cause("FieldValueNotSupported", 'Unsupported value: apps.DaemonSetUpdateStrategy{Type:"Blue", RollingUpdate:'
+            '(*apps.RollingUpdateDaemonSet)(nil)}: supported values: "RollingUpdate", "OnDelete"',
+            "spec.updateStrategy")]),
+    ("StatefulSet", "updateStrategy", {"type": "Blue"},
+     [_invalid("spec.updateStrategy", 'apps.StatefulSetUpdateStrategy{Type:"Blue", RollingUpdate:'
+               "(*apps.RollingUpdateStatefulSetStrategy)(nil)}", "must be 'RollingUpdate' or 'OnDelete'")]),
+    ("StatefulSet", "updateStrategy", {"type": "OnDelete", "rollingUpdate": {"partition": 1}},
+     [_invalid("spec.updateStrategy.rollingUpdate", "apps.RollingUpdateStatefulSetStrategy{Partition:1, "
+               "MaxUnavailable:(*intstr.IntOrString)(nil)}", "only allowed for updateStrategy 'RollingUpdate'")]),
+    ("Deployment", "strategy", None, []),
+    ("DaemonSet", "updateStrategy", None, []),
+    ("StatefulSet", "updateStrategy", None, []),
+])
+def test_strategy_types(kind: str, field: str, strategy: Any, expected: list[Cause]) -> None:
+    assert strategy_for("apps", kind).validate(_workload(kind, **{field: strategy})) == expected
