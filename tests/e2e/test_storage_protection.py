@@ -4,6 +4,7 @@ completes, a claim a scheduled pod uses stays Terminating until the pod is gone,
 from __future__ import annotations
 
 import json
+import time
 
 from tests.e2e.conftest import Kubectl, wait_for
 
@@ -37,7 +38,7 @@ def test_claim_in_use_stays_terminating_until_the_pod_is_gone(kubectl: Kubectl, 
         "deletionTimestamp"))
     out = kubectl.run("-n", namespace, "get", "pvc", "used").stdout.splitlines()
     assert out[1].split()[:2] == ["used", "Terminating"]
-    # the loop has looked at it (the pod is in its cache) and keeps it
+    time.sleep(2)  # the loop (a watch event away) has looked at it, found the scheduled pod, and keeps it
     got = _get(kubectl, "-n", namespace, "get", "pvc", "used")
     assert got["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]  # type: ignore[index]
     kubectl.run("-n", namespace, "delete", "pod", "web", "--timeout=30s")
