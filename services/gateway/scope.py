@@ -170,7 +170,7 @@ def decode_object(data: Any, scope: RequestScope, name_from_url: bool, body: byt
     - ``apiVersion`` or ``kind`` is not a string: ``the object provided is
       unrecognized (must be of type <Kind>): couldn't get version/kind; json
       parse error: ... (<the body's first 30 bytes>)`` (``body`` is the raw
-      request body; by default the one the handler read);
+      request body the handler read, passed by every handler);
     - for a built-in resource, the body names another kind (a missing
       ``apiVersion`` or ``kind`` defaults to the URL's): one kapi serves
       gives ``<kind> in version "<v>" cannot be handled as a <Kind>:
@@ -191,7 +191,7 @@ def decode_object(data: Any, scope: RequestScope, name_from_url: bool, body: byt
             raise errors.bad_request(f"the object provided is unrecognized (must be of type {resource.kind}): "
                                      "couldn't get version/kind; json parse error: json: cannot unmarshal "
                                      f"{_go_json_type(data[key])} into Go struct field .{key} of type string "
-                                     f"({_summarize(_raw_body(scope, data, body))})")
+                                     f"({_summarize(_raw_body(data, body))})")
     api_version = data.get("apiVersion") or ""
     kind = data.get("kind") or ""
     if REGISTRY.is_static(resource) and resource.group not in _OWN_SCHEMES \
@@ -255,13 +255,9 @@ def _check_typed_kind(resource: Resource, api_version: str, kind: str) -> None:
                                  f"({_internal_package(resource.group)}.{resource.kind}): unknown conversion")
 
 
-def _raw_body(scope: RequestScope, data: dict[str, Any], body: bytes | None) -> bytes:
-    """The request body as sent: ``body`` if given, else what aiohttp kept from the handler's ``read()``, else
-    ``data`` re-encoded."""
-    if body is not None:
-        return body
-    kept = getattr(scope.request, "_read_bytes", None)  # aiohttp caches the read body here
-    return kept if isinstance(kept, bytes) else jsonutil.dumps(data)
+def _raw_body(data: dict[str, Any], body: bytes | None) -> bytes:
+    """The request body as sent (``body``, which every handler passes), else ``data`` re-encoded."""
+    return body if body is not None else jsonutil.dumps(data)
 
 
 def _summarize(body: bytes) -> str:

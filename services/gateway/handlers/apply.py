@@ -36,7 +36,8 @@ async def server_side_apply(scope: RequestScope, body: bytes) -> web.Response:
     if subresource not in ("", "status"):
         raise errors.StatusError(415, "UnsupportedMediaType", f"apply patches are not supported on the "
                                  f"{subresource} subresource")
-    config = decode_object(negotiation.decode_body(body, negotiation.APPLY_PATCH), scope, name_from_url=False)
+    config = decode_object(negotiation.decode_body(body, negotiation.APPLY_PATCH), scope, name_from_url=False,
+                           body=body)
     meta = config["metadata"]
     if not meta.get("name"):
         meta["name"] = scope.info.name

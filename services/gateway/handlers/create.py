@@ -16,6 +16,6 @@ async def create(scope: RequestScope) -> web.Response:
     for a missing namespace, 422 Invalid, 403 from admission or a hook.
     """
     body = await scope.request.read()
-    obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=False)
+    obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=False, body=body)
     check_duplicates(scope, body)
     return scope.respond(await store.create(scope, obj), 201)

@@ -24,7 +24,7 @@ async def review(scope: RequestScope) -> web.Response:
     if scope.info.verb != "create":
         raise errors.method_not_allowed(resource.resource, scope.info.verb, resource.group)
     body = await scope.request.read()
-    obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=False)
+    obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=False, body=body)
     if schema.has_schema(resource.group, resource.version, resource.kind):
         # kube decodes into the typed struct: wrong types are a 400, unknown fields are dropped (never echoed
         # back), refused under fieldValidation=Strict and warned about otherwise.

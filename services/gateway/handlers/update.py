@@ -25,7 +25,7 @@ async def update(scope: RequestScope) -> web.Response:
     retried on races (store.guaranteed_update). 404 if the object does not exist.
     """
     body = await scope.request.read()
-    obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=True)
+    obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=True, body=body)
     check_duplicates(scope, body)
     parse_resource_version(resource_version_of(scope, obj))  # 400 for a malformed one before anything is read
 
