@@ -11,9 +11,12 @@ create or update
 - a RoleBinding or ClusterRoleBinding only if they hold every permission
   of the referenced role (in the binding's namespace), or may ``bind`` it.
 
-Members of ``system:masters`` are exempt (EscalationAllowed). An update
-that leaves the granted rules (rules and aggregationRule, or roleRef and
-subjects) unchanged grants nothing new and passes.
+Members of ``system:masters`` are exempt (EscalationAllowed). As kube,
+every update is checked like a create unless it changes only the fields a
+garbage collector changes (ownerReferences, finalizers): relabelling a
+ClusterRole is checked too, since a label can aggregate it into
+admin/edit/view; an aggregationRule on the old or the new ClusterRole
+needs full authority.
 """
 
 from __future__ import annotations
@@ -32,6 +35,25 @@ ROLE_RESOURCES = ("roles", "clusterroles")
 BINDING_RESOURCES = ("rolebindings", "clusterrolebindings")
 FULL_AUTHORITY = (PolicyRule(frozenset("*"), frozenset("*"), ("*",)),
                   PolicyRule(frozenset("*"), non_resource_urls=("*",)))
+
+
+# metadata a garbage collector changes on its way to deleting an object (kube's IsOnlyMutatingGCFields), plus what
+# the server itself rewrites on every write.
+_GC_FIELDS = frozenset({"ownerReferences", "finalizers", "managedFields", "selfLink", "resourceVersion"})
+
+
+def only_gc_fields_changed(obj: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
+    """True when ``obj`` differs from ``old`` at most in ownerReferences, finalizers (and managedFields,
+    resourceVersion): the one update of an RBAC object that skips the escalation check
+    (pkg/registry/rbac IsOnlyMutatingGCFields). Labels and annotations do count: a label can aggregate a
+    ClusterRole into admin/edit/view."""
+    def strip(value: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(value)
+        meta = out.get("metadata")
+        out["metadata"] = {k: v for k, v in meta.items() if k not in _GC_FIELDS} if isinstance(meta, Mapping) else meta
+        return out
+
+    return strip(obj) == strip(old)
 
 
 def _rules(obj: Mapping[str, Any]) -> tuple[PolicyRule, ...]:
@@ -69,20 +91,19 @@ class EscalationChecker:
 
     async def _check_role(self, attrs: Attributes, obj: Mapping[str, Any], old: Mapping[str, Any] | None,
                           name: str) -> None:
-        if old is not None and (old.get("rules"), old.get("aggregationRule")) == (
-                obj.get("rules"), obj.get("aggregationRule")):
+        if old is not None and only_gc_fields_changed(obj, old):
             return
         if await self._allowed(attrs.user, "escalate", attrs.resource, attrs.namespace, attrs.name):
             return
-        if attrs.resource == "clusterroles" and obj.get("aggregationRule"):
+        self._confirm(attrs, name, _rules(obj), attrs.namespace)
+        if attrs.resource == "clusterroles" and (obj.get("aggregationRule") or (old or {}).get("aggregationRule")):
             if not self._covered(attrs.user, "", FULL_AUTHORITY)[0]:
                 raise errors.forbidden(attrs.resource, name, "must have cluster-admin privileges to use the "
                                        "aggregationRule", GROUP)
-        self._confirm(attrs, name, _rules(obj), attrs.namespace)
 
     async def _check_binding(self, attrs: Attributes, obj: Mapping[str, Any], old: Mapping[str, Any] | None,
                              name: str) -> None:
-        if old is not None and (old.get("roleRef"), old.get("subjects")) == (obj.get("roleRef"), obj.get("subjects")):
+        if old is not None and only_gc_fields_changed(obj, old):
             return
         ref = obj.get("roleRef") or {}
         if not isinstance(ref, Mapping):

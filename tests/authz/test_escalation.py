@@ -112,15 +112,24 @@ async def test_forbidden_message_is_kubes(checker: EscalationChecker) -> None:
     assert info.value.message.endswith("must have cluster-admin privileges to use the aggregationRule")
 
 
-async def test_update_that_grants_nothing_new_passes(checker: EscalationChecker) -> None:
+async def test_only_garbage_collector_fields_skip_the_check(checker: EscalationChecker) -> None:
+    """kube's IsOnlyMutatingGCFields: ownerReferences and finalizers may change freely; anything else, labels
+    included (a label can aggregate a ClusterRole into admin/edit/view), is checked like a create."""
     old = role("big", [rule(["*"], ["*"], ["*"])])
-    relabelled = {**old, "metadata": {**old["metadata"], "labels": {"x": "y"}}}
-    await checker.check(write(ALICE, "clusterroles", verb="update"), relabelled, old)
-    with pytest.raises(errors.StatusError):
-        await checker.check(write(ALICE, "clusterroles", verb="update"),
-                            role("big", [rule(["*"], ["*"], ["*"]), rule(["get"], urls=["/x"])]), old)
+    gc = {**old, "metadata": {**old["metadata"], "finalizers": ["x/y"], "ownerReferences": [{"name": "o"}],
+                              "resourceVersion": "7", "managedFields": [{"manager": "m"}]}}
+    await checker.check(write(ALICE, "clusterroles", verb="update"), gc, old)
+    relabelled = {**old, "metadata": {**old["metadata"], "labels": {
+        "rbac.authorization.k8s.io/aggregate-to-view": "true"}}}
+    with pytest.raises(errors.StatusError) as info:
+        await checker.check(write(ALICE, "clusterroles", verb="update"), relabelled, old)
+    assert info.value.code == 403 and "attempting to grant RBAC permissions not currently held" in info.value.message
     bound = binding("b", "ClusterRole", "secret-reader", [subject("User", "x")])
-    await checker.check(write(ALICE, "clusterrolebindings", verb="patch"), bound, bound)
+    await checker.check(write(ALICE, "clusterrolebindings", verb="patch"),
+                        {**bound, "metadata": {**bound["metadata"], "finalizers": ["x/y"]}}, bound)
+    with pytest.raises(errors.StatusError):
+        await checker.check(write(ALICE, "clusterrolebindings", verb="patch"),
+                            {**bound, "metadata": {**bound["metadata"], "labels": {"a": "b"}}}, bound)
     with pytest.raises(errors.StatusError):
         await checker.check(write(ALICE, "clusterrolebindings", verb="patch"),
                             {**bound, "subjects": [subject("User", "alice")]}, bound)

@@ -18,8 +18,8 @@ ALICE = UserInfo("alice", "uid-a", ("dev", "team-a", "system:authenticated"))
 
 
 def request(operation: str, obj: dict[str, Any], old: dict[str, Any] | None = None, resource: Any = NAMESPACES,
-            user: UserInfo = ALICE) -> AdmissionRequest:
-    attrs = Attributes(user, operation.lower(), True, resource=resource.resource, name="a")
+            user: UserInfo = ALICE, subresource: str = "") -> AdmissionRequest:
+    attrs = Attributes(user, operation.lower(), True, resource=resource.resource, name="a", subresource=subresource)
     return AdmissionRequest(operation, attrs, resource, resource.kind, obj, old)
 
 
@@ -51,10 +51,12 @@ async def test_tenant_group_must_be_the_users_own() -> None:
     {},  # removed
     {tenancy.CREATOR: "bob", tenancy.TENANT_GROUP: "x", "other": "1"},
 ])
-async def test_update_cannot_change_them(new_annotations: dict[str, str]) -> None:
+@pytest.mark.parametrize("subresource", ["", "finalize", "status"])
+async def test_update_cannot_change_them(new_annotations: dict[str, str], subresource: str) -> None:
+    """On the object and on its finalize/status subresources alike (a PUT of /finalize carries metadata too)."""
     stored = {tenancy.CREATOR: "alice", tenancy.CREATOR_UID: "uid-a", tenancy.CREATOR_GROUPS: "dev"}
     obj = ns(dict(new_annotations))
-    await NamespaceCreator().admit(request(UPDATE, obj, ns(stored)))
+    await NamespaceCreator().admit(request(UPDATE, obj, ns(stored), subresource=subresource))
     other = {k: v for k, v in new_annotations.items() if k not in tenancy.MANAGED}
     assert obj["metadata"]["annotations"] == {**other, **stored}
 

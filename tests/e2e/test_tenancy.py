@@ -142,3 +142,26 @@ def test_group_tenancy_binds_the_chosen_group(kubectl: Kubectl, alice: Kubectl, 
         assert "forbidden" in bob.run("-n", "team-a", "get", "pods", check=False).stderr.lower()
     finally:
         kubectl.run("delete", "namespace", "team-a", "--wait=false", check=False)
+
+
+def test_finalize_and_status_cannot_rewrite_the_creator(kubectl: Kubectl, alice: Kubectl, tmp_path: Path) -> None:
+    """A break-it finding: PUT .../finalize (and /status) carry metadata too; the creator annotations the tenant
+    RBAC controller trusts stay as recorded, so nobody becomes admin of a namespace they did not create."""
+    name = "t-finalize-creator"
+    kubectl.run("create", "namespace", name)
+    try:
+        recorded = json.loads(kubectl.run("get", "namespace", name, "-o", "json").stdout)["metadata"][
+            "annotations"][tenancy.CREATOR]
+        forged = tmp_path / "ns.json"
+        for subresource in ("finalize", "status"):
+            ns = json.loads(kubectl.run("get", "namespace", name, "-o", "json").stdout)
+            ns["metadata"]["annotations"].update({tenancy.CREATOR: "alice", tenancy.CREATOR_UID: "uid-alice",
+                                                  tenancy.CREATOR_GROUPS: "dev"})
+            forged.write_text(json.dumps(ns))
+            kubectl.run("replace", "--raw", f"/api/v1/namespaces/{name}/{subresource}", "-f", str(forged))
+            after = json.loads(kubectl.run("get", "namespace", name, "-o", "json").stdout)["metadata"]["annotations"]
+            assert after[tenancy.CREATOR] == recorded != "alice", (subresource, after)
+        time.sleep(1)
+        assert not ok(alice, "-n", name, "get", "configmaps")  # no namespace-creator binding for alice
+    finally:
+        kubectl.run("delete", "namespace", name, "--wait=false")

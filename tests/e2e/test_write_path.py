@@ -486,3 +486,38 @@ def test_server_side_apply_of_pod_status(kubectl: Kubectl, namespace: str, tmp_p
                                                 "status": {"phase": "Running"}}), check=False)
     assert missing.returncode != 0 and "not found" in missing.stderr.lower(), missing.stderr
 
+
+
+def test_relabelling_a_clusterrole_into_an_aggregate_is_checked(stack: Stack, kubectl: Kubectl,
+                                                               tmp_path: Path) -> None:
+    """A break-it finding: a label is enough to aggregate a ClusterRole into view/edit/admin, so a user who may
+    patch ClusterRoles but holds no rights on Secrets is refused relabelling one that grants Secrets (kube checks
+    every update but the garbage collector's fields), and view gains nothing."""
+    ns = "relabel-test"
+    kubectl.run("create", "namespace", ns)
+    try:
+        kubectl.run("create", "clusterrole", "relabel-secrets", "--verb=get,list", "--resource=secrets")
+        kubectl.run("-n", ns, "create", "serviceaccount", "labeller")
+        kubectl.run("create", "clusterrole", "relabel-writer", "--verb=get,list,patch,update",
+                    "--resource=clusterroles.rbac.authorization.k8s.io")
+        kubectl.run("create", "clusterrolebinding", "relabel-writer", "--clusterrole=relabel-writer",
+                    f"--serviceaccount={ns}:labeller")
+        kubectl.run("-n", ns, "create", "rolebinding", "labeller-view", "--clusterrole=view",
+                    f"--serviceaccount={ns}:labeller")
+        kubectl.run("-n", ns, "create", "secret", "generic", "s", "--from-literal=k=v")
+        token = kubectl.run("-n", ns, "create", "token", "labeller").stdout.strip()
+        sa = Kubectl(token_kubeconfig(stack, "labeller", token, tmp_path / "labeller.kubeconfig"))
+        wait_for(lambda: sa.run("get", "clusterrole", "relabel-secrets", check=False).returncode == 0)
+        for door in (["label", "clusterrole", "relabel-secrets", "rbac.authorization.k8s.io/aggregate-to-view=true"],
+                     ["annotate", "clusterrole", "relabel-secrets", "x=y"],
+                     ["label", "--dry-run=server", "clusterrole", "cluster-admin",
+                      "rbac.authorization.k8s.io/aggregate-to-view=true"]):
+            refused = sa.run(*door, check=False)
+            assert refused.returncode != 0 and ESCALATION in refused.stderr, (door, refused.stderr)
+        labels = json.loads(kubectl.run("get", "clusterrole", "relabel-secrets", "-o", "json").stdout)["metadata"]
+        assert "rbac.authorization.k8s.io/aggregate-to-view" not in (labels.get("labels") or {})
+        assert sa.run("-n", ns, "get", "secret", "s", check=False).returncode != 0
+    finally:
+        kubectl.run("delete", "clusterrolebinding", "relabel-writer", "--ignore-not-found")
+        kubectl.run("delete", "clusterrole", "relabel-writer", "relabel-secrets", "--ignore-not-found")
+        kubectl.run("delete", "namespace", ns, "--wait=false")

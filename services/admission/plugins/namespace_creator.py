@@ -7,7 +7,8 @@ whatever the client put there is overwritten. ``tenancy.kapi.io/tenant-group``
 may be set by the client to one of its own groups (group-based tenancy);
 naming a group the user is not in is refused (403). On UPDATE the
 annotations are put back to their stored values (an attempt to change or
-remove them has no effect), so they cannot be altered after creation.
+remove them has no effect, through the object or its ``status`` and
+``finalize`` subresources alike), so they cannot be altered after creation.
 The tenant RBAC controller binds the ``namespace-creator`` ClusterRole to
 the recorded creator.
 """
@@ -43,7 +44,9 @@ class NamespaceCreator:
         """Write or restore the creator annotations of a Namespace; raises StatusError 403 for a tenant group
         the user is not a member of."""
         resource = request.resource
-        if resource.group != "" or resource.resource != "namespaces" or request.subresource:
+        # Every update path counts, subresources included: /finalize and /status may carry metadata too, and the
+        # tenant RBAC controller trusts these annotations.
+        if resource.group != "" or resource.resource != "namespaces":
             return
         obj = request.object
         if not isinstance(obj, dict):
