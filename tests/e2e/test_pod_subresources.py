@@ -65,10 +65,24 @@ def test_binding_and_eviction(kubectl: Kubectl, namespace: str):
         """))
     kubectl.run("-n", namespace, "apply", "-f", "-", input=(POD % ("guarded", "")).replace(
         "metadata: {name: guarded}", "metadata: {name: guarded, labels: {app: guarded}}"))
+    # The budget guards running pods only (kube's canIgnorePDB lets a Pending pod go): report it Running first.
+    kubectl.run("-n", namespace, "patch", "pod", "guarded", "--subresource=status", "--type=merge",
+                "-p", '{"status": {"phase": "Running"}}')
     eviction = _json.dumps({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "guarded"}})
     refused = kubectl.run("create", "--raw", f"/api/v1/namespaces/{namespace}/pods/guarded/eviction", "-f", "-",
                           input=eviction, check=False)
     assert "Cannot evict pod as it would violate the pod's disruption budget." in refused.stderr
+    # A body naming another pod than the URL is kube's 400, for Eviction and Binding alike.
+    other = kubectl.run("create", "--raw", f"/api/v1/namespaces/{namespace}/pods/tobind/eviction", "-f", "-",
+                        input=eviction, check=False)
+    assert "name in URL does not match name in Eviction object" in other.stderr, other.stderr
+    other = kubectl.run("create", "--raw", f"/api/v1/namespaces/{namespace}/pods/guarded/binding", "-f", "-",
+                        input=binding, check=False)
+    assert "name in URL does not match name in Binding object" in other.stderr, other.stderr
+    kubectl.run("-n", namespace, "apply", "-f", "-", input=(POD % ("pending", "")).replace(
+        "metadata: {name: pending}", "metadata: {name: pending, labels: {app: guarded}}"))
+    pending = _json.dumps({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "pending"}})
+    kubectl.run("create", "--raw", f"/api/v1/namespaces/{namespace}/pods/pending/eviction", "-f", "-", input=pending)
     free = _json.dumps({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "tobind"}})
     kubectl.run("create", "--raw", f"/api/v1/namespaces/{namespace}/pods/tobind/eviction", "-f", "-", input=free)
     gone = kubectl.run("-n", namespace, "get", "pod", "tobind", check=False)

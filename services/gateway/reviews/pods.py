@@ -104,6 +104,15 @@ def _labels_match(selector: dict[str, Any], labels: dict[str, str]) -> bool:
         return False
 
 
+def _same_name(body: Any, scope: RequestScope, kind: str) -> None:
+    """400 ``name in URL does not match name in <Kind> object`` when the body names another pod (kube's
+    BindingREST / EvictionREST); a body without a name is taken for the URL's."""
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if name and name != scope.info.name:
+        raise errors.bad_request(f"name in URL does not match name in {kind} object")
+
+
 @subresource("", "pods", "eviction")
 async def eviction(scope: RequestScope) -> web.StreamResponse:
     """POST pods/<name>/eviction (policy/v1 Eviction, as ``kubectl drain`` sends): delete the pod unless a
@@ -111,12 +120,20 @@ async def eviction(scope: RequestScope) -> web.StreamResponse:
     Eviction"."""
     if scope.info.verb != "create":
         raise errors.method_not_allowed("pods/eviction", scope.info.verb)
+    body = await scope.request.read()
+    eviction = negotiation.decode_body(body, scope.content_type) if body.strip() else {}
+    _same_name(eviction, scope, "Eviction")
     pod = await _pod(scope)
     labels = (pod.get("metadata") or {}).get("labels") or {}
-    listed: Any = await grpcutil.call("storage", scope.backends.storage.List, storage_pb2.ListRequest(
-        key=storage_pb2.ResourceKey(group="policy", resource="poddisruptionbudgets", namespace=scope.info.namespace)),
-        timeout=scope.timeout)
-    for raw in listed.items:
+    # A pod that is not running (Pending, Succeeded, Failed) may go whatever its budgets say (kube's canIgnorePDB).
+    phase = (pod.get("status") or {}).get("phase", "")
+    budgets: list[bytes] = []
+    if phase not in ("Pending", "Succeeded", "Failed"):
+        listed: Any = await grpcutil.call("storage", scope.backends.storage.List, storage_pb2.ListRequest(
+            key=storage_pb2.ResourceKey(group="policy", resource="poddisruptionbudgets",
+                                        namespace=scope.info.namespace)), timeout=scope.timeout)
+        budgets = list(listed.items)
+    for raw in budgets:
         pdb = jsonutil.loads(raw)
         if _labels_match((pdb.get("spec") or {}).get("selector") or {}, labels):
             if int((pdb.get("status") or {}).get("disruptionsAllowed") or 0) < 1:
@@ -125,8 +142,6 @@ async def eviction(scope: RequestScope) -> web.StreamResponse:
                                          "disruption budget.", {"causes": [{
                                              "reason": "DisruptionBudget", "message": f"The disruption budget {name} "
                                              "needs 1 healthy pods and has 0 currently"}]})
-    body = await scope.request.read()
-    eviction = negotiation.decode_body(body, scope.content_type) if body.strip() else {}
     options = eviction.get("deleteOptions") if isinstance(eviction, dict) else None
     options = dict(options) if isinstance(options, dict) else {}
     check_option_types(options)
@@ -144,6 +159,7 @@ async def binding(scope: RequestScope) -> web.StreamResponse:
     if scope.info.verb != "create":
         raise errors.method_not_allowed("pods/binding", scope.info.verb)
     body = negotiation.decode_body(await scope.request.read(), scope.content_type)
+    _same_name(body, scope, "Binding")
     target = (body.get("target") or {}) if isinstance(body, dict) else {}
     node = str(target.get("name") or "")
     if not node:
