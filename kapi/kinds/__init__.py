@@ -18,6 +18,7 @@ from kapi.kinds import (  # noqa: F401  (registration)
     discovery,
     flowcontrol,
     node,
+    rbac,
     storage,
 )
 from kapi.kinds.base import Strategy, register, strategy_for

@@ -48,6 +48,10 @@ class Strategy:
     #: The kind's field labels beyond ``metadata.name``/``metadata.namespace`` (its ``GetAttrs`` and field label
     #: conversion): label -> the object's value as a string ("" when absent). Read by storage's field selectors.
     selectable_fields: Mapping[str, Callable[[Obj], str]] = MappingProxyType({})
+    #: Whether :meth:`validate` reports missing fields itself, with kube's messages: the schema's bare
+    #: ``Required value`` causes are then dropped (kube decodes into Go structs, which have no required fields;
+    #: only the kind's validation names what is missing, e.g. ``verbs: Required value: verbs must contain ...``).
+    validates_required: bool = False
 
     def default(self, obj: Obj) -> None:
         """Apply the kind's defaults (v1 ``SetDefaults_<Kind>``) to ``obj`` in place."""

@@ -156,7 +156,7 @@ class Admitter:
                                                  old=request.old_object)
         if request.operation == UPDATE and request.old_object is not None:
             causes.extend(kind.validate_update(request.object, request.old_object, request.subresource))
-        causes.extend(result.causes)
+        causes.extend(c for c in result.causes if not (kind.validates_required and c.type == "FieldValueRequired"))
         if not request.subresource:  # pkg/apis/*/validation: per-kind semantic rules
             causes.extend(kind.validate(request.object))
         if resource.group == crd.GROUP and resource.resource == crd.RESOURCE and not request.subresource:
