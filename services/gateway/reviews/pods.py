@@ -104,6 +104,12 @@ def _labels_match(selector: dict[str, Any], labels: dict[str, str]) -> bool:
         return False
 
 
+def _created(scope: RequestScope) -> web.Response:
+    """The ``Status`` Success (code 201) that binding and eviction answer, encoded as every other response."""
+    return scope.respond({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
+                         201)
+
+
 def _same_name(body: Any, scope: RequestScope, kind: str) -> None:
     """400 ``name in URL does not match name in <Kind> object`` when the body names another pod (kube's
     BindingREST / EvictionREST); a body without a name is taken for the URL's."""
@@ -146,8 +152,7 @@ async def eviction(scope: RequestScope) -> web.StreamResponse:
     options = dict(options) if isinstance(options, dict) else {}
     check_option_types(options)
     await store.delete(scope, scope.info.name, options)
-    return web.json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                              "code": 201}, status=201)
+    return _created(scope)
 
 
 @subresource("", "pods", "binding")
@@ -175,5 +180,4 @@ async def binding(scope: RequestScope) -> web.StreamResponse:
         return pod
 
     await store.guaranteed_update(scope, bind)
-    return web.json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                              "code": 201}, status=201)
+    return _created(scope)
