@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import json
 import re
 from datetime import datetime
@@ -39,7 +40,13 @@ from kapi.kinds.podspec import (
     validate_workload,
 )
 from kapi.objectmeta import forbidden, invalid, required
-from kapi.validation import is_dns1123_label, is_qualified_name, max_len_error, regex_error
+from kapi.validation import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    max_len_error,
+    regex_error,
+)
 from kapi.values import as_dict as _dict
 from kapi.values import as_list as _list
 
@@ -295,18 +302,57 @@ def _ips(spec: Obj) -> list[Any]:
     return _list(spec.get("clusterIPs"))
 
 
-def validate_service_families(spec: Obj) -> list[Cause]:
-    """ValidateService's ``sessionAffinity`` (ClientIP/None) and, but for ExternalName,
-    ValidateServiceClusterIPsRelatedFields' stand-alone checks: each ``ipFamilies[i]`` IPv4/IPv6 and unique
-    (at most two follows), then ``ipFamilyPolicy`` one of the three policies."""
-    out: list[Cause] = []
+CLUSTER_FAMILY = "IPv4"  # kapi's service CIDR: single-stack IPv4 (ipallocator)
+VALID_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+
+
+def ip_family(value: Any) -> str | None:
+    """The family of an IP as Go's ``netutils.ParseIPSloppy`` reads it (IPv4 parts may have leading zeros);
+    None when it is not an IP."""
+    if not isinstance(value, str) or not value or "%" in value:
+        return None
+    parts = value.split(".")
+    if len(parts) == 4 and all(p.isascii() and p.isdigit() and int(p) <= 255 for p in parts):
+        return "IPv4"
+    try:
+        ipaddress.IPv6Address(value)
+    except ValueError:
+        return None
+    return "IPv6"
+
+
+def validate_session_affinity(spec: Obj) -> list[Cause]:
+    """ValidateService's ``sessionAffinity``: ClientIP or None."""
     affinity = spec.get("sessionAffinity")
     if isinstance(affinity, str) and affinity not in SESSION_AFFINITIES:
-        out.append(not_supported("spec.sessionAffinity", affinity, SESSION_AFFINITIES))
+        return [not_supported("spec.sessionAffinity", affinity, SESSION_AFFINITIES)]
+    return []
+
+
+def validate_service_families(spec: Obj) -> list[Cause]:
+    """ValidateServiceClusterIPsRelatedFields (not for ExternalName): ``clusterIP`` and ``clusterIPs`` in sync
+    (``spec.clusterIPs: Invalid value: []string{...}: first value must match `clusterIP```), each
+    ``ipFamilies[i]`` IPv4/IPv6 and unique, ``ipFamilyPolicy`` one of the three, each ``clusterIPs[i]`` an IP
+    ('None' only alone), at most two of them and one per family, each of the family ``ipFamilies[i]`` names."""
     if spec.get("type") == "ExternalName":
-        return out
+        return []
+    out: list[Cause] = []
+    # NormalizeClusterIPs ran before (PrepareForCreate/Update): a lone clusterIP stands for [clusterIP]
+    ip = spec.get("clusterIP") or ""
+    ips = _ips(spec) or ([ip] if ip else [])
+    shown = go_strings(ips if ips else spec.get("clusterIPs"))
+
+    def bad(path: str, detail: str) -> Cause:
+        return Cause("FieldValueInvalid", f"Invalid value: {shown}: {detail}", path)
+
+    if ip:
+        if ips[0] != ip:
+            out.append(bad("spec.clusterIPs", "first value must match `clusterIP`"))
+    elif ips:
+        out.append(bad("spec.clusterIPs", "must be empty when `clusterIP` is not specified"))
     seen: set[str] = set()
-    for i, family in enumerate(_list(spec.get("ipFamilies"))):
+    families = _list(spec.get("ipFamilies"))
+    for i, family in enumerate(families):
         if not isinstance(family, str):
             continue
         if family not in IP_FAMILIES:
@@ -317,7 +363,91 @@ def validate_service_families(spec: Obj) -> list[Cause]:
     policy = spec.get("ipFamilyPolicy")
     if isinstance(policy, str) and policy not in IP_FAMILY_POLICIES:
         out.append(not_supported("spec.ipFamilyPolicy", policy, IP_FAMILY_POLICIES))
+    bad_ips = False
+    for i, value in enumerate(ips):
+        if i == 0 and value == "None":
+            if len(ips) > 1:
+                bad_ips = True
+                out.append(bad("spec.clusterIPs", "'None' must be the first and only value"))
+            continue
+        if ip_family(value) is None:
+            bad_ips = True
+            out.append(invalid(f"spec.clusterIPs[{i}]", value if isinstance(value, str) else str(value), VALID_IP))
+    if len(ips) > 2:
+        out.append(bad("spec.clusterIPs", "may only hold up to 2 values"))
+    if bad_ips:
+        return out
+    if len(ips) > 1 and {ip_family(v) for v in ips} != {"IPv4", "IPv6"}:  # netutils.IsDualStackIPStrings
+        out.append(bad("spec.clusterIPs", "may specify no more than one IP for each IP family"))
+    if ips and not _headless(spec):
+        for i, (value, family) in enumerate(zip(ips, families, strict=False)):
+            actual = ip_family(value)
+            if family in IP_FAMILIES and actual != family:
+                out.append(invalid(f"spec.clusterIPs[{i}]", value,
+                                   f"expected an {family} value as indicated by `ipFamilies[{i}]`"))
     return out
+
+
+def validate_cluster_families(spec: Obj) -> list[Cause]:
+    """The allocator's initIPFamilyFields checks for kapi's single-stack IPv4 cluster (not for ExternalName).
+
+    Under ``ipFamilyPolicy: SingleStack`` two clusterIPs or two ipFamilies are refused (``spec.ipFamilyPolicy:
+    Invalid value: "SingleStack": must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are
+    specified``); a clusterIP beyond the families given must be IPv4 (``spec.clusterIPs[1]: Invalid value:
+    []string{...}: IPv6 is not configured on this cluster``); then, but for a headless Service without a
+    selector, RequireDualStack (``this cluster is not configured for dual-stack services``) and an IPv6
+    ``ipFamilies[i]`` (``not configured on this cluster``) are refused.
+    """
+    if spec.get("type") == "ExternalName":
+        return []
+    out: list[Cause] = []
+    ips = _ips(spec) or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
+    families = [f for f in _list(spec.get("ipFamilies")) if isinstance(f, str)]
+    policy = spec.get("ipFamilyPolicy")
+    shown_policy = go_value(policy) if isinstance(policy, str) else "null"
+
+    def bad_policy(detail: str) -> Cause:
+        return Cause("FieldValueInvalid", f"Invalid value: {shown_policy}: {detail}", "spec.ipFamilyPolicy")
+
+    if policy == "SingleStack":
+        if len(ips) == 2:
+            out.append(bad_policy("must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are "
+                                  "specified"))
+        if len(families) == 2:
+            out.append(bad_policy("must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are "
+                                  "specified"))
+    inferred = list(families)
+    for i, value in enumerate(ips):
+        if value == "None":
+            break
+        if i >= len(inferred):
+            family = ip_family(value) or ""
+            if family != CLUSTER_FAMILY:
+                out.append(Cause("FieldValueInvalid", f"Invalid value: {go_strings(ips)}: {family} is not "
+                                 "configured on this cluster", f"spec.clusterIPs[{i}]"))
+            else:
+                inferred.append(family)
+    if out or (spec.get("clusterIP") == "None" and not spec.get("selector")):
+        return out
+    if policy == "RequireDualStack":
+        out.append(bad_policy("this cluster is not configured for dual-stack services"))
+    out.extend(invalid(f"spec.ipFamilies[{i}]", family, "not configured on this cluster")
+               for i, family in enumerate(inferred) if family != CLUSTER_FAMILY)
+    return out
+
+
+def _default_families(spec: Obj) -> list[str] | None:
+    """The families the allocator infers from the requested clusterIPs (IPv4 only here); None when the first
+    requested one is not IPv4 (validation refuses it)."""
+    requested = _ips(spec) or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
+    families: list[str] = []
+    for value in requested:
+        if value == "None" or ip_family(value) != CLUSTER_FAMILY or families:
+            break
+        families.append(CLUSTER_FAMILY)
+    if not families and requested and requested[0] != "None":
+        return None
+    return families or [CLUSTER_FAMILY]
 
 
 @register
@@ -346,11 +476,17 @@ class ServiceStrategy(Strategy):
         if spec.get("type") != "ExternalName" and (spec.get("clusterIP") != "None" or spec.get("selector")):
             # kapi allocates IPv4 only: single-stack IPv4, as kube-apiserver on an IPv4 service CIDR.
             spec.setdefault("ipFamilyPolicy", "SingleStack")
-            spec.setdefault("ipFamilies", ["IPv4"])
+            families = _default_families(spec)
+            if "ipFamilies" not in spec and families is not None:
+                spec["ipFamilies"] = families
 
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
-        """PrepareForCreate: the status is the server's (an empty load balancer)."""
+        """PrepareForCreate: the status is the server's (an empty load balancer); NormalizeClusterIPs: a
+        ``clusterIP`` without ``clusterIPs`` (an old client) means ``clusterIPs: [clusterIP]``."""
         obj["status"] = {"loadBalancer": {}}
+        spec = obj.get("spec")
+        if isinstance(spec, dict) and spec.get("clusterIP") and not _ips(spec):
+            spec["clusterIPs"] = [spec["clusterIP"]]
 
     def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
         """The Service REST update's ``patchAllocatedValues`` and ``normalizeClusterIPs`` (main resource only).
@@ -378,17 +514,40 @@ class ServiceStrategy(Strategy):
                 spec["clusterIPs"] = [new_ip]
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidateService (the parts users hit): type, ports, port names and protocols."""
+        """ValidateService (the parts users hit), after the allocator's own checks.
+
+        kube's Service REST allocates (``initIPFamilyFields``: ValidateServiceClusterIPsRelatedFields, then
+        the family checks of :func:`validate_cluster_families`) before ValidateService runs, so those errors
+        come alone. Then: ports required but for headless and ExternalName; NodePort/LoadBalancer not headless
+        (``spec.clusterIPs[0]: Invalid value: "None": may not be set to 'None' for NodePort services``);
+        ExternalName without clusterIPs, ipFamilies or ipFamilyPolicy (``Forbidden: may not be set for
+        ExternalName services``) and with an ``externalName``; each port; sessionAffinity; type; no
+        ``nodePort`` when ``type`` is ClusterIP.
+        """
         spec = _dict(obj.get("spec"))
+        early = validate_service_families(spec) or validate_cluster_families(spec)
+        if early:
+            return early
         out: list[Cause] = []
         service_type = spec.get("type") or "ClusterIP"
-        if isinstance(service_type, str) and service_type not in SERVICE_TYPES:
-            out.append(not_supported("spec.type", service_type, SERVICE_TYPES))
-        out.extend(validate_service_families(spec))
         ports = _list(spec.get("ports"))
-        headless = service_type == "ClusterIP" and _headless(spec)
+        headless = (_ips(spec) or [spec.get("clusterIP")]) == ["None"]  # isHeadlessService
         if not ports and not headless and service_type != "ExternalName":
             out.append(required("spec.ports"))
+        if service_type in ("LoadBalancer", "NodePort") and headless:
+            out.append(invalid("spec.clusterIPs[0]", "None", f"may not be set to 'None' for {service_type} services"))
+        elif service_type == "ExternalName":
+            for key in ("clusterIPs", "ipFamilies"):
+                if _list(spec.get(key)):
+                    out.append(forbidden(f"spec.{key}", "may not be set for ExternalName services"))
+            if spec.get("ipFamilyPolicy") is not None:
+                out.append(forbidden("spec.ipFamilyPolicy", "may not be set for ExternalName services"))
+            name = spec.get("externalName")
+            cname = name[:-1] if isinstance(name, str) and name.endswith(".") else name
+            if isinstance(cname, str) and cname:
+                out.extend(invalid("spec.externalName", cname, msg) for msg in is_dns1123_subdomain(cname))
+            else:
+                out.append(required("spec.externalName"))
         names: set[str] = set()
         for i, port in enumerate(ports):
             port = _dict(port)
@@ -408,6 +567,12 @@ class ServiceStrategy(Strategy):
             out.extend(port_number(f"{path}.targetPort", port.get("targetPort")))
             if port.get("nodePort"):
                 out.extend(port_number(f"{path}.nodePort", port.get("nodePort")))
+        out.extend(validate_session_affinity(spec))
+        if isinstance(service_type, str) and service_type not in SERVICE_TYPES:
+            out.append(not_supported("spec.type", service_type, SERVICE_TYPES))
+        if service_type == "ClusterIP":
+            out.extend(forbidden(f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'")
+                       for i, port in enumerate(ports) if isinstance(port, dict) and port.get("nodePort"))
         return out
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
@@ -425,7 +590,8 @@ class ServiceStrategy(Strategy):
             return []
         if _headless(spec) and _headless(old_spec):
             return []
-        ips, old_ips = _ips(spec), _ips(old_spec)
+        ips = _ips(spec)
+        old_ips = _ips(old_spec) or ([old_spec["clusterIP"]] if old_spec.get("clusterIP") else [])
         shown = go_strings(spec.get("clusterIPs"))
 
         def bad(i: int, detail: str) -> Cause:

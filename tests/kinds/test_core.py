@@ -311,3 +311,103 @@ def test_secret_type_is_immutable() -> None:
     old: dict[str, Any] = {"metadata": {"name": "s"}, "type": "Opaque"}
     new = {**old, "type": "kubernetes.io/basic-auth", "data": {"username": ""}}
     assert SECRET.validate_update(new, old) == [_inv("type", '"kubernetes.io/basic-auth"', "field is immutable")]
+
+
+# ------------------------------------------------------------ Service: clusterIPs, families, types (break-it pass)
+
+def _created(**spec: Any) -> list[tuple[str, str]]:
+    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "d"},
+                           "spec": {"ports": [{"port": 80}], "selector": {"app": "web"}, **spec}}
+    SERVICE.default(obj)
+    SERVICE.prepare_for_create(obj)
+    return [(c.field, c.message) for c in SERVICE.validate(obj)]
+
+
+VALID_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"clusterIP": "10.96.0.10"}, []),
+    ({"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"]}, []),
+    ({"clusterIP": "None"}, []),
+    ({"clusterIP": "None", "selector": None}, []),
+    ({"type": "NodePort", "ports": [{"port": 80, "nodePort": 30080}]}, []),
+    ({"ports": [{"port": 80, "nodePort": 30080}]},
+     [("spec.ports[0].nodePort", "Forbidden: may not be used when `type` is 'ClusterIP'")]),
+    ({"ports": [{"name": "a", "port": 80}, {"name": "b", "port": 81, "nodePort": 30081}]},
+     [("spec.ports[1].nodePort", "Forbidden: may not be used when `type` is 'ClusterIP'")]),
+    ({"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.11"]},
+     [("spec.clusterIPs", 'Invalid value: []string{"10.96.0.11"}: first value must match `clusterIP`')]),
+    ({"clusterIPs": ["10.96.0.11"]},
+     [("spec.clusterIPs", 'Invalid value: []string{"10.96.0.11"}: must be empty when `clusterIP` is not specified')]),
+    ({"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10", "10.96.0.11"]},
+     [("spec.clusterIPs", 'Invalid value: []string{"10.96.0.10", "10.96.0.11"}: may specify no more than one IP '
+                          "for each IP family")]),
+    ({"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10", "fd00::10"]}, [
+        ("spec.ipFamilyPolicy", "Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' "
+                                "when multiple cluster IPs are specified"),
+        ("spec.clusterIPs[1]", 'Invalid value: []string{"10.96.0.10", "fd00::10"}: IPv6 is not configured on this '
+                               "cluster")]),
+    ({"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10", "fd00::10"], "ipFamilyPolicy": "PreferDualStack"},
+     [("spec.clusterIPs[1]", 'Invalid value: []string{"10.96.0.10", "fd00::10"}: IPv6 is not configured on this '
+                             "cluster")]),
+    ({"clusterIP": "fd00::10"},
+     [("spec.clusterIPs[0]", 'Invalid value: []string{"fd00::10"}: IPv6 is not configured on this cluster')]),
+    ({"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10", "10.96.0.11", "10.96.0.12"]},
+     [("spec.clusterIPs", 'Invalid value: []string{"10.96.0.10", "10.96.0.11", "10.96.0.12"}: may only hold up to 2 '
+                          "values"),
+      ("spec.clusterIPs", 'Invalid value: []string{"10.96.0.10", "10.96.0.11", "10.96.0.12"}: may specify no more '
+                          "than one IP for each IP family")]),
+    ({"clusterIP": "None", "clusterIPs": ["None", "10.96.0.11"]},
+     [("spec.clusterIPs", 'Invalid value: []string{"None", "10.96.0.11"}: \'None\' must be the first and only '
+                          "value")]),
+    ({"clusterIP": "10.96.0.300"}, [("spec.clusterIPs[0]", f'Invalid value: "10.96.0.300": {VALID_IP}')]),
+    ({"clusterIP": "10.96.0.10", "ipFamilies": ["IPv6"]},
+     [("spec.clusterIPs[0]", 'Invalid value: "10.96.0.10": expected an IPv6 value as indicated by `ipFamilies[0]`')]),
+    ({"ipFamilies": ["IPv4", "IPv6"]},
+     [("spec.ipFamilyPolicy", "Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' "
+                              "when multiple IP families are specified")]),
+    ({"ipFamilyPolicy": "RequireDualStack"},
+     [("spec.ipFamilyPolicy", 'Invalid value: "RequireDualStack": this cluster is not configured for dual-stack '
+                              "services")]),
+    ({"ipFamilies": ["IPv6"]}, [("spec.ipFamilies[0]", 'Invalid value: "IPv6": not configured on this cluster')]),
+    ({"ipFamilyPolicy": "PreferDualStack"}, []),
+    # the allocator's checks come alone, before ValidateService's
+    ({"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.11"], "ports": [{"port": 80, "nodePort": 30080}]},
+     [("spec.clusterIPs", 'Invalid value: []string{"10.96.0.11"}: first value must match `clusterIP`')]),
+    ({"type": "NodePort", "clusterIP": "None"},
+     [("spec.clusterIPs[0]", "Invalid value: \"None\": may not be set to 'None' for NodePort services")]),
+    ({"type": "LoadBalancer", "clusterIP": "None"},
+     [("spec.clusterIPs[0]", "Invalid value: \"None\": may not be set to 'None' for LoadBalancer services")]),
+    ({"type": "ExternalName", "externalName": "db.example.com."}, []),
+    ({"type": "ExternalName", "externalName": "db.example.com", "clusterIP": "10.96.0.10"},
+     [("spec.clusterIPs", "Forbidden: may not be set for ExternalName services")]),
+    ({"type": "ExternalName", "externalName": "db.example.com", "ipFamilies": ["IPv4"],
+      "ipFamilyPolicy": "SingleStack"},
+     [("spec.ipFamilies", "Forbidden: may not be set for ExternalName services"),
+      ("spec.ipFamilyPolicy", "Forbidden: may not be set for ExternalName services")]),
+    ({"type": "ExternalName"}, [("spec.externalName", "Required value")]),
+])
+def test_service_cluster_ips_and_types(spec: dict[str, Any], expected: list[tuple[str, str]]) -> None:
+    spec = {k: v for k, v in spec.items()}
+    if spec.get("selector", "") is None:
+        del spec["selector"]
+    assert _created(**spec) == expected
+
+
+def test_headless_service_never_gets_an_ip() -> None:
+    headless = _svc(clusterIP="None", selector={"app": "web"})
+    SERVICE.prepare_for_create(headless)
+    assert headless["spec"]["clusterIPs"] == ["None"]
+    to_ip = _updated(headless, clusterIP="10.96.0.10")
+    assert SERVICE.validate_update(to_ip, headless) == [
+        _ip_cause(0, '[]string{"10.96.0.10"}', "may not change once set")]
+    # one stored before clusterIPs were normalised (clusterIP "None" only) is refused the same way
+    legacy = _svc(clusterIP="None", selector={"app": "web"})
+    assert "clusterIPs" not in legacy["spec"]
+    assert SERVICE.validate_update(_updated(legacy, clusterIP="10.96.0.10"), legacy) == [
+        _ip_cause(0, '[]string{"10.96.0.10"}', "may not change once set")]
+    # and an allocated one never becomes headless
+    allocated = _svc(clusterIP="10.96.0.10", clusterIPs=["10.96.0.10"])
+    assert SERVICE.validate_update(_updated(allocated, clusterIP="None"), allocated) == [
+        _ip_cause(0, '[]string{"None"}', "may not change once set")]
