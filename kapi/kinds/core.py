@@ -450,6 +450,31 @@ def _default_families(spec: Obj) -> list[str] | None:
     return families or [CLUSTER_FAMILY]
 
 
+def _node_ports(spec: Obj) -> list[Any]:
+    return [_dict(p).get("nodePort") for p in _list(spec.get("ports"))]
+
+
+def _drop_type_dependent_fields(spec: Obj, old_spec: Obj) -> None:
+    """The Service REST update's ``dropTypeDependentFields``: a type change that no longer needs a clusterIP
+    (to ExternalName) drops the clusterIPs, ipFamilies and ipFamilyPolicy the client left as stored, and one
+    that no longer needs node ports (to ClusterIP or ExternalName) drops the stored nodePorts, so a merge patch
+    of ``type`` alone is what the client meant rather than an invalid leftover."""
+    old_type, new_type = old_spec.get("type") or "ClusterIP", spec.get("type") or "ClusterIP"
+    if old_type != "ExternalName" and new_type == "ExternalName":
+        if spec.get("clusterIP") == old_spec.get("clusterIP") and _ips(spec) == _ips(old_spec):
+            spec.pop("clusterIP", None)
+            spec.pop("clusterIPs", None)
+        for key in ("ipFamilies", "ipFamilyPolicy"):
+            if key in spec and spec.get(key) == old_spec.get(key):
+                del spec[key]
+    node_port_types = ("NodePort", "LoadBalancer")
+    if old_type in node_port_types and new_type not in node_port_types:
+        if _node_ports(spec) == _node_ports(old_spec):
+            for port in _list(spec.get("ports")):
+                if isinstance(port, dict):
+                    port.pop("nodePort", None)
+
+
 @register
 class ServiceStrategy(Strategy):
     """Service: defaults, status reset, type and ports validation, clusterIPs that never change once set."""
@@ -512,6 +537,7 @@ class ServiceStrategy(Strategy):
                 spec.pop("clusterIPs", None)
             else:
                 spec["clusterIPs"] = [new_ip]
+        _drop_type_dependent_fields(spec, old_spec)
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateService (the parts users hit), after the allocator's own checks.

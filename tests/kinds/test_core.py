@@ -411,3 +411,16 @@ def test_headless_service_never_gets_an_ip() -> None:
     allocated = _svc(clusterIP="10.96.0.10", clusterIPs=["10.96.0.10"])
     assert SERVICE.validate_update(_updated(allocated, clusterIP="None"), allocated) == [
         _ip_cause(0, '[]string{"None"}', "may not change once set")]
+
+
+def test_type_change_drops_what_the_new_type_does_not_use() -> None:
+    node_port = _svc(type="NodePort", clusterIP="10.96.0.10", clusterIPs=["10.96.0.10"],
+                     ports=[{"port": 80, "nodePort": 30080}])
+    cluster_ip = _updated(node_port, type="ClusterIP")  # a merge patch of type alone keeps the stored nodePort
+    assert "nodePort" not in cluster_ip["spec"]["ports"][0]
+    assert SERVICE.validate(cluster_ip) == [] and SERVICE.validate_update(cluster_ip, node_port) == []
+    picked = _updated(node_port, type="ClusterIP", ports=[{"port": 80, "nodePort": 30081}])  # asked for one
+    assert [c.field for c in SERVICE.validate(picked)] == ["spec.ports[0].nodePort"]
+    external = _updated(node_port, type="ExternalName", externalName="db.example.com")
+    assert not {"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"} & set(external["spec"])
+    assert SERVICE.validate(external) == [] and SERVICE.validate_update(external, node_port) == []
