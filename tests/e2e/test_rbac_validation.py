@@ -1,6 +1,8 @@
 """kube's RBAC validation through the whole stack: bad rules, roleRefs and subjects are 422 Invalid with kube's
 field paths and messages as kubectl shows them, nothing is stored, a binding's roleRef never changes, and
-kubectl's own RBAC objects stay valid."""
+kubectl's own RBAC objects stay valid. And the Service refusals of the same break-it pass (nodePort on a
+ClusterIP Service, clusterIP/clusterIPs out of sync, two IPs in kapi's single-stack cluster, ExternalName with
+a clusterIP, a headless Service given an IP)."""
 
 from __future__ import annotations
 
@@ -81,3 +83,45 @@ def test_role_ref_cannot_change(kubectl: Kubectl, ns: str) -> None:
     kubectl.run("-n", ns, "create", "role", "reader", "--verb=get,list", "--resource=pods,deployments.apps")
     kubectl.run("create", "clusterrole", "t-rbac-health", "--verb=get", "--non-resource-url=/healthz")
     kubectl.run("delete", "clusterrole", "t-rbac-health")
+
+
+# ------------------------------------------------------------ Service refusals of the same break-it pass
+
+def _service(name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+            "spec": {"selector": {"app": name}, "ports": [{"port": 80}], **spec}}
+
+
+@pytest.mark.parametrize(("obj", "error"), [
+    (_service("np", ports=[{"port": 80, "nodePort": 30099}]),
+     "The Service \"np\" is invalid: spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"),
+    (_service("mismatch", clusterIP="10.96.0.50", clusterIPs=["10.96.0.51"]),
+     'The Service "mismatch" is invalid: spec.clusterIPs: Invalid value: []string{"10.96.0.51"}: first value must '
+     "match `clusterIP`"),
+    (_service("two", clusterIP="10.96.0.50", clusterIPs=["10.96.0.50", "fd00::50"]),
+     "The Service \"two\" is invalid: \n* spec.ipFamilyPolicy: Invalid value: \"SingleStack\": must be "
+     "'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified\n* spec.clusterIPs[1]: "
+     'Invalid value: []string{"10.96.0.50", "fd00::50"}: IPv6 is not configured on this cluster\n'),
+    (_service("ext", type="ExternalName", externalName="db.example.com", clusterIP="10.96.0.50"),
+     'The Service "ext" is invalid: spec.clusterIPs: Forbidden: may not be set for ExternalName services'),
+], ids=["nodeport-on-clusterip", "clusterip-mismatch", "two-ips-single-stack", "externalname-clusterip"])
+def test_invalid_service_is_refused(kubectl: Kubectl, ns: str, obj: dict[str, Any], error: str) -> None:
+    proc = kubectl.run("-n", ns, "create", "-f", "-", input=json.dumps(obj), check=False)
+    assert proc.returncode != 0 and error in proc.stderr, proc.stderr
+    assert kubectl.run("-n", ns, "get", "service", obj["metadata"]["name"], check=False).returncode != 0
+
+
+def test_headless_service_stays_headless(kubectl: Kubectl, ns: str) -> None:
+    kubectl.run("-n", ns, "create", "-f", "-", input=json.dumps(_service("headless", clusterIP="None")))
+    proc = kubectl.run("-n", ns, "patch", "service", "headless", "--type=merge", "-p",
+                       json.dumps({"spec": {"clusterIP": "10.96.0.60"}}), check=False)
+    assert proc.returncode != 0
+    assert ('The Service "headless" is invalid: spec.clusterIPs[0]: Invalid value: []string{"10.96.0.60"}: may '
+            "not change once set") in proc.stderr, proc.stderr
+    stored = json.loads(kubectl.run("-n", ns, "get", "service", "headless", "-o", "json").stdout)
+    assert (stored["spec"]["clusterIP"], stored["spec"]["clusterIPs"]) == ("None", ["None"])
+    # A NodePort Service patched to ClusterIP drops its node port, as kube's type change does.
+    kubectl.run("-n", ns, "create", "service", "nodeport", "np2", "--tcp=80:80")
+    kubectl.run("-n", ns, "patch", "service", "np2", "--type=merge", "-p", json.dumps({"spec": {"type": "ClusterIP"}}))
+    stored = json.loads(kubectl.run("-n", ns, "get", "service", "np2", "-o", "json").stdout)
+    assert "nodePort" not in stored["spec"]["ports"][0]
