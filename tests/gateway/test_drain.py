@@ -25,7 +25,8 @@ async def test_waits_the_whole_delay_while_requests_keep_coming_and_nobody_reads
     waited = await health.drain(_backends(), 1.0, state)
     stop.set()
     await busy
-    assert 1.0 <= waited < 1.3
+    assert waited >= 1.0, waited  # the whole delay: requests kept coming and nobody read /readyz
+    assert waited < 2.0, waited  # and not much more (loose: a loaded 2-core machine)
 
 
 async def test_ends_soon_after_the_proxy_read_a_failing_readyz() -> None:
