@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import ssl
 import sys
 import tempfile
 import threading
@@ -38,43 +37,13 @@ import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kapi.local.launcher import Stack  # noqa: E402
+from kapi.testing.rest import StackClient as Client  # noqa: E402
 
 NS = "faults"
-
-
-class Client:
-    """One persistent HTTPS connection through Envoy as the admin; (status, body), status 0 on a failure."""
-
-    def __init__(self, stack: Stack, timeout: float = 10) -> None:
-        self.host, port = stack.url.removeprefix("https://").rsplit(":", 1)
-        self.port, self.timeout = int(port), timeout
-        self.context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
-        self.context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
-        self.conn: http.client.HTTPSConnection | None = None
-
-    def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        try:
-            if self.conn is None:
-                self.conn = http.client.HTTPSConnection(self.host, self.port, context=self.context,
-                                                        timeout=self.timeout)
-            self.conn.request(method, path, body=json.dumps(body).encode() if body is not None else None,
-                              headers={"Content-Type": "application/json"})
-            reply = self.conn.getresponse()
-            raw = reply.read()
-            try:
-                return reply.status, json.loads(raw) if raw else None
-            except ValueError:
-                return reply.status, raw
-        except (OSError, http.client.HTTPException):
-            if self.conn is not None:
-                self.conn.close()
-            self.conn = None
-            return 0, None
 
 
 @dataclass

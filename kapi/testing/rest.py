@@ -173,3 +173,41 @@ class Rest:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+class StackClient:
+    """One persistent HTTPS connection through a stack's Envoy as its admin, for fault tests and benchmarks.
+
+    ``stack`` is a :class:`kapi.local.launcher.Stack` (its ``url`` and admin
+    PKI). :meth:`request` never raises for transport trouble: it answers
+    (HTTP status, decoded JSON body or raw bytes), and (0, None) when the
+    connection failed (it reconnects on the next call). ``timeout`` is in
+    seconds per request.
+    """
+
+    def __init__(self, stack: Any, timeout: float = 10) -> None:
+        url = urllib.parse.urlparse(stack.url)
+        self.host, self.port, self.timeout = url.hostname or "127.0.0.1", url.port or 443, timeout
+        self.context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+        self.context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
+        self.conn: http.client.HTTPSConnection | None = None
+
+    def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        """(status, body) of one request; status 0 for a connection failure."""
+        try:
+            if self.conn is None:
+                self.conn = http.client.HTTPSConnection(self.host, self.port, context=self.context,
+                                                        timeout=self.timeout)
+            data = json.dumps(body).encode() if body is not None else None
+            self.conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+            reply = self.conn.getresponse()
+            raw = reply.read()
+            try:
+                return reply.status, json.loads(raw) if raw else None
+            except ValueError:
+                return reply.status, raw
+        except (OSError, http.client.HTTPException):
+            if self.conn is not None:
+                self.conn.close()
+            self.conn = None
+            return 0, None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import ssl
 import tempfile
 import threading
 import time
@@ -23,6 +22,7 @@ from urllib.parse import urlparse
 import pytest
 
 from kapi.local.launcher import Stack
+from kapi.testing.rest import StackClient as Client
 
 NS = "faults"
 
@@ -40,36 +40,6 @@ def stack() -> Iterator[Stack]:
             yield s
         finally:
             s.stop()
-
-
-class Client:
-    """One persistent HTTPS connection as the admin (reconnects after a failure)."""
-
-    def __init__(self, stack: Stack) -> None:
-        url = urlparse(stack.url)
-        self.host, self.port = url.hostname or "127.0.0.1", url.port or 443
-        self.context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
-        self.context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
-        self.conn: http.client.HTTPSConnection | None = None
-
-    def request(self, method: str, path: str, body: Any = None, timeout: float = 10) -> tuple[int, Any]:
-        """(status, decoded body); status 0 for a connection failure."""
-        try:
-            if self.conn is None:
-                self.conn = http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=timeout)
-            data = json.dumps(body).encode() if body is not None else None
-            self.conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
-            reply = self.conn.getresponse()
-            raw = reply.read()
-            try:
-                return reply.status, json.loads(raw) if raw else None
-            except ValueError:
-                return reply.status, raw
-        except (OSError, http.client.HTTPException):
-            if self.conn is not None:
-                self.conn.close()
-            self.conn = None
-            return 0, None
 
 
 def load(stack: Stack, work: Any, threads: int, seconds: float, fault: Any = None, after: float = 1.0
