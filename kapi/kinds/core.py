@@ -839,41 +839,8 @@ class EventStrategy(Strategy):
     }
 
 
-@register
-class PersistentVolumeStrategy(Strategy):
-    """PersistentVolume: its kube strategy keeps no ``metadata.generation``."""
-
-    group, kind = "", "PersistentVolume"
-    tracks_generation = False
-
-
-@register
-class PersistentVolumeClaimStrategy(Strategy):
-    """PersistentVolumeClaim: its kube strategy keeps no ``metadata.generation``."""
-
-    group, kind = "", "PersistentVolumeClaim"
-    tracks_generation = False
-
-
-@register
-class ResourceQuotaStrategy(Strategy):
-    """ResourceQuota: its kube strategy keeps no ``metadata.generation``."""
-
-    group, kind = "", "ResourceQuota"
-    tracks_generation = False
-
-
-@register
-class LimitRangeStrategy(Strategy):
-    """LimitRange: its kube strategy keeps no ``metadata.generation``."""
-
-    group, kind = "", "LimitRange"
-    tracks_generation = False
-
-
-@register
-class EndpointsStrategy(Strategy):
-    """Endpoints: its kube strategy keeps no ``metadata.generation``."""
-
-    group, kind = "", "Endpoints"
-    tracks_generation = False
+# Kinds whose kube strategy keeps no ``metadata.generation`` and has no other per-kind rule kapi applies.
+for _kind in ("PersistentVolume", "PersistentVolumeClaim", "ResourceQuota", "LimitRange", "Endpoints"):
+    register(type(f"{_kind}Strategy", (Strategy,), {
+        "__doc__": f"{_kind}: its kube strategy keeps no ``metadata.generation``.",
+        "group": "", "kind": _kind, "tracks_generation": False}))
