@@ -192,12 +192,16 @@ class StackClient:
         self.context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
         self.conn: http.client.HTTPSConnection | None = None
 
-    def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        """(status, body) of one request; status 0 for a connection failure."""
+    def request(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> tuple[int, Any]:
+        """(status, body) of one request; status 0 for a connection failure. ``timeout`` (seconds) overrides
+        the client's for this request."""
         try:
             if self.conn is None:
                 self.conn = http.client.HTTPSConnection(self.host, self.port, context=self.context,
                                                         timeout=self.timeout)
+            self.conn.timeout = self.timeout if timeout is None else timeout
+            if self.conn.sock is not None:
+                self.conn.sock.settimeout(self.conn.timeout)
             data = json.dumps(body).encode() if body is not None else None
             self.conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
             reply = self.conn.getresponse()
