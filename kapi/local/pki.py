@@ -25,7 +25,15 @@ kubernetes.io/docs/setup/best-practices/certificates/):
   ``controller-manager.kubeconfig`` with it embedded.
 - ``sa.key/sa.pub``: the RSA service-account token signing key pair.
 
-and ``DIR/admin.kubeconfig`` with every credential embedded. Existing files are
+and ``DIR/admin.kubeconfig`` with every credential embedded.
+
+``kapi certs --state-dir DIR --client NAME [--group G ...]`` issues, as kube
+issues component identities (kubeadm's ``kubeadm kubeconfig user --client-name``),
+a client certificate for one caller: ``pki/NAME.crt/.key`` with CN ``NAME``
+(the user) and one O per group, from the cluster CA, extended key usage
+clientAuth, and ``DIR/NAME.kubeconfig`` with it embedded. RBAC then governs
+it exactly as any REST client (the x509 authenticator maps CN to the user
+and each O to a group). Existing files are
 kept, so a restart keeps the same CA; a leaf certificate is re-issued only when
 it is missing, expires within 30 days, was not signed by its current CA, or
 (``apiserver.crt``) lacks a requested subject alternative name. Keys are mode
@@ -41,6 +49,8 @@ import base64
 import datetime
 import ipaddress
 import os
+import re
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -419,15 +429,87 @@ def write_kubeconfig(path: str | os.PathLike[str], server: str, ca: Path, cert: 
     return target
 
 
+def _reserved_stems() -> frozenset[str]:
+    """File stems under pki/ that :func:`ensure_pki` owns: a client certificate may not overwrite them."""
+    return frozenset({"ca", FRONT_PROXY_CA, "sa", *(leaf.stem for leaf in _leaves(()))})
+
+
+def client_stem(name: str) -> str:
+    """The file stem of caller ``name``'s certificate: ``name`` with every character but ``[A-Za-z0-9._-]``
+    written as ``_`` (``system:foo`` -> ``system_foo``). Raises ValueError for an empty name, a kapi service
+    identity (``kapi-<service>``: storage would trust it) or a stem the cluster PKI itself uses (``ca``,
+    ``admin``, ...)."""
+    if not name.strip():
+        raise ValueError("the client name must not be empty")
+    if name in {f"kapi-{s}" for s in SERVICES}:
+        raise ValueError(f"{name!r} is a kapi service identity; service certificates are issued by `kapi certs` "
+                         "itself")
+    stem = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")
+    if not stem or stem in _reserved_stems():
+        raise ValueError(f"{name!r} would overwrite the cluster's own pki/{stem or name}.crt; choose another name")
+    return stem
+
+
+def issue_caller(state_dir: str | os.PathLike[str], name: str, groups: Sequence[str] = (),
+                 server: str | None = None) -> tuple[Path, Path, Path]:
+    """Issue caller ``name``'s identity: ``pki/<stem>.crt/.key`` (CN ``name``, O ``groups``, cluster CA,
+    clientAuth) and ``<state_dir>/<stem>.kubeconfig`` (user ``name``), where stem is :func:`client_stem`.
+
+    Creates the PKI first if it is missing (without touching ``admin.kubeconfig``). The kubeconfig points at
+    ``server``; by default the server of ``admin.kubeconfig`` (the running stack's URL, which ``kapi up``
+    writes), else ``https://127.0.0.1:6443``. Always a new key. Returns (certificate, key, kubeconfig) paths.
+    Raises ValueError for a name :func:`client_stem` refuses. kube maps CN to the user and each O to a group
+    (kubernetes.io/docs/reference/access-authn-authz/authentication/#x509-client-certificates).
+    """
+    stem = client_stem(name)
+    pki = ensure_pki(state_dir, port=None)
+    cert, key = issue_client_cert(pki, name, groups, pki.dir / stem)
+    if server is None:
+        server = _admin_server(pki) or "https://127.0.0.1:6443"
+    config = write_kubeconfig(pki.state_dir / f"{stem}.kubeconfig", server, pki.ca_cert, cert, key, user=name)
+    return cert, key, config
+
+
+def _admin_server(pki: Pki) -> str:
+    """The cluster server URL of ``admin.kubeconfig``, or "" if it is missing or unreadable."""
+    try:
+        config = yaml.safe_load(pki.kubeconfig.read_text())
+        return str(config["clusters"][0]["cluster"]["server"])
+    except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError):
+        return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``kapi certs``: generate the PKI and admin kubeconfig under ``--state-dir``; returns 0."""
-    parser = argparse.ArgumentParser(prog="kapi certs", description="Generate the cluster PKI and admin kubeconfig.")
+    """``kapi certs``: generate the PKI and admin kubeconfig under ``--state-dir``, or with ``--client NAME``
+    issue one caller's certificate and kubeconfig (:func:`issue_caller`); returns 0, or 2 for a refused name."""
+    parser = argparse.ArgumentParser(prog="kapi certs", description="Generate the cluster PKI and admin kubeconfig, "
+                                     "or (--client) a client certificate and kubeconfig for one caller.")
     parser.add_argument("--state-dir", default=".kapi", help="Directory for pki/ and admin.kubeconfig.")
     parser.add_argument("--advertise-address", action="append", default=[], metavar="ADDRESS",
                         help="Extra IP address or DNS name of the API endpoint (repeatable, or comma-separated).")
-    parser.add_argument("--port", type=int, default=6443, help="Port of the API endpoint in the kubeconfig.")
+    parser.add_argument("--port", type=int, default=None,
+                        help="Port of the API endpoint in the kubeconfig (default 6443; with --client the server of "
+                             "admin.kubeconfig).")
+    parser.add_argument("--client", default=None, metavar="NAME",
+                        help="Issue a client certificate for user NAME (its CN) from the cluster CA: pki/NAME.crt, "
+                             "pki/NAME.key and NAME.kubeconfig in --state-dir.")
+    parser.add_argument("--group", action="append", default=[], metavar="GROUP",
+                        help="A group of the --client user (its certificate's O; repeatable, or comma-separated).")
     args = parser.parse_args(argv)
+    groups = [g.strip() for item in args.group for g in item.split(",") if g.strip()]
+    if groups and args.client is None:
+        parser.error("--group needs --client")
+    if args.client is not None:
+        server = f"https://127.0.0.1:{args.port}" if args.port is not None else None
+        try:
+            cert, key, config = issue_caller(args.state_dir, args.client, groups, server)
+        except ValueError as exc:
+            print(f"kapi certs: {exc}", file=sys.stderr)
+            return 2
+        print(f"client certificate {cert} (key {key}) for user {args.client!r}"
+              + (f" in groups {', '.join(groups)}" if groups else "") + f"; kubeconfig {config}")
+        return 0
     advertise = [a.strip() for item in args.advertise_address for a in item.split(",") if a.strip()]
-    pki = ensure_pki(args.state_dir, advertise=advertise, port=args.port)
+    pki = ensure_pki(args.state_dir, advertise=advertise, port=6443 if args.port is None else args.port)
     print(f"PKI in {pki.dir}; kubeconfig {pki.kubeconfig}")
     return 0

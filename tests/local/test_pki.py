@@ -166,3 +166,47 @@ def test_certs_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert {"10.1.1.1", "kapi.local"} <= set(subject_alt_names(load(pki.apiserver_cert)))
     assert "8443" in pki.kubeconfig.read_text()
     assert str(pki.dir) in capsys.readouterr().out
+
+
+def test_certs_client_issues_a_caller_identity_and_kubeconfig(tmp_path: Path) -> None:
+    assert pkimod.main(["--state-dir", str(tmp_path), "--port", "7443"]) == 0
+    pki = Pki(tmp_path.absolute())
+    admin_config = pki.kubeconfig.read_bytes()
+    assert pkimod.main(["--state-dir", str(tmp_path), "--client", "system:carol", "--group", "dev,ops",
+                        "--group", "qa"]) == 0
+    cert = load(pki.cert("system_carol"))
+    assert cn(cert) == "system:carol" and orgs(cert) == ["dev", "ops", "qa"]
+    assert usages(cert) == {CLIENT}
+    cert.verify_directly_issued_by(load(pki.ca_cert))
+    assert stat.S_IMODE(pki.key("system_carol").stat().st_mode) == 0o600
+    config = yaml.safe_load((tmp_path / "system_carol.kubeconfig").read_text())
+    # the running stack's URL (admin.kubeconfig's), which --client leaves as it was
+    assert config["clusters"][0]["cluster"]["server"] == "https://127.0.0.1:7443"
+    assert config["users"][0]["name"] == "system:carol"
+    assert base64.b64decode(config["users"][0]["user"]["client-certificate-data"]) == pki.cert(
+        "system_carol").read_bytes()
+    assert pki.kubeconfig.read_bytes() == admin_config
+
+
+def test_certs_client_on_an_empty_state_dir_creates_the_ca_first(tmp_path: Path) -> None:
+    assert pkimod.main(["--state-dir", str(tmp_path), "--client", "bot", "--port", "9443"]) == 0
+    pki = Pki(tmp_path.absolute())
+    load(pki.cert("bot")).verify_directly_issued_by(load(pki.ca_cert))
+    assert "https://127.0.0.1:9443" in (tmp_path / "bot.kubeconfig").read_text()
+    assert not pki.kubeconfig.exists()
+
+
+@pytest.mark.parametrize("name", ["kapi-storage", "kapi-gateway", "ca", "admin", "front-proxy-client", "sa", "",
+                                  "..."])
+def test_certs_client_refuses_names_of_the_cluster_pki(tmp_path: Path, name: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    pki = ensure_pki(tmp_path, port=None)
+    before = {p.name: p.read_bytes() for p in pki.dir.iterdir()}
+    assert pkimod.main(["--state-dir", str(tmp_path), "--client", name]) == 2
+    assert "kapi certs:" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in pki.dir.iterdir()} == before
+
+
+def test_certs_group_needs_client(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit):
+        pkimod.main(["--state-dir", str(tmp_path), "--group", "dev"])
