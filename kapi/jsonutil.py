@@ -26,6 +26,16 @@ def dumps_pretty(obj: Any) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n"
 
 
+_GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def dumps_go_encoder(obj: Any) -> str:
+    """``obj`` as Go's ``json.NewEncoder(w).Encode`` writes a map (kube's unstructured JSON encoder): keys sorted,
+    compact, ``<``, ``>``, ``&``, U+2028 and U+2029 escaped as ``\\u003c``..., and a trailing newline."""
+    text = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+    return text.translate(_GO_ESCAPES) + "\n"
+
+
 # orjson's message -> what Go's encoding/json says after "invalid character 'c' "
 _CONTEXT = (
     ("expected a string key", "looking for beginning of object key string"),

@@ -297,12 +297,16 @@ class Entry:
                                                                     other.subresource)
 
     def describe(self) -> str:
-        """kube's printManager: ``"m"``, ``"m" with subresource "status"``, ``... using v1 at <time>``."""
+        """kube's printManager: ``"m"``, ``"m" with subresource "status"``, ``"m" using v1`` (an Update).
+
+        No time: the manager in a conflict is kube's manager identifier, which never includes it
+        (``BuildManagerIdentifier``), so kube's messages never say ``at <time>``.
+        """
         text = json.dumps(self.manager)
         if self.subresource:
             text += f" with subresource {json.dumps(self.subresource)}"
         if self.operation == UPDATE:
-            text += f" using {self.api_version}" + (f" at {self.time}" if self.time else "")
+            text += f" using {self.api_version}"
         return text
 
     def to_json(self) -> dict[str, Any]:
@@ -445,7 +449,16 @@ def remove_path(obj: Any, path: Path, types: Types, schema: Schema) -> None:
                 return
 
 
-def conflict_error(conflicts: list[tuple[Entry, Path]]) -> errors.StatusError:
+class ApplyConflict(errors.StatusError):
+    """The 409 of an apply that changes fields other managers own; ``conflicts`` lists (owner, path) pairs
+    (structured-merge-diff's ``merge.Conflicts``), so a caller may filter them (kube's lastAppliedManager)."""
+
+    def __init__(self, conflicts: list[tuple[Entry, Path]], message: str, details: Mapping[str, Any]):
+        super().__init__(409, "Conflict", message, details)
+        self.conflicts = conflicts
+
+
+def conflict_error(conflicts: list[tuple[Entry, Path]]) -> ApplyConflict:
     """kube's 409 for apply conflicts: ``Apply failed with 1 conflict: conflict with "m" using v1: .data.a``.
 
     Several conflicts are grouped by manager (sorted), one ``- <path>`` line each.
@@ -464,7 +477,7 @@ def conflict_error(conflicts: list[tuple[Entry, Path]]) -> errors.StatusError:
             lines.append(f"conflicts with {manager}:")
             lines.extend(f"- {path_string(p)}" for p in by_manager[manager])
         message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
-    return errors.StatusError(409, "Conflict", message, {"causes": causes})
+    return ApplyConflict(conflicts, message, {"causes": causes})
 
 
 def apply(live: Mapping[str, Any] | None, config: Mapping[str, Any], manager: str, api_version: str, time: str,
@@ -521,3 +534,29 @@ def apply(live: Mapping[str, Any] | None, config: Mapping[str, Any], manager: st
     return merged
 
 
+
+
+def allowed_conflicts_from_last_applied(live: Mapping[str, Any], api_version: str, types: Types,
+                                        reset: Iterable[str] = ()) -> FieldSet | None:
+    """The fields client-side apply recorded in ``live``'s last-applied annotation that still hold the recorded
+    value (kube's lastAppliedManager.allowedConflictsFromLastApplied); None when there is no usable annotation.
+
+    The annotation must be a JSON object of ``api_version`` (the request's group/version). The answer is the
+    annotation's field set less the fields whose value differs from ``live`` or that ``live`` no longer has
+    (``Compare``'s Modified and Removed; Added is outside the set anyway).
+    """
+    annotations = (live.get("metadata") or {}).get("annotations") or {}
+    raw = annotations.get(LAST_APPLIED) if isinstance(annotations, dict) else None
+    if not isinstance(raw, str) or not raw:
+        return None
+    try:
+        last = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(last, dict) or last.get("apiVersion") != api_version:
+        return None
+    recorded, _ = flatten(last, types, reset)
+    current, _ = flatten(live, types, reset)
+    same = {p for p, v in recorded.items() if p in current and (
+        v is current[p] if v is _LEAF or current[p] is _LEAF else v == current[p])}
+    return frozenset(field_set(last, types, reset) & same)

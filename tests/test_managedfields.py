@@ -151,13 +151,27 @@ def test_apply_conflicts(first, second, force, message, data):
         assert owners["two"] == {"f:data": {"f:a": {}}}
 
 
-def test_conflict_with_update_manager_names_api_version_and_time():
+def test_conflict_with_update_manager_names_api_version_without_time():
     live = {"metadata": {"name": "c"}, "data": {"a": "1"}}
     live["metadata"]["managedFields"] = mf.update(None, live, "kubectl-client-side-apply", "v1", T, CM)
     with pytest.raises(errors.StatusError) as info:
         mf.apply(live, {"metadata": {"name": "c"}, "data": {"a": "2"}}, "kubectl", "v1", T2, CM)
+    # kube's manager identifier has no time (BuildManagerIdentifier), so neither has its message
     assert info.value.message == ('Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" '
-                                  f'using v1 at {T}: .data.a')
+                                  'using v1: .data.a')
+    assert info.value.details["causes"] == [{"reason": "FieldManagerConflict", "field": ".data.a",
+                                             "message": 'conflict with "kubectl-client-side-apply" using v1'}]
+
+
+def test_allowed_conflicts_from_last_applied_are_the_recorded_fields_still_live():
+    last = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"1","b":"1"}}\n'
+    live = {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "annotations": {mf.LAST_APPLIED: last}}, "data": {"a": "1", "b": "2"}}
+    # a still holds the recorded value; b was changed by someone else
+    assert mf.allowed_conflicts_from_last_applied(live, "v1", CM) == {("f:data", "f:a")}
+    assert mf.allowed_conflicts_from_last_applied(live, "apps/v1", CM) is None  # another version: no upgrade
+    live["metadata"]["annotations"][mf.LAST_APPLIED] = "not json"
+    assert mf.allowed_conflicts_from_last_applied(live, "v1", CM) is None
 
 
 def test_apply_prunes_fields_it_no_longer_applies_unless_others_own_them():

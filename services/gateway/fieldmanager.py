@@ -22,6 +22,7 @@ from services.gateway.scope import RequestScope
 
 MAX_MANAGER_LENGTH = 128
 KUBECTL_SSA_MANAGER = "kubectl"
+LAST_APPLIED_LIMIT = 256 * (1 << 10)  # bytes of all annotations (kube's totalAnnotationSizeLimitB)
 
 
 def now() -> str:
@@ -83,46 +84,50 @@ def _force(scope: RequestScope) -> bool:
     return value in ("true", "1", "True")
 
 
-def _sync_last_applied(config: dict[str, Any], result: dict[str, Any], live: dict[str, Any] | None,
-                       name: str) -> None:
-    """kube's lastAppliedUpdater: kubectl's server-side apply keeps an existing last-applied annotation current."""
-    annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
-    if name != KUBECTL_SSA_MANAGER or mf.LAST_APPLIED not in annotations:
+def _sync_last_applied(config: dict[str, Any], result: dict[str, Any], name: str) -> None:
+    """kube's lastAppliedUpdater: kubectl's server-side apply keeps a last-applied annotation current.
+
+    When the manager is ``kubectl`` and the applied object carries the annotation, it becomes the applied
+    configuration without the annotation itself, encoded as kube's unstructured JSON encoder
+    (:func:`kapi.jsonutil.dumps_go_encoder`); an annotation that would take the object's annotations past
+    256 kB is dropped instead.
+    """
+    annotations = (result.get("metadata") or {}).get("annotations")
+    if name != KUBECTL_SSA_MANAGER or not isinstance(annotations, dict) or not annotations.get(mf.LAST_APPLIED):
         return
     applied = jsonutil.loads(jsonutil.dumps(config))
-    (applied.get("metadata") or {}).get("annotations", {}).pop(mf.LAST_APPLIED, None)
-    if (applied.get("metadata") or {}).get("annotations") == {}:
-        applied["metadata"].pop("annotations")
-    result.setdefault("metadata", {}).setdefault("annotations", {})[mf.LAST_APPLIED] = \
-        jsonutil.dumps(applied).decode()
+    config_annotations = (applied.get("metadata") or {}).get("annotations")
+    if isinstance(config_annotations, dict):
+        config_annotations.pop(mf.LAST_APPLIED, None)  # an emptied map stays as {} (unstructured SetAnnotations)
+    annotations[mf.LAST_APPLIED] = jsonutil.dumps_go_encoder(applied)
+    if sum(len(k.encode()) + len(str(v).encode()) for k, v in annotations.items()) > LAST_APPLIED_LIMIT:
+        del annotations[mf.LAST_APPLIED]
 
 
 def apply(scope: RequestScope, live: dict[str, Any] | None, config: dict[str, Any], name: str) -> dict[str, Any]:
     """The object that applying ``config`` as manager ``name`` to ``live`` (None: absent) produces.
 
     Raises 409 Conflict ("Apply failed with N conflicts: ...") when other
-    managers own changed fields and ``force`` is not set; kubectl taking
-    over from client-side apply may claim the fields its last-applied
-    annotation lists (kube's lastAppliedManager).
+    managers own changed fields and ``force`` is not set. kube's
+    lastAppliedManager upgrades client-side apply: for the manager
+    ``kubectl``, conflicts on fields that the live object's last-applied
+    annotation records with their live value are allowed — when they are all
+    the conflicts, the configuration is applied with force (those fields
+    move to ``kubectl``); otherwise the 409 lists only the other conflicts.
     """
     t, force, reset = types(scope), _force(scope), reset_fields(scope)
     version, sub, stamp = scope.resource.group_version, scope.info.subresource, now()
     try:
         result = mf.apply(live, config, name, version, stamp, t, force, sub, reset)
-    except errors.StatusError as err:
-        # kube's lastAppliedManager: kubectl taking over from client-side apply may claim the fields its
-        # last-applied annotation lists, then apply without force.
-        last = ((live or {}).get("metadata") or {}).get("annotations", {}).get(mf.LAST_APPLIED)
-        if err.reason != "Conflict" or name != KUBECTL_SSA_MANAGER or not last or live is None:
+    except mf.ApplyConflict as err:
+        if name != KUBECTL_SSA_MANAGER or live is None:
             raise
-        try:
-            previous = jsonutil.loads(last)
-        except ValueError:
-            raise err from None
-        if not isinstance(previous, dict):
-            raise err from None
-        previous.setdefault("metadata", {})["name"] = scope.info.name
-        upgraded = mf.apply(live, previous, name, version, stamp, t, True, sub, reset)
-        result = mf.apply(upgraded, config, name, version, stamp, t, force, sub, reset)
-    _sync_last_applied(config, result, live, name)
+        allowed = mf.allowed_conflicts_from_last_applied(live, version, t, reset)
+        if allowed is None:
+            raise
+        remaining = [(entry, path) for entry, path in err.conflicts if path not in allowed]
+        if remaining:
+            raise mf.conflict_error(remaining) from None
+        result = mf.apply(live, config, name, version, stamp, t, True, sub, reset)
+    _sync_last_applied(config, result, name)
     return result

@@ -1,0 +1,84 @@
+"""Client-side apply upgraded to server-side apply as kube's field manager does it (issue #17 item 9).
+
+kube's lastAppliedManager (k8s.io/apiserver pkg/endpoints/handlers/fieldmanager): when
+``kubectl apply --server-side`` (manager ``kubectl``) conflicts only on fields that the live object's
+``kubectl.kubernetes.io/last-applied-configuration`` annotation records with their live value, the apply
+is forced and those fields move to ``kubectl``; conflicts outside that set still fail, and only they are
+listed. lastAppliedUpdater then rewrites the annotation to the applied configuration.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.e2e.conftest import Kubectl
+
+
+def _pod(name: str, label: str, image: str) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"name": label}},
+                       "spec": {"containers": [{"name": "c", "image": image}]}})
+
+
+def _managers(kubectl: Kubectl, namespace: str, name: str) -> dict[str, dict]:
+    pod = json.loads(kubectl.run("-n", namespace, "get", "pod", name, "-o", "json", "--show-managed-fields").stdout)
+    return {f"{e['manager']}/{e['operation']}": e["fieldsV1"] for e in pod["metadata"]["managedFields"]}
+
+
+def test_server_side_apply_after_client_side_apply_takes_the_last_applied_fields(
+        kubectl: Kubectl, namespace: str, tmp_path: Path) -> None:
+    first, changed = tmp_path / "pod.yaml", tmp_path / "pod-changed.yaml"
+    first.write_text(_pod("csa", "one", "nginx:1"))
+    changed.write_text(_pod("csa", "two", "nginx:2"))
+    assert kubectl.run("-n", namespace, "apply", "-f", str(first)).stdout == "pod/csa created\n"
+
+    diff = kubectl.run("-n", namespace, "diff", "--server-side", "-f", str(changed), check=False)
+    assert diff.returncode == 1, diff.stderr  # 1: differences found; >1 would be an error (a 409 before)
+    assert "conflict" not in diff.stderr.lower()
+    assert "-    name: one\n+    name: two\n" in diff.stdout
+    assert "-  - image: nginx:1\n+  - image: nginx:2\n" in diff.stdout
+    # The dry run rewrote the last-applied annotation to the applied configuration, Go-encoded (keys sorted).
+    last_applied = ('{"apiVersion":"v1","kind":"Pod","metadata":{"labels":{"name":"two"},"name":"csa",'
+                    f'"namespace":"{namespace}"}},"spec":{{"containers":[{{"image":"nginx:2","name":"c"}}]}}}}\n')
+    assert "+      " + last_applied in diff.stdout
+
+    applied = kubectl.run("-n", namespace, "apply", "--server-side", "-f", str(changed), check=False)
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout == "pod/csa serverside-applied\n"
+    assert "conflict" not in applied.stderr.lower()
+    pod = json.loads(kubectl.run("-n", namespace, "get", "pod", "csa", "-o", "json").stdout)
+    assert pod["metadata"]["labels"] == {"name": "two"}
+    assert pod["spec"]["containers"][0]["image"] == "nginx:2"
+    assert pod["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] == last_applied
+    kubectl_fields = _managers(kubectl, namespace, "csa")["kubectl/Apply"]
+    assert "f:name" in kubectl_fields["f:metadata"]["f:labels"]
+    assert "f:image" in kubectl_fields["f:spec"]["f:containers"]['k:{"name":"c"}']
+
+
+def test_conflicts_outside_the_last_applied_fields_still_fail_and_only_they_are_listed(
+        kubectl: Kubectl, namespace: str, tmp_path: Path) -> None:
+    first, changed = tmp_path / "pod.yaml", tmp_path / "pod-changed.yaml"
+    first.write_text(_pod("mixed", "one", "nginx:1"))
+    assert kubectl.run("-n", namespace, "apply", "-f", str(first)).stdout == "pod/mixed created\n"
+    # Another manager changes the image: the annotation's image (nginx:1) no longer matches the live value.
+    kubectl.run("-n", namespace, "set", "image", "pod/mixed", "c=nginx:9")
+    changed.write_text(_pod("mixed", "two", "nginx:2"))
+    out = kubectl.run("-n", namespace, "apply", "--server-side", "-f", str(changed), check=False)
+    assert out.returncode == 1
+    # The label conflict (kubectl-client-side-apply, recorded in the annotation) is allowed and not listed.
+    assert out.stderr.startswith('error: Apply failed with 1 conflict: conflict with "kubectl-set" using v1: '
+                                 '.spec.containers[name="c"].image\n'), out.stderr
+    pod = json.loads(kubectl.run("-n", namespace, "get", "pod", "mixed", "-o", "json").stdout)
+    assert pod["metadata"]["labels"] == {"name": "one"}  # nothing was applied
+
+
+def test_other_managers_do_not_get_the_upgrade(kubectl: Kubectl, namespace: str, tmp_path: Path) -> None:
+    first, changed = tmp_path / "pod.yaml", tmp_path / "pod-changed.yaml"
+    first.write_text(_pod("other", "one", "nginx:1"))
+    kubectl.run("-n", namespace, "apply", "-f", str(first))
+    changed.write_text(_pod("other", "two", "nginx:1"))
+    out = kubectl.run("-n", namespace, "apply", "--server-side", "--field-manager=mine", "-f", str(changed),
+                      check=False)
+    assert out.returncode == 1
+    assert out.stderr.startswith('error: Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" '
+                                 'using v1: .metadata.labels.name\n'), out.stderr
