@@ -10,8 +10,8 @@ the same ("kube-apiserver" command-line reference).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from kapi.duration import parse_duration
@@ -23,11 +23,22 @@ _ALL = frozenset(SERVICES)
 _BACKENDS = frozenset({STORAGE, AUTHN, AUTHZ, FLOWCONTROL, ADMISSION})
 # The controller manager is an API client, not a gRPC service: it has no gRPC identity and is not in SERVICES.
 CONTROLLERS = "controllers"
+# Which kapi services call each backend (the client side of every channel they open): the default of the
+# backend's --allowed-callers (docs/grpc-services.md). Only the gateway calls authn, authz, flowcontrol and
+# admission; all five read and watch through storage. The controllers are REST clients (no gRPC identity).
+DEFAULT_CALLERS: Mapping[str, tuple[str, ...]] = {
+    STORAGE: (GATEWAY, AUTHN, AUTHZ, FLOWCONTROL, ADMISSION),
+    AUTHN: (GATEWAY,),
+    AUTHZ: (GATEWAY,),
+    FLOWCONTROL: (GATEWAY,),
+    ADMISSION: (GATEWAY,),
+}
 
 
 @dataclass(frozen=True)
 class Flag:
-    """One flag: ``--name``, the services taking it, default, help, value type, and whether ``kapi up`` forwards it."""
+    """One flag: ``--name``, the services taking it, default, help, value type, whether ``kapi up`` forwards it,
+    and per-service defaults that replace ``default`` for the services they name."""
 
     name: str
     services: frozenset[str]
@@ -35,6 +46,11 @@ class Flag:
     help: str
     type: Callable[[str], Any] = str
     passthrough: bool = False
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    def default_for(self, service: str) -> Any:
+        """The default of this flag in ``service``'s parser."""
+        return self.defaults.get(service, self.default)
 
     @property
     def dest(self) -> str:
@@ -63,6 +79,12 @@ FLAGS: tuple[Flag, ...] = (
     Flag("grpc-cert-file", _ALL, "", "PEM certificate of this service's gRPC identity (CN kapi-<service>)."),
     Flag("grpc-key-file", _ALL, "", "PEM private key for --grpc-cert-file."),
     Flag("grpc-ca-file", _ALL, "", "PEM CA bundle that signs every service's gRPC certificate."),
+    Flag("allowed-callers", _BACKENDS, "",
+         "Comma-separated gRPC client-certificate CNs that may call this service's RPCs (health and reflection are "
+         "open to any certificate from --grpc-ca-file); anyone else gets PERMISSION_DENIED. Storage admits only "
+         "kapi's own service identities (kapi-<service>). Default: the kapi services that call it "
+         "(docs/grpc-services.md).",
+         defaults={service: ",".join(f"kapi-{c}" for c in callers) for service, callers in DEFAULT_CALLERS.items()}),
     Flag("log-level", _ALL | {CONTROLLERS}, "INFO", "Log level: DEBUG, INFO, WARNING, ERROR."),
     Flag("listen-address", _BACKENDS, "127.0.0.1:0", "host:port the gRPC server listens on."),
     Flag("log-format", _ALL, "text",
@@ -86,9 +108,8 @@ FLAGS: tuple[Flag, ...] = (
     Flag("etcd-compaction-interval", frozenset({STORAGE}), "5m",
          "Interval of etcd compaction requests, a duration like 5m or 90s; 0 disables compaction "
          "(kube-apiserver --etcd-compaction-interval).", passthrough=True),
-    Flag("storage-allowed-clients", frozenset({STORAGE}),
-         "kapi-gateway,kapi-authn,kapi-authz,kapi-flowcontrol,kapi-admission",
-         "Comma-separated gRPC certificate CNs allowed to call storage."),
+    Flag("storage-allowed-clients", frozenset({STORAGE}), "",
+         "Deprecated: use --allowed-callers (a non-empty value is taken as it)."),
     # authn
     Flag("client-ca-file", frozenset({AUTHN, GATEWAY}), "",
          "PEM CA bundle for client certificates (kube-apiserver --client-ca-file)."),
@@ -192,6 +213,9 @@ FLAGS: tuple[Flag, ...] = (
     # gateway
     Flag("bind-address", frozenset({GATEWAY}), "127.0.0.1", "Address the HTTPS server listens on."),
     Flag("secure-port", frozenset({GATEWAY}), 0, "HTTPS port (0 = any free port).", type=int),
+    Flag("grpc-listen-address", frozenset({GATEWAY}), "",
+         "host:port of the public gRPC API (kapi.api.v1.Resources, docs/grpc.md), TLS with --tls-cert-file and a "
+         "required client certificate (Envoy's); port 0 = any free port; empty = not served."),
     Flag("tls-cert-file", frozenset({GATEWAY}), "", "PEM serving certificate of the gateway."),
     Flag("tls-private-key-file", frozenset({GATEWAY}), "", "PEM key for --tls-cert-file."),
     Flag("requestheader-allowed-names", frozenset({GATEWAY}), "front-proxy-client",
@@ -309,7 +333,7 @@ def parser_for(service: str, prog: str | None = None) -> argparse.ArgumentParser
     parser = argparse.ArgumentParser(prog=prog or f"kapi {service}")
     for flag in FLAGS:
         if service in flag.services:
-            _add(parser, flag, flag.default)
+            _add(parser, flag, flag.default_for(service))
     return parser
 
 

@@ -2,11 +2,16 @@
 
 Internal gRPC is mutual TLS with a certificate per service issued by the
 cluster CA (docs/architecture.md, "Failure policy"). A server built by :func:`make_server`
-requires a client certificate from that CA; :func:`peer_identity` reads the
-caller's common name (``kapi-gateway``, ``kapi-authz`` ...) so a service can
-refuse callers it does not serve. Every server implements the standard gRPC
-health protocol (grpc.health.v1). Without TLS files (unit tests only), plain
-connections are used.
+requires a client certificate from that CA, and its :class:`CallerInterceptor`
+admits to every RPC only the callers whose certificate common name
+(``kapi-gateway``, ``kapi-authz`` ...; :func:`peer_identity`) is in the
+server's ``allowed_callers`` (each service's ``--allowed-callers``): anyone
+else gets PERMISSION_DENIED with a 403 Forbidden Status, whatever the RPC, so
+no RPC can forget the check. The standard gRPC health protocol
+(grpc.health.v1) and server reflection (grpc.reflection.v1alpha, so
+``grpcurl list`` works) are on every server and open to any caller the TLS
+layer accepted (docs/grpc-services.md). Without TLS files (unit tests only),
+plain connections are used and there are no identities to check.
 """
 
 from __future__ import annotations
@@ -14,18 +19,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import inspect
 import logging
 import signal
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
 
 from kapi import errors, observability
+from kapi.flags import SERVICES
 
 log = logging.getLogger(__name__)
 
@@ -138,15 +146,127 @@ class HealthServicer(health.HealthServicer):
             self._changed.discard(changed)
 
 
-def make_server(address: str, tls: TLSFiles | None) -> tuple[grpc.aio.Server, health.HealthServicer, int]:
-    """An aio server listening on ``address`` (host:port; port 0 = any) with health registered.
+# kapi's own gRPC identities (kapi.local.pki issues ``kapi-<service>`` per service): the callers a server admits
+# when it does not say (make_server), and the only ones storage may admit (services/storage/server.py).
+SERVICE_IDENTITIES = frozenset(f"kapi-{s}" for s in SERVICES)
+# Services every caller the TLS layer accepted may use, on every server: health (launchers, compose, Envoy-less
+# probes) and reflection (grpcurl). Both say only what the server serves, never what it stores.
+OPEN_SERVICES = frozenset({
+    health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+    reflection.SERVICE_NAME,  # grpc.reflection.v1alpha.ServerReflection
+})
+
+
+def _insecure(context: grpc.aio.ServicerContext) -> bool:
+    """True on a plaintext connection (its auth context has no certificate and security type "insecure")."""
+    auth = context.auth_context()
+    security = auth.get("transport_security_type") or []
+    return not auth.get("x509_common_name") and security in ([], [b"insecure"])
+
+
+def _refusal(name: str, method: str) -> errors.StatusError:
+    """403 Forbidden for caller ``name`` on ``method`` (kube's non-resource wording: ``User "x" cannot ...``)."""
+    return errors.forbidden_message(f'forbidden: User "{name}" cannot call "{method}": the service\'s '
+                                    "--allowed-callers does not include it")
+
+
+class CallerInterceptor(grpc.aio.ServerInterceptor):
+    """Refuses, on every RPC of the server but :data:`OPEN_SERVICES`, callers whose certificate CN is not in
+    ``allowed`` (None: any caller the TLS layer accepted).
+
+    A refused call ends with PERMISSION_DENIED and a 403 Forbidden ``Status`` in
+    its trailers (:func:`kapi.errors.abort`) before the servicer runs; a stream
+    is checked once, when it opens. Plaintext servers (unit tests) have no
+    identities and admit everyone. Installed last (innermost) by
+    :func:`make_server`, so a refusal is counted in ``grpc_server_handled_total``
+    with code PERMISSION_DENIED.
+    """
+
+    def __init__(self, allowed: frozenset[str] | None) -> None:
+        self.allowed = allowed
+
+    async def intercept_service(self, continuation: Callable[..., Any],
+                                details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+        """The method's handler, wrapped in the caller check unless the method is open (all four kinds)."""
+        handler = await continuation(details)
+        method: str = details.method  # type: ignore[attr-defined]
+        if handler is None or self.allowed is None or method.lstrip("/").rpartition("/")[0] in OPEN_SERVICES:
+            return handler
+        allowed = self.allowed
+
+        async def check(context: grpc.aio.ServicerContext) -> None:
+            if _insecure(context):
+                return
+            name = peer_identity(context)
+            if name not in allowed:
+                log.info("refused %s from %r (not in --allowed-callers)", method, name)
+                await errors.abort(context, _refusal(name, method))
+
+        for kind, factory in (("unary_unary", grpc.unary_unary_rpc_method_handler),
+                              ("unary_stream", grpc.unary_stream_rpc_method_handler),
+                              ("stream_unary", grpc.stream_unary_rpc_method_handler),
+                              ("stream_stream", grpc.stream_stream_rpc_method_handler)):
+            behavior = getattr(handler, kind)
+            if behavior is not None:
+                return factory(_guarded(behavior, check), request_deserializer=handler.request_deserializer,
+                               response_serializer=handler.response_serializer)
+        return handler
+
+
+def _guarded(behavior: Callable[..., Any], check: Callable[[grpc.aio.ServicerContext], Awaitable[None]]
+             ) -> Callable[..., Any]:
+    """``behavior`` (a servicer method: coroutine or async generator) run only after ``check(context)``."""
+    if inspect.isasyncgenfunction(behavior):
+        async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            await check(context)
+            async for item in behavior(request, context):
+                yield item
+        return stream
+
+    async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        await check(context)
+        result = behavior(request, context)
+        return await result if inspect.isawaitable(result) else result
+    return call
+
+
+def allowed_callers(args: object, *, services_only: bool = False) -> frozenset[str]:
+    """The certificate CNs of a service's ``--allowed-callers`` flag (comma-separated; "" = nobody but the open
+    health and reflection services).
+
+    With ``services_only`` (storage, which does no access control of its own)
+    every name must be one of :data:`SERVICE_IDENTITIES`; raises ValueError
+    naming the others.
+    """
+    names = frozenset(n.strip() for n in str(getattr(args, "allowed_callers", "") or "").split(",") if n.strip())
+    if services_only and not names <= SERVICE_IDENTITIES:
+        others = ", ".join(sorted(names - SERVICE_IDENTITIES))
+        raise ValueError(f"storage answers only kapi's own service identities "
+                         f"({', '.join(sorted(SERVICE_IDENTITIES))}), not {others}")
+    return names
+
+
+def make_server(address: str, tls: TLSFiles | None, *, allowed_callers: frozenset[str] | None = SERVICE_IDENTITIES,
+                services: Sequence[str] = ()) -> tuple[grpc.aio.Server, health.HealthServicer, int]:
+    """An aio server listening on ``address`` (host:port; port 0 = any) with health and reflection registered.
+
+    ``allowed_callers`` are the certificate CNs that may call its RPCs (a
+    :class:`CallerInterceptor` refuses anyone else with PERMISSION_DENIED);
+    default: kapi's own service identities (:data:`SERVICE_IDENTITIES`), so a
+    server that forgets to say fails closed; None = any caller with a
+    certificate from the CA (a public API). ``services`` are the full names
+    (``kapi.storage.v1.Storage``) the caller will add, listed by reflection
+    next to health and reflection themselves.
 
     Returns (server, health servicer, bound port). The caller adds its
     servicers, sets health to SERVING, and starts the server.
     """
-    server = grpc.aio.server(options=[*_OPTIONS, *_SERVER_OPTIONS], interceptors=observability.server_interceptors())
+    # Last, so innermost: the metrics and tracing interceptors see a refusal as PERMISSION_DENIED.
+    interceptors = [*observability.server_interceptors(), CallerInterceptor(allowed_callers)]
+    server = grpc.aio.server(options=[*_OPTIONS, *_SERVER_OPTIONS], interceptors=interceptors)
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    _enable_reflection(server, [*services, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name])
     if tls is not None:
         cert, key, ca = tls.read()
         creds = grpc.ssl_server_credentials([(key, cert)], root_certificates=ca, require_client_auth=True)
@@ -154,6 +274,12 @@ def make_server(address: str, tls: TLSFiles | None) -> tuple[grpc.aio.Server, he
     else:
         port = server.add_insecure_port(address)
     return server, health_servicer, port
+
+
+def _enable_reflection(server: grpc.aio.Server, names: Sequence[str]) -> None:
+    """Serve grpc.reflection.v1alpha (what grpcio-reflection implements; grpcurl falls back to it from v1) for
+    ``names`` and the reflection service itself, from the default descriptor pool (``kapi_proto`` registers there)."""
+    reflection.enable_server_reflection([*names, reflection.SERVICE_NAME], server)
 
 
 def set_serving(health_servicer: health.HealthServicer, names: Iterable[str], serving: bool = True) -> None:
@@ -197,14 +323,12 @@ def peer_identity(context: grpc.aio.ServicerContext) -> str:
 async def require_peer(context: grpc.aio.ServicerContext, allowed: frozenset[str] | None) -> None:
     """Abort with 403 unless the caller's certificate CN is in ``allowed`` (None = anyone).
 
-    Insecure servers (tests without TLS) have no identities and accept all.
+    For a check narrower than the server's :class:`CallerInterceptor` on one
+    RPC (authn's token signing). Insecure servers (tests without TLS) have no
+    identities and accept all.
     """
-    if allowed is None:
+    if allowed is None or _insecure(context):
         return
-    auth = context.auth_context()
-    security = auth.get("transport_security_type") or []
-    if not auth.get("x509_common_name") and security in ([], [b"insecure"]):
-        return  # an insecure server (its auth context says transport_security_type "insecure")
     name = peer_identity(context)
     if name not in allowed:
         await errors.abort(context, errors.forbidden_message(f"service identity {name!r} may not call this service"))

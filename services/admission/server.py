@@ -107,7 +107,8 @@ async def start(args: argparse.Namespace, names: list[str], config: dict[str, An
     chain = Chain(plugins.build(names, context))
     if not await namespaces.wait_synced(CACHE_SYNC_WAIT):
         log.warning("namespace cache not synced after %.0fs; serving with live lookups", CACHE_SYNC_WAIT)
-    server, health, port = grpcutil.make_server(args.listen_address, tls)
+    server, health, port = grpcutil.make_server(
+        args.listen_address, tls, allowed_callers=grpcutil.allowed_callers(args), services=[SERVICE_NAME])
     assert context.informers is not None
     admitter = Admitter(chain, custom_resources=crd_schema.CustomResources(context.informers))
     admission_pb2_grpc.add_AdmissionServicer_to_server(AdmissionServicer(admitter), server)

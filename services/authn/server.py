@@ -139,7 +139,8 @@ async def start(args: argparse.Namespace) -> AuthnService:
         if channel is not None:
             await channel.close()
         raise
-    server, health, port = grpcutil.make_server(args.listen_address, tls)
+    server, health, port = grpcutil.make_server(
+        args.listen_address, tls, allowed_callers=grpcutil.allowed_callers(args), services=[SERVICE_NAME])
     authn_pb2_grpc.add_AuthenticationServicer_to_server(AuthenticationServicer(authn), server)
     service = AuthnService(server, port, authn, index, channel=channel)
     if stub is not None:

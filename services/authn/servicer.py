@@ -14,7 +14,7 @@ from services.authn.serviceaccount import BoundObject, TokenIssuer
 
 log = logging.getLogger(__name__)
 
-# Only the gateway asks for tokens to be signed (TokenRequest); anyone with a service identity may review.
+# Narrower than the server's --allowed-callers: only the gateway asks for tokens to be signed (TokenRequest).
 ISSUE_CALLERS = frozenset({"kapi-gateway"})
 
 

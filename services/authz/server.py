@@ -153,7 +153,8 @@ async def start(args: argparse.Namespace) -> AuthzService:
     for mode, hook in webhooks.items():
         factories[mode] = lambda hook=hook: hook  # type: ignore[misc]
     authorizer = union.build(modes, factories)
-    server, health_servicer, port = grpcutil.make_server(args.listen_address, tls)
+    server, health_servicer, port = grpcutil.make_server(
+        args.listen_address, tls, allowed_callers=grpcutil.allowed_callers(args), services=[SERVICE_NAME])
     escalation = EscalationChecker(authorizer, index) if union.RBAC in modes else None
     servicer = AuthorizationServicer(authorizer, index, escalation)
     authz_pb2_grpc.add_AuthorizationServicer_to_server(servicer, server)

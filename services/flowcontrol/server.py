@@ -66,7 +66,8 @@ class FlowControlService:
 async def start(args: argparse.Namespace, dispatcher: Dispatcher) -> FlowControlService:
     """Build, register and start the gRPC server (and the APF sync for an :class:`APFDispatcher`)."""
     tls = grpcutil.tls_from_args(args)
-    server, health_servicer, port = grpcutil.make_server(args.listen_address, tls)
+    server, health_servicer, port = grpcutil.make_server(
+        args.listen_address, tls, allowed_callers=grpcutil.allowed_callers(args), services=[SERVICE_NAME])
     flowcontrol_pb2_grpc.add_FlowControlServicer_to_server(FlowControlServicer(dispatcher), server)
     service = FlowControlService(server, port, health_servicer)
     if isinstance(dispatcher, APFDispatcher):

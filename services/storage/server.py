@@ -18,8 +18,9 @@ import argparse
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health
@@ -43,10 +44,14 @@ HEALTH_TIMEOUT = 2.0  # seconds an etcd health check may take (kube's --etcd-hea
 BOOKMARK_INTERVAL = 30.0  # seconds between etcd progress requests (bookmarks at least every 60 s)
 
 
-def allowed_clients(text: str) -> frozenset[str] | None:
-    """``--storage-allowed-clients`` -> the set of permitted certificate CNs (None if the flag is empty)."""
-    names = frozenset(n.strip() for n in text.split(",") if n.strip())
-    return names or None
+def allowed_callers(args: argparse.Namespace) -> frozenset[str]:
+    """``--allowed-callers`` (or the deprecated ``--storage-allowed-clients`` when given non-empty) as a set of
+    certificate CNs; raises ValueError for a name that is not a kapi service identity (storage does no access
+    control, so it stays closed to anyone but kapi's own services)."""
+    if args.storage_allowed_clients:
+        log.warning("--storage-allowed-clients is deprecated; use --allowed-callers")
+        args = argparse.Namespace(allowed_callers=args.storage_allowed_clients)
+    return grpcutil.allowed_callers(args, services_only=True)
 
 
 @dataclass
@@ -96,14 +101,15 @@ async def _watch_health(service: StorageService) -> None:
 
 async def start(args: argparse.Namespace, *, bookmark_interval: float = BOOKMARK_INTERVAL) -> StorageService:
     """Build and start the storage server from parsed flags; raises ValueError for bad ``--etcd-servers``,
-    ``--watch-cache-sizes`` or ``--etcd-compaction-interval``."""
+    ``--watch-cache-sizes``, ``--etcd-compaction-interval`` or ``--allowed-callers``."""
+    callers = allowed_callers(args)
     etcd = EtcdClient(parse_endpoints(args.etcd_servers))
     watches = WatchMux(etcd, progress_interval=bookmark_interval)
     caches = WatchCaches(etcd, watches, parse_watch_cache_sizes(args.watch_cache_sizes))
     store = Store(etcd, watches, args.etcd_prefix, caches)
-    server, health_servicer, port = grpcutil.make_server(args.listen_address, grpcutil.tls_from_args(args))
-    storage_pb2_grpc.add_StorageServicer_to_server(
-        StorageServicer(store, allowed_clients(args.storage_allowed_clients)), server)
+    server, health_servicer, port = grpcutil.make_server(args.listen_address, grpcutil.tls_from_args(args),
+                                                         allowed_callers=callers, services=[SERVICE_NAME])
+    storage_pb2_grpc.add_StorageServicer_to_server(StorageServicer(store), server)
     grpcutil.set_serving(health_servicer, [SERVICE_NAME])
     compactor = Compactor(etcd, parse_duration(args.etcd_compaction_interval), store.compacted)
     await grpcutil.start_serving(server, port, args.port_file)
@@ -128,8 +134,11 @@ def main(argv: Sequence[str]) -> int:
     except ValueError as exc:
         log.error("invalid --etcd-servers: %s", exc)
         return 1
-    for name, value, parse in (("--watch-cache-sizes", args.watch_cache_sizes, parse_watch_cache_sizes),
-                               ("--etcd-compaction-interval", args.etcd_compaction_interval, parse_duration)):
+    checks: tuple[tuple[str, object, Callable[[Any], object]], ...] = (
+        ("--watch-cache-sizes", args.watch_cache_sizes, parse_watch_cache_sizes),
+        ("--etcd-compaction-interval", args.etcd_compaction_interval, parse_duration),
+        ("--allowed-callers", args, allowed_callers))
+    for name, value, parse in checks:
         try:
             parse(value)
         except ValueError as exc:

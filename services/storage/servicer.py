@@ -1,7 +1,8 @@
 """The ``kapi.storage.v1.Storage`` gRPC servicer: proto <-> :class:`services.storage.store.Store`.
 
-Each RPC checks the caller's service identity (``--storage-allowed-clients``),
-decodes the request, calls the store and encodes the answer. Failures end the
+Each RPC decodes the request, calls the store and encodes the answer; the
+server's caller check (``--allowed-callers``, :class:`kapi.grpcutil.CallerInterceptor`)
+has admitted the caller before any of them runs. Failures end the
 RPC with the Kubernetes Status in trailing metadata (:func:`kapi.errors.abort`);
 a body that is not a JSON object is 400 BadRequest; anything unexpected is
 logged and returned as 500 InternalError.
@@ -16,7 +17,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from kapi import errors, grpcutil, jsonutil
+from kapi import errors, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.storage.keys import ObjectKey
 from services.storage.store import ListOptions, Store, StoredObject, WatchOptions
@@ -46,14 +47,12 @@ def _object_response(stored: StoredObject) -> storage_pb2.ObjectResponse:
 
 
 class StorageServicer(storage_pb2_grpc.StorageServicer):
-    """Serves the Storage RPCs from ``store``; ``allowed_clients`` are the permitted certificate CNs (None = any)."""
+    """Serves the Storage RPCs from ``store``."""
 
-    def __init__(self, store: Store, allowed_clients: frozenset[str] | None = None):
+    def __init__(self, store: Store):
         self._store = store
-        self._allowed = allowed_clients
 
     async def _unary(self, context: grpc.aio.ServicerContext, work: Callable[[], Awaitable[T]]) -> T:
-        await grpcutil.require_peer(context, self._allowed)
         try:
             return await work()
         except errors.StatusError as err:
@@ -116,7 +115,6 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
     async def Watch(self, request: storage_pb2.WatchRequest,  # noqa: N802
                     context: grpc.aio.ServicerContext) -> AsyncIterator[storage_pb2.WatchResponse]:
         """Stream event batches (see :meth:`Store.watch`); errors end the stream with a Status in trailers."""
-        await grpcutil.require_peer(context, self._allowed)
         options = WatchOptions(resource_version=request.resource_version, label_selector=request.label_selector,
                                field_selector=request.field_selector, allow_bookmarks=request.allow_bookmarks,
                                send_initial_events=request.send_initial_events,

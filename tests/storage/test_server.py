@@ -42,9 +42,27 @@ def test_parse_endpoints_rejects(servers: str) -> None:
         parse_endpoints(servers)
 
 
-def test_allowed_clients_flag() -> None:
-    assert server.allowed_clients("kapi-gateway, kapi-authz") == frozenset({"kapi-gateway", "kapi-authz"})
-    assert server.allowed_clients("") is None
+def test_allowed_callers_flag() -> None:
+    def parse(*argv: str) -> frozenset[str]:
+        return server.allowed_callers(flags.parse(flags.STORAGE, list(argv)))
+
+    assert parse() == frozenset(f"kapi-{s}" for s in ("gateway", "authn", "authz", "flowcontrol", "admission"))
+    assert parse("--allowed-callers", "kapi-gateway, kapi-authz") == frozenset({"kapi-gateway", "kapi-authz"})
+    assert parse("--allowed-callers", "") == frozenset()  # nobody: fails closed
+    assert parse("--storage-allowed-clients", "kapi-authz") == frozenset({"kapi-authz"})  # the deprecated name
+    assert parse("--storage-allowed-clients", "") == parse()
+    for outsider in ("mallory", "kubernetes-admin", "kapi-gateway,system:kube-controller-manager"):
+        with pytest.raises(ValueError, match="only kapi's own service identities"):
+            parse("--allowed-callers", outsider)
+
+
+def test_storage_refuses_to_start_for_a_caller_outside_kapi(etcd: Any) -> None:
+    proc = subprocess.run([sys.executable, "-m", "services.storage", "--etcd-servers", etcd.endpoint,
+                           "--allowed-callers", "kapi-gateway,policy-engine"], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1
+    assert "invalid --allowed-callers: storage answers only kapi's own service identities" in proc.stderr
+    assert "not policy-engine" in proc.stderr
 
 
 async def test_python_dash_m_serves_and_stops_on_sigterm(etcd: Any, tmp_path: Path) -> None:
@@ -120,7 +138,7 @@ async def test_only_allowed_service_identities_may_call(etcd: Any, tmp_path: Pat
     args = flags.parse(flags.STORAGE, [
         "--listen-address", "127.0.0.1:0", "--etcd-servers", etcd.endpoint, "--etcd-prefix", f"/{unique('tls')}",
         "--grpc-cert-file", str(cert), "--grpc-key-file", str(private_key), "--grpc-ca-file", str(paths.ca_cert),
-        "--storage-allowed-clients", "kapi-gateway,kapi-authz"])
+        "--allowed-callers", "kapi-gateway,kapi-authz"])
     service = await server.start(args)
     address = f"127.0.0.1:{service.port}"
     try:
