@@ -36,10 +36,8 @@ from fractions import Fraction
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import cel
-from cel import stdlib
-
 from kapi import quantity as _quantity
+from kapi.cel.engine import cel, stdlib
 from kapi.cel.syntax import escape
 
 Obj = dict[str, Any]

@@ -23,8 +23,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from cel import OptionalValue
-
+from kapi.cel.engine import cel
 from kapi.cel.syntax import Tok, tokens
 
 _TWO_VAR = {"all": "all", "exists": "exists", "existsOne": "exists_one", "exists_one": "exists_one",
@@ -166,26 +165,26 @@ def rewrite(source: str) -> str:
     return source
 
 
-def _opt_field(receiver: Any, name: str) -> OptionalValue:
-    if isinstance(receiver, OptionalValue):
+def _opt_field(receiver: Any, name: str) -> cel.OptionalValue:
+    if isinstance(receiver, cel.OptionalValue):
         if not receiver.has_value():
-            return OptionalValue.none()
+            return cel.OptionalValue.none()
         receiver = receiver.value()
     if isinstance(receiver, dict) and name in receiver:
-        return OptionalValue.of(receiver[name])
-    return OptionalValue.none()
+        return cel.OptionalValue.of(receiver[name])
+    return cel.OptionalValue.none()
 
 
-def _opt_index(receiver: Any, key: Any) -> OptionalValue:
-    if isinstance(receiver, OptionalValue):
+def _opt_index(receiver: Any, key: Any) -> cel.OptionalValue:
+    if isinstance(receiver, cel.OptionalValue):
         if not receiver.has_value():
-            return OptionalValue.none()
+            return cel.OptionalValue.none()
         receiver = receiver.value()
     if isinstance(receiver, dict) and key in receiver:
-        return OptionalValue.of(receiver[key])
+        return cel.OptionalValue.of(receiver[key])
     if isinstance(receiver, list) and isinstance(key, int) and not isinstance(key, bool) and 0 <= key < len(receiver):
-        return OptionalValue.of(receiver[key])
-    return OptionalValue.none()
+        return cel.OptionalValue.of(receiver[key])
+    return cel.OptionalValue.none()
 
 
 def _pairs_map(pairs: list[list[Any]]) -> dict[Any, Any]:

@@ -32,9 +32,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import cel
-
 from kapi.cel import library
+from kapi.cel.engine import cel
 from kapi.cel.syntax import CEL_RESERVED, Tok, escape, tokens
 
 Obj = dict[str, Any]

@@ -41,8 +41,9 @@ log = logging.getLogger("kapi.testing")
 
 # Launcher flags (kapi up) that a test cluster sets itself.
 _OWN = ("state_dir", "port")
-# Test clusters run one storage replica and TEST_GATEWAYS gateways unless --storage-replicas/--gateways say otherwise.
-TEST_GATEWAYS = 2
+# Test clusters run one storage replica and one gateway (every layer of the request path, Envoy included, at the
+# least CPU to start) unless --storage-replicas/--gateways say otherwise.
+TEST_GATEWAYS = 1
 _RUNNING: set[Cluster] = set()
 _RUNNING_LOCK = threading.Lock()
 

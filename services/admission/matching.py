@@ -11,9 +11,8 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import cel
-
 from kapi.cel import library, rewrite
+from kapi.cel.engine import cel
 from kapi.selectors import SelectorError, label_selector_matches
 from services.admission.chain import AdmissionRequest
 

@@ -35,16 +35,18 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
-import cel
 import jwt
 import yaml
 
 from kapi.attributes import UserInfo
+from kapi.cel.engine import cel
 from services.authn.authenticator import DEFAULT_CACHE_TTL_SECONDS, NOT_MINE, Result, failed, succeeded
 from services.authn.serviceaccount import unverified_claims
+
+if TYPE_CHECKING:
+    import aiohttp
 
 log = logging.getLogger(__name__)
 
@@ -258,12 +260,14 @@ class JWKS:
             self._ssl = ssl.create_default_context(cadata=issuer.ca_pem)
 
     async def _get(self, session: aiohttp.ClientSession, url: str) -> Any:
+        import aiohttp  # lazy: 0.3 CPU s of the start, and only a webhook needs it
         async with session.get(url, timeout=aiohttp.ClientTimeout(total=FETCH_TIMEOUT), ssl=self._ssl or True) as r:
             if r.status != 200:
                 raise ValueError(f"GET {url}: HTTP {r.status}")
             return await r.json(content_type=None)
 
     async def _fetch(self) -> None:
+        import aiohttp  # lazy: 0.3 CPU s of the start, and only a webhook needs it
         url = self._issuer.discovery_url or self._issuer.url.rstrip("/") + "/.well-known/openid-configuration"
         async with aiohttp.ClientSession() as session:
             discovery = await self._get(session, url)
@@ -311,6 +315,7 @@ class OIDCAuthenticator:
         self._clock = clock
 
     async def _verify(self, token: str) -> dict[str, Any] | str:
+        import aiohttp  # lazy: 0.3 CPU s of the start, and only a webhook needs it
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError as exc:

@@ -21,14 +21,15 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from kapi import jsonutil
 from kapi.attributes import UserInfo
 from kapi.kubeconfig import WebhookConfig, load_webhook_config
 from services.authn.authenticator import DEFAULT_CACHE_TTL_SECONDS, NOT_MINE, Result, failed, succeeded
+
+if TYPE_CHECKING:
+    import aiohttp
 
 log = logging.getLogger(__name__)
 
@@ -79,12 +80,14 @@ class WebhookTokenAuthenticator:
             self._session = None
 
     def _http(self) -> aiohttp.ClientSession:
+        import aiohttp  # lazy: 0.3 CPU s of the start, and only a webhook needs it
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=self._config.ssl_context
                                                                                  or False))
         return self._session
 
     async def _ask(self, token: str, audiences: tuple[str, ...]) -> dict[str, Any]:
+        import aiohttp  # lazy: 0.3 CPU s of the start, and only a webhook needs it
         spec: dict[str, Any] = {"token": token}
         if audiences:
             spec["audiences"] = list(audiences)
@@ -124,6 +127,7 @@ class WebhookTokenAuthenticator:
 
     async def authenticate_token(self, token: str, audiences: tuple[str, ...] = ()) -> Result:
         """The webhook's verdict on ``token`` (cached); an error when the webhook cannot be used."""
+        import aiohttp  # lazy: 0.3 CPU s of the start, and only a webhook needs it
         key = hashlib.sha256(jsonutil.dumps([token, list(audiences)])).digest()
         now = self._clock()
         hit = self._cache.get(key)

@@ -39,13 +39,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from kapi import errors, jsonutil
 from kapi.kubeconfig import WebhookConfig, load_webhook_config
 from services.admission.chain import CREATE, UPDATE, AdmissionRequest
+
+if TYPE_CHECKING:
+    import aiohttp
 
 log = logging.getLogger(__name__)
 
@@ -282,6 +283,7 @@ class ImagePolicyWebhook:
         raise AssertionError("unreachable")
 
     async def _post(self, body: bytes, timeout: float) -> dict[str, Any]:
+        import aiohttp  # lazy: 0.3 CPU s of the start, and only a webhook needs it
         url = self.backend.server
         if timeout <= 0:
             raise _Failure(f'Post "{url}": context deadline exceeded')
