@@ -59,6 +59,21 @@ _GRPC_FALLBACK: dict[grpc.StatusCode, str] = {
 }
 
 
+def grpc_code(code: int, reason: str) -> grpc.StatusCode:
+    """The gRPC status code of a Status with HTTP ``code`` and ``reason`` (e.g. 404 NotFound -> NOT_FOUND).
+
+    By ``reason`` from the one table; a reason it does not know (an admission
+    webhook's own, or none) goes by the first reason with the same HTTP code
+    (403 -> PERMISSION_DENIED); else INTERNAL for 5xx, INVALID_ARGUMENT below.
+    """
+    if reason in _REASONS:
+        return _REASONS[reason][1]
+    for http, grpc_status in _REASONS.values():
+        if http == code:
+            return grpc_status
+    return grpc.StatusCode.INTERNAL if code >= 500 else grpc.StatusCode.INVALID_ARGUMENT
+
+
 @dataclass(frozen=True)
 class Cause:
     """One ``StatusCause``: ``type`` (e.g. FieldValueRequired), ``message``, ``field`` (JSON path)."""
@@ -105,10 +120,8 @@ class StatusError(Exception):
 
     @property
     def grpc_code(self) -> grpc.StatusCode:
-        """The gRPC status code for this error's reason (one table)."""
-        if self.reason in _REASONS:
-            return _REASONS[self.reason][1]
-        return grpc.StatusCode.INTERNAL if self.code >= 500 else grpc.StatusCode.INVALID_ARGUMENT
+        """The gRPC status code for this error (one table: :func:`grpc_code`)."""
+        return grpc_code(self.code, self.reason)
 
     @property
     def retry_after(self) -> int | None:

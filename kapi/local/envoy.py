@@ -20,6 +20,13 @@ method: nothing reached a gateway), and resets are retried for GET only.
 What Envoy answers itself (503 when no gateway can take the request, 413,
 ...) is a Kubernetes ``Status`` JSON, not Envoy's plain text.
 
+gRPC (the public API, ``kapi.api.v1``, docs/grpc.md) shares the listener:
+a route matching ``content-type: application/grpc`` sends it over HTTP/2 +
+TLS (the same ``front-proxy-client`` identity) to each gateway's
+``--grpc-listen-address``, health-checked through the gateway's HTTPS
+``/readyz``. One port means one certificate, one client-certificate check
+and one address for clients; HTTP/2 tells the two apart by content type.
+
 ``python -m kapi.local.envoy [--check]`` regenerates (or checks) ``deploy/envoy.yaml``,
 the compose rendering of :func:`render`.
 """
@@ -27,6 +34,7 @@ the compose rendering of :func:`render`.
 from __future__ import annotations
 
 import argparse
+import copy
 import ipaddress
 import sys
 from collections.abc import Sequence
@@ -47,6 +55,7 @@ MAX_CONNECTIONS_MONITOR = ("type.googleapis.com/envoy.extensions.resource_monito
                            "downstream_connections.v3.DownstreamConnectionsConfig")
 
 CLUSTER = "gateways"
+GRPC_CLUSTER = "gateways-grpc"  # the gateways' public gRPC API ports (HTTP/2)
 # Circuit-breaker limits: every open watch is one active request (and, over HTTP/1.1, one upstream connection).
 LIMIT = 100_000
 GATEWAY_SAN = "gateway"  # only gateway.crt carries this DNS name among the serving certificates
@@ -85,9 +94,9 @@ def _socket(host: str, port: int) -> dict[str, Any]:
     return {"socket_address": {"address": host, "port_value": port}}
 
 
-def _route(retry_on: str) -> dict[str, Any]:
+def _route(retry_on: str, cluster: str = CLUSTER) -> dict[str, Any]:
     return {
-        "cluster": CLUSTER,
+        "cluster": cluster,
         "timeout": "0s",  # no route timeout: watches stream for as long as the client asks
         "idle_timeout": "0s",
         "retry_policy": {
@@ -145,11 +154,14 @@ def local_reply_config() -> dict[str, Any]:
 
 
 def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0.0.1", port: int = 6443,
-           admin_address: str = "127.0.0.1", admin_port: int = 0, sni: str = "localhost") -> dict[str, Any]:
+           admin_address: str = "127.0.0.1", admin_port: int = 0, sni: str = "localhost",
+           grpc_gateways: Sequence[str] = ()) -> dict[str, Any]:
     """Envoy's bootstrap config (a dict to dump as YAML).
 
     ``gateways`` are host:port addresses of the gateways' HTTPS ports (IP
-    addresses give a STATIC cluster, names a STRICT_DNS one). ``port`` 0 lets
+    addresses give a STATIC cluster, names a STRICT_DNS one);
+    ``grpc_gateways`` the same gateways' gRPC API addresses, in the same
+    order (empty: no gRPC route). ``port`` 0 lets
     Envoy pick the listener port (read it back from the admin API). The admin
     interface listens on ``admin_address:admin_port`` (0 = any free port).
     Raises ValueError on a malformed address.
@@ -157,6 +169,9 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
     endpoints = [_split(a) for a in gateways]
     if not endpoints:
         raise ValueError("at least one gateway address is required")
+    grpc_endpoints = [_split(a) for a in grpc_gateways]
+    if grpc_endpoints and len(grpc_endpoints) != len(endpoints):
+        raise ValueError("grpc_gateways must name one gRPC address per gateway")
     static = all(_is_ip(host) for host, _ in endpoints)
     hcm = {
         "@type": HCM,
@@ -184,6 +199,10 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
                 "name": "kapi",
                 "domains": ["*"],
                 "routes": [
+                    # The public gRPC API (content-type application/grpc): the gateways' gRPC ports. Retried
+                    # only when the call never reached a gateway (a watch or a write must not run twice).
+                    *([{"match": {"prefix": "/", "grpc": {}}, "route": _route("connect-failure", GRPC_CLUSTER)}]
+                      if grpc_endpoints else []),
                     # The connect subresources, the only requests that upgrade (kube's rest.Connecter).
                     *({"match": {"safe_regex": {"regex": regex}},
                        "route": {**_route("connect-failure"),
@@ -289,14 +308,40 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
     if not static:
         cluster["dns_lookup_family"] = "V4_ONLY"
         cluster["dns_refresh_rate"] = "2s"
+    clusters = [cluster]
+    if grpc_endpoints:
+        clusters.append(_grpc_cluster(cluster, grpc_endpoints, [p for _, p in endpoints]))
     return {
         "admin": {"address": _socket(admin_address, admin_port)},
-        "static_resources": {"listeners": [listener], "clusters": [cluster]},
+        "static_resources": {"listeners": [listener], "clusters": clusters},
         "overload_manager": {"resource_monitors": [{
             "name": "envoy.resource_monitors.global_downstream_max_connections",
             "typed_config": {"@type": MAX_CONNECTIONS_MONITOR, "max_active_downstream_connections": LIMIT},
         }]},
     }
+
+
+def _grpc_cluster(http: dict[str, Any], endpoints: list[tuple[str, int]], health_ports: list[int]
+                  ) -> dict[str, Any]:
+    """The cluster of the gateways' gRPC ports: as ``http`` (TLS identity, balancing, outlier detection, limits)
+    but HTTP/2 upstream, each endpoint health-checked on its gateway's HTTPS ``/readyz`` (``health_ports``), so
+    a gateway leaves both clusters together (shutdown, storage cut off from etcd)."""
+    cluster = copy.deepcopy(http)
+    cluster["name"] = GRPC_CLUSTER
+    cluster["load_assignment"] = {"cluster_name": GRPC_CLUSTER, "endpoints": [{"lb_endpoints": [
+        {"endpoint": {"address": _socket(h, p), "health_check_config": {"port_value": health}}}
+        for (h, p), health in zip(endpoints, health_ports, strict=True)]}]}
+    cluster["typed_extension_protocol_options"] = {
+        "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+            "@type": HTTP_OPTIONS,
+            "common_http_protocol_options": {"idle_timeout": "300s"},
+            "explicit_http_config": {"http2_protocol_options": {
+                "max_concurrent_streams": 1000, "initial_stream_window_size": 1048576,
+                "initial_connection_window_size": 16777216}},
+        },
+    }
+    cluster["health_checks"][0]["http_health_check"]["codec_client_type"] = "HTTP1"
+    return cluster
 
 
 def dump(config: dict[str, Any]) -> str:
@@ -320,6 +365,7 @@ def args(config_path: str, *, log_level: str = "info", admin_address_path: str |
 # Compose: container hostnames and the paths of the shared state volume.
 COMPOSE_STATE = "/state"
 COMPOSE_GATEWAYS = ("gateway-1:6443", "gateway-2:6443")
+COMPOSE_GRPC_GATEWAYS = ("gateway-1:6444", "gateway-2:6444")  # their --grpc-listen-address
 COMPOSE_CONFIG_PATH = "/etc/envoy/envoy.yaml"
 
 
@@ -333,7 +379,7 @@ def compose_tls(state: str = COMPOSE_STATE) -> TlsFiles:
 def render_compose() -> dict[str, Any]:
     """The config compose.yaml's Envoy runs (``deploy/envoy.yaml``): port 6443 on all interfaces."""
     return render(gateways=COMPOSE_GATEWAYS, tls=compose_tls(), bind_address="0.0.0.0", port=6443,
-                  admin_address="127.0.0.1", admin_port=9901)
+                  admin_address="127.0.0.1", admin_port=9901, grpc_gateways=COMPOSE_GRPC_GATEWAYS)
 
 
 HEADER = "# Generated by `python -m kapi.local.envoy` from kapi/local/envoy.py (render_compose); do not edit.\n"

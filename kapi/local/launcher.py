@@ -116,11 +116,12 @@ def _given(args: Sequence[str], name: str) -> bool:
 
 
 def service_args(service: str, *, listen: str, peers: Peers, pki_dir: str, forwarded: Sequence[str] = (),
-                 port_file: str | None = None) -> list[str]:
+                 port_file: str | None = None, grpc_listen: str = "") -> list[str]:
     """The ``kapi`` arguments that run ``service`` (e.g. ``["storage", "--listen-address", ...]``).
 
     ``listen`` is the host:port to serve on (the gateway's ``--bind-address``
-    and ``--secure-port``). ``pki_dir`` holds the files :mod:`kapi.local.pki` writes;
+    and ``--secure-port``); ``grpc_listen`` the gateway's public gRPC API
+    address (``--grpc-listen-address``; "" = none). ``pki_dir`` holds the files :mod:`kapi.local.pki` writes;
     the service gets its gRPC identity ``kapi-<service>``, the CA, and the
     peers and files it accepts (kapi.flags), unless ``forwarded`` (``--flag=value``
     items from :func:`kapi.flags.forward`) sets them. ``port_file`` asks the
@@ -132,6 +133,8 @@ def service_args(service: str, *, listen: str, peers: Peers, pki_dir: str, forwa
     out = [service]
     if service == flags.GATEWAY:
         out += ["--bind-address", host, "--secure-port", port]
+        if grpc_listen:
+            out += ["--grpc-listen-address", grpc_listen]
     else:
         out += ["--listen-address", listen]
     out += ["--grpc-cert-file", f"{pki_dir}/kapi-{service}.crt", "--grpc-key-file", f"{pki_dir}/kapi-{service}.key",
@@ -453,6 +456,7 @@ class Stack:
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._supervisor: threading.Thread | None = None
+        self._grpc_addresses: dict[str, str] = {}
 
     # -- public properties
 
@@ -482,6 +486,11 @@ class Stack:
     def addresses(self) -> dict[str, str]:
         """name -> host:port each process serves on (etcd: client address; envoy: the HTTPS port)."""
         return {n: p.address for n, p in self._procs.items() if p.address}
+
+    @property
+    def grpc_addresses(self) -> dict[str, str]:
+        """gateway name -> host:port of its public gRPC API (``--grpc-listen-address``; clients go through Envoy)."""
+        return dict(self._grpc_addresses)
 
     def log_path(self, name: str) -> Path:
         """``DIR/logs/<name>.log``."""
@@ -565,7 +574,8 @@ class Stack:
         self._wait_ready(gateways, deadline)
 
         # Envoy
-        self._start_envoy([p.address for p in gateways], deadline)
+        self._start_envoy([p.address for p in gateways], deadline,
+                          [self._grpc_addresses[p.name] for p in gateways if p.name in self._grpc_addresses])
         host = "127.0.0.1" if self.bind_address in ("0.0.0.0", "127.0.0.1", "::", "") else self.bind_address
         self._url = f"https://{host}:{self._procs['envoy'].address.rsplit(':', 1)[1]}"
         self._wait([self._procs["envoy"]], lambda _p: https_ok(f"{self._url}/readyz", str(self.pki.ca_cert)),
@@ -760,11 +770,15 @@ class Stack:
             forwarded.append(f"--log-level={self.log_level}")
         peers = self._peers
         port_file = run / f"{name}.port"
+        grpc_listen = ""
+        if service == flags.GATEWAY:
+            # The public gRPC API on a port picked once, kept across restarts (Envoy's config names it).
+            grpc_listen = self._grpc_addresses[name] = f"127.0.0.1:{free_port()}"
 
         def argv(listen: str) -> list[str]:
             return [sys.executable, "-m", "kapi.local.cli", *service_args(
                 service, listen=listen or "127.0.0.1:0", peers=peers, pki_dir=pki_dir, forwarded=forwarded,
-                port_file=str(port_file))]
+                port_file=str(port_file), grpc_listen=grpc_listen)]
 
         return self._add(Process(name, tier, argv, self.log_path(name), port_file=port_file))
 
@@ -862,7 +876,7 @@ class Stack:
                                        f"last lines of {p.log_path}:\n{tail(p.log_path)}")
                 time.sleep(READY_POLL_SECONDS)
 
-    def _start_envoy(self, gateways: list[str], deadline: float) -> None:
+    def _start_envoy(self, gateways: list[str], deadline: float, grpc_gateways: Sequence[str] = ()) -> None:
         pki = self.pki
         tls = envoy.TlsFiles(ca=str(pki.ca_cert), serving_cert=str(pki.apiserver_cert),
                              serving_key=str(pki.apiserver_key), client_cert=str(pki.front_proxy_cert),
@@ -875,7 +889,8 @@ class Stack:
             # (Re)write the config: on a restart ``listen`` keeps the port Envoy had, even if it was picked at random.
             port = int(listen.rsplit(":", 1)[1]) if listen else self.port
             config = envoy.render(gateways=gateways, tls=tls, bind_address=self.bind_address, port=port,
-                                  admin_address="127.0.0.1", admin_port=0)
+                                  admin_address="127.0.0.1", admin_port=0,
+                                  grpc_gateways=grpc_gateways if len(grpc_gateways) == len(gateways) else ())
             config_path.write_text(envoy.dump(config))
             admin_file.unlink(missing_ok=True)
             return [str(binaries.envoy()), *envoy.args(str(config_path), log_level=level,

@@ -54,12 +54,17 @@ def build_handler_chain(backends: Backends) -> Handler:
     return tracing.instrument(handler)
 
 
-def install(app: web.Application, backends: Backends) -> None:
-    """Serve every path of ``app`` through the chain and register the chain's response hooks and cleanup."""
+def install(app: web.Application, backends: Backends) -> Handler:
+    """Serve every path of ``app`` through the chain and register the chain's response hooks and cleanup.
+
+    Returns the chain's handler, which the public gRPC API (services/gateway/grpcapi.py) runs its calls through.
+    """
     app.on_response_prepare.append(audit.on_response_prepare)  # Audit-Id on streams; ResponseStarted
     app.on_response_prepare.append(metrics.on_response_prepare)  # apiserver_longrunning_requests
     app.on_response_prepare.append(debug.on_response_prepare)  # PF headers on streams; watch seats end here
     app.on_response_prepare.append(servertiming.on_response_prepare)  # Server-Timing
     app.on_cleanup.append(audit.cleanup(backends.audit))
     # Any path, control characters included (``.`` alone stops at a newline: aiohttp's text 404 for ``%0a``).
-    app.router.add_route("*", r"/{tail:[\s\S]*}", build_handler_chain(backends), expect_handler=expect_continue)
+    handler = build_handler_chain(backends)
+    app.router.add_route("*", r"/{tail:[\s\S]*}", handler, expect_handler=expect_continue)
+    return handler

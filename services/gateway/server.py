@@ -6,6 +6,10 @@ serves kube-apiserver's REST surface over HTTPS (HTTP/1.1). It requests
 or ``--requestheader-client-ca-file``; the ``x-forwarded-client-cert``
 header counts only on connections whose certificate the latter issued and
 whose CN is in ``--requestheader-allowed-names`` (Envoy).
+With ``--grpc-listen-address`` it also serves the public gRPC API
+(``kapi.api.v1.Resources``, services/gateway/grpcapi.py) there, over TLS with
+the same serving certificate, requiring a client certificate from either CA
+(Envoy's ``front-proxy-client``); its calls run through the same chain.
 Shutdown (SIGTERM): /readyz fails first, then after
 ``--shutdown-delay-duration`` seconds (less once Envoy's health check has
 read the failing /readyz, or when no request comes at all:
@@ -21,6 +25,7 @@ import contextlib
 import logging
 import ssl
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,8 +35,9 @@ from aiohttp import web
 
 from kapi import errors, flags, grpcutil, jsonutil, limits
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import aggregation, audit, authtrust, chain, dynamic, healthz
+from services.gateway import aggregation, audit, authtrust, chain, dynamic, grpcapi, healthz
 from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, Backends, Config, storage_stub
+from services.gateway.context import Handler
 from services.gateway.filters import health as health_filter
 from services.gateway.flowcontrol import FlowControlClient, LocalLimiter
 from services.gateway.registry import ipallocator
@@ -58,6 +64,44 @@ def ssl_context(args: argparse.Namespace) -> ssl.SSLContext | None:
         context.verify_mode = ssl.CERT_OPTIONAL
     context.set_alpn_protocols(["http/1.1"])
     return context
+
+
+@dataclass(frozen=True)
+class _PublicTLS(grpcutil.TLSFiles):
+    """The public gRPC port's TLS: the HTTPS serving pair, client certificates from the client or front-proxy CA."""
+
+    ca_files: tuple[str, ...] = ()
+
+    def read(self) -> tuple[bytes, bytes, bytes]:
+        """(certificate, key, the CA bundles concatenated); raises OSError if a file is missing."""
+        cas = b"".join(Path(f).read_bytes().rstrip(b"\n") + b"\n" for f in self.ca_files)
+        return Path(self.cert_file).read_bytes(), Path(self.key_file).read_bytes(), cas
+
+
+async def start_grpc_api(args: argparse.Namespace, handler: Handler, app: web.Application
+                         ) -> tuple[grpc.aio.Server, Any] | None:
+    """Serve ``kapi.api.v1.Resources`` (with health and reflection) on ``--grpc-listen-address``; None if unset.
+
+    Open to every caller the TLS layer accepts (``allowed_callers=None``):
+    each call is authenticated and authorized by the handler chain.
+
+    TLS as the HTTPS port: ``--tls-cert-file``, and a client certificate
+    required, verified against ``--client-ca-file`` and
+    ``--requestheader-client-ca-file`` (Envoy presents ``front-proxy-client``);
+    without ``--tls-cert-file`` (unit tests) plain. Returns (server, health servicer).
+    """
+    if not args.grpc_listen_address:
+        return None
+    ca_files = tuple(dict.fromkeys(f for f in (args.client_ca_file, args.requestheader_client_ca_file) if f))
+    tls = _PublicTLS(args.tls_cert_file, args.tls_private_key_file, ca_files[0], ca_files) \
+        if args.tls_cert_file and ca_files else None
+    # Any caller the TLS layer accepted: access control is the chain's, per call, as for HTTPS.
+    server, health, port = grpcutil.make_server(args.grpc_listen_address, tls, allowed_callers=None,
+                                                services=(grpcapi.SERVICE_NAME,))
+    grpcapi.api_pb2_grpc.add_ResourcesServicer_to_server(grpcapi.ResourcesServicer(handler, app), server)
+    await server.start()
+    log.info("gateway serving the gRPC API on %s (port %d)", args.grpc_listen_address, port)
+    return server, health
 
 
 def front_proxy_cas(ca_file: str) -> tuple[bytes, ...]:
@@ -173,7 +217,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     backends.post_start_hooks.update((healthz.HOOK_INFORMERS, healthz.HOOK_APF, healthz.HOOK_APF_BOOTSTRAP))
     backends.audit = audit.from_args(args)
     app = web.Application(client_max_size=limits.MAX_BODY_BYTES + 1)
-    chain.install(app, backends)  # the handler chain and its response hooks (services/gateway/chain.py)
+    handler = chain.install(app, backends)  # the handler chain and its response hooks (services/gateway/chain.py)
     # Request line and header fields up to Go's 1 MiB (kube accepts long URLs and OIDC tokens; aiohttp's 8190-byte
     # default answered them with a plain-text 400).
     # Bodies are read as sent: kube-apiserver decodes no request Content-Encoding (gzip, br), so neither does kapi
@@ -186,6 +230,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
                        backlog=1024, reuse_address=True)
     await site.start()
     port = runner.addresses[0][1]
+    public_grpc = await start_grpc_api(args, handler, app)
     if args.port_file:
         Path(args.port_file).write_text(str(port))
     log.info("gateway serving on %s:%s", args.bind_address, port)
@@ -208,7 +253,11 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     trust.start()
     backends.post_start_hooks.add(healthz.HOOK_AUTH_INFO)
     backends.ready = True
+    if public_grpc is not None:
+        grpcutil.set_serving(public_grpc[1], (grpcapi.SERVICE_NAME,))
     await stop.wait()
+    if public_grpc is not None:
+        grpcutil.set_serving(public_grpc[1], (grpcapi.SERVICE_NAME,), serving=False)
     log.info("shutting down: /readyz fails for up to %.1fs, then watches end", args.shutdown_delay_duration)
     backends.ready, backends.shutting_down = False, True
     waited = await health_filter.drain(backends, args.shutdown_delay_duration)
@@ -221,6 +270,8 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
             await asyncio.sleep(0.1)
 
     closer = asyncio.create_task(close_watches())
+    if public_grpc is not None:  # before the application's cleanup closes the audit backends its calls use
+        await public_grpc[0].stop(10.0)
     await runner.cleanup()
     closer.cancel()
     if backends.custom_resources is not None:

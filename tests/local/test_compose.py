@@ -91,7 +91,8 @@ def test_resolved_commands_equal_the_launchers() -> None:
 
 def expected_command(service: str) -> list[str]:
     listen = "0.0.0.0:6443" if service == flags.GATEWAY else f"0.0.0.0:{GRPC_PORT}"
-    return service_args(service, listen=listen, peers=PEERS, pki_dir=PKI_DIR)
+    grpc_listen = "0.0.0.0:6444" if service == flags.GATEWAY else ""  # the public gRPC API (deploy/envoy.yaml)
+    return service_args(service, listen=listen, peers=PEERS, pki_dir=PKI_DIR, grpc_listen=grpc_listen)
 
 
 @pytest.mark.parametrize(("name", "service"), KAPI_SERVICES.items())
