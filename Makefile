@@ -2,6 +2,7 @@
 # (created if missing; reinstalled when pyproject.toml changes).
 #   make up      start the whole stack (kapi up; pass flags with ARGS="--port 7443 ...")
 #   make test    the whole test suite (pass pytest flags with PYTEST_ARGS="-x tests/local")
+#   make check-proto-breaking  buf lint + breaking-change check of protos/ against the previous release
 #   make bench      the benchmark report: kapi vs raw etcd and Envoy -> bare handler (bench/report.py, ~5 min)
 #   make bench-apf  APF noisy-neighbour benchmark (bench/apf.py; pass flags with ARGS="--seconds 20")
 #   make bench-faults  fault matrix under load over a 3-member etcd (bench/faults.py; ARGS="--down 3", ~1.5 min)
@@ -12,7 +13,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kapi-installed
 
-.PHONY: install up test proto check-proto envoy-config check-envoy lint ruff mypy bench bench-storage bench-apf bench-faults fuzz
+.PHONY: install up test proto check-proto check-proto-breaking buf envoy-config check-envoy lint ruff mypy bench bench-storage bench-apf bench-faults fuzz
 
 install: $(STAMP)
 
@@ -36,6 +37,26 @@ proto: $(STAMP)
 
 check-proto: $(STAMP)
 	$(BIN)/python scripts/genproto.py --check
+
+# The protos' compatibility promise (docs/grpc-services.md): buf lint, then buf breaking against the previous
+# release: the newest tag v* reachable from HEAD's parent, else PROTO_BASELINE (the protos when the promise was
+# made, before kapi.api.v1 existed; kapi.api.v1 joins the check at the first release tag). Needs the baseline in
+# the clone's history (not a shallow clone). buf comes from npm (@bufbuild/buf), installed under .tools/buf.
+BUF_VERSION ?= 1.75.0
+BUF := .tools/buf/node_modules/.bin/buf
+PROTO_BASELINE ?= 211faa1682c78cb2a533b1f516ca123f85329730
+PROTO_AGAINST ?= $(or $(shell git describe --tags --abbrev=0 --match 'v[0-9]*' HEAD^ 2>/dev/null),$(PROTO_BASELINE))
+
+buf: $(BUF)
+
+$(BUF):
+	npm install --prefix .tools/buf --no-audit --no-fund --loglevel=error @bufbuild/buf@$(BUF_VERSION)
+
+check-proto-breaking: $(BUF)
+	$(BUF) lint protos
+	@git cat-file -e '$(PROTO_AGAINST)^{commit}' 2>/dev/null || { \
+		echo "check-proto-breaking: baseline $(PROTO_AGAINST) is not in this clone's history (shallow clone?)"; exit 1; }
+	$(BUF) breaking protos --against '.git#ref=$(PROTO_AGAINST),subdir=protos'
 
 # deploy/envoy.yaml is generated from kapi/local/envoy.py.
 envoy-config: $(STAMP)
