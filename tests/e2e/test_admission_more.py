@@ -23,7 +23,7 @@ import yaml
 from examples.webhooks import common, image_policy
 from kapi.local import pki
 from kapi.local.launcher import Stack
-from tests.e2e.conftest import Kubectl, token_kubeconfig
+from tests.e2e.conftest import Kubectl, own_stack, token_kubeconfig
 
 NODE_TOKEN = "n1-token-0123456789"
 BURST = 3
@@ -77,17 +77,13 @@ def env() -> Iterator[tuple[Stack, Kubectl, Kubectl, Backend]]:
                     "defaultAllow": False}}}]}))
         tokens = tmp / "tokens.csv"
         tokens.write_text(f'{NODE_TOKEN},system:node:n1,uid-n1,"system:nodes"\n')
-        stack = Stack(tmp / "state", port=0, extra_flags=[
+        with own_stack([
             f"--token-auth-file={tokens}", "--authorization-mode=Node,RBAC",
             "--enable-admission-plugins=NodeRestriction,EventRateLimit,ImagePolicyWebhook",
-            f"--admission-control-config-file={config}"])
-        stack.start()
-        try:
+            f"--admission-control-config-file={config}"]) as stack:
             admin = Kubectl(Path(stack.kubeconfig))
             node = Kubectl(token_kubeconfig(stack, "n1", NODE_TOKEN, tmp / "n1.kubeconfig"))
             yield stack, admin, node, backend
-        finally:
-            stack.stop()
             backend.stop()
 
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from kapi.local.launcher import Stack
-from tests.e2e.conftest import Kubectl
+from tests.e2e.conftest import Kubectl, own_stack
 
 POLICY = {
     "apiVersion": "audit.k8s.io/v1", "kind": "Policy",
@@ -36,13 +36,8 @@ def audited() -> Iterator[tuple[Stack, Path]]:
         policy = Path(tmp) / "policy.yaml"
         policy.write_text(yaml.safe_dump(POLICY))
         log = Path(tmp) / "audit.log"
-        stack = Stack(Path(tmp) / "state", port=0, gateways=1,
-                      extra_flags=[f"--audit-policy-file={policy}", f"--audit-log-path={log}"])
-        stack.start()
-        try:
+        with own_stack([f"--audit-policy-file={policy}", f"--audit-log-path={log}"]) as stack:
             yield stack, log
-        finally:
-            stack.stop()
 
 
 def events(log: Path, audit_id: str | None = None, wait: float = 5.0) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from tests.authn.oidcutil import Issuer
 from tests.authn.webhookutil import ROOT, tls_files
 from tests.authn.webhookutil import kubeconfig as webhook_kubeconfig
 
-from .conftest import Kubectl, token_kubeconfig
+from .conftest import Kubectl, own_stack, token_kubeconfig
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 
@@ -279,15 +279,11 @@ jwt:
             time.sleep(0.05)
         config = webhook_kubeconfig(tmp / "webhook.kubeconfig", f"https://127.0.0.1:{port_file.read_text()}/", ca)
         (tmp / "passwords.csv").write_text('pw-dan,dan,uid-dan,"ops"\n')
-        stack = Stack(tmp / "state", port=0, extra_flags=[
+        with own_stack([
             "--enable-bootstrap-token-auth=true", f"--basic-auth-file={tmp / 'passwords.csv'}",
             f"--authentication-token-webhook-config-file={config}", "--anonymous-auth=false",
-            f"--authentication-config={tmp / 'authn-config.yaml'}"])
-        stack.start()
-        try:
+            f"--authentication-config={tmp / 'authn-config.yaml'}"]) as stack:
             yield stack, tmp, issuer
-        finally:
-            stack.stop()
     finally:
         webhook.terminate()
         webhook.wait(10)

@@ -23,7 +23,7 @@ from kapi.local.launcher import Stack
 from tests.authn.webhookutil import tls_files
 from tests.authz.webhookutil import ROOT, kubeconfig
 
-from .conftest import Kubectl, token_kubeconfig
+from .conftest import Kubectl, own_stack, token_kubeconfig
 
 TOKENS = {"abby": "abby-token-0123456789", "wendy": "wendy-token-0123456789", "dave": "dave-token-0123456789",
           "slow": "slow-token-0123456789"}
@@ -70,15 +70,11 @@ def modes_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stac
             "apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy", "spec": p}) + "\n"
             for p in ABAC))
         (tmp / "tokens.csv").write_text("".join(f"{token},{user},uid-{user},\"\"\n" for user, token in TOKENS.items()))
-        stack = Stack(tmp / "state", port=0, extra_flags=[
+        with own_stack([
             "--authorization-mode=Node,RBAC,ABAC,Webhook", f"--authorization-policy-file={tmp / 'abac.jsonl'}",
             f"--authorization-webhook-config-file={config}", "--authorization-webhook-timeout=1s",
-            f"--token-auth-file={tmp / 'tokens.csv'}"])
-        stack.start()
-        try:
+            f"--token-auth-file={tmp / 'tokens.csv'}"]) as stack:
             yield stack, tmp
-        finally:
-            stack.stop()
     finally:
         webhook.terminate()
         webhook.wait(10)
