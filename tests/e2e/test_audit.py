@@ -107,3 +107,47 @@ def test_forbidden_impersonation_and_watch(audited):
     assert forbidden and forbidden[-1]["responseStatus"]["code"] == 403
     assert forbidden[-1]["responseStatus"]["reason"] == "Forbidden"
     assert forbidden[-1]["user"]["username"] != "eve"
+
+
+def test_grpc_calls_are_audited_as_their_rest_requests(audited):
+    """A create and a watch over the public gRPC API (through Envoy) give the audit events of the REST requests
+    they stand for: same stages, verb, objectRef, user, request and response objects (tests/e2e/test_grpc_api.py)."""
+    import asyncio
+
+    import grpc
+
+    from kapi_proto.kapi.api.v1 import api_pb2, api_pb2_grpc
+
+    stack, log = audited
+    Kubectl(stack.kubeconfig).run("create", "namespace", "audited-grpc")
+    pki = stack.pki
+    creds = grpc.ssl_channel_credentials(pki.ca_cert.read_bytes(), pki.admin_key.read_bytes(),
+                                         pki.admin_cert.read_bytes())
+    ref = api_pb2.ResourceRef(version="v1", resource="configmaps", namespace="audited-grpc")
+
+    async def calls() -> tuple[str, str]:
+        async with grpc.aio.secure_channel(stack.url.removeprefix("https://"), creds,
+                                           options=[("grpc.ssl_target_name_override", "localhost")]) as ch:
+            api = api_pb2_grpc.ResourcesStub(ch)
+            create = api.Create(api_pb2.CreateRequest(ref=ref, object=json.dumps(
+                {"metadata": {"name": "g1"}, "data": {"k": "over-grpc"}}).encode()))
+            assert (await create).code == 201
+            watch = api.Watch(api_pb2.WatchRequest(ref=ref, timeout_seconds=1))
+            assert [e.type async for e in watch] == ["ADDED"]
+            return dict(await create.initial_metadata())["audit-id"], dict(await watch.initial_metadata())["audit-id"]
+
+    create_id, watch_id = asyncio.run(calls())
+    got = events(log, create_id)
+    assert [e["stage"] for e in got] == ["RequestReceived", "ResponseComplete"]
+    done = got[-1]
+    assert done["level"] == "RequestResponse" and done["verb"] == "create"
+    assert done["requestURI"].startswith("/api/v1/namespaces/audited-grpc/configmaps")
+    assert done["userAgent"].startswith("grpc-python")
+    assert done["objectRef"] == {"resource": "configmaps", "namespace": "audited-grpc", "apiVersion": "v1"}
+    assert done["responseStatus"]["code"] == 201 and "127.0.0.1" in done["sourceIPs"]
+    assert done["user"]["username"] == "kubernetes-admin"
+    assert done["requestObject"]["data"] == {"k": "over-grpc"}
+    assert done["responseObject"]["metadata"]["name"] == "g1"
+    watch = events(log, watch_id)
+    assert [e["stage"] for e in watch] == ["RequestReceived", "ResponseStarted", "ResponseComplete"]
+    assert watch[-1]["verb"] == "watch"
