@@ -222,13 +222,109 @@ def _format_keyword(validator: Any, value: Any, instance: Any, schema: Any) -> I
 
 
 @functools.cache
-def _registry() -> Registry:
+def _definitions() -> dict[str, Any]:
+    """The lean ``_definitions.json`` (``{"$defs": {name: schema}}``), loaded once."""
     with open(os.path.join(SCHEMA_DIR, "_definitions.json"), "rb") as f:
-        definitions = _lean(jsonutil.loads(f.read()))
+        definitions: dict[str, Any] = _lean(jsonutil.loads(f.read()))
     quantity = definitions.get("$defs", {}).get(QUANTITY_DEF)
     if isinstance(quantity, dict):
         quantity[FORMAT_KEYWORD] = ["quantity", "Quantity"]
-    return SchemaResource.from_contents(definitions) @ Registry()
+    return definitions
+
+
+@functools.cache
+def _registry() -> Registry:
+    return SchemaResource.from_contents(_definitions()) @ Registry()
+
+
+# ------------------------------------------------------------ null as Go's decoder reads it
+
+def _resolve(node: Any) -> dict[str, Any]:
+    """``node`` with its ``$ref`` chain followed into the definitions ({} when it is not a schema object)."""
+    defs = _definitions().get("$defs", {})
+    for _ in range(32):
+        if not isinstance(node, dict):
+            return {}
+        ref = node.get("$ref")
+        if not isinstance(ref, str):
+            return node
+        node = defs.get(ref.rsplit("/", 1)[-1])
+    return {}
+
+
+_NO_ZERO = object()
+
+
+def _zero_of(node: Any) -> Any:
+    """The JSON encoding of the Go zero value of a map value or list element of schema ``node``.
+
+    A struct is ``{}``, a string ``""``, a number 0, a bool false, a Quantity ``"0"`` and an
+    IntOrString 0; a slice or map element (nil, encoded ``null``) and untyped values have no other
+    encoding (:data:`_NO_ZERO`: the null is kept).
+    """
+    ref = node.get("$ref") if isinstance(node, dict) else None
+    if isinstance(ref, str) and ref.endswith("/" + QUANTITY_DEF):
+        return "0"
+    node = _resolve(node)
+    types = node.get("type")
+    types = [types] if isinstance(types, str) else list(types or ())
+    if "object" in types and ("properties" in node or not node.get("additionalProperties")):
+        return {} if "properties" in node else _NO_ZERO
+    if "integer" in types or "number" in types:
+        return 0
+    if "string" in types:
+        return ""
+    if "boolean" in types:
+        return False
+    return _NO_ZERO
+
+
+def _nulls_to_zero(value: Any, node: Any) -> None:
+    node = _resolve(node)
+    if isinstance(value, dict):
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            for key in [k for k, v in value.items() if v is None]:
+                del value[key]
+            for key, sub in value.items():
+                if key in properties:
+                    _nulls_to_zero(sub, properties[key])
+            return
+        element = node.get("additionalProperties")
+        if isinstance(element, dict):
+            for key, sub in value.items():
+                if sub is None:
+                    zero = _zero_of(element)
+                    if zero is not _NO_ZERO:
+                        value[key] = zero
+                else:
+                    _nulls_to_zero(sub, element)
+    elif isinstance(value, list):
+        element = node.get("items")
+        if isinstance(element, dict):
+            for i, sub in enumerate(value):
+                if sub is None:
+                    zero = _zero_of(element)
+                    if zero is not _NO_ZERO:
+                        value[i] = zero
+                else:
+                    _nulls_to_zero(sub, element)
+
+
+def nulls_to_zero(obj: dict[str, Any], group: str, version: str, kind: str) -> None:
+    """Read JSON ``null`` as kube's decoder does for a built-in kind, in place, before any other check.
+
+    ``encoding/json`` leaves a struct field it reads ``null`` for at its zero value (nil pointer, slice
+    or map, empty string, 0, false), which kube encodes as absent (``omitempty``): such keys are
+    dropped, at any depth, so ``containers[0].name: null`` is a missing name (``Required value``, 422)
+    rather than a wrong type (400). A ``null`` map value or list element becomes the element type's
+    zero value (``labels: {a: null}`` is the label ``a: ""``; see :func:`_zero_of`). Free-form values
+    (RawExtension, preserve-unknown-fields) are untouched, as is a kind without a schema. Custom
+    resources are not decoded into structs and keep or prune their nulls by their CRD instead.
+    """
+    schema = _schema(group, version, kind)
+    if schema is not None:
+        _nulls_to_zero(obj, schema)
 
 
 @functools.cache

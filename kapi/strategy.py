@@ -12,6 +12,7 @@ hooks and update validation are each kind's :class:`kapi.kinds.Strategy`
 
 from __future__ import annotations
 
+import copy
 import random
 import uuid
 from datetime import UTC, datetime
@@ -117,8 +118,34 @@ def prepare_for_create(obj: dict[str, Any], resource: Resource, namespace: str, 
         meta["generation"] = 1
     else:
         meta.pop("generation", None)
-    _kind(resource, kind).prepare_for_create(out, user=user)
+    strategy = _kind(resource, kind)
+    if strategy.status_zero is not None and not strategy.keeps_status_on_create:
+        out["status"] = copy.deepcopy(dict(strategy.status_zero))
+    strategy.prepare_for_create(out, user=user)
+    fill_status(out, strategy)
     return out
+
+
+def fill_status(obj: dict[str, Any], kind: Strategy) -> None:
+    """Give ``obj`` the ``status`` kube's typed encoding writes, in place: the kind's
+    :attr:`~kapi.kinds.base.Strategy.status_zero` when ``status`` is absent or null, else its fields
+    without ``omitempty`` that ``status`` lacks (nested structs alike). Kinds without a status struct are
+    untouched; a non-object status is left to the schema to refuse."""
+    if kind.status_zero is None:
+        return
+    status = obj.get("status")
+    if status is None:
+        obj["status"] = copy.deepcopy(dict(kind.status_zero))
+    elif isinstance(status, dict):
+        _fill_zero(status, kind.status_zero)
+
+
+def _fill_zero(target: dict[str, Any], zero: Any) -> None:
+    for key, value in zero.items():
+        if target.get(key) is None:
+            target[key] = copy.deepcopy(value)
+        elif isinstance(value, dict) and value and isinstance(target[key], dict):
+            _fill_zero(target[key], value)
 
 
 def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resource, *,
@@ -180,7 +207,9 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
             out["status"] = old["status"]
         else:
             out.pop("status", None)
-    _kind(resource, kind).prepare_for_update(out, old, subresource, now=now)
+    strategy = _kind(resource, kind)
+    strategy.prepare_for_update(out, old, subresource, now=now)
+    fill_status(out, strategy)
 
     if tracks_generation(resource):
         old_generation = old_meta.get("generation")

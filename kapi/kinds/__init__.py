@@ -17,7 +17,9 @@ from kapi.kinds import (  # noqa: F401  (registration)
     core,
     discovery,
     flowcontrol,
+    networking,
     node,
+    policy,
     rbac,
     storage,
 )

@@ -64,6 +64,7 @@ class ValidatingAdmissionPolicyStrategy(Strategy):
     """ValidatingAdmissionPolicy: SetDefaults_ValidatingAdmissionPolicySpec and its MatchResources."""
 
     group, kind = GROUP, "ValidatingAdmissionPolicy"
+    status_zero: dict[str, Any] = {}  # ValidatingAdmissionPolicyStatus: every field omitempty, reset on create
 
     def default(self, obj: Obj) -> None:
         """failurePolicy Fail; matchConstraints matchPolicy Equivalent, selectors {}, rule scope "*"."""

@@ -87,6 +87,7 @@ class APIServiceStrategy(Strategy):
     """APIService: ``spec.service.port`` 443; ValidateAPIService."""
 
     group, kind = GROUP, "APIService"
+    status_zero: dict[str, Any] = {}  # APIServiceStatus: conditions only, omitempty
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_ServiceReference: ``spec.service.port`` 443 when unset."""

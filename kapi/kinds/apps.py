@@ -247,6 +247,7 @@ class DeploymentStrategy(Strategy):
     """Deployment: replicas 1, RollingUpdate 25%/25%, history 10, deadline 600s; selector immutable."""
 
     group, kind = GROUP, "Deployment"
+    status_zero: dict[str, Any] = {}  # DeploymentStatus: every field omitempty
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_Deployment: replicas 1, RollingUpdate 25%/25%, revisionHistoryLimit 10,
@@ -272,6 +273,7 @@ class ReplicaSetStrategy(Strategy):
     """ReplicaSet: replicas 1; selector immutable."""
 
     group, kind = GROUP, "ReplicaSet"
+    status_zero = {"replicas": 0}  # ReplicaSetStatus.Replicas has no omitempty
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_ReplicaSet: replicas 1, the template's PodSpec defaults."""
@@ -296,6 +298,7 @@ class StatefulSetStrategy(Strategy):
     """StatefulSet: replicas 1, OrderedReady, partition 0, PVC retention Retain; most of the spec frozen."""
 
     group, kind = GROUP, "StatefulSet"
+    status_zero = {"replicas": 0, "availableReplicas": 0}  # StatefulSetStatus: the two without omitempty
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_StatefulSet: replicas 1, OrderedReady, RollingUpdate partition 0, revisionHistoryLimit 10,
@@ -331,6 +334,9 @@ class DaemonSetStrategy(Strategy):
     """DaemonSet: RollingUpdate maxUnavailable 1 / maxSurge 0, history 10; selector immutable."""
 
     group, kind = GROUP, "DaemonSet"
+    # DaemonSetStatus: the four counts without omitempty
+    status_zero = {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
+                   "numberReady": 0}
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_DaemonSet: RollingUpdate maxUnavailable 1 / maxSurge 0, revisionHistoryLimit 10."""

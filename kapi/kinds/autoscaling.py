@@ -303,6 +303,7 @@ class HorizontalPodAutoscalerStrategy(Strategy):
     """HorizontalPodAutoscaler of either served version (v1 objects are validated in their v2 form)."""
 
     group, kind = GROUP, KIND
+    status_zero = {"desiredReplicas": 0}  # v2 HorizontalPodAutoscalerStatus.DesiredReplicas has no omitempty
 
     def default(self, obj: Obj) -> None:
         """v1 or v2 SetDefaults_HorizontalPodAutoscaler by the object's ``apiVersion`` (:func:`apply_defaults`)."""

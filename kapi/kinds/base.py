@@ -52,6 +52,15 @@ class Strategy:
     #: ``Required value`` causes are then dropped (kube decodes into Go structs, which have no required fields;
     #: only the kind's validation names what is missing, e.g. ``verbs: Required value: verbs must contain ...``).
     validates_required: bool = False
+    #: The kind's ``status`` as kube's typed encoding writes the zero value of its status struct: ``Status XStatus
+    #: `json:"status,omitempty"``` is a struct, which ``omitempty`` never omits, so every object of the kind has a
+    #: ``status``, holding the struct's fields that have no ``omitempty`` (``{"replicas": 0}`` for a ReplicaSet,
+    #: ``{}`` for a Deployment). None: the kind has no status struct (ConfigMap, Secret, ...). Filled in by
+    #: :func:`kapi.strategy.fill_status` on every write (kube: decode into the struct, encode it back).
+    status_zero: Mapping[str, Any] | None = None
+    #: Whether the kind's PrepareForCreate keeps the status a client sends (Node); otherwise a create starts from
+    #: :attr:`status_zero` (``obj.Status = XStatus{}``) before :meth:`prepare_for_create` runs.
+    keeps_status_on_create: bool = False
 
     def default(self, obj: Obj) -> None:
         """Apply the kind's defaults (v1 ``SetDefaults_<Kind>``) to ``obj`` in place."""

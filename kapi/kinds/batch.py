@@ -202,6 +202,7 @@ class JobStrategy(Strategy):
     """Job: defaults, the generated selector and template labels, their validation, the immutable spec."""
 
     group, kind = GROUP, "Job"
+    status_zero: dict[str, Any] = {}  # JobStatus: every field omitempty
     selectable_fields = {"status.successful": field_value("status", "successful")}
 
     def default(self, obj: Obj) -> None:
@@ -260,6 +261,7 @@ class CronJobStrategy(Strategy):
     """CronJob: concurrencyPolicy Allow, history limits 3/1, the job template's defaults and checks."""
 
     group, kind = GROUP, "CronJob"
+    status_zero: dict[str, Any] = {}  # CronJobStatus: every field omitempty
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_CronJob: concurrencyPolicy Allow, suspend false, history limits 3 and 1, the job template."""

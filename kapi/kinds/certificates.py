@@ -256,6 +256,7 @@ class CertificateSigningRequestStrategy(Strategy):
     """CertificateSigningRequest: the requester's identity, per-subresource resets, validation and update rules."""
 
     group, kind = GROUP, KIND
+    status_zero: dict[str, Any] = {}  # CertificateSigningRequestStatus: every field omitempty
     selectable_fields = {"spec.signerName": field_value("spec", "signerName")}
 
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:

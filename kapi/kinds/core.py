@@ -31,6 +31,7 @@ from kapi.kinds.fields import (
 )
 from kapi.kinds.podspec import (
     PROTOCOLS,
+    default_pod_only,
     default_pod_spec,
     default_ports,
     default_template,
@@ -480,6 +481,7 @@ class ServiceStrategy(Strategy):
     """Service: defaults, status reset, type and ports validation, clusterIPs that never change once set."""
 
     group, kind = "", "Service"
+    status_zero = {"loadBalancer": {}}  # ServiceStatus.LoadBalancer: a struct
     tracks_generation = False
 
     def default(self, obj: Obj) -> None:
@@ -662,6 +664,7 @@ class PodStrategy(Strategy):
     """Pod: PodSpec defaults (requests from limits), status reset, PodSpec validation, ValidatePodUpdate."""
 
     group, kind = "", "Pod"
+    status_zero: dict[str, Any] = {}  # PodStatus: every field omitempty
     selectable_fields = {
         "spec.nodeName": field_value("spec", "nodeName"),
         "spec.restartPolicy": field_value("spec", "restartPolicy"),
@@ -675,17 +678,11 @@ class PodStrategy(Strategy):
     }
 
     def default(self, obj: Obj) -> None:
-        """SetDefaults_PodSpec, plus SetDefaults_Pod: a container limit without a request requests the limit."""
+        """SetDefaults_PodSpec (:func:`default_pod_spec`), then the Pod-only SetDefaults_Pod
+        (:func:`default_pod_only`: enableServiceLinks, requests from limits, host network ports)."""
         spec = obj.get("spec")
         default_pod_spec(spec)
-        for key in ("initContainers", "containers"):
-            for c in (spec or {}).get(key) or () if isinstance(spec, dict) else ():
-                res = c.get("resources") if isinstance(c, dict) else None
-                if isinstance(res, dict) and isinstance(res.get("limits"), dict) and res["limits"]:
-                    requests = res.setdefault("requests", {})
-                    if isinstance(requests, dict):
-                        for name, value in res["limits"].items():
-                            requests.setdefault(name, value)
+        default_pod_only(spec)
 
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
         """PrepareForCreate: status reset to phase Pending."""
@@ -718,6 +715,12 @@ class PodTemplateStrategy(Strategy):
 
     group, kind = "", "PodTemplate"
 
+    def default(self, obj: Obj) -> None:
+        """SetDefaults_PodSpec of ``template.spec`` (a template gets none of the Pod-only defaults)."""
+        template = obj.get("template")
+        if isinstance(template, dict):
+            default_pod_spec(template.get("spec"))
+
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidatePodTemplate's PodSpec checks under ``template.spec``."""
         return validate_pod_spec(_dict(obj.get("template")).get("spec"), "template.spec")
@@ -728,12 +731,21 @@ class ReplicationControllerStrategy(Strategy):
     """ReplicationController: replicas 1, the template's PodSpec defaults, the shared workload checks."""
 
     group, kind = "", "ReplicationController"
+    status_zero = {"replicas": 0}  # ReplicationControllerStatus.Replicas has no omitempty
     selectable_fields = {"status.replicas": field_value("status", "replicas")}
 
     def default(self, obj: Obj) -> None:
-        """SetDefaults_ReplicationController: replicas 1; the template's PodSpec defaults."""
+        """SetDefaults_ReplicationController: replicas 1; an empty selector and empty labels are the template's
+        labels (when it has a labels map); the template's PodSpec defaults."""
         spec = spec_of(obj)
         spec.setdefault("replicas", 1)
+        labels = _dict(_dict(spec.get("template")).get("metadata")).get("labels")
+        if isinstance(labels, dict):
+            if not spec.get("selector"):
+                spec["selector"] = dict(labels)
+            meta = obj.get("metadata")
+            if isinstance(meta, dict) and not meta.get("labels"):
+                meta["labels"] = dict(labels)
         default_template(spec)
 
     def validate(self, obj: Obj) -> list[Cause]:
@@ -769,6 +781,7 @@ class NamespaceStrategy(Strategy):
     """Namespace: the ``kubernetes`` finalizer, phase Active, the name label; finalizers only via ``finalize``."""
 
     group, kind = "", "Namespace"
+    status_zero: dict[str, Any] = {}  # NamespaceStatus: every field omitempty
     tracks_generation = False
     selectable_fields = {"status.phase": field_value("status", "phase")}
 
@@ -821,6 +834,13 @@ class NodeStrategy(Strategy):
 
     group, kind = "", "Node"
     tracks_generation = False
+    # NodeStatus: daemonEndpoints and nodeInfo are structs whose fields have no omitempty; a Node keeps the status
+    # it is created with (nodeStrategy.PrepareForCreate does not reset it: kubelets register with theirs).
+    status_zero = {"daemonEndpoints": {"kubeletEndpoint": {"Port": 0}},
+                   "nodeInfo": {key: "" for key in ("machineID", "systemUUID", "bootID", "kernelVersion", "osImage",
+                                                    "containerRuntimeVersion", "kubeletVersion", "kubeProxyVersion",
+                                                    "operatingSystem", "architecture")}}
+    keeps_status_on_create = True
     selectable_fields = {"spec.unschedulable": flag_value("spec", "unschedulable")}
 
 
@@ -840,7 +860,10 @@ class EventStrategy(Strategy):
 
 
 # Kinds whose kube strategy keeps no ``metadata.generation`` and has no other per-kind rule kapi applies.
+# PersistentVolume, PersistentVolumeClaim and ResourceQuota have a status struct whose fields are all omitempty (and
+# their PrepareForCreate resets it); LimitRange and Endpoints have none.
 for _kind in ("PersistentVolume", "PersistentVolumeClaim", "ResourceQuota", "LimitRange", "Endpoints"):
     register(type(f"{_kind}Strategy", (Strategy,), {
         "__doc__": f"{_kind}: its kube strategy keeps no ``metadata.generation``.",
-        "group": "", "kind": _kind, "tracks_generation": False}))
+        "group": "", "kind": _kind, "tracks_generation": False,
+        "status_zero": {} if _kind not in ("LimitRange", "Endpoints") else None}))

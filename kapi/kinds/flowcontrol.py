@@ -601,6 +601,7 @@ class _FlowControlStrategy(Strategy):
     """Shared by both kinds: ``PrepareForCreate`` resets the status; ``status`` updates check the conditions."""
 
     group = GROUP
+    status_zero: dict[str, Any] = {}  # FlowSchemaStatus / PriorityLevelConfigurationStatus: conditions, omitempty
 
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
         """``Status = {}`` (the generic strategy sets ``generation`` 1)."""

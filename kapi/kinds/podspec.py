@@ -35,6 +35,21 @@ TOLERATION_OPERATORS = ("Equal", "Exists")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 EMPTY_KEY_NEEDS_EXISTS = 'operator must be Exists when `key` is empty, which means "match all values and all keys"'
 EMPTY_SELECTOR = "&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{},}"
+# VolumeSource's members (core/v1 types.go): a volume naming none of them is ``emptyDir: {}`` (SetDefaults_Volume).
+VOLUME_SOURCES = (
+    "hostPath", "emptyDir", "gcePersistentDisk", "awsElasticBlockStore", "gitRepo", "secret", "nfs", "iscsi",
+    "glusterfs", "persistentVolumeClaim", "rbd", "flexVolume", "cinder", "cephfs", "flocker", "downwardAPI", "fc",
+    "azureFile", "configMap", "vsphereVolume", "quobyte", "azureDisk", "photonPersistentDisk", "projected",
+    "portworxVolume", "scaleIO", "storageos", "csi", "ephemeral", "image")
+DEFAULT_MODE = 0o644  # v1.SecretVolumeSourceDefaultMode and the ConfigMap, DownwardAPI and Projected ones (420)
+PROBE_DEFAULTS = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}
+# The volume sources' declarative defaults (``+default`` tags in core/v1 types.go).
+_SOURCE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "iscsi": {"iscsiInterface": "default"},
+    "rbd": {"pool": "rbd", "user": "admin", "keyring": "/etc/ceph/keyring"},
+    "azureDisk": {"cachingMode": "ReadWrite", "fsType": "ext4", "readOnly": False, "kind": "Shared"},
+    "scaleIO": {"storageMode": "ThinProvisioned", "fsType": "xfs"},
+}
 
 Obj = dict[str, Any]
 
@@ -58,7 +73,37 @@ def image_pull_policy(image: Any) -> str:
     return "Always" if tag in ("", "latest") else "IfNotPresent"
 
 
+def _default_field_ref(holder: Any) -> None:
+    """SetDefaults_ObjectFieldSelector: a ``fieldRef`` without ``apiVersion`` reads ``v1``."""
+    ref = holder.get("fieldRef") if isinstance(holder, dict) else None
+    if isinstance(ref, dict) and not ref.get("apiVersion"):
+        ref["apiVersion"] = "v1"
+
+
+def _default_handler(handler: Any) -> None:
+    """A probe's or lifecycle hook's ``httpGet``: SetDefaults_HTTPGetAction (path ``/``, scheme HTTP)."""
+    action = handler.get("httpGet") if isinstance(handler, dict) else None
+    if isinstance(action, dict):
+        if not action.get("path"):
+            action["path"] = "/"
+        if not action.get("scheme"):
+            action["scheme"] = "HTTP"
+
+
+def _default_probe(probe: Any) -> None:
+    """SetDefaults_Probe: timeoutSeconds 1, periodSeconds 10, successThreshold 1, failureThreshold 3 (0 or
+    absent counts as unset, as Go's zero value), then the handler's defaults."""
+    if not isinstance(probe, dict):
+        return
+    for key, value in PROBE_DEFAULTS.items():
+        if not probe.get(key):
+            probe[key] = value
+    _default_handler(probe)
+
+
 def _default_containers(containers: Any) -> None:
+    """SetDefaults_Container (and SetDefaults_EphemeralContainer): pull policy, termination message, ``resources``
+    (a struct: encoded as ``{}``), port protocols, probes, lifecycle hooks and env ``fieldRef`` versions."""
     for c in containers if isinstance(containers, list) else ():
         if not isinstance(c, dict):
             continue
@@ -67,10 +112,74 @@ def _default_containers(containers: Any) -> None:
         c.setdefault("imagePullPolicy", image_pull_policy(c.get("image")))
         c.setdefault("resources", {})
         default_ports(c.get("ports"))
+        for key in ("livenessProbe", "readinessProbe", "startupProbe"):
+            _default_probe(c.get(key))
+        lifecycle = c.get("lifecycle")
+        if isinstance(lifecycle, dict):
+            _default_handler(lifecycle.get("postStart"))
+            _default_handler(lifecycle.get("preStop"))
+        for var in c.get("env") if isinstance(c.get("env"), list) else ():
+            if isinstance(var, dict):
+                _default_field_ref(var.get("valueFrom"))
+
+
+def _default_downward_items(source: Any) -> None:
+    for item in source.get("items") if isinstance(source, dict) and isinstance(source.get("items"), list) else ():
+        _default_field_ref(item)
+
+
+def default_volume(volume: Any) -> None:
+    """SetDefaults_Volume and its sources' defaults, in place.
+
+    No source -> ``emptyDir: {}``; secret, configMap, downwardAPI and projected get ``defaultMode`` 420;
+    hostPath ``type: ""``; a projected ``serviceAccountToken`` ``expirationSeconds`` 3600; downward API
+    ``fieldRef`` ``apiVersion`` v1; an ephemeral volume's claim template ``volumeMode`` Filesystem; the
+    declarative defaults of iscsi, rbd, azureDisk and scaleIO; an image volume's ``pullPolicy`` as a container's.
+    """
+    if not isinstance(volume, dict):
+        return
+    if all(volume.get(key) is None for key in VOLUME_SOURCES):
+        volume["emptyDir"] = {}
+    for key in ("secret", "configMap", "downwardAPI", "projected"):
+        source = volume.get(key)
+        if isinstance(source, dict) and source.get("defaultMode") is None:
+            source["defaultMode"] = DEFAULT_MODE
+    _default_downward_items(volume.get("downwardAPI"))
+    host_path = volume.get("hostPath")
+    if isinstance(host_path, dict) and host_path.get("type") is None:
+        host_path["type"] = ""
+    projected = volume.get("projected")
+    for source in projected.get("sources") or () if isinstance(projected, dict) else ():
+        if not isinstance(source, dict):
+            continue
+        token = source.get("serviceAccountToken")
+        if isinstance(token, dict) and token.get("expirationSeconds") is None:
+            token["expirationSeconds"] = 3600
+        _default_downward_items(source.get("downwardAPI"))
+    ephemeral = volume.get("ephemeral")
+    template = ephemeral.get("volumeClaimTemplate") if isinstance(ephemeral, dict) else None
+    if isinstance(template, dict):
+        default_claim_spec(template.setdefault("spec", {}) if template.get("spec") is None else template["spec"])
+    image = volume.get("image")
+    if isinstance(image, dict) and not image.get("pullPolicy"):
+        image["pullPolicy"] = image_pull_policy(image.get("reference"))
+    for key, defaults in _SOURCE_DEFAULTS.items():
+        source = volume.get(key)
+        if isinstance(source, dict):
+            for name, value in defaults.items():
+                if source.get(name) is None:
+                    source[name] = value
+
+
+def default_claim_spec(spec: Any) -> None:
+    """SetDefaults_PersistentVolumeClaimSpec: ``volumeMode`` Filesystem."""
+    if isinstance(spec, dict) and spec.get("volumeMode") is None:
+        spec["volumeMode"] = "Filesystem"
 
 
 def default_pod_spec(spec: Any) -> None:
-    """SetDefaults_PodSpec and the containers' defaults, in place (also inside workload templates)."""
+    """SetDefaults_PodSpec with the containers' and volumes' defaults, in place: what every PodSpec gets, in a Pod
+    and in every pod template (the Pod-only ones are :func:`default_pod_only`)."""
     if not isinstance(spec, dict):
         return
     spec.setdefault("restartPolicy", "Always")
@@ -78,9 +187,37 @@ def default_pod_spec(spec: Any) -> None:
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("enableServiceLinks", True)
     _default_containers(spec.get("containers"))
     _default_containers(spec.get("initContainers"))
+    _default_containers(spec.get("ephemeralContainers"))
+    for volume in spec.get("volumes") if isinstance(spec.get("volumes"), list) else ():
+        default_volume(volume)
+
+
+def default_pod_only(spec: Any) -> None:
+    """SetDefaults_Pod: the defaults a Pod gets and a pod template does not (kube keeps them out of templates so
+    that a new default does not roll every workload, kubernetes#69445).
+
+    ``enableServiceLinks`` true; a container (and init container) limit without a request requests the limit;
+    with ``hostNetwork`` each port's ``hostPort`` is its ``containerPort`` (defaultHostNetworkPorts).
+    """
+    if not isinstance(spec, dict):
+        return
+    if spec.get("enableServiceLinks") is None:
+        spec["enableServiceLinks"] = True
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) if isinstance(spec.get(key), list) else ():
+            res = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(res, dict) and isinstance(res.get("limits"), dict) and res["limits"]:
+                requests = res.get("requests")
+                if not isinstance(requests, dict):
+                    requests = res["requests"] = {}
+                for name, value in res["limits"].items():
+                    requests.setdefault(name, value)
+            if spec.get("hostNetwork") is True and isinstance(c, dict):
+                for port in c.get("ports") if isinstance(c.get("ports"), list) else ():
+                    if isinstance(port, dict) and not port.get("hostPort") and port.get("containerPort"):
+                        port["hostPort"] = port["containerPort"]
 
 
 def default_template(spec: Obj, create: bool = False) -> None:

@@ -216,6 +216,7 @@ class VolumeAttachmentStrategy(Strategy):
     """VolumeAttachment: ValidateVolumeAttachment; the spec immutable."""
 
     group, kind = GROUP, "VolumeAttachment"
+    status_zero = {"attached": False}  # VolumeAttachmentStatus.Attached has no omitempty; v1 resets it on create
 
     def validate(self, obj: Obj) -> list[Cause]:
         """:func:`validate_volume_attachment`."""

@@ -46,6 +46,23 @@ def _revision(obj: dict[str, Any]) -> int:
     return int(text) if text.isdigit() else 0
 
 
+def typed_items(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """A list's items with ``apiVersion`` and ``kind`` set from the list's (``ConfigMapList`` -> ``ConfigMap``)
+    where absent: a built-in kind's list leaves them out of its items, as kube's typed lists (client-go's
+    unstructured list decoder fills them the same way), and watch events carry them, so a cache holds one
+    shape whichever way an object reached it."""
+    list_kind = str(reply.get("kind") or "")
+    kind = list_kind[:-len("List")] if list_kind.endswith("List") else list_kind
+    api_version = reply.get("apiVersion")
+    items = [item for item in reply.get("items") or [] if isinstance(item, dict)]
+    for item in items:
+        if api_version and "apiVersion" not in item:
+            item["apiVersion"] = api_version
+        if kind and "kind" not in item:
+            item["kind"] = kind
+    return items
+
+
 class RestListerWatcher:
     """A :class:`kapi.informer.ListerWatcher` over the REST API: ``path`` is the collection URL.
 
@@ -63,7 +80,7 @@ class RestListerWatcher:
             reply = await self.client.list_all(self.path)
         except ApiError as err:
             raise _status(err) from None
-        return ListResult(list(reply.get("items") or []), _revision(reply))
+        return ListResult(typed_items(reply), _revision(reply))
 
     async def watch(self, resource_version: int) -> AsyncIterator[Sequence[Event]]:
         """One batch per watch event after ``resource_version``."""

@@ -7,6 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from kapi import errors, gofmt, grpcutil, jsonutil
+from kapi.resources import REGISTRY, Resource
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation, table
 from services.gateway.scope import RequestScope, parse_resource_version
@@ -55,9 +56,34 @@ async def list_(scope: RequestScope) -> web.Response:
                   "metadata": jsonutil.loads(i).get("metadata", {})} for i in reply.items]
         return scope.respond({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
                               "metadata": meta, "items": items})
+    items = list(reply.items)
+    if REGISTRY.is_static(resource):
+        items = [typed_item(item, resource) for item in items]
     if scope.output.mime == negotiation.JSON:
         head = jsonutil.dumps({"kind": resource.list_kind, "apiVersion": resource.group_version, "metadata": meta})
-        data = head[:-1] + b',"items":[' + b",".join(reply.items) + b"]}"
+        data = head[:-1] + b',"items":[' + b",".join(items) + b"]}"
         return scope.respond(data)
     return scope.respond({"kind": resource.list_kind, "apiVersion": resource.group_version, "metadata": meta,
-                          "items": [jsonutil.loads(i) for i in reply.items]})
+                          "items": [jsonutil.loads(i) for i in items]})
+
+
+def typed_item(item: bytes, resource: Resource) -> bytes:
+    """One stored object (JSON) as an item of a built-in kind's list: without ``apiVersion`` and ``kind``.
+
+    kube encodes a typed list (``ConfigMapList``: ``Items []ConfigMap``) whose items' TypeMeta the
+    conversion left empty, so they carry neither; clients fill them from the list's kind (client-go's
+    unstructured decoder, kubectl). Custom resource lists keep them (kube lists unstructured objects),
+    as do watch events and Table rows. The common layouts (``{"apiVersion":..,"kind":..,`` either way
+    round) are cut from the bytes; any other is decoded and encoded again.
+    """
+    api_version, kind = jsonutil.dumps(resource.group_version), jsonutil.dumps(resource.kind)
+    for prefix in (b'{"apiVersion":' + api_version + b',"kind":' + kind + b",",
+                   b'{"kind":' + kind + b',"apiVersion":' + api_version + b","):
+        if item.startswith(prefix):
+            return b"{" + item[len(prefix):]
+    obj = jsonutil.loads(item)
+    if isinstance(obj, dict) and ("apiVersion" in obj or "kind" in obj):
+        obj.pop("apiVersion", None)
+        obj.pop("kind", None)
+        return jsonutil.dumps(obj)
+    return item

@@ -1,0 +1,249 @@
+"""kube's defaults and typed encoding, byte for byte (issue 17, items 1, 2, 3, 11 and 12).
+
+- SetDefaults_Volume: a volume with no source is ``emptyDir: {}``, in Pods and in every pod template.
+- SetDefaults_Pod vs SetDefaults_PodSpec: ``enableServiceLinks`` (and the other Pod-only defaults) only in Pods;
+  templates (Deployment, PodTemplate, Job, ...) get the PodSpec defaults alone.
+- A struct ``status`` is always encoded: ``status: {}`` for a Deployment created without one, the fields
+  without ``omitempty`` as zeros (StatefulSet, DaemonSet, ReplicaSet, ReplicationController, PDB), none for
+  a ConfigMap; a status sent on create is reset.
+- JSON ``null`` is the Go zero value: a container ``name: null`` is ``Required value`` (422), a label
+  value ``null`` is ``""``.
+- A built-in kind's list has items without ``apiVersion``/``kind``; watch events keep them; kubectl and the
+  official Python client read the lists as before.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import ssl
+import threading
+from typing import Any
+from urllib.parse import urlparse
+
+from kubernetes import client, config, watch
+
+from kapi.local.launcher import Stack
+from tests.e2e.conftest import Kubectl
+
+# What kube 1.37 answers for `kubectl create deployment web --image=nginx` in spec.template.spec.
+KUBE_TEMPLATE_SPEC = {
+    "containers": [{"name": "nginx", "image": "nginx", "resources": {},
+                    "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+                    "imagePullPolicy": "Always"}],
+    "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+    "securityContext": {}, "schedulerName": "default-scheduler"}
+POD_SPEC = {"containers": [{"name": "c", "image": "nginx"}], "volumes": [{"name": "test-volume"}]}
+
+
+def _raw(stack: Stack, method: str, path: str, body: Any = None, accept: str = "application/json"
+         ) -> tuple[int, bytes]:
+    """(status, raw body bytes) of one admin request through Envoy."""
+    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
+    url = urlparse(stack.url)
+    conn = http.client.HTTPSConnection(url.hostname, url.port, context=context, timeout=60)
+    try:
+        data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+        conn.request(method, path, body=data, headers={"Content-Type": "application/json", "Accept": accept})
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+def _deployment(name: str, pod_spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}}, "spec": pod_spec}}}
+
+
+# ------------------------------------------------------------ 1. SetDefaults_Volume
+
+def test_volume_without_source_is_empty_dir(stack: Stack, kubectl: Kubectl, namespace: str) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "vol"}, "spec": POD_SPEC}
+    kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(pod))
+    stored = json.loads(kubectl.run("-n", namespace, "get", "pod", "vol", "-o", "json").stdout)
+    assert {"name": "test-volume", "emptyDir": {}} in stored["spec"]["volumes"]
+    template_kinds = [
+        ("apps/v1", "deployments", _deployment("d", POD_SPEC), ("spec", "template", "spec")),
+        ("v1", "podtemplates", {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"},
+                                "template": {"spec": POD_SPEC}}, ("template", "spec")),
+        ("batch/v1", "jobs", {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+                              "spec": {"template": {"spec": {**POD_SPEC, "restartPolicy": "Never"}}}},
+         ("spec", "template", "spec")),
+    ]
+    for version, resource, body, path in template_kinds:
+        prefix = "/api/v1" if version == "v1" else f"/apis/{version}"
+        status, raw = _raw(stack, "POST", f"{prefix}/namespaces/{namespace}/{resource}", body)
+        assert status == 201, raw
+        spec = json.loads(raw)
+        for key in path:
+            spec = spec[key]
+        assert spec["volumes"] == [{"name": "test-volume", "emptyDir": {}}], resource
+
+
+def test_volume_source_defaults(stack: Stack, namespace: str) -> None:
+    spec = {"containers": [{"name": "c", "image": "nginx:1.27", "livenessProbe": {"httpGet": {"port": 80}},
+                            "env": [{"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]}],
+            "volumes": [{"name": "s", "secret": {"secretName": "x"}}, {"name": "m", "configMap": {"name": "x"}},
+                        {"name": "h", "hostPath": {"path": "/tmp"}}]}
+    status, raw = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/pods",
+                       {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "src"}, "spec": spec})
+    assert status == 201, raw
+    pod = json.loads(raw)["spec"]
+    assert pod["volumes"][:3] == [{"name": "s", "secret": {"secretName": "x", "defaultMode": 420}},
+                                  {"name": "m", "configMap": {"name": "x", "defaultMode": 420}},
+                                  {"name": "h", "hostPath": {"path": "/tmp", "type": ""}}]
+    container = pod["containers"][0]
+    assert container["livenessProbe"] == {"httpGet": {"port": 80, "path": "/", "scheme": "HTTP"},
+                                          "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1,
+                                          "failureThreshold": 3}
+    assert container["env"][0]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name", "apiVersion": "v1"}}
+
+
+# ------------------------------------------------------------ 2. Pod-only defaults
+
+def test_pod_only_defaults_stay_out_of_templates(kubectl: Kubectl, namespace: str) -> None:
+    # kubectl's generators send protobuf, whose zero scalars kapi cannot tell from unset ones (see
+    # kapi/k8sproto/decoder.py); their JSON form is what `kubectl create -f` sends.
+    generated = kubectl.run("-n", namespace, "create", "deployment", "web", "--image=nginx", "--dry-run=client",
+                            "-o", "json").stdout
+    kubectl.run("-n", namespace, "create", "-f", "-", input=generated)
+    deployment = json.loads(kubectl.run("-n", namespace, "get", "deployment", "web", "-o", "json").stdout)
+    assert deployment["spec"]["template"]["spec"] == KUBE_TEMPLATE_SPEC
+    generated = kubectl.run("-n", namespace, "run", "web", "--image=nginx", "--port=80", "--dry-run=client", "-o",
+                            "json", "--overrides", json.dumps({"spec": {"hostNetwork": True}})).stdout
+    kubectl.run("-n", namespace, "create", "-f", "-", input=generated)
+    pod = json.loads(kubectl.run("-n", namespace, "get", "pod", "web", "-o", "json").stdout)["spec"]
+    assert pod["enableServiceLinks"] is True
+    assert pod["containers"][0]["ports"] == [{"containerPort": 80, "hostPort": 80, "protocol": "TCP"}]
+
+
+def test_template_host_network_ports_and_limits_are_not_defaulted(stack: Stack, namespace: str) -> None:
+    spec = {"hostNetwork": True, "containers": [{"name": "c", "image": "nginx", "ports": [{"containerPort": 80}],
+                                                 "resources": {"limits": {"cpu": "1"}}}]}
+    status, raw = _raw(stack, "POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", _deployment("hn", spec))
+    assert status == 201, raw
+    template = json.loads(raw)["spec"]["template"]["spec"]
+    assert "enableServiceLinks" not in template
+    assert template["containers"][0]["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
+    assert template["containers"][0]["resources"] == {"limits": {"cpu": "1"}}
+
+
+# ------------------------------------------------------------ 3. status of a struct type
+
+ZERO_STATUSES = [
+    ("/apis/apps/v1", "deployments", _deployment("d", POD_SPEC), b'"status":{}'),
+    ("/apis/apps/v1", "replicasets", {**_deployment("rs", POD_SPEC), "kind": "ReplicaSet"},
+     b'"status":{"replicas":0}'),
+    ("/apis/apps/v1", "statefulsets", {**_deployment("ss", POD_SPEC), "kind": "StatefulSet"},
+     b'"status":{"replicas":0,"availableReplicas":0}'),
+    ("/apis/apps/v1", "daemonsets", {**_deployment("ds", POD_SPEC), "kind": "DaemonSet"},
+     b'"status":{"currentNumberScheduled":0,"numberMisscheduled":0,"desiredNumberScheduled":0,"numberReady":0}'),
+    ("/apis/batch/v1", "jobs", {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+                                "spec": {"template": {"spec": {**POD_SPEC, "restartPolicy": "Never"}}}},
+     b'"status":{}'),
+    ("/apis/batch/v1", "cronjobs", {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "cj"},
+                                    "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {
+                                        "spec": {**POD_SPEC, "restartPolicy": "Never"}}}}}}, b'"status":{}'),
+    ("/api/v1", "replicationcontrollers", {"apiVersion": "v1", "kind": "ReplicationController",
+                                           "metadata": {"name": "rc"},
+                                           "spec": {"template": {"metadata": {"labels": {"app": "rc"}},
+                                                                 "spec": POD_SPEC}}},
+     b'"status":{"replicas":0}'),
+    ("/apis/policy/v1", "poddisruptionbudgets", {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                                                 "metadata": {"name": "pdb"},
+                                                 "spec": {"minAvailable": 1,
+                                                          "selector": {"matchLabels": {"app": "x"}}}},
+     b'"status":{"disruptionsAllowed":0,"currentHealthy":0,"desiredHealthy":0,"expectedPods":0}'),
+]
+
+
+def test_created_without_status_answers_the_zero_status(stack: Stack, namespace: str) -> None:
+    for prefix, resource, body, status in ZERO_STATUSES:
+        code, raw = _raw(stack, "POST", f"{prefix}/namespaces/{namespace}/{resource}", body)
+        assert code == 201, raw
+        assert raw.rstrip().endswith(status + b"}"), raw
+        code, raw = _raw(stack, "GET", f"{prefix}/namespaces/{namespace}/{resource}/{body['metadata']['name']}")
+        assert code == 200 and raw.rstrip().endswith(status + b"}"), raw
+
+
+def test_status_sent_on_create_is_reset_and_configmaps_have_none(stack: Stack, namespace: str) -> None:
+    body = {**_deployment("given", POD_SPEC), "status": {"replicas": 5, "readyReplicas": 5}}
+    code, raw = _raw(stack, "POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", body)
+    assert code == 201 and json.loads(raw)["status"] == {}, raw
+    code, raw = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/configmaps",
+                     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})
+    assert code == 201 and "status" not in json.loads(raw), raw
+
+
+# ------------------------------------------------------------ 11. null is the zero value
+
+def test_null_container_name_is_required_not_a_decode_error(stack: Stack, kubectl: Kubectl, namespace: str) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": None, "image": "nginx"}]}}
+    code, raw = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/pods", pod)
+    reply = json.loads(raw)
+    assert (code, reply["reason"], reply["message"]) == (422, "Invalid",
+                                                        'Pod "p" is invalid: spec.containers[0].name: Required value')
+    assert reply["details"]["causes"] == [{"reason": "FieldValueRequired", "message": "Required value",
+                                           "field": "spec.containers[0].name"}]
+    proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(pod), check=False)
+    assert 'The Pod "p" is invalid: spec.containers[0].name: Required value' in proc.stderr, proc.stderr
+
+
+def test_null_values_decode_as_go_zero_values(stack: Stack, namespace: str) -> None:
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n", "labels": {"a": None},
+                                                                  "annotations": None},
+            "data": {"k": None}, "binaryData": None}
+    code, raw = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/configmaps", body)
+    assert code == 201, raw
+    created = json.loads(raw)
+    assert created["metadata"]["labels"] == {"a": ""} and "annotations" not in created["metadata"]
+    assert created["data"] == {"k": ""} and "binaryData" not in created
+
+
+# ------------------------------------------------------------ 12. typed lists
+
+def test_builtin_list_items_have_no_type_meta(stack: Stack, kubectl: Kubectl, namespace: str) -> None:
+    for name in ("a", "b"):
+        kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps({
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"t": "x"}},
+            "data": {"k": "v"}}))
+    code, raw = _raw(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps?labelSelector=t%3Dx")
+    assert code == 200, raw
+    listed = json.loads(raw)
+    assert (listed["kind"], listed["apiVersion"]) == ("ConfigMapList", "v1")
+    assert [sorted(i) for i in listed["items"]] == [["data", "metadata"]] * 2, listed
+    code, raw = _raw(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps?labelSelector=t%3Dx",
+                     accept="application/yaml")
+    assert code == 200 and b"\n  kind: ConfigMap" not in raw and b"\n  apiVersion: v1" not in raw, raw
+    # kubectl fills the items' kind from the list, as client-go's unstructured decoder does.
+    out = json.loads(kubectl.run("-n", namespace, "get", "configmaps", "-l", "t=x", "-o", "json").stdout)
+    assert [(i["apiVersion"], i["kind"], i["metadata"]["name"]) for i in out["items"]] == [
+        ("v1", "ConfigMap", "a"), ("v1", "ConfigMap", "b")]
+    assert kubectl.run("-n", namespace, "get", "configmaps", "-l", "t=x", "-o", "name").stdout.split() == [
+        "configmap/a", "configmap/b"]
+    table = kubectl.run("-n", namespace, "get", "configmaps", "-l", "t=x").stdout.splitlines()
+    assert [line.split()[0] for line in table] == ["NAME", "a", "b"]
+
+
+def test_python_client_lists_and_watch_events_keep_kind(stack: Stack, namespace: str) -> None:
+    core = client.CoreV1Api(config.new_client_from_config(config_file=str(stack.kubeconfig)))
+    core.create_namespaced_config_map(namespace, client.V1ConfigMap(metadata=client.V1ObjectMeta(
+        name="py", labels={"t": "py"})))
+    listed = core.list_namespaced_config_map(namespace, label_selector="t=py")
+    assert [(cm.kind, cm.metadata.name) for cm in listed.items] == [(None, "py")]
+    events: list[dict[str, Any]] = []
+
+    def run() -> None:
+        for event in watch.Watch().stream(core.list_namespaced_config_map, namespace, timeout_seconds=5,
+                                          label_selector="t=py", resource_version="0"):
+            events.append(event["raw_object"])
+            return
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(30)
+    assert [(e["apiVersion"], e["kind"], e["metadata"]["name"]) for e in events] == [("v1", "ConfigMap", "py")]
