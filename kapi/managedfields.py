@@ -374,7 +374,8 @@ def update(live: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str,
     changed = {p for p, v in after.items() if p not in structs and (p not in before or (
         v is not _LEAF and before[p] != v))}
     result = incoming_entries(live, new)
-    present = set(after)
+    # Fields outside the writable part (``reset``: spec on /status) still exist: their owners keep them.
+    present = set(flatten(new, types)[0]) if reset else set(after)
     mine = Entry(manager, UPDATE, api_version, frozenset(), time, subresource)
     out = []
     found = False

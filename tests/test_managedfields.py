@@ -208,3 +208,15 @@ def test_entries_sorted_apply_first():
     out = mf.apply(live, {"metadata": {"name": "c"}, "data": {"b": "1"}}, "applier", "v1", T2, CM)
     assert [(e["manager"], e["operation"]) for e in out["metadata"]["managedFields"]] == [
         ("applier", "Apply"), ("zz-update", "Update")]
+
+
+def test_status_update_keeps_the_spec_owners_fields():
+    created = deployment()
+    created["metadata"]["managedFields"] = mf.update(None, created, "kubectl-create", "apps/v1", T, DEPLOY, "",
+                                                     ("status",))
+    updated = {**created, "status": {"replicas": 1}}
+    fields = mf.update(created, updated, "kube-controller-manager", "apps/v1", T2, DEPLOY, "status", ("spec",))
+    owners = {e["manager"]: e for e in fields}
+    assert "f:spec" in owners["kubectl-create"]["fieldsV1"]  # spec is outside /status, still kubectl-create's
+    assert owners["kube-controller-manager"]["fieldsV1"] == {"f:status": {"f:replicas": {}}}
+    assert owners["kube-controller-manager"]["subresource"] == "status"

@@ -133,8 +133,12 @@ def now() -> str:
 
 def set_condition(crd: Obj, type_: str, status: str, reason: str, message: str) -> bool:
     """Set a status condition in place, keeping lastTransitionTime when status is unchanged; True if it changed."""
-    status_obj = crd.setdefault("status", {})
-    conditions = status_obj.setdefault("conditions", [])
+    if not isinstance(crd.get("status"), dict):
+        crd["status"] = {}
+    status_obj = crd["status"]
+    if not isinstance(status_obj.get("conditions"), list):
+        status_obj["conditions"] = []  # the zero status has "conditions": null
+    conditions = status_obj["conditions"]
     current = condition(crd, type_)
     if current is not None and (current.get("status"), current.get("reason"), current.get("message")) == (
             status, reason, message):

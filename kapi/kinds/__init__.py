@@ -8,6 +8,7 @@ Importing this package registers every group's strategies; callers use
 
 from kapi.kinds import (  # noqa: F401  (registration)
     admissionregistration,
+    apiextensions,
     apiregistration,
     apps,
     autoscaling,
@@ -17,9 +18,7 @@ from kapi.kinds import (  # noqa: F401  (registration)
     core,
     discovery,
     flowcontrol,
-    networking,
     node,
-    policy,
     rbac,
     storage,
 )

@@ -102,10 +102,8 @@ class Admitter:
             raise errors.bad_request("an UPDATE needs the stored object (old_object)")
         decoded_unknown: list[str] = []
         if new is not None and kind == resource.kind and definition is None:
-            # kube decodes the body into the typed struct before defaulting, admission or validation: a null is
-            # the field's zero value, a wrong JSON type is a 400 decode error, and unknown fields are gone.
-            if b"null" in obj:
-                schema.nulls_to_zero(new, resource.group, resource.version, resource.kind)
+            # kube decodes the body into the typed struct before defaulting, admission or validation: a wrong
+            # JSON type is a 400 decode error there, and unknown fields are already gone.
             decoded = schema.validate(new, resource.group, resource.version, resource.kind)
             type_errors = [c for c in decoded.causes if c.type == "FieldValueTypeInvalid"]
             if type_errors:
@@ -162,14 +160,9 @@ class Admitter:
         if not request.subresource:  # pkg/apis/*/validation: per-kind semantic rules
             causes.extend(kind.validate(request.object))
         if resource.group == crd.GROUP and resource.resource == crd.RESOURCE and not request.subresource:
+            # The cleanup finalizer is added by the first DELETE (kube's REST.Delete), not here.
             causes.extend(crdvalidation.validate(request.object, request.old_object, crd_schema.value_causes))
-            if request.operation == CREATE:  # removed by the gateway's CRD controller once the objects are gone
-                finalizers = request.object["metadata"].setdefault("finalizers", [])
-                if crd.CLEANUP_FINALIZER not in finalizers:
-                    finalizers.append(crd.CLEANUP_FINALIZER)
         if causes:
-            # the schema and the kind's validation may both name one missing field: kube reports it once
-            causes = list(dict.fromkeys(causes))
             meta = request.object.get("metadata") or {}
             name = meta.get("name") or request.attributes.name or ""
             raise errors.invalid(resource.kind, name if isinstance(name, str) else "", causes, resource.group)

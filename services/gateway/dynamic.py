@@ -13,10 +13,14 @@ status with a storage update conditioned on the revision it read, so with
 two gateways one write wins and the other's 409 Conflict is dropped (it
 sees the new state in its watch). It sets NamesAccepted (False with
 NameConflict when another CRD of the group already uses the plural or
-kind) and Established, acceptedNames and storedVersions; on deletion it sets
-Terminating, deletes every object of the resource, and removes the
-``customresourcecleanup.apiextensions.k8s.io`` finalizer once none is left,
-which deletes the CRD. Sources: "Extend the Kubernetes API with
+kind), Established and acceptedNames (storedVersions is the strategy's:
+kapi.kinds.apiextensions); once a DELETE has marked the CRD (Terminating
+InstanceDeletionPending and the ``customresourcecleanup.apiextensions.k8s.io``
+finalizer: services/gateway/registry/deletion.py) it sets Terminating
+InstanceDeletionInProgress, deletes every object of the resource, and removes
+the finalizer once none is left, which deletes the CRD. Every status write is
+recorded in managedFields as kube's controllers' ``UpdateStatus``: manager
+``kube-apiserver``, subresource ``status``. Sources: "Extend the Kubernetes API with
 CustomResourceDefinitions" and apiextensions-apiserver's
 ``pkg/controller/{establish,status,finalizer}``.
 """
@@ -34,9 +38,10 @@ from typing import Any
 import grpc
 
 from kapi import crd, errors, grpcutil, jsonutil
+from kapi import managedfields as mf
 from kapi.resources import REGISTRY, Registry, Resource
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import openapi, printers
+from services.gateway import openapi, patch, printers
 from services.gateway.columns import Column, Printer, age
 
 log = logging.getLogger(__name__)
@@ -45,6 +50,12 @@ RETRY_DELAY = 1.0  # seconds between failed list/watch attempts and terminating-
 LIST_TIMEOUT = 30.0
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _LIST_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"
+CONTROLLER_MANAGER = "kube-apiserver"  # field manager of the CRD controllers' status writes
+
+
+def _crd_types() -> mf.Types:
+    """List and map semantics of CustomResourceDefinition (conditions keyed by type)."""
+    return mf.Types(patch.schema_for(crd.GROUP, "v1", "CustomResourceDefinition"), patch._definitions())
 
 
 class Watcher:
@@ -316,16 +327,23 @@ class CustomResourceRegistry:
         if not crd.is_true(definition, "Established"):
             changed |= crd.set_condition(definition, "Established", "True", "InitialNamesAccepted",
                                          "the initial names have been accepted")
-        stored = list(status.get("storedVersions") or [])
-        storage = crd.storage_version(definition)
-        if storage and storage not in stored:
-            status["storedVersions"] = [*stored, storage]
-            changed = True
         return changed
 
-    async def _write(self, definition: dict[str, Any]) -> bool:
-        """Conditional update at the revision read; False on a conflict or absence (someone else moved it on)."""
+    async def _write(self, definition: dict[str, Any], live: dict[str, Any]) -> bool:
+        """Write ``definition``'s status as kube's controllers do (``UpdateStatus``), conditioned on the revision
+        read; False on a conflict or absence (someone else moved it on).
+
+        managedFields record the change for manager ``kube-apiserver`` (the apiextensions controllers'
+        loopback User-Agent), operation Update, subresource ``status``; metadata and spec are the status
+        strategy's reset fields, so only status paths are owned.
+        """
         meta = definition["metadata"]
+        fields = mf.update(live, definition, CONTROLLER_MANAGER, f"{crd.GROUP}/v1", crd.now(), _crd_types(),
+                           "status", ("metadata", "spec"))
+        if fields:
+            meta["managedFields"] = fields
+        else:
+            meta.pop("managedFields", None)
         try:
             await grpcutil.call("storage", self.storage.Update, storage_pb2.UpdateRequest(
                 key=storage_pb2.ResourceKey(group=crd.GROUP, resource=crd.RESOURCE, name=meta["name"]),
@@ -345,10 +363,10 @@ class CustomResourceRegistry:
                     return
                 definition = copy.deepcopy(current)
                 if crd.terminating(definition):
-                    if await self._finalize(definition):
+                    if await self._finalize(definition, current):
                         return
                 elif self._desired_status(definition):
-                    await self._write(definition)
+                    await self._write(definition, current)
                     return
                 else:
                     return
@@ -358,7 +376,7 @@ class CustomResourceRegistry:
         except Exception:
             log.exception("reconciling CustomResourceDefinition %s", name)
 
-    async def _finalize(self, definition: dict[str, Any]) -> bool:
+    async def _finalize(self, definition: dict[str, Any], live: dict[str, Any]) -> bool:
         """One step of deleting a CRD: Terminating, delete its objects, then drop the finalizer. True when done."""
         meta = definition["metadata"]
         if crd.CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
@@ -367,7 +385,7 @@ class CustomResourceRegistry:
                              "CustomResource deletion is in progress"):
             crd.set_condition(definition, "Established", "True", "InitialNamesAccepted",
                               "the initial names have been accepted")
-            await self._write(definition)
+            await self._write(definition, live)
             return False
         plural = str(crd.names(definition).get("plural") or "")
         key = storage_pb2.ResourceKey(group=crd.group(definition), resource=plural)
@@ -386,7 +404,7 @@ class CustomResourceRegistry:
         crd.set_condition(definition, "Terminating", "False", "InstanceDeletionCompleted",
                           "removed all instances")
         meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f != crd.CLEANUP_FINALIZER]
-        await self._write(definition)
+        await self._write(definition, live)
         return True
 
 

@@ -1,4 +1,4 @@
-"""Deletions that only mark an object: namespaces with spec.finalizers, and propagation policies.
+"""Deletions that only mark an object: namespaces with spec.finalizers, propagation policies, and CRDs.
 
 - Namespace (kube ``pkg/registry/core/namespace/storage``): while
   ``spec.finalizers`` is not empty, DELETE sets ``metadata.deletionTimestamp``
@@ -13,6 +13,15 @@
   object marked for deletion (grace period 0), so the garbage collector
   deletes or orphans its dependents first, then removes the finalizer
   ("Use Cascading Deletion"). Background (the default) needs nothing here.
+- CustomResourceDefinition (apiextensions-apiserver
+  ``pkg/registry/customresourcedefinition/etcd.go`` ``REST.Delete``): the
+  first DELETE sets ``deletionTimestamp``, adds the
+  ``customresourcecleanup.apiextensions.k8s.io`` finalizer and the condition
+  Terminating True ``InstanceDeletionPending`` ("CustomResourceDefinition
+  marked for deletion; CustomResource deletion will begin soon") and
+  answers the CRD (200); the CRD controller (services/gateway/dynamic.py)
+  deletes its objects and removes the finalizer. A later DELETE is an
+  ordinary one (propagation finalizers as above).
 
 Every mark is a storage Update conditioned on the revision read, so a
 concurrent change answers 409 Conflict; DeleteOptions ``preconditions``
@@ -24,7 +33,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from kapi import errors, grpcutil, jsonutil
+from kapi import crd, errors, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway.scope import RequestScope
 
@@ -76,6 +85,16 @@ async def mark(scope: RequestScope, name: str, current: Any, options: dict[str, 
         raise errors.conflict("namespaces", name, "The system is ensuring all content is removed from this "
                               "namespace.  Upon completion, this namespace will automatically be purged by the "
                               "system.")
+    definition = scope.resource.group == crd.GROUP and scope.resource.resource == crd.RESOURCE
+    if definition and not meta.get("deletionTimestamp"):
+        _check_preconditions(scope, obj, current.resource_version, options)
+        meta["deletionTimestamp"] = _now()
+        if crd.CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
+            meta["finalizers"] = [*(meta.get("finalizers") or []), crd.CLEANUP_FINALIZER]
+        obj["metadata"] = meta
+        crd.set_condition(obj, "Terminating", "True", "InstanceDeletionPending",
+                          "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon")
+        return await _write(scope, name, obj, current.resource_version)
     if meta.get("deletionTimestamp") or not (spec_finalizers or finalizer):
         return None
     _check_preconditions(scope, obj, current.resource_version, options)
@@ -88,9 +107,14 @@ async def mark(scope: RequestScope, name: str, current: Any, options: dict[str, 
             finalizers.append(finalizer)
         meta["finalizers"] = finalizers
         meta["deletionGracePeriodSeconds"] = 0
-    meta.pop("resourceVersion", None)
     obj["metadata"] = meta
+    return await _write(scope, name, obj, current.resource_version)
+
+
+async def _write(scope: RequestScope, name: str, obj: dict[str, Any], revision: int) -> dict[str, Any]:
+    """Store the marked ``obj`` conditioned on ``revision`` (409 Conflict when it moved); the stored object."""
+    obj.get("metadata", {}).pop("resourceVersion", None)
     reply: Any = await grpcutil.call("storage", scope.backends.storage.Update, storage_pb2.UpdateRequest(
-        key=scope.key(name=name), object=jsonutil.dumps(obj), expected_resource_version=current.resource_version),
+        key=scope.key(name=name), object=jsonutil.dumps(obj), expected_resource_version=revision),
         timeout=scope.timeout)
     return dict(jsonutil.loads(reply.object))
