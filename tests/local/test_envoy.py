@@ -200,3 +200,28 @@ def test_an_upgrade_envoy_refuses_is_a_400_status(config: dict[str, Any]) -> Non
     assert mapper["filter"]["status_code_filter"]["comparison"]["value"]["default_value"] == 403
     assert mapper["status_code"] == 400
     assert mapper["body_format_override"]["json_format"]["reason"] == "BadRequest"
+
+
+def test_grpc_route_and_cluster(tls: envoy.TlsFiles) -> None:
+    # The public gRPC API shares the listener: content-type application/grpc goes to the gateways' gRPC ports
+    # over HTTP/2, with the front-proxy identity, each health-checked on its gateway's HTTPS /readyz.
+    config = envoy.render(gateways=["127.0.0.1:10001", "127.0.0.1:10002"], tls=tls, port=7443,
+                          grpc_gateways=["127.0.0.1:20001", "127.0.0.1:20002"])
+    routes = hcm(config)["route_config"]["virtual_hosts"][0]["routes"]
+    assert routes[0]["match"] == {"prefix": "/", "grpc": {}}
+    assert routes[0]["route"]["cluster"] == envoy.GRPC_CLUSTER and routes[0]["route"]["timeout"] == "0s"
+    assert routes[0]["route"]["retry_policy"]["retry_on"] == "connect-failure"
+    http, grpc_cluster = config["static_resources"]["clusters"]
+    assert grpc_cluster["name"] == envoy.GRPC_CLUSTER and sockets(grpc_cluster) == [
+        {"address": "127.0.0.1", "port_value": 20001}, {"address": "127.0.0.1", "port_value": 20002}]
+    health_ports = [e["endpoint"]["health_check_config"]["port_value"]
+                    for e in grpc_cluster["load_assignment"]["endpoints"][0]["lb_endpoints"]]
+    assert health_ports == [10001, 10002]
+    assert grpc_cluster["health_checks"][0]["http_health_check"] == {"path": "/readyz", "codec_client_type": "HTTP1"}
+    options = grpc_cluster["typed_extension_protocol_options"]["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]
+    assert "http2_protocol_options" in options["explicit_http_config"]
+    assert grpc_cluster["transport_socket"] == http["transport_socket"]
+    assert "health_check_config" not in str(http)  # the HTTPS cluster is unchanged
+    with pytest.raises(ValueError):
+        envoy.render(gateways=["127.0.0.1:10001"], tls=tls, grpc_gateways=["127.0.0.1:1", "127.0.0.1:2"])
+    assert len(envoy.render(gateways=["127.0.0.1:10001"], tls=tls)["static_resources"]["clusters"]) == 1
