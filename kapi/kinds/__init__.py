@@ -18,7 +18,9 @@ from kapi.kinds import (  # noqa: F401  (registration)
     core,
     discovery,
     flowcontrol,
+    networking,
     node,
+    policy,
     rbac,
     storage,
 )

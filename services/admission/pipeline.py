@@ -102,8 +102,10 @@ class Admitter:
             raise errors.bad_request("an UPDATE needs the stored object (old_object)")
         decoded_unknown: list[str] = []
         if new is not None and kind == resource.kind and definition is None:
-            # kube decodes the body into the typed struct before defaulting, admission or validation: a wrong
-            # JSON type is a 400 decode error there, and unknown fields are already gone.
+            # kube decodes the body into the typed struct before defaulting, admission or validation: a null is
+            # the field's zero value, a wrong JSON type is a 400 decode error, and unknown fields are gone.
+            if b"null" in obj:
+                schema.nulls_to_zero(new, resource.group, resource.version, resource.kind)
             decoded = schema.validate(new, resource.group, resource.version, resource.kind)
             type_errors = [c for c in decoded.causes if c.type == "FieldValueTypeInvalid"]
             if type_errors:
@@ -163,6 +165,8 @@ class Admitter:
             # The cleanup finalizer is added by the first DELETE (kube's REST.Delete), not here.
             causes.extend(crdvalidation.validate(request.object, request.old_object, crd_schema.value_causes))
         if causes:
+            # the schema and the kind's validation may both name one missing field: kube reports it once
+            causes = list(dict.fromkeys(causes))
             meta = request.object.get("metadata") or {}
             name = meta.get("name") or request.attributes.name or ""
             raise errors.invalid(resource.kind, name if isinstance(name, str) else "", causes, resource.group)
