@@ -14,8 +14,8 @@ from kapi.testing.rest import read_kubeconfig
 
 
 @pytest.mark.parametrize(("flags", "expected"), [
-    ([], {"extra_flags": [], "gateways": 2, "storage_replicas": 1}),
-    (["--gateways=1", "--storage-replicas=2"], {"extra_flags": [], "gateways": 1, "storage_replicas": 2}),
+    ([], {"extra_flags": [], "gateways": 1, "storage_replicas": 1}),
+    (["--gateways=2", "--storage-replicas=2"], {"extra_flags": [], "gateways": 2, "storage_replicas": 2}),
     (["--authorization-mode", "Node,RBAC", "--token-auth-file=/x.csv"],
      {"extra_flags": ["--authorization-mode=Node,RBAC", "--token-auth-file=/x.csv"]}),
     (["--log-level=DEBUG", "--restart-policy=no"], {"log_level": "DEBUG", "restart_policy": "no"}),
