@@ -16,8 +16,11 @@ import base64
 import http.client
 import json
 import ssl
+import subprocess
+import sys
 import urllib.request
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -568,3 +571,28 @@ async def test_reflection_lists_the_api_through_envoy(stack: Stack) -> None:
             listed = {s.name for s in reply.list_services_response.service}
             break
     assert "kapi.api.v1.Resources" in listed and "grpc.health.v1.Health" in listed
+
+
+# --- the documented example client (examples/grpc-client/client.py) -------------------------------------------
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "grpc-client" / "client.py"
+
+
+def _example(stack: Stack, user: str, *args: str) -> tuple[int, list[dict[str, Any]]]:
+    proc = subprocess.run([sys.executable, str(EXAMPLE), "--server", stack.url.removeprefix("https://"),
+                           "--ca-file", str(stack.pki.ca_cert), "--token", TOKENS[user], *args],
+                          capture_output=True, text=True, timeout=60)
+    return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def test_example_client_lists_creates_and_watches(stack: Stack, kubectl: Kubectl, namespace: str) -> None:
+    bind(kubectl, namespace, "alice")
+    wait_for(lambda: rest(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps", user="alice")[0] == 200)
+    code, lines = _example(stack, "alice", "--namespace", namespace, "--create", "hello", "--watch-seconds", "2")
+    assert code == 0, lines
+    assert lines[0]["list"] == [] and lines[1]["created"] == "hello" and lines[1]["code"] == 201
+    assert {"event": "ADDED", "name": "hello", "resourceVersion": lines[1]["resourceVersion"]} in lines[2:]
+    # bob holds no RBAC: the example prints the gRPC code and kube's Forbidden Status
+    code, lines = _example(stack, "bob", "--namespace", namespace)
+    assert code == 1 and lines[0]["grpc"] == "PERMISSION_DENIED"
+    assert lines[0]["status"]["message"] == kube_forbidden("bob", "list", "", "configmaps", "", namespace)
