@@ -11,7 +11,8 @@ One run, all on 127.0.0.1, bounded in count and time, stops by itself:
    loads (open loop; the same loads against the baseline), LIST of 100 and
    5,000 ConfigMaps (resourceVersion "0" and unset), CREATE, UPDATE, PATCH,
    DELETE (sequential and 16-way), WATCH fan-out (``--watchers`` watches, each
-   write's delivery latency to each);
+   write's delivery latency to each); GET and CREATE also over the public gRPC
+   API (``kapi.api.v1``, docs/grpc.md; target "kapi gRPC", one grpc.aio channel);
 4. CPU seconds per request of every stack process (utime+stime from
    ``/proc/<pid>/stat`` around each row), memory (RSS) per 10,000 ConfigMaps;
 5. writes its section of docs/benchmarks.md (between report-bench markers)
@@ -46,6 +47,7 @@ from storage import free_port, timed, wait_port  # noqa: E402  (bench/storage.py
 
 from kapi.local import binaries, envoy  # noqa: E402
 from kapi.local.launcher import Stack  # noqa: E402
+from kapi_proto.kapi.api.v1 import api_pb2, api_pb2_grpc  # noqa: E402
 from services.storage.etcd import EtcdClient, prefix_end  # noqa: E402
 
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -174,6 +176,32 @@ class Http:
 
     async def close(self) -> None:
         await self.session.close()
+
+
+class Grpc:
+    """One grpc.aio channel to Envoy's API port as the admin (client certificate): the public gRPC API."""
+
+    def __init__(self, stack: Stack) -> None:
+        import grpc
+
+        pki = stack.pki
+        creds = grpc.ssl_channel_credentials(pki.ca_cert.read_bytes(), pki.admin_key.read_bytes(),
+                                             pki.admin_cert.read_bytes())
+        self.channel = grpc.aio.secure_channel(stack.url.removeprefix("https://"), creds,
+                                               options=[("grpc.ssl_target_name_override", "localhost")])
+        self.api = api_pb2_grpc.ResourcesStub(self.channel)
+
+    async def get(self, namespace: str, name: str) -> bytes:
+        ref = api_pb2.ResourceRef(version="v1", resource="configmaps", namespace=namespace, name=name)
+        return (await self.api.Get(api_pb2.GetRequest(ref=ref), timeout=120)).object
+
+    async def create(self, namespace: str, obj: dict[str, Any]) -> bytes:
+        ref = api_pb2.ResourceRef(version="v1", resource="configmaps", namespace=namespace)
+        return (await self.api.Create(api_pb2.CreateRequest(ref=ref, object=json.dumps(obj).encode()),
+                                      timeout=120)).object
+
+    async def close(self) -> None:
+        await self.channel.close()
 
 
 async def measured(target: str, operation: str, op: Callable[[int], Awaitable[object]], count: int,
@@ -364,6 +392,7 @@ async def kapi_rows(stack: Stack, baseline: Baseline, args: argparse.Namespace) 
     acct = Accounting(stack)
     http = Http(stack.url, stack)
     base = Http(baseline.url, stack)
+    rpc = Grpc(stack)
     rows: list[Row] = []
     seconds, count = args.seconds, args.count
     p = f"/api/v1/namespaces/{NS}/configmaps"
@@ -388,6 +417,8 @@ async def kapi_rows(stack: Stack, baseline: Baseline, args: argparse.Namespace) 
                                    count * (4 if conc > 1 else 1), conc, seconds, None))
         rows.append(await measured("kapi", f"GET ({conc}-way)", lambda i: http.call("GET", f"{p}/o00000"),
                                    count * (4 if conc > 1 else 1), conc, seconds, acct))
+        rows.append(await measured("kapi gRPC", f"GET ({conc}-way)", lambda i: rpc.get(NS, "o00000"),
+                                   count * (4 if conc > 1 else 1), conc, seconds, acct))
     for size in (100, 5000):
         reps = max(10, count // (10 if size == 100 else 50))
         for rv in ("0", ""):
@@ -408,9 +439,12 @@ async def kapi_rows(stack: Stack, baseline: Baseline, args: argparse.Namespace) 
             min(n, made), conc, seconds, acct))
         rows.append(await measured("kapi", f"DELETE ({conc}-way)", lambda i, t=tag: http.call(
             "DELETE", f"{p}/{t}{i}"), made, conc, seconds, acct))
+        rows.append(await measured("kapi gRPC", f"CREATE ({conc}-way)", lambda i, t=f"g{conc}-": rpc.create(
+            NS, cm(f"{t}{i}", i)), n, conc, seconds, acct))
     rows.append(await watch_fanout(http, args.watchers, args.events, seconds, acct))
     await http.close()
     await base.close()
+    await rpc.close()
     return rows, load_rows, per_10k
 
 
