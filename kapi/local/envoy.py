@@ -140,8 +140,13 @@ def local_reply_config() -> dict[str, Any]:
                        "body": {"inline_string": "the connection can be upgraded only for the connect subresources "
                                                  "(exec, attach, portforward, proxy)"},
                        "body_format_override": _status_format("BadRequest")}
+    # A gRPC call Envoy answers itself (no healthy gateway) ends with grpc-status (UNAVAILABLE for 503) and
+    # grpc-message, which Envoy fills from the body: the plain text there, not a Status JSON.
+    grpc_call = {"filter": {"header_filter": {"header": {"name": "content-type",
+                                                         "string_match": {"prefix": "application/grpc"}}}},
+                 "body_format_override": {"text_format": "%LOCAL_REPLY_BODY%"}}
     return {
-        "mappers": [upgrade_refused, *({"filter": {"status_code_filter": {"comparison": {
+        "mappers": [grpc_call, upgrade_refused, *({"filter": {"status_code_filter": {"comparison": {
                         "op": "EQ", "value": {"default_value": code, "runtime_key": f"kapi.local_reply.{code}"}}}},
                      "body_format_override": _status_format(reason),
                      # client-go retries a 5xx or 429 that carries Retry-After (no gateway free: try again soon)

@@ -160,12 +160,13 @@ def test_local_replies_are_kubernetes_status(config: dict[str, Any]) -> None:
     hcm = config["static_resources"]["listeners"][0]["filter_chains"][0]["filters"][0]["typed_config"]
     replies = hcm["local_reply_config"]
     assert replies["body_format"]["json_format"]["kind"] == "Status"
+    by_status = [m for m in replies["mappers"] if "status_code_filter" in m["filter"]]
     by_code = {m["filter"]["status_code_filter"]["comparison"]["value"]["default_value"]:
-               m["body_format_override"]["json_format"] for m in replies["mappers"]}
+               m["body_format_override"]["json_format"] for m in by_status}
     assert by_code[503]["reason"] == "ServiceUnavailable" and by_code[503]["code"] == "%RESPONSE_CODE%"
     assert by_code[413]["reason"] == "RequestEntityTooLarge"
     retry = {m["filter"]["status_code_filter"]["comparison"]["value"]["default_value"]: m.get("headers_to_add")
-             for m in replies["mappers"]}
+             for m in by_status}
     assert retry[503] == [{"header": {"key": "Retry-After", "value": "1"},
                            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}]  # client-go retries it
     assert retry[413] is None
@@ -196,7 +197,7 @@ def test_only_connect_subresources_upgrade(config: dict[str, Any], path: str, up
 
 
 def test_an_upgrade_envoy_refuses_is_a_400_status(config: dict[str, Any]) -> None:
-    mapper = hcm(config)["local_reply_config"]["mappers"][0]
+    mapper = hcm(config)["local_reply_config"]["mappers"][1]  # [0]: gRPC calls (test_grpc_route_and_cluster)
     assert mapper["filter"]["status_code_filter"]["comparison"]["value"]["default_value"] == 403
     assert mapper["status_code"] == 400
     assert mapper["body_format_override"]["json_format"]["reason"] == "BadRequest"
@@ -222,6 +223,12 @@ def test_grpc_route_and_cluster(tls: envoy.TlsFiles) -> None:
     assert "http2_protocol_options" in options["explicit_http_config"]
     assert grpc_cluster["transport_socket"] == http["transport_socket"]
     assert "health_check_config" not in str(http)  # the HTTPS cluster is unchanged
+    # Envoy's own answer to a gRPC call (no healthy gateway) keeps its text as grpc-message, not a Status JSON:
+    # the first mapper, before the status-code ones
+    first = hcm(config)["local_reply_config"]["mappers"][0]
+    assert first["filter"]["header_filter"]["header"] == {"name": "content-type",
+                                                          "string_match": {"prefix": "application/grpc"}}
+    assert first["body_format_override"] == {"text_format": "%LOCAL_REPLY_BODY%"}
     with pytest.raises(ValueError):
         envoy.render(gateways=["127.0.0.1:10001"], tls=tls, grpc_gateways=["127.0.0.1:1", "127.0.0.1:2"])
     assert len(envoy.render(gateways=["127.0.0.1:10001"], tls=tls)["static_resources"]["clusters"]) == 1
