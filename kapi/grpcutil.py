@@ -157,11 +157,15 @@ OPEN_SERVICES = frozenset({
 })
 
 
-def _insecure(context: grpc.aio.ServicerContext) -> bool:
-    """True on a plaintext connection (its auth context has no certificate and security type "insecure")."""
+def _caller(context: grpc.aio.ServicerContext) -> str | None:
+    """The caller's certificate CN ("" if it has none), or None on a plaintext connection (no identities: its
+    auth context has no certificate and transport security type "insecure"). One read of the auth context
+    (about 9 us of CPU, measured: the dict grpc builds per call)."""
     auth = context.auth_context()
-    security = auth.get("transport_security_type") or []
-    return not auth.get("x509_common_name") and security in ([], [b"insecure"])
+    names = auth.get("x509_common_name") or []
+    if names:
+        return str(names[0].decode())
+    return None if (auth.get("transport_security_type") or []) in ([], [b"insecure"]) else ""
 
 
 def _refusal(name: str, method: str) -> errors.StatusError:
@@ -195,10 +199,8 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):
         allowed = self.allowed
 
         async def check(context: grpc.aio.ServicerContext) -> None:
-            if _insecure(context):
-                return
-            name = peer_identity(context)
-            if name not in allowed:
+            name = _caller(context)
+            if name is not None and name not in allowed:
                 log.info("refused %s from %r (not in --allowed-callers)", method, name)
                 await errors.abort(context, _refusal(name, method))
 
@@ -327,10 +329,10 @@ async def require_peer(context: grpc.aio.ServicerContext, allowed: frozenset[str
     RPC (authn's token signing). Insecure servers (tests without TLS) have no
     identities and accept all.
     """
-    if allowed is None or _insecure(context):
+    if allowed is None:
         return
-    name = peer_identity(context)
-    if name not in allowed:
+    name = _caller(context)
+    if name is not None and name not in allowed:
         await errors.abort(context, errors.forbidden_message(f"service identity {name!r} may not call this service"))
 
 
