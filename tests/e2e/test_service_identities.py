@@ -30,6 +30,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from kapi import errors, grpcutil, jsonutil
 from kapi.local.launcher import Stack, free_port
 from kapi_proto.kapi.admission.v1 import admission_pb2
+from kapi_proto.kapi.api.v1 import api_pb2
 from kapi_proto.kapi.authn.v1 import authn_pb2, authn_pb2_grpc
 from kapi_proto.kapi.authz.v1 import authz_pb2, authz_pb2_grpc
 from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc
@@ -230,10 +231,13 @@ async def test_a_caller_added_with_the_flag_is_served_and_the_list_replaces_the_
 # Reflection (grpcurl list / describe)
 
 
-@pytest.mark.parametrize("process", list(SERVICES))
-async def test_reflection_lists_the_services_of_every_backend(stack: Stack, callers: Path, process: str) -> None:
-    service = SERVICES[process]
-    async with grpcutil.channel(stack.addresses[process], tls(callers, "mallory")) as channel:
+@pytest.mark.parametrize("process", [*SERVICES, "gateway-1"])
+async def test_reflection_lists_the_services_of_every_server(stack: Stack, callers: Path, process: str) -> None:
+    if process == "gateway-1":  # the public API (docs/grpc.md): same server builder, open to every caller
+        service, address = api_pb2.DESCRIPTOR.services_by_name["Resources"], stack.grpc_addresses[process]
+    else:
+        service, address = SERVICES[process], stack.addresses[process]
+    async with grpcutil.channel(address, tls(callers, "mallory")) as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
         requests = [reflection_pb2.ServerReflectionRequest(list_services=""),
                     reflection_pb2.ServerReflectionRequest(file_containing_symbol=service.full_name)]
