@@ -181,3 +181,23 @@ def test_allowed_callers_flag_of_every_backend_defaults_to_its_kapi_callers() ->
         assert grpcutil.allowed_callers(flags.parse(service, ["--allowed-callers", ""])) == frozenset()
     with pytest.raises(SystemExit):
         flags.parse("gateway", ["--allowed-callers", "x"])  # the gateway's public API is governed by RBAC
+
+
+async def test_a_refusal_is_counted_as_permission_denied(state: Path) -> None:
+    from prometheus_client import REGISTRY
+
+    def refused() -> float:
+        value = REGISTRY.get_sample_value("grpc_server_handled_total", {
+            "grpc_type": "unary", "grpc_service": SERVICE, "grpc_method": "Unary", "grpc_code": "PERMISSION_DENIED"})
+        return value or 0.0
+
+    before = refused()
+    server, address = await start(state, frozenset({"kapi-gateway"}))
+    try:
+        async with grpcutil.channel(address, tls_for(state, "mallory")) as channel:
+            for _ in range(3):
+                with pytest.raises(grpc.aio.AioRpcError):
+                    await invoke(channel, "Unary")
+    finally:
+        await server.stop(0)
+    assert refused() == before + 3
