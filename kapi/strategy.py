@@ -159,8 +159,9 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
       validation as immutable); creationTimestamp, deletionTimestamp and
       deletionGracePeriodSeconds from ``old``; resourceVersion from ``old``
       when absent (an unconditional update).
-    - generation: ``old``'s, plus 1 when ``spec`` changed, for kinds that
-      track it.
+    - generation: ``old``'s, plus 1 on a main-resource or scale update the
+      kind's ``bumps_generation`` names (``spec`` changed; a Deployment's
+      annotations too), for kinds that track it.
     - namespace: ``old``'s when absent (namespaced kinds); cleared for
       cluster-scoped ones.
     - Main resource (``subresource`` "" or "scale"): status kept from ``old``
@@ -214,7 +215,7 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
     if tracks_generation(resource):
         old_generation = old_meta.get("generation")
         generation = old_generation if isinstance(old_generation, int) else 0
-        if subresource in ("", "scale") and out.get("spec") != old.get("spec"):
+        if subresource in ("", "scale") and strategy.bumps_generation(out, old):
             generation += 1
         meta["generation"] = generation
     elif "generation" in old_meta:

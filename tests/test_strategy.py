@@ -74,7 +74,7 @@ def test_create_namespace_rules() -> None:
 def test_create_generation_and_status_per_kind() -> None:
     pod = strategy.prepare_for_create({"metadata": {"name": "p"}, "spec": {}, "status": {"phase": "Running"}},
                                       PODS, "d", NOW)
-    assert pod["metadata"]["generation"] == 1 and pod["status"] == {"phase": "Pending"}
+    assert pod["metadata"]["generation"] == 1 and pod["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
     svc = strategy.prepare_for_create({"metadata": {"name": "s"}, "spec": {}}, SERVICES, "d", NOW)
     assert "generation" not in svc["metadata"] and svc["status"] == {"loadBalancer": {}}
     secret = strategy.prepare_for_create({"metadata": {"name": "s"}}, SECRETS, "d", NOW)
@@ -106,7 +106,7 @@ def test_update_keeps_system_fields_and_bumps_generation() -> None:
     assert meta["deletionTimestamp"] == "2024-05-06T08:00:00Z"
     assert meta["namespace"] == "d" and meta["resourceVersion"] == "5"
     assert meta["generation"] == 2
-    assert out["status"] == {"phase": "Pending"}  # main-resource updates keep the stored status
+    assert out["status"] == {"phase": "Pending", "qosClass": "BestEffort"}  # main-resource updates keep it
     same = strategy.prepare_for_update({"metadata": {"name": "p", "labels": {"a": "b"}}, "spec": old["spec"]},
                                        old, PODS)
     assert same["metadata"]["generation"] == 1  # spec unchanged: no bump

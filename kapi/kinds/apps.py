@@ -23,7 +23,7 @@ from typing import Any
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import go_value, immutable_shown, selector_string
-from kapi.kinds.podspec import default_template, spec_of, validate_workload
+from kapi.kinds.podspec import default_claim_spec, default_template, spec_of, validate_workload
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import regex_error
 from kapi.values import as_dict as _dict
@@ -259,6 +259,13 @@ class DeploymentStrategy(Strategy):
         spec.setdefault("progressDeadlineSeconds", 600)
         default_template(spec, create=True)
 
+    def bumps_generation(self, new: Obj, old: Obj) -> bool:
+        """deploymentStrategy.PrepareForUpdate: a spec change, or an annotations change (the controller copies
+        annotations to the ReplicaSets), bumps the generation."""
+        annotations = _dict(new.get("metadata")).get("annotations") or {}
+        old_annotations = _dict(old.get("metadata")).get("annotations") or {}
+        return new.get("spec") != old.get("spec") or annotations != old_annotations
+
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateDeploymentSpec (:func:`validate_deployment_spec`)."""
         return validate_deployment_spec(_dict(obj.get("spec")))
@@ -302,14 +309,27 @@ class StatefulSetStrategy(Strategy):
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_StatefulSet: replicas 1, OrderedReady, RollingUpdate partition 0, revisionHistoryLimit 10,
-        PVC retention Retain/Retain, the template's PodSpec defaults."""
+        PVC retention Retain/Retain, the template's PodSpec defaults; each ``volumeClaimTemplates`` claim gets a
+        PersistentVolumeClaim's (``spec.volumeMode`` Filesystem, ``status.phase`` Pending)."""
         spec = spec_of(obj)
         spec.setdefault("replicas", 1)
         spec.setdefault("podManagementPolicy", "OrderedReady")
         _rolling(_struct(spec, "updateStrategy"), "rollingUpdate", {"partition": 0})
         spec.setdefault("revisionHistoryLimit", 10)
-        spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
+        retention = _struct(spec, "persistentVolumeClaimRetentionPolicy")  # a pointer, defaulted when nil
+        if isinstance(retention, dict):
+            for key in ("whenDeleted", "whenScaled"):
+                if not retention.get(key):
+                    retention[key] = "Retain"
         default_template(spec, create=True)
+        for claim in spec.get("volumeClaimTemplates") if isinstance(spec.get("volumeClaimTemplates"), list) else ():
+            if isinstance(claim, dict):  # each a PersistentVolumeClaim: its spec and status defaults
+                default_claim_spec(claim.setdefault("spec", {}) if claim.get("spec") is None else claim["spec"])
+                status = claim.get("status")
+                if status is None:
+                    status = claim["status"] = {}
+                if isinstance(status, dict) and not status.get("phase"):
+                    status["phase"] = "Pending"
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateStatefulSetSpec: podManagementPolicy and the rolling update, replicas and

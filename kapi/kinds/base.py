@@ -78,6 +78,11 @@ class Strategy:
         ``now`` (UTC; None: the clock) stamps what the kind timestamps, e.g. CSR condition times.
         """
 
+    def bumps_generation(self, new: Obj, old: Obj) -> bool:
+        """Whether a main-resource (or ``scale``) update moves ``metadata.generation`` on, for kinds that track it:
+        kube's PrepareForUpdate bumps it when ``spec`` changed."""
+        return new.get("spec") != old.get("spec")
+
     def validate(self, obj: Obj) -> list[Cause]:
         """``Validate<Kind>`` of a defaulted object about to be created or stored; [] when valid."""
         return []

@@ -34,7 +34,7 @@ from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import field_value, go_value, immutable_shown, selector_matches, selector_string
 from kapi.kinds.podspec import default_template, spec_of, validate_workload
-from kapi.objectmeta import required
+from kapi.objectmeta import invalid, required
 from kapi.values import as_dict as _dict
 
 GROUP = "batch"
@@ -44,6 +44,8 @@ LEGACY_CONTROLLER_UID = "controller-uid"
 LEGACY_JOB_NAME = "job-name"
 NOT_AUTO_GENERATED = "`selector` not auto-generated"
 TANDEM = "can only be modified in tandem with spec.parallelism"
+MAX_INT32 = 2**31 - 1
+CRONJOB_NAME_MAX = 63 - 11  # DNS1035LabelMaxLength minus the controller's "-<timestamp>" suffix
 # field.Invalid prints the internal core.PodTemplateSpec with %#v, pointer addresses included: kube's text
 # cannot be reproduced byte for byte, so the value is elided (path, type, prefix and detail are kube's).
 TEMPLATE_VALUE = "core.PodTemplateSpec{...}"
@@ -54,16 +56,23 @@ def _manual(spec: Obj) -> bool:
 
 
 def default_job_spec(spec: Obj) -> None:
-    """SetDefaults_Job's spec part: completions/parallelism 1, backoffLimit 6, NonIndexed, suspend false,
-    podReplacementPolicy TerminatingOrFailed, the template's PodSpec defaults."""
+    """SetDefaults_Job's spec part: completions/parallelism 1; backoffLimit 6 (2147483647 with
+    ``backoffLimitPerIndex``); NonIndexed; suspend false; podReplacementPolicy Failed with a
+    ``podFailurePolicy``, else TerminatingOrFailed; each ``onPodConditions`` pattern's ``status`` True; the
+    template's PodSpec defaults."""
     if "completions" not in spec and "parallelism" not in spec:
         spec["completions"] = 1
         spec["parallelism"] = 1
     spec.setdefault("parallelism", 1)
-    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("backoffLimit", MAX_INT32 if spec.get("backoffLimitPerIndex") is not None else 6)
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
-    spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+    failure_policy = spec.get("podFailurePolicy")
+    spec.setdefault("podReplacementPolicy", "Failed" if failure_policy is not None else "TerminatingOrFailed")
+    for rule in _dict(failure_policy).get("rules") or () if isinstance(failure_policy, dict) else ():
+        for pattern in _dict(rule).get("onPodConditions") or () if isinstance(rule, dict) else ():
+            if isinstance(pattern, dict) and not pattern.get("status"):
+                pattern["status"] = "True"
     default_template(spec)
 
 
@@ -275,6 +284,11 @@ class CronJobStrategy(Strategy):
             default_job_spec(template["spec"])
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidateJobTemplateSpec's workload checks under ``spec.jobTemplate.spec``."""
+        """ValidateCronJobCreate: ValidateJobTemplateSpec's workload checks under ``spec.jobTemplate.spec``, and a
+        name of at most 52 characters (the controller appends an 11-character ``-<timestamp>`` to name Jobs)."""
         spec = _dict(obj.get("spec"))
-        return job_spec_causes(_dict(spec.get("jobTemplate")).get("spec"), "spec.jobTemplate.spec")
+        out = job_spec_causes(_dict(spec.get("jobTemplate")).get("spec"), "spec.jobTemplate.spec")
+        name = _dict(obj.get("metadata")).get("name")
+        if isinstance(name, str) and len(name) > CRONJOB_NAME_MAX:
+            out.append(invalid("metadata.name", name, f"must be no more than {CRONJOB_NAME_MAX} characters"))
+        return out

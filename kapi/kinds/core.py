@@ -14,9 +14,11 @@ import binascii
 import ipaddress
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime
+from fractions import Fraction
 from typing import Any
 
+from kapi import quantity
 from kapi.attributes import UserInfo
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
@@ -31,6 +33,7 @@ from kapi.kinds.fields import (
 )
 from kapi.kinds.podspec import (
     PROTOCOLS,
+    default_claim_spec,
     default_pod_only,
     default_pod_spec,
     default_ports,
@@ -303,6 +306,7 @@ def _ips(spec: Obj) -> list[Any]:
     return _list(spec.get("clusterIPs"))
 
 
+CLIENT_IP_AFFINITY_SECONDS = 10800  # v1.DefaultClientIPServiceAffinitySeconds (3 hours)
 CLUSTER_FAMILY = "IPv4"  # kapi's service CIDR: single-stack IPv4 (ipallocator)
 VALID_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
 
@@ -485,21 +489,41 @@ class ServiceStrategy(Strategy):
     tracks_generation = False
 
     def default(self, obj: Obj) -> None:
-        """type ClusterIP, sessionAffinity None, port protocol TCP, targetPort = port, traffic policies, families."""
+        """SetDefaults_Service: type ClusterIP; sessionAffinity None (no sessionAffinityConfig) or ClientIP with a
+        10800 s timeout; port protocol TCP, an unset or zero targetPort = port; internalTrafficPolicy Cluster but
+        for ExternalName; externalTrafficPolicy Cluster when externally accessible (NodePort, LoadBalancer, or
+        ClusterIP with externalIPs); a LoadBalancer's allocateLoadBalancerNodePorts true and its status ingress
+        ipMode VIP; the IP families kapi's single-stack IPv4 allocator gives."""
         spec = obj.get("spec")
         if not isinstance(spec, dict):
             return
-        spec.setdefault("type", "ClusterIP")
+        if not spec.get("type"):
+            spec["type"] = "ClusterIP"
         if not spec.get("sessionAffinity"):
             spec["sessionAffinity"] = "None"
+        if spec["sessionAffinity"] == "None":
+            spec.pop("sessionAffinityConfig", None)
+        elif spec["sessionAffinity"] == "ClientIP":
+            client_ip = _dict(_dict(spec.get("sessionAffinityConfig")).get("clientIP"))
+            if client_ip.get("timeoutSeconds") is None:
+                spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": CLIENT_IP_AFFINITY_SECONDS}}
         default_ports(spec.get("ports"))
         for port in spec.get("ports") or ():
-            if isinstance(port, dict) and "targetPort" not in port and "port" in port:
+            if isinstance(port, dict) and port.get("targetPort") in (None, 0, "") and "port" in port:
                 port["targetPort"] = port["port"]
-        if spec.get("type") != "ExternalName":
+        service_type = spec.get("type")
+        if service_type in ("ClusterIP", "NodePort", "LoadBalancer"):
             spec.setdefault("internalTrafficPolicy", "Cluster")
-        if spec.get("type") in ("NodePort", "LoadBalancer"):
-            spec.setdefault("externalTrafficPolicy", "Cluster")
+        externally_accessible = service_type in ("NodePort", "LoadBalancer") or (
+            service_type == "ClusterIP" and bool(_list(spec.get("externalIPs"))))
+        if externally_accessible and not spec.get("externalTrafficPolicy"):
+            spec["externalTrafficPolicy"] = "Cluster"
+        if service_type == "LoadBalancer":
+            if spec.get("allocateLoadBalancerNodePorts") is None:
+                spec["allocateLoadBalancerNodePorts"] = True
+            for ingress in _list(_dict(_dict(obj.get("status")).get("loadBalancer")).get("ingress")):
+                if isinstance(ingress, dict) and ingress.get("ip") and ingress.get("ipMode") is None:
+                    ingress["ipMode"] = "VIP"
         if spec.get("type") != "ExternalName" and (spec.get("clusterIP") != "None" or spec.get("selector")):
             # kapi allocates IPv4 only: single-stack IPv4, as kube-apiserver on an IPv4 service CIDR.
             spec.setdefault("ipFamilyPolicy", "SingleStack")
@@ -653,6 +677,56 @@ def _pod_spec_sans_mutable(spec: Any) -> Any:
     return out
 
 
+QOS_RESOURCES = ("cpu", "memory")  # qos.supportedQoSComputeResources
+
+
+def _positive_quantities(resources: Any) -> dict[str, Fraction]:
+    out: dict[str, Fraction] = {}
+    for name, raw in _dict(resources).items():
+        if name not in QOS_RESOURCES:
+            continue
+        try:
+            value = quantity.parse(raw)
+        except ValueError:
+            continue
+        if value > 0:
+            out[name] = value
+    return out
+
+
+def pod_qos_class(spec: Obj) -> str:
+    """qos.ComputePodQOS of a defaulted PodSpec: BestEffort, Burstable or Guaranteed.
+
+    Only cpu and memory count, and only positive quantities. With pod-level ``resources`` (PodLevelResources)
+    those decide; else the containers' and init containers' (ephemeral containers have none), summed per
+    resource. No requests and no limits: BestEffort. Guaranteed: every container (or the pod) limits both
+    cpu and memory and the requests equal the limits resource by resource; else Burstable.
+    """
+    requests: dict[str, Fraction] = {}
+    limits: dict[str, Fraction] = {}
+    guaranteed = True
+    pod_level = spec.get("resources")
+    holders = [pod_level] if isinstance(pod_level, dict) else [
+        _dict(c).get("resources") for key in ("containers", "initContainers") for c in _list(spec.get(key))]
+    for resources in holders:
+        resources = _dict(resources)
+        for name, value in _positive_quantities(resources.get("requests")).items():
+            requests[name] = requests.get(name, Fraction(0)) + value
+        found = _positive_quantities(resources.get("limits"))
+        for name, value in found.items():
+            limits[name] = limits.get(name, Fraction(0)) + value
+        if resources is pod_level and not _dict(pod_level).get("limits"):
+            continue  # pod-level requests alone: kube checks the limits only when some are given
+        if not all(name in found for name in QOS_RESOURCES):
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and all(limits.get(name) == value for name, value in requests.items()) \
+            and len(requests) == len(limits):
+        return "Guaranteed"
+    return "Burstable"
+
+
 def _pod_ips(obj: Obj) -> str:
     """The ``status.podIPs`` field label: the IPs joined by commas."""
     ips = _list(_dict(obj.get("status")).get("podIPs"))
@@ -685,8 +759,17 @@ class PodStrategy(Strategy):
         default_pod_only(spec)
 
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
-        """PrepareForCreate: status reset to phase Pending."""
-        obj["status"] = {"phase": "Pending"}
+        """PrepareForCreate: ``status`` is ``{phase: Pending, qosClass: <pod_qos_class>}``, plus
+        applySchedulingGatedCondition: a Pod with ``schedulingGates`` starts with the ``PodScheduled`` False
+        ``SchedulingGated`` condition (its zero times encode as ``null``)."""
+        spec = _dict(obj.get("spec"))
+        status: Obj = {"phase": "Pending"}
+        if _list(spec.get("schedulingGates")):
+            status["conditions"] = [{"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                                     "lastTransitionTime": None, "reason": "SchedulingGated",
+                                     "message": "Scheduling is blocked due to non-empty scheduling gates"}]
+        status["qosClass"] = pod_qos_class(spec)
+        obj["status"] = status
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidatePodSpec of ``spec``."""
@@ -860,10 +943,66 @@ class EventStrategy(Strategy):
 
 
 # Kinds whose kube strategy keeps no ``metadata.generation`` and has no other per-kind rule kapi applies.
-# PersistentVolume, PersistentVolumeClaim and ResourceQuota have a status struct whose fields are all omitempty (and
-# their PrepareForCreate resets it); LimitRange and Endpoints have none.
-for _kind in ("PersistentVolume", "PersistentVolumeClaim", "ResourceQuota", "LimitRange", "Endpoints"):
+@register
+class PersistentVolumeStrategy(Strategy):
+    """PersistentVolume: reclaim policy Retain, volumeMode Filesystem; the status starts Pending."""
+
+    group, kind = "", "PersistentVolume"
+    tracks_generation = False
+    status_zero: dict[str, Any] = {}  # PersistentVolumeStatus: every field omitempty
+
+    def default(self, obj: Obj) -> None:
+        """SetDefaults_PersistentVolume: ``persistentVolumeReclaimPolicy`` Retain, ``volumeMode`` Filesystem."""
+        spec = spec_of(obj)
+        if not spec.get("persistentVolumeReclaimPolicy"):
+            spec["persistentVolumeReclaimPolicy"] = "Retain"
+        default_claim_spec(spec)
+
+    def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
+        """PrepareForCreate: ``status`` is ``{phase: Pending, lastPhaseTransitionTime: now}``
+        (PersistentVolumeLastPhaseTransitionTime, GA)."""
+        obj["status"] = {"phase": "Pending", "lastPhaseTransitionTime": _now_text()}
+
+    def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
+        """The status strategy's PrepareForUpdate: an unchanged phase keeps the stored transition time when the
+        client sent none; a changed phase whose time the client left unset or unchanged is stamped ``now``."""
+        if subresource != "status" or not isinstance(new.get("status"), dict):
+            return
+        status, old_status = new["status"], _dict(old.get("status"))
+        if status.get("phase") == old_status.get("phase"):
+            if status.get("lastPhaseTransitionTime") is None and "lastPhaseTransitionTime" in old_status:
+                status["lastPhaseTransitionTime"] = old_status["lastPhaseTransitionTime"]
+        elif status.get("lastPhaseTransitionTime") in (None, old_status.get("lastPhaseTransitionTime")):
+            status["lastPhaseTransitionTime"] = _now_text(now)
+
+
+@register
+class PersistentVolumeClaimStrategy(Strategy):
+    """PersistentVolumeClaim: volumeMode Filesystem; the status starts Pending."""
+
+    group, kind = "", "PersistentVolumeClaim"
+    tracks_generation = False
+    status_zero: dict[str, Any] = {}  # PersistentVolumeClaimStatus: every field omitempty
+
+    def default(self, obj: Obj) -> None:
+        """SetDefaults_PersistentVolumeClaimSpec: ``volumeMode`` Filesystem."""
+        default_claim_spec(spec_of(obj))
+
+    def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
+        """PrepareForCreate resets ``status``; SetDefaults_PersistentVolumeClaim, applied when kube reads the
+        stored claim back, makes it ``{phase: Pending}``."""
+        obj["status"] = {"phase": "Pending"}
+
+
+def _now_text(now: datetime | None = None) -> str:
+    """metav1.Time's JSON form of ``now`` (None: the clock): RFC 3339 seconds in UTC."""
+    return (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# ResourceQuota has a status struct whose fields are all omitempty (and its PrepareForCreate resets it); LimitRange and
+# Endpoints have none.
+for _kind in ("ResourceQuota", "LimitRange", "Endpoints"):
     register(type(f"{_kind}Strategy", (Strategy,), {
         "__doc__": f"{_kind}: its kube strategy keeps no ``metadata.generation``.",
         "group": "", "kind": _kind, "tracks_generation": False,
-        "status_zero": {} if _kind not in ("LimitRange", "Endpoints") else None}))
+        "status_zero": {} if _kind == "ResourceQuota" else None}))

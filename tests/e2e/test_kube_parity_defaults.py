@@ -247,3 +247,59 @@ def test_python_client_lists_and_watch_events_keep_kind(stack: Stack, namespace:
     thread.start()
     thread.join(30)
     assert [(e["apiVersion"], e["kind"], e["metadata"]["name"]) for e in events] == [("v1", "ConfigMap", "py")]
+
+
+# ------------------------------------------------------------ the systematic pass (docs/kube-parity.md)
+
+def test_pod_status_on_create_has_the_qos_class(stack: Stack, namespace: str) -> None:
+    guaranteed = {"limits": {"cpu": "500m", "memory": "64Mi"}}
+    for name, resources, gates, qos in (("be", None, None, "BestEffort"), ("g", guaranteed, None, "Guaranteed"),
+                                        ("gated", None, [{"name": "example.com/wait"}], "BestEffort")):
+        container: dict[str, Any] = {"name": "c", "image": "nginx"}
+        if resources:
+            container["resources"] = resources
+        spec: dict[str, Any] = {"containers": [container]}
+        if gates:
+            spec["schedulingGates"] = gates
+        code, raw = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/pods",
+                         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
+        assert code == 201, raw
+        status = json.loads(raw)["status"]
+        assert status["phase"] == "Pending" and status["qosClass"] == qos, status
+        if gates:
+            assert status["conditions"] == [{"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                                             "lastTransitionTime": None, "reason": "SchedulingGated",
+                                             "message": "Scheduling is blocked due to non-empty scheduling gates"}]
+
+
+def test_service_claim_and_volume_defaults(stack: Stack, kubectl: Kubectl, namespace: str) -> None:
+    code, raw = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/services", {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+        "spec": {"sessionAffinity": "ClientIP", "ports": [{"port": 80, "targetPort": 0}]}})
+    assert code == 201, raw
+    spec = json.loads(raw)["spec"]
+    assert spec["sessionAffinityConfig"] == {"clientIP": {"timeoutSeconds": 10800}}
+    assert spec["ports"] == [{"port": 80, "targetPort": 80, "protocol": "TCP"}]
+    code, raw = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", {
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    assert code == 201, raw
+    claim = json.loads(raw)
+    assert (claim["spec"]["volumeMode"], claim["status"]) == ("Filesystem", {"phase": "Pending"})
+    sts = {**_deployment("db", POD_SPEC), "kind": "StatefulSet"}
+    sts["spec"]["volumeClaimTemplates"] = [{"metadata": {"name": "data"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]
+    code, raw = _raw(stack, "POST", f"/apis/apps/v1/namespaces/{namespace}/statefulsets", sts)
+    assert code == 201, raw
+    template = json.loads(raw)["spec"]["volumeClaimTemplates"][0]
+    assert (template["spec"]["volumeMode"], template["status"]) == ("Filesystem", {"phase": "Pending"})
+
+
+def test_deployment_annotation_change_bumps_generation(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(_deployment("gen", POD_SPEC)))
+    kubectl.run("-n", namespace, "annotate", "deployment", "gen", "example.com/note=1")
+    generation = kubectl.run("-n", namespace, "get", "deployment", "gen", "-o", "jsonpath={.metadata.generation}")
+    assert generation.stdout == "2"
+    kubectl.run("-n", namespace, "label", "deployment", "gen", "x=y")
+    generation = kubectl.run("-n", namespace, "get", "deployment", "gen", "-o", "jsonpath={.metadata.generation}")
+    assert generation.stdout == "2"  # labels do not count

@@ -108,3 +108,160 @@ def test_service_ip_families(spec, families):
     strategy_for("", "Service").default(svc)
     assert svc["spec"].get("ipFamilies") == families
     assert svc["spec"].get("ipFamilyPolicy") == ("SingleStack" if families else None)
+
+
+# ------------------------------------------------------------ issue 17: Pod-only vs PodSpec, volumes, status zero
+
+POD_SPEC_DEFAULTS = {"restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+                     "securityContext": {}, "schedulerName": "default-scheduler"}
+
+
+@pytest.mark.parametrize(("group", "kind", "obj", "path"), [
+    ("apps", "Deployment", {"spec": {"template": {"spec": {}}}}, ("spec", "template", "spec")),
+    ("apps", "StatefulSet", {"spec": {"template": {"spec": {}}}}, ("spec", "template", "spec")),
+    ("apps", "DaemonSet", {"spec": {"template": {"spec": {}}}}, ("spec", "template", "spec")),
+    ("apps", "ReplicaSet", {"spec": {"template": {"spec": {}}}}, ("spec", "template", "spec")),
+    ("batch", "Job", {"spec": {"template": {"spec": {}}}}, ("spec", "template", "spec")),
+    ("batch", "CronJob", {"spec": {"jobTemplate": {"spec": {"template": {"spec": {}}}}}},
+     ("spec", "jobTemplate", "spec", "template", "spec")),
+    ("", "PodTemplate", {"template": {"spec": {}}}, ("template", "spec")),
+    ("", "ReplicationController", {"spec": {"template": {"spec": {}}}}, ("spec", "template", "spec")),
+])
+def test_templates_get_pod_spec_defaults_only(group, kind, obj, path):
+    node = obj
+    for key in path:
+        node = node[key]
+    node.update({"hostNetwork": True, "volumes": [{"name": "v"}],
+                 "containers": [{"name": "c", "image": "x", "ports": [{"containerPort": 80}],
+                                 "resources": {"limits": {"cpu": "1"}}}]})
+    strategy_for(group, kind).default(obj)
+    assert {k: node[k] for k in POD_SPEC_DEFAULTS} == POD_SPEC_DEFAULTS
+    assert "enableServiceLinks" not in node
+    assert node["volumes"] == [{"name": "v", "emptyDir": {}}]
+    assert node["containers"][0]["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
+    assert node["containers"][0]["resources"] == {"limits": {"cpu": "1"}}
+
+
+def test_pod_gets_pod_only_defaults():
+    pod = {"spec": {"hostNetwork": True, "containers": [{"name": "c", "image": "x", "ports": [{"containerPort": 80}]}],
+                    "initContainers": [{"name": "i", "image": "x", "resources": {"limits": {"memory": "1Gi"}}}]}}
+    strategy_for("", "Pod").default(pod)
+    spec = pod["spec"]
+    assert spec["enableServiceLinks"] is True
+    assert spec["containers"][0]["ports"] == [{"containerPort": 80, "protocol": "TCP", "hostPort": 80}]
+    assert spec["initContainers"][0]["resources"]["requests"] == {"memory": "1Gi"}
+
+
+def test_volume_defaults():
+    pod = {"spec": {"containers": [], "volumes": [
+        {"name": "a"}, {"name": "b", "persistentVolumeClaim": {"claimName": "c"}},
+        {"name": "p", "projected": {"sources": [{"serviceAccountToken": {"path": "t"}},
+                                                {"downwardAPI": {"items": [{"path": "n", "fieldRef": {
+                                                    "fieldPath": "metadata.name"}}]}}]}},
+        {"name": "e", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}}},
+        {"name": "r", "rbd": {"monitors": ["m"], "image": "i"}},
+        {"name": "i", "image": {"reference": "img:v1"}}]}}
+    strategy_for("", "Pod").default(pod)
+    volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
+    assert volumes["a"] == {"name": "a", "emptyDir": {}}
+    assert volumes["b"] == {"name": "b", "persistentVolumeClaim": {"claimName": "c"}}
+    assert volumes["p"]["projected"] == {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"path": "t", "expirationSeconds": 3600}},
+        {"downwardAPI": {"items": [{"path": "n", "fieldRef": {"fieldPath": "metadata.name", "apiVersion": "v1"}}]}}]}
+    assert volumes["e"]["ephemeral"]["volumeClaimTemplate"]["spec"]["volumeMode"] == "Filesystem"
+    assert volumes["r"]["rbd"] == {"monitors": ["m"], "image": "i", "pool": "rbd", "user": "admin",
+                                   "keyring": "/etc/ceph/keyring"}
+    assert volumes["i"]["image"] == {"reference": "img:v1", "pullPolicy": "IfNotPresent"}
+
+
+@pytest.mark.parametrize(("spec", "qos"), [
+    ({"containers": [{"name": "c"}]}, "BestEffort"),
+    ({"containers": [{"resources": {"requests": {"cpu": "100m"}}}]}, "Burstable"),
+    ({"containers": [{"resources": {"limits": {"cpu": "1", "memory": "1Gi"},
+                                    "requests": {"cpu": "1", "memory": "1Gi"}}}]}, "Guaranteed"),
+    ({"containers": [{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1000m",
+                                                                                      "memory": "1Gi"}}},
+                     {"resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "1"}}}]}, "Burstable"),
+    ({"containers": [{"resources": {"limits": {"example.com/gpu": "1"}}}]}, "BestEffort"),
+    ({"resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1", "memory": "1Gi"}},
+      "containers": [{"name": "c"}]}, "Guaranteed"),
+])
+def test_pod_qos_class(spec, qos):
+    from kapi.kinds.core import pod_qos_class
+    assert pod_qos_class(spec) == qos
+
+
+def test_scheduling_gated_pod_starts_with_the_gated_condition():
+    pod = {"spec": {"schedulingGates": [{"name": "g"}], "containers": []}}
+    strategy_for("", "Pod").prepare_for_create(pod)
+    assert pod["status"] == {"phase": "Pending", "qosClass": "BestEffort", "conditions": [{
+        "type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": None,
+        "reason": "SchedulingGated", "message": "Scheduling is blocked due to non-empty scheduling gates"}]}
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"sessionAffinity": "ClientIP", "ports": [{"port": 80, "targetPort": 0}]},
+     {"sessionAffinity": "ClientIP", "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 10800}},
+      "ports": [{"port": 80, "targetPort": 80, "protocol": "TCP"}], "type": "ClusterIP",
+      "internalTrafficPolicy": "Cluster"}),
+    ({"sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 5}}, "externalIPs": ["1.2.3.4"]},
+     {"sessionAffinity": "None", "externalIPs": ["1.2.3.4"], "type": "ClusterIP", "internalTrafficPolicy": "Cluster",
+      "externalTrafficPolicy": "Cluster"}),
+    ({"type": "LoadBalancer"}, {"type": "LoadBalancer", "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
+                                "externalTrafficPolicy": "Cluster", "allocateLoadBalancerNodePorts": True}),
+    ({"type": "ExternalName", "externalName": "x.example.com"},
+     {"type": "ExternalName", "externalName": "x.example.com", "sessionAffinity": "None"}),
+])
+def test_service_set_defaults(spec, expected):
+    svc = {"spec": spec}
+    strategy_for("", "Service").default(svc)
+    assert {k: v for k, v in svc["spec"].items() if k not in ("ipFamilyPolicy", "ipFamilies")} == expected
+
+
+def test_volume_and_claim_defaults_and_statuses():
+    pv = {"spec": {"capacity": {"storage": "1Gi"}}}
+    strategy_for("", "PersistentVolume").default(pv)
+    assert pv["spec"] == {"capacity": {"storage": "1Gi"}, "persistentVolumeReclaimPolicy": "Retain",
+                          "volumeMode": "Filesystem"}
+    strategy_for("", "PersistentVolume").prepare_for_create(pv)
+    assert pv["status"]["phase"] == "Pending" and pv["status"]["lastPhaseTransitionTime"].endswith("Z")
+    pvc = {"spec": {}}
+    strategy_for("", "PersistentVolumeClaim").default(pvc)
+    strategy_for("", "PersistentVolumeClaim").prepare_for_create(pvc)
+    assert pvc == {"spec": {"volumeMode": "Filesystem"}, "status": {"phase": "Pending"}}
+    sts = {"spec": {"volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {}}]}}
+    strategy_for("apps", "StatefulSet").default(sts)
+    assert sts["spec"]["volumeClaimTemplates"] == [{"metadata": {"name": "data"}, "spec": {"volumeMode": "Filesystem"},
+                                                    "status": {"phase": "Pending"}}]
+
+
+def test_replication_controller_selector_and_labels_from_the_template():
+    rc = {"metadata": {}, "spec": {"template": {"metadata": {"labels": {"app": "a"}}, "spec": {}}}}
+    strategy_for("", "ReplicationController").default(rc)
+    assert rc["spec"]["selector"] == {"app": "a"} and rc["metadata"]["labels"] == {"app": "a"}
+
+
+def test_job_defaults_that_depend_on_other_fields():
+    job = {"spec": {"backoffLimitPerIndex": 1, "completionMode": "Indexed", "completions": 2,
+                    "podFailurePolicy": {"rules": [{"action": "Ignore",
+                                                    "onPodConditions": [{"type": "DisruptionTarget"}]}]}}}
+    strategy_for("batch", "Job").default(job)
+    spec = job["spec"]
+    assert (spec["backoffLimit"], spec["podReplacementPolicy"]) == (2147483647, "Failed")
+    assert spec["podFailurePolicy"]["rules"][0]["onPodConditions"] == [{"type": "DisruptionTarget", "status": "True"}]
+
+
+def test_statefulset_retention_policy_fields_default_one_by_one():
+    sts = {"spec": {"persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete"}}}
+    strategy_for("apps", "StatefulSet").default(sts)
+    assert sts["spec"]["persistentVolumeClaimRetentionPolicy"] == {"whenDeleted": "Delete", "whenScaled": "Retain"}
+
+
+def test_cronjob_names_leave_room_for_the_job_suffix():
+    template = {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}
+    cronjob = {"metadata": {"name": "c" * 53}, "spec": {"schedule": "* * * * *", "jobTemplate": template}}
+    causes = strategy_for("batch", "CronJob").validate(cronjob)
+    assert [(c.field, c.message) for c in causes] == [
+        ("metadata.name", f'Invalid value: "{"c" * 53}": must be no more than 52 characters')]
+    cronjob["metadata"]["name"] = "c" * 52
+    assert strategy_for("batch", "CronJob").validate(cronjob) == []

@@ -85,8 +85,9 @@ CASES: list[tuple[str, str, str, dict[str, Any], list[Cause]]] = [
     ("svc-valid", "", "Service", {"spec": SERVICE_SPEC}, []),
     ("svc-port-range", "", "Service", {"spec": _spec(SERVICE_SPEC, "ports.0.port", 70000)},
      [_inv("spec.ports[0].port", "70000", PORT_MSG), _inv("spec.ports[0].targetPort", "70000", PORT_MSG)]),
-    ("svc-target-port", "", "Service", {"spec": _spec(SERVICE_SPEC, "ports.0.targetPort", 0)},
-     [_inv("spec.ports[0].targetPort", "0", PORT_MSG)]),
+    # a targetPort of 0 is unset to SetDefaults_Service (it becomes the port); one out of range is refused
+    ("svc-target-port", "", "Service", {"spec": _spec(SERVICE_SPEC, "ports.0.targetPort", 70000)},
+     [_inv("spec.ports[0].targetPort", "70000", PORT_MSG)]),
     ("svc-no-ports", "", "Service", {"spec": {"selector": {"a": "b"}}}, [_req("spec.ports")]),
     ("svc-no-ports-nodeport", "", "Service", {"spec": {"type": "NodePort"}}, [_req("spec.ports")]),
     ("svc-headless-no-ports", "", "Service", {"spec": {"clusterIP": "None"}}, []),
