@@ -6,9 +6,11 @@ escalation prevention, Service clusterIP/nodePort allocation and the CSR
 signer check. Each row below writes through a different door — POST with
 JSON and YAML, PUT, the three PATCH types, server-side apply creating and
 updating, the ``approval`` and ``status`` subresources — with and without
-``dryRun=All``, and asserts the guard's answer. A new door that forgets a
-hook fails here. ``test_store_is_the_only_writer`` checks the same from the
-code: no handler reaches storage's write RPCs or admission directly.
+``dryRun=All``, and asserts the guard's answer; every row runs through both
+front doors, REST and the public gRPC API (kapi.api.v1, docs/grpc.md), whose
+writes take the same path. A new door that forgets a hook fails here.
+``test_store_is_the_only_writer`` checks the same from the code: no handler
+reaches storage's write RPCs or admission directly.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 import yaml
@@ -48,6 +50,7 @@ class Client:
 
     stack: Stack
     token: str = ""
+    front: str = ""  # "" REST, "grpc" the gRPC API (names of the objects a row writes carry it)
 
     def request(self, method: str, path: str, body: Any = None, content_type: str = JSON) -> tuple[int, dict]:
         context = ssl.create_default_context(cafile=str(self.stack.pki.ca_cert))
@@ -69,6 +72,70 @@ class Client:
             conn.close()
 
 
+_GRPC_PATCH = {MERGE: "MERGE_PATCH", STRATEGIC: "STRATEGIC_MERGE_PATCH", JSONPATCH: "JSON_PATCH", APPLY: "APPLY_PATCH"}
+
+
+@dataclass
+class GrpcClient(Client):
+    """The same requests over the public gRPC API through Envoy (a grpc.aio channel per request): the REST
+    path and query become the call's ResourceRef and options; the answer is (HTTP code, object or Status)."""
+
+    front: str = "grpc"
+
+    def request(self, method: str, path: str, body: Any = None, content_type: str = JSON) -> tuple[int, dict]:
+        import asyncio
+
+        return asyncio.run(self._call(method, path, body, content_type))
+
+    async def _call(self, method: str, path: str, body: Any, content_type: str) -> tuple[int, dict]:
+        import grpc
+        from grpc_status import rpc_status
+
+        from kapi_proto.kapi.api.v1 import api_pb2, api_pb2_grpc
+
+        url = urlparse(path)
+        query = parse_qs(url.query)
+        parts = url.path.strip("/").split("/")
+        group, version, rest = ("", parts[1], parts[2:]) if parts[0] == "api" else (parts[1], parts[2], parts[3:])
+        namespace = ""
+        if rest[0] == "namespaces" and len(rest) > 2:
+            namespace, rest = rest[1], rest[2:]
+        ref = api_pb2.ResourceRef(group=group, version=version, resource=rest[0], namespace=namespace,
+                                  name=rest[1] if len(rest) > 1 else "", subresource=rest[2] if len(rest) > 2 else "")
+        options = api_pb2.WriteOptions(dry_run=query.get("dryRun", []),
+                                       field_manager=query.get("fieldManager", [""])[0])
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        metadata = (("authorization", f"Bearer {self.token}"),)
+        creds = grpc.ssl_channel_credentials(self.stack.pki.ca_cert.read_bytes())
+        async with grpc.aio.secure_channel(self.stack.url.removeprefix("https://"), creds,
+                                           options=[("grpc.ssl_target_name_override", "localhost")]) as channel:
+            api = api_pb2_grpc.ResourcesStub(channel)
+            try:
+                if method == "GET" and ref.name:
+                    reply = await api.Get(api_pb2.GetRequest(ref=ref), metadata=metadata)
+                elif method == "GET":
+                    reply = await api.List(api_pb2.ListRequest(ref=ref), metadata=metadata)
+                elif method == "POST":
+                    reply = await api.Create(api_pb2.CreateRequest(ref=ref, object=data, options=options),
+                                             metadata=metadata)
+                elif method == "PUT":
+                    reply = await api.Update(api_pb2.UpdateRequest(ref=ref, object=data, options=options),
+                                             metadata=metadata)
+                elif method == "PATCH":
+                    reply = await api.Patch(api_pb2.PatchRequest(
+                        ref=ref, type=api_pb2.PatchType.Value(_GRPC_PATCH[content_type]), patch=data,
+                        options=options, force=query.get("force") == ["true"]), metadata=metadata)
+                else:
+                    reply = await api.Delete(api_pb2.DeleteRequest(ref=ref), metadata=metadata)
+            except grpc.aio.AioRpcError as err:
+                detail = api_pb2.StatusDetail()
+                rich = rpc_status.from_call(err)
+                assert rich is not None and rich.details[0].Unpack(detail), err
+                status = json.loads(detail.status)
+                return int(status["code"]), status
+        return reply.code, json.loads(reply.object)
+
+
 def _csr_pem() -> str:
     global _CSR_PEM
     if _CSR_PEM is None:
@@ -86,7 +153,7 @@ def _csr_pem() -> str:
 
 
 @pytest.fixture(scope="module")
-def writer(stack: Stack, kubectl: Kubectl) -> Iterator[Client]:
+def rest_writer(stack: Stack, kubectl: Kubectl) -> Iterator[Client]:
     """A service account that may write Roles, RoleBindings, ClusterRoleBindings, Services and CSRs (incl.
     ``approval`` and ``status``) but holds no rights on Secrets and may not approve or sign for any signer."""
     kubectl.run("create", "namespace", NS)
@@ -111,6 +178,16 @@ def writer(stack: Stack, kubectl: Kubectl) -> Iterator[Client]:
         kubectl.run("delete", "clusterrolebinding", "write-path-writer", check=False)
         kubectl.run("delete", "clusterrole", "write-path-writer", check=False)
         kubectl.run("delete", "namespace", NS, "--wait=false", check=False)
+
+
+@pytest.fixture(params=["REST", "gRPC"])
+def writer(rest_writer: Client, request: pytest.FixtureRequest) -> Client:
+    """The writer through one front door: REST, or the gRPC API (the same identity, the same write path)."""
+    return rest_writer if request.param == "REST" else GrpcClient(rest_writer.stack, rest_writer.token)
+
+
+def _front(writer: Client) -> str:
+    return f"-{writer.front}" if writer.front else ""
 
 
 def _role(name: str, rules: list[dict]) -> dict:
@@ -147,7 +224,7 @@ def _dry(path: str, dry_run: bool) -> str:
 @pytest.mark.parametrize("kind", ["Role", "RoleBinding", "ClusterRoleBinding"])
 def test_escalating_create_is_refused(writer: Client, kubectl: Kubectl, kind: str, door: str, method: str,
                                       content_type: str, named: bool, dry_run: bool) -> None:
-    name = f"esc-{kind.lower()}-{door.replace(' ', '-').lower()}-{'dry' if dry_run else 'real'}"
+    name = f"esc-{kind.lower()}-{door.replace(' ', '-').lower()}-{'dry' if dry_run else 'real'}{_front(writer)}"
     body = _role(name, [SECRETS]) if kind == "Role" else _binding(kind, name)
     plural = kind.lower() + "s"
     collection = f"{RBAC}/clusterrolebindings" if kind == "ClusterRoleBinding" else \
@@ -196,7 +273,7 @@ def _update_body(content_type: str, current: dict, wanted: dict) -> Any:
 @pytest.mark.parametrize(("door", "method", "content_type"), UPDATES, ids=[u[0] for u in UPDATES])
 def test_escalating_update_is_refused(writer: Client, door: str, method: str, content_type: str,
                                       dry_run: bool) -> None:
-    name = f"widen-{door.replace(' ', '-').lower()}-{'dry' if dry_run else 'real'}"
+    name = f"widen-{door.replace(' ', '-').lower()}-{'dry' if dry_run else 'real'}{_front(writer)}"
     collection = f"{RBAC}/namespaces/{NS}/roles"
     current = _create(writer, collection, name, _role(name, BENIGN), content_type)
     wanted = _role(name, [*BENIGN, SECRETS])
@@ -238,7 +315,7 @@ def _service(name: str, type_: str = "NodePort") -> dict:
                          ids=[d[0] for d in SERVICE_DOORS])
 def test_created_service_gets_cluster_ip_and_node_port(writer: Client, door: str, method: str, content_type: str,
                                                         named: bool, dry_run: bool) -> None:
-    name = f"svc-{door.replace(' ', '-').lower()}-{'dry' if dry_run else 'real'}"
+    name = f"svc-{door.replace(' ', '-').lower()}-{'dry' if dry_run else 'real'}{_front(writer)}"
     path = f"/api/v1/namespaces/{NS}/services" + (f"/{name}" if named else "")
     status, reply = writer.request(method, _dry(path, dry_run), _service(name), content_type)
     assert status == 201, (door, reply)
@@ -264,7 +341,7 @@ SERVICE_UPDATES = [
 @pytest.mark.parametrize(("door", "method", "content_type"), SERVICE_UPDATES, ids=[u[0] for u in SERVICE_UPDATES])
 def test_service_type_change_allocates_node_port(writer: Client, door: str, method: str, content_type: str,
                                                  dry_run: bool) -> None:
-    name = f"svcu-{door.replace(' ', '-').lower()}-{'dry' if dry_run else 'real'}"
+    name = f"svcu-{door.replace(' ', '-').lower()}-{'dry' if dry_run else 'real'}{_front(writer)}"
     path = f"/api/v1/namespaces/{NS}/services/{name}"
     current = _create(writer, f"/api/v1/namespaces/{NS}/services", name, _service(name, "ClusterIP"), content_type)
     ip = current["spec"]["clusterIP"]
@@ -296,9 +373,9 @@ APPROVAL_DOORS = [
 
 
 @pytest.fixture(scope="module")
-def csr(writer: Client) -> str:
+def csr(rest_writer: Client) -> str:
     name = "write-path-guard"
-    status, reply = writer.request("POST", CSRS, {
+    status, reply = rest_writer.request("POST", CSRS, {
         "apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest", "metadata": {"name": name},
         "spec": {"request": base64.b64encode(_csr_pem().encode()).decode(),
                  "signerName": "example.com/guard", "usages": ["client auth"]}})
