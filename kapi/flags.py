@@ -47,6 +47,8 @@ class Flag:
     type: Callable[[str], Any] = str
     passthrough: bool = False
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    # ``kapi up`` takes it as ``SERVICE=VALUE`` (repeatable) and forwards each VALUE to that service alone.
+    per_service: bool = False
 
     def default_for(self, service: str) -> Any:
         """The default of this flag in ``service``'s parser."""
@@ -83,8 +85,9 @@ FLAGS: tuple[Flag, ...] = (
          "Comma-separated gRPC client-certificate CNs that may call this service's RPCs (health and reflection are "
          "open to any certificate from --grpc-ca-file); anyone else gets PERMISSION_DENIED. Storage admits only "
          "kapi's own service identities (kapi-<service>). Default: the kapi services that call it "
-         "(docs/grpc-services.md).",
-         defaults={service: ",".join(f"kapi-{c}" for c in callers) for service, callers in DEFAULT_CALLERS.items()}),
+         "(docs/grpc-services.md). kapi up: SERVICE=CN[,CN...], repeatable, e.g. authz=kapi-gateway,policy-engine.",
+         defaults={service: ",".join(f"kapi-{c}" for c in callers) for service, callers in DEFAULT_CALLERS.items()},
+         passthrough=True, per_service=True),
     Flag("log-level", _ALL | {CONTROLLERS}, "INFO", "Log level: DEBUG, INFO, WARNING, ERROR."),
     Flag("listen-address", _BACKENDS, "127.0.0.1:0", "host:port the gRPC server listens on."),
     Flag("log-format", _ALL, "text",
@@ -337,11 +340,26 @@ def parser_for(service: str, prog: str | None = None) -> argparse.ArgumentParser
     return parser
 
 
+def _service_value(flag: Flag) -> Callable[[str], tuple[str, str]]:
+    """argparse type of a ``per_service`` flag in ``kapi up``: ``SERVICE=VALUE`` -> (service, value)."""
+    def parse(text: str) -> tuple[str, str]:
+        service, sep, value = text.partition("=")
+        if not sep or service not in flag.services:
+            raise argparse.ArgumentTypeError(
+                f"expected SERVICE=VALUE with SERVICE one of {', '.join(sorted(flag.services))}, got {text!r}")
+        return service, value
+    return parse
+
+
 def add_passthrough(parser: argparse.ArgumentParser) -> None:
-    """Add every ``passthrough`` flag to ``parser`` with default None (meaning: not given)."""
+    """Add every ``passthrough`` flag to ``parser`` with default None (meaning: not given); a ``per_service``
+    one is repeatable ``SERVICE=VALUE`` (a list of (service, value) pairs once parsed)."""
     group = parser.add_argument_group("service flags (forwarded to the services that accept them)")
     for flag in FLAGS:
-        if flag.passthrough:
+        if flag.per_service:
+            group.add_argument(f"--{flag.name}", dest=flag.dest, type=_service_value(flag), action="append",
+                               default=None, metavar="SERVICE=VALUE", help=flag.help)
+        elif flag.passthrough:
             _add(group, flag, None)  # type: ignore[arg-type]
 
 
@@ -354,8 +372,28 @@ def forward(args: argparse.Namespace, service: str) -> list[str]:
         value = getattr(args, flag.dest, None)
         if value is None:
             continue
+        if flag.per_service:  # the last SERVICE=VALUE given for this service, if any
+            mine = [v for s, v in value if s == service]
+            if mine:
+                out.append(f"--{flag.name}={mine[-1]}")
+            continue
         text = str(value).lower() if isinstance(value, bool) else str(value)
         out.append(f"--{flag.name}={text}")
+    return out
+
+
+def passthrough_argv(args: argparse.Namespace) -> list[str]:
+    """The ``--flag=value`` items of the passthrough flags set in ``args`` (parsed by :func:`add_passthrough`'s
+    flags), the inverse of parsing them: a ``per_service`` flag gives one ``--flag=SERVICE=VALUE`` per value."""
+    out: list[str] = []
+    for flag in FLAGS:
+        value = getattr(args, flag.dest, None) if flag.passthrough else None
+        if value is None:
+            continue
+        if flag.per_service:
+            out += [f"--{flag.name}={s}={v}" for s, v in value]
+        else:
+            out.append(f"--{flag.name}={str(value).lower() if isinstance(value, bool) else value}")
     return out
 
 

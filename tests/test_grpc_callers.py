@@ -201,3 +201,26 @@ async def test_a_refusal_is_counted_as_permission_denied(state: Path) -> None:
     finally:
         await server.stop(0)
     assert refused() == before + 3
+
+
+def test_kapi_up_forwards_allowed_callers_to_the_service_it_names() -> None:
+    from kapi import flags
+    from kapi.local import launcher
+
+    args = launcher.build_parser().parse_args([
+        "--allowed-callers", "authz=kapi-gateway,policy-engine", "--allowed-callers", "admission=",
+        "--allowed-callers", "authz=kapi-gateway,policy-engine,auditor"])
+    argv = launcher._passthrough_argv(args)
+    assert [a for a in argv if a.startswith("--allowed-callers")] == [
+        "--allowed-callers=authz=kapi-gateway,policy-engine", "--allowed-callers=admission=",
+        "--allowed-callers=authz=kapi-gateway,policy-engine,auditor"]
+    options = launcher.parse_service_flags(argv)  # what Stack(extra_flags=...) does with them
+    assert flags.forward(options, "authz") == ["--allowed-callers=kapi-gateway,policy-engine,auditor"]  # last wins
+    assert flags.forward(options, "admission") == ["--allowed-callers="]
+    assert flags.forward(options, "authn") == [] and flags.forward(options, "gateway") == []
+    command = launcher.service_args("authz", listen="127.0.0.1:0", peers=launcher.Peers(storage="127.0.0.1:1"),
+                                    pki_dir="/pki", forwarded=flags.forward(options, "authz"))
+    assert grpcutil.allowed_callers(flags.parse("authz", command[1:])) == {"kapi-gateway", "policy-engine", "auditor"}
+    for bad in ("gateway=x", "authz", "nosuch=x"):
+        with pytest.raises(SystemExit):
+            launcher.build_parser().parse_args(["--allowed-callers", bad])

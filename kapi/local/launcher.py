@@ -965,13 +965,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _passthrough_argv(args: argparse.Namespace) -> list[str]:
-    """The ``--flag=value`` list of passthrough flags given on the command line."""
-    out: list[str] = []
-    for flag in flags.FLAGS:
-        value = getattr(args, flag.dest, None) if flag.passthrough else None
-        if value is not None:
-            out.append(f"--{flag.name}={str(value).lower() if isinstance(value, bool) else value}")
-    return out
+    """The ``--flag=value`` list of passthrough flags given on the command line (kapi.flags.passthrough_argv)."""
+    return flags.passthrough_argv(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
