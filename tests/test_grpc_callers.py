@@ -224,3 +224,13 @@ def test_kapi_up_forwards_allowed_callers_to_the_service_it_names() -> None:
     for bad in ("gateway=x", "authz", "nosuch=x"):
         with pytest.raises(SystemExit):
             launcher.build_parser().parse_args(["--allowed-callers", bad])
+
+
+def test_kapi_testing_forwards_allowed_callers_too() -> None:
+    from kapi.testing import stack_options
+
+    options = stack_options(["--allowed-callers=authz=kapi-gateway,policy-engine", "--token-auth-file=/x.csv"])
+    assert sorted(options["extra_flags"]) == ["--allowed-callers=authz=kapi-gateway,policy-engine",
+                                              "--token-auth-file=/x.csv"]
+    with pytest.raises(ValueError, match="SERVICE=VALUE"):
+        stack_options(["--allowed-callers=kapi-gateway"])

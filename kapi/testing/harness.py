@@ -287,11 +287,7 @@ def stack_options(kapi_flags: Sequence[str]) -> dict[str, Any]:
     if bad:
         raise ValueError(f"kapi flags {', '.join(sorted(bad))} are chosen by kapi.testing")
     passthrough = {flag.dest for flag in flags.FLAGS if flag.passthrough}
-    extra = []
-    for flag in flags.FLAGS:
-        if flag.passthrough and flag.dest in given:
-            value = getattr(args, flag.dest)
-            extra.append(f"--{flag.name}={str(value).lower() if isinstance(value, bool) else value}")
+    extra = flags.passthrough_argv(args)  # the service flags given (those not given parsed as None)
     options: dict[str, Any] = {"extra_flags": extra, "gateways": TEST_GATEWAYS, "storage_replicas": 1}
     accepted = set(inspect.signature(Stack).parameters)
     for dest in sorted(given - passthrough):  # launcher flags: each one a Stack parameter of the same name
