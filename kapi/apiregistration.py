@@ -82,6 +82,7 @@ PRIORITIES: dict[tuple[str, str], tuple[int, int]] = {
     ("node.k8s.io", "v1alpha1"): (16300, 1),
     ("discovery.k8s.io", "v1"): (16200, 15),
     ("discovery.k8s.io", "v1beta1"): (16200, 12),
+    ("resource.k8s.io", "v1"): (16200, 21),
     ("resource.k8s.io", "v1beta2"): (16200, 15),
     ("resource.k8s.io", "v1beta1"): (16200, 9),
     ("resource.k8s.io", "v1alpha3"): (16200, 1),

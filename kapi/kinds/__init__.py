@@ -22,6 +22,7 @@ from kapi.kinds import (  # noqa: F401  (registration)
     node,
     policy,
     rbac,
+    resource,
     storage,
 )
 from kapi.kinds.base import Strategy, register, strategy_for

@@ -80,6 +80,7 @@ _VIEW_RULES = [
                                 "replicationcontrollers/scale"]),
     rule(READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
     rule(READ, ["networking.k8s.io"], ["ingresses", "ingresses/status", "networkpolicies"]),
+    rule(READ, ["resource.k8s.io"], ["resourceclaims", "resourceclaims/status", "resourceclaimtemplates"]),
 ]
 
 _EDIT_ONLY_RULES = [
@@ -101,6 +102,7 @@ _EDIT_ONLY_RULES = [
     rule(WRITE, ["networking.k8s.io"], ["ingresses", "networkpolicies"]),
     rule(READ, ["coordination.k8s.io"], ["leases"]),
     rule(WRITE, ["coordination.k8s.io"], ["leases"]),
+    rule(WRITE, ["resource.k8s.io"], ["resourceclaims", "resourceclaimtemplates"]),
 ]
 
 _ADMIN_ONLY_RULES = [

@@ -251,6 +251,24 @@ def _volume_attachment(obj: Obj) -> list[Any]:
 _ROLE_COLUMNS = (Column("Role"), Column("Users", priority=1), Column("Groups", priority=1),
                  Column("ServiceAccounts", priority=1))
 
+def _resource_claim_state(obj: Obj) -> list[Any]:
+    """kube's resourceClaimState: deleted / pending / allocated[,reserved|,deallocating], comma-joined."""
+    states = []
+    deleted = bool(get(obj, "metadata", "deletionTimestamp"))
+    if deleted:
+        states.append("deleted")
+    if not get(obj, "status", "allocation"):
+        if not deleted:
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if get(obj, "status", "reservedFor"):
+            states.append("reserved")
+        elif deleted:
+            states.append("deallocating")
+    return [",".join(states)]
+
+
 PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "pods"): Printer((Column("Ready"), Column("Status"), Column("Restarts", "string"),
                            Column("IP", priority=1), Column("Node", priority=1),
@@ -301,6 +319,12 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("discovery.k8s.io", "endpointslices"): Printer((Column("AddressType"), Column("Ports"), Column("Endpoints")),
                                                     _endpoint_slice),
     ("node.k8s.io", "runtimeclasses"): Printer((Column("Handler"),), lambda o: [o.get("handler", "")]),
+    ("resource.k8s.io", "deviceclasses"): Printer((), lambda o: []),
+    ("resource.k8s.io", "resourceclaims"): Printer((Column("State"),), _resource_claim_state),
+    ("resource.k8s.io", "resourceclaimtemplates"): Printer((), lambda o: []),
+    ("resource.k8s.io", "resourceslices"): Printer((Column("Node"), Column("Driver"), Column("Pool")), lambda o: [
+        get(o, "spec", "nodeName", default=""), get(o, "spec", "driver", default=""),
+        get(o, "spec", "pool", "name", default="")]),
     ("storage.k8s.io", "csidrivers"): Printer(
         (Column("AttachRequired", "boolean"), Column("PodInfoOnMount", "boolean"), Column("StorageCapacity", "boolean"),
          Column("TokenRequests"), Column("RequiresRepublish", "boolean"), Column("Modes")), _csi_driver),

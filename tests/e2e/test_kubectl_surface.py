@@ -87,13 +87,15 @@ def test_apply_client_side_server_side_and_back(kubectl: Kubectl, namespace: str
     assert json.loads(kubectl.run("-n", namespace, "get", "cm", "app", "-o", "json").stdout)["data"] == {
         "a": "3", "b": "1"}
 
-    # Now the field belongs to client-side apply: a server-side apply changing it conflicts, --force-conflicts wins.
-    proc = kubectl.run("-n", namespace, "apply", "--server-side", "-f", path, check=False)
+    # Now the field belongs to client-side apply: another manager's server-side apply changing it conflicts,
+    # --force-conflicts wins. kubectl's own (manager "kubectl") takes the field over without a conflict, since
+    # the last-applied annotation records it with its live value (kube's lastAppliedManager).
+    proc = kubectl.run("-n", namespace, "apply", "--server-side", "--field-manager=other", "-f", path, check=False)
     assert proc.returncode != 0
-    assert 'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1' in proc.stderr
-    assert ".data.a" in proc.stderr
-    kubectl.run("-n", namespace, "apply", "--server-side", "--force-conflicts", "-f", path)
+    assert 'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1: .data.a' in proc.stderr
+    kubectl.run("-n", namespace, "apply", "--server-side", "-f", path)
     assert json.loads(kubectl.run("-n", namespace, "get", "cm", "app", "-o", "json").stdout)["data"]["a"] == "1"
+    assert ("kubectl-client-side-apply", "Update") not in managers(kubectl, namespace, "cm/app")
 
 
 def test_server_side_apply_creates_and_conflict_status(kubectl: Kubectl, api: client.ApiClient, namespace: str):
