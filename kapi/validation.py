@@ -89,9 +89,18 @@ def _format_errors(value: str, max_len: int, pattern: re.Pattern[str], msg: str,
 
 
 def is_dns1123_label(value: str) -> list[str]:
-    """Messages for a value that is not an RFC 1123 label (max 63 characters); [] when valid."""
-    return _format_errors(value, DNS1123_LABEL_MAX, _DNS1123_LABEL, DNS1123_LABEL_MSG, DNS1123_LABEL_FMT,
-                          "my-name", "123-abc")
+    """Messages for a value that is not an RFC 1123 label (max 63 characters); [] when valid.
+
+    As apimachinery's IsDNS1123Label: a value that is a valid subdomain but not a label (it has dots) gets
+    ``must not contain dots`` rather than the pattern's message.
+    """
+    out = [max_len_error(DNS1123_LABEL_MAX)] if len(value) > DNS1123_LABEL_MAX else []
+    if not _full(_DNS1123_LABEL, value):
+        if _full(_DNS1123_SUBDOMAIN, value):
+            out.append("must not contain dots")
+        else:
+            out.append(regex_error(DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return out
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:

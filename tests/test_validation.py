@@ -15,7 +15,8 @@ QNAME = ("must consist of alphanumeric characters, '-', '_' or '.', and must sta
 
 @pytest.mark.parametrize(("check", "value", "expected"), [
     (v.is_dns1123_label, "my-name", []),
-    (v.is_dns1123_label, "a.b", [v.regex_error(v.DNS1123_LABEL_MSG, v.DNS1123_LABEL_FMT, "my-name", "123-abc")]),
+    (v.is_dns1123_label, "a.b", ["must not contain dots"]),  # a subdomain, not a label
+    (v.is_dns1123_label, "a_b", [v.regex_error(v.DNS1123_LABEL_MSG, v.DNS1123_LABEL_FMT, "my-name", "123-abc")]),
     (v.is_dns1123_label, "a" * 64, ["must be no more than 63 characters"]),
     (v.is_dns1123_label, "abc\n", [v.regex_error(v.DNS1123_LABEL_MSG, v.DNS1123_LABEL_FMT, "my-name", "123-abc")]),
     (v.is_dns1123_subdomain, "example.com", []),

@@ -23,7 +23,7 @@ from typing import Any
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import go_value, immutable_shown, selector_string
-from kapi.kinds.podspec import default_claim_spec, default_template, spec_of, validate_workload
+from kapi.kinds.podspec import default_claim_spec, default_template, name_warnings, spec_of, validate_workload
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import regex_error
 from kapi.values import as_dict as _dict
@@ -266,6 +266,10 @@ class DeploymentStrategy(Strategy):
         old_annotations = _dict(old.get("metadata")).get("annotations") or {}
         return new.get("spec") != old.get("spec") or annotations != old_annotations
 
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`)."""
+        return name_warnings(obj)
+
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateDeploymentSpec (:func:`validate_deployment_spec`)."""
         return validate_deployment_spec(_dict(obj.get("spec")))
@@ -287,6 +291,10 @@ class ReplicaSetStrategy(Strategy):
         spec = spec_of(obj)
         spec.setdefault("replicas", 1)
         default_template(spec, create=True)
+
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`)."""
+        return name_warnings(obj)
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateReplicaSetSpec (kube's message names "deployment" for an empty selector here too), then

@@ -87,6 +87,11 @@ class Strategy:
         """``Validate<Kind>`` of a defaulted object about to be created or stored; [] when valid."""
         return []
 
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """``WarningsOnCreate``: warning texts (kube's ``Warning: 299`` headers) for a valid object about to be
+        created; [] when none."""
+        return []
+
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """``Validate<Kind>Update``: rules comparing ``new`` to the stored ``old`` (immutability); [] when valid."""
         return []

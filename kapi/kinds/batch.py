@@ -33,7 +33,7 @@ from kapi.attributes import UserInfo
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import field_value, go_value, immutable_shown, selector_matches, selector_string
-from kapi.kinds.podspec import default_template, spec_of, validate_workload
+from kapi.kinds.podspec import default_template, name_warnings, spec_of, validate_workload
 from kapi.objectmeta import invalid, required
 from kapi.values import as_dict as _dict
 
@@ -251,6 +251,10 @@ class JobStrategy(Strategy):
         if template_labels and not _dict(meta.get("labels")) and isinstance(obj.get("metadata"), dict):
             obj["metadata"]["labels"] = dict(template_labels)
 
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`)."""
+        return name_warnings(obj)
+
     def validate(self, obj: Obj) -> list[Cause]:
         """validateJobSpec's workload checks and the generated selector's."""
         return job_spec_causes(obj.get("spec"), "spec") + validate_generated_selector(obj)
@@ -282,6 +286,10 @@ class CronJobStrategy(Strategy):
         template = spec.get("jobTemplate")
         if isinstance(template, dict) and isinstance(template.get("spec"), dict):
             default_job_spec(template["spec"])
+
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`)."""
+        return name_warnings(obj)
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateCronJobCreate: ValidateJobTemplateSpec's workload checks under ``spec.jobTemplate.spec``, and a

@@ -32,12 +32,14 @@ from kapi.kinds.fields import (
     too_long_total,
 )
 from kapi.kinds.podspec import (
+    POD_HOSTNAME,
     PROTOCOLS,
     default_claim_spec,
     default_pod_only,
     default_pod_spec,
     default_ports,
     default_template,
+    name_warnings,
     port_number,
     spec_of,
     validate_pod_spec,
@@ -771,6 +773,10 @@ class PodStrategy(Strategy):
         status["qosClass"] = pod_qos_class(spec)
         obj["status"] = status
 
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`)."""
+        return name_warnings(obj, POD_HOSTNAME)
+
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidatePodSpec of ``spec``."""
         return validate_pod_spec(obj.get("spec"), "spec")
@@ -830,6 +836,10 @@ class ReplicationControllerStrategy(Strategy):
             if isinstance(meta, dict) and not meta.get("labels"):
                 meta["labels"] = dict(labels)
         default_template(spec)
+
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`)."""
+        return name_warnings(obj)
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateReplicationControllerSpec: replicas, template restartPolicy Always (selector: a plain map)."""

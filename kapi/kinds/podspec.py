@@ -233,6 +233,22 @@ def default_template(spec: Obj, create: bool = False) -> None:
         default_pod_spec(template.get("spec"))
 
 
+POD_NAMES_AND_HOSTNAMES = "Pod names and hostnames"
+POD_HOSTNAME = "the Pod's hostname"
+
+
+def name_warnings(obj: Obj, used_in: str = POD_NAMES_AND_HOSTNAMES) -> list[str]:
+    """The WarningsOnCreate name check of Pods and the workloads that name Pods after themselves: a
+    ``metadata.name`` that is not a DNS label (``metadata.name: this is used in <used_in>, which can result
+    in surprising behavior; a DNS label is recommended: [<IsDNS1123Label's messages>]``)."""
+    name = _dict(obj.get("metadata")).get("name")
+    msgs = is_dns1123_label(name) if isinstance(name, str) else []
+    if not msgs:
+        return []
+    return [f"metadata.name: this is used in {used_in}, which can result in surprising behavior; a DNS label is "
+            f"recommended: [{' '.join(msgs)}]"]
+
+
 def spec_of(obj: Obj) -> Obj:
     """``obj["spec"]``, created empty when absent or not an object (defaulting needs somewhere to write)."""
     spec = obj.get("spec")

@@ -170,3 +170,5 @@ class Admitter:
             meta = request.object.get("metadata") or {}
             name = meta.get("name") or request.attributes.name or ""
             raise errors.invalid(resource.kind, name if isinstance(name, str) else "", causes, resource.group)
+        if request.operation == CREATE and not request.subresource:  # rest.BeforeCreate, once validation passed
+            request.warnings.extend(kind.warnings_on_create(request.object))

@@ -303,3 +303,15 @@ def test_deployment_annotation_change_bumps_generation(kubectl: Kubectl, namespa
     kubectl.run("-n", namespace, "label", "deployment", "gen", "x=y")
     generation = kubectl.run("-n", namespace, "get", "deployment", "gen", "-o", "jsonpath={.metadata.generation}")
     assert generation.stdout == "2"  # labels do not count
+
+
+def test_names_that_are_not_dns_labels_warn(kubectl: Kubectl, namespace: str) -> None:
+    proc = kubectl.run("-n", namespace, "create", "deployment", "web.v1", "--image=nginx")
+    assert ("Warning: metadata.name: this is used in Pod names and hostnames, which can result in surprising "
+            "behavior; a DNS label is recommended: [must not contain dots]") in proc.stderr, proc.stderr
+    proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web.v1"}, "spec": POD_SPEC}))
+    assert ("Warning: metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; "
+            "a DNS label is recommended: [must not contain dots]") in proc.stderr, proc.stderr
+    proc = kubectl.run("-n", namespace, "create", "configmap", "web.v1")
+    assert "Warning" not in proc.stderr, proc.stderr

@@ -265,3 +265,17 @@ def test_cronjob_names_leave_room_for_the_job_suffix():
         ("metadata.name", f'Invalid value: "{"c" * 53}": must be no more than 52 characters')]
     cronjob["metadata"]["name"] = "c" * 52
     assert strategy_for("batch", "CronJob").validate(cronjob) == []
+
+
+def test_name_warnings_on_create():
+    pod = {"metadata": {"name": "a.b"}}
+    assert strategy_for("", "Pod").warnings_on_create(pod) == [
+        "metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is "
+        "recommended: [must not contain dots]"]
+    for group, kind in (("apps", "Deployment"), ("apps", "ReplicaSet"), ("batch", "Job"), ("batch", "CronJob"),
+                        ("", "ReplicationController")):
+        assert strategy_for(group, kind).warnings_on_create(pod) == [
+            "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS "
+            "label is recommended: [must not contain dots]"], kind
+    assert strategy_for("apps", "Deployment").warnings_on_create({"metadata": {"name": "web"}}) == []
+    assert strategy_for("", "ConfigMap").warnings_on_create(pod) == []
