@@ -293,6 +293,7 @@ class Backends:
     post_start_hooks: set[str] = field(default_factory=set)  # finished ones (services/gateway/healthz.py)
     storage_health: StorageHealth | None = None  # storage's view of etcd: the etcd checks of /livez, /readyz
     watches: set[Any] = field(default_factory=set)
+    watch_fanout: Any = None  # shared storage watches (services/gateway/watchfanout.py), made on first watch
     custom_resources: CustomResourceRegistry | None = None  # CRD-served resources and the CRD controller
     aggregator: Aggregator | None = None  # APIServices: proxying to extension API servers
     audit: Auditor | None = None  # --audit-* flags (services/gateway/audit.py)

@@ -93,6 +93,11 @@ AUTH_DURATION = _collector("authentication_duration_seconds", lambda: Histogram(
     buckets=AUTH_BUCKETS))
 AUTH_ATTEMPTS = _collector("authentication_attempts", lambda: Counter(
     "authentication_attempts", "Counter of authenticated attempts.", ("result",)))
+SHARED_WATCHES = _collector("kapi_watch_shared_upstreams", lambda: Gauge(
+    "kapi_watch_shared_upstreams", "Storage watch streams this gateway shares among client watches "
+    "(services/gateway/watchfanout.py)."))
+SHARED_WATCH_CLIENTS = _collector("kapi_watch_shared_clients", lambda: Gauge(
+    "kapi_watch_shared_clients", "Client watches served by this gateway's shared storage watch streams."))
 FALLBACK = _collector("kapi_flowcontrol_local_fallback", lambda: Gauge(
     "kapi_flowcontrol_local_fallback", "1 while this gateway admits requests with its local max-in-flight limits "
     "because the flowcontrol service is unreachable, else 0."))

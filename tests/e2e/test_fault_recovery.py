@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from kapi.local import envoy
 from kapi.local.launcher import Stack, grpc_healthy
 from tests.e2e.test_faults import Client
 
@@ -81,10 +82,12 @@ GATEWAYS = ("gateway-1", "gateway-2")
 
 
 def envoy_health(stack: Stack) -> str:
-    """The health_flags lines of Envoy's admin /clusters (``healthy`` or ``/failed_active_hc`` per gateway)."""
+    """The health_flags lines of Envoy's REST cluster in its admin /clusters (``healthy`` or ``/failed_active_hc``
+    per gateway; the gRPC API's cluster, health-checked the same way, has lines of its own)."""
     admin = (stack.state_dir / "run" / "envoy-admin.address").read_text().strip()
     with urllib.request.urlopen(f"http://{admin}/clusters", timeout=5) as reply:
-        return "\n".join(line for line in reply.read().decode().splitlines() if "health_flags" in line)
+        return "\n".join(line for line in reply.read().decode().splitlines()
+                         if "health_flags" in line and line.startswith(f"{envoy.CLUSTER}::"))
 
 
 def test_etcd_stopped_readyz_fails_and_envoy_stops_routing(stack: Stack) -> None:
@@ -188,10 +191,13 @@ def test_storage_replica_killed_watches_resume_without_gap_duplicate_or_error(st
     watches: list[dict[str, Any]] = [{"events": [], "ended": ""} for _ in range(8)]
 
     def watch(result: dict[str, Any]) -> None:
+        # Each watch its own selector (same objects): watches that agree on every filter share one storage stream
+        # per gateway (services/gateway/watchfanout.py), and eight streams are what spreads them over the replicas.
+        selector = f"wave%3Dresume,w{id(result)}!%3Dx"
         conn = http.client.HTTPSConnection(url[0], int(url[1]), context=_context(stack), timeout=60)
         try:
             conn.request("GET", f"/api/v1/namespaces/{NS}/configmaps?watch=1&resourceVersion={start_rv}"
-                                "&allowWatchBookmarks=true&labelSelector=wave%3Dresume&timeoutSeconds=60")
+                                f"&allowWatchBookmarks=true&labelSelector={selector}&timeoutSeconds=60")
             reply = conn.getresponse()
             if reply.status != 200:
                 result["ended"] = f"status {reply.status}"

@@ -26,8 +26,10 @@ from aiohttp import web
 from kapi import errors, gofmt, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import metrics, table
+from services.gateway.backends import Backends
 from services.gateway.requestinfo import query_bool
 from services.gateway.scope import RequestScope, parse_resource_version
+from services.gateway.watchfanout import Client, Fanout, next_batch
 
 log = logging.getLogger(__name__)
 
@@ -111,8 +113,8 @@ def _resumable(exc: grpc.RpcError) -> bool:
     return exc.code() == grpc.StatusCode.UNAVAILABLE if hasattr(exc, "code") else False
 
 
-async def _resume(scope: RequestScope, request: storage_pb2.WatchRequest, revision: int, deadline: float,
-                  ) -> tuple[Any, Any, Any] | None:
+async def resume(backends: Backends, request: storage_pb2.WatchRequest, revision: int, deadline: float,
+                 ) -> tuple[Any, Any, Any] | None:
     """A new storage watch from ``revision`` (on whichever replica answers), with its first batch.
 
     Retries while storage is unavailable, for up to RESUME_SECONDS after the
@@ -123,7 +125,7 @@ async def _resume(scope: RequestScope, request: storage_pb2.WatchRequest, revisi
     replica has ``revision`` any more, else the last failure.
     """
     loop = asyncio.get_running_loop()
-    watches = scope.backends.watches
+    watches = backends.watches
     give_up = loop.time() + RESUME_SECONDS
     resumed = storage_pb2.WatchRequest()
     resumed.CopyFrom(request)
@@ -131,10 +133,10 @@ async def _resume(scope: RequestScope, request: storage_pb2.WatchRequest, revisi
     delay = RESUME_BACKOFF_SECONDS
     while True:
         remaining = deadline - loop.time()
-        if remaining <= 0 or scope.backends.shutting_down:
+        if remaining <= 0 or backends.shutting_down:
             return None
         started = loop.time()
-        call = scope.backends.storage.Watch(resumed, timeout=remaining)
+        call = backends.storage.Watch(resumed, timeout=remaining)
         watches.add(call)
         stream = call.__aiter__()
         try:
@@ -175,6 +177,10 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
         field_selector=scope.param("fieldSelector"), allow_bookmarks=_flag(scope, "allowWatchBookmarks"),
         send_initial_events=_flag(scope, "sendInitialEvents"), selectable_fields=scope.selectable_fields())
     deadline = asyncio.get_running_loop().time() + timeout
+    output = scope.output
+    client = None if output.table or output.partial_metadata else fanout(scope.backends).subscribe(request)
+    if client is not None:
+        return await _shared(scope, client, deadline)
     call = scope.backends.storage.Watch(request, timeout=timeout)
     stream = call.__aiter__()
     encoder = _Encoder(scope)
@@ -209,7 +215,7 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
                     watches.discard(call)
                     call.cancel()
                     try:
-                        resumed = await _resume(scope, request, position.revision, deadline)
+                        resumed = await resume(scope.backends, request, position.revision, deadline)
                     except errors.StatusError as err:
                         await response.write(error_event(err))
                         return response
@@ -234,3 +240,53 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
     finally:
         watches.discard(call)
         call.cancel()
+
+
+def fanout(backends: Backends) -> Fanout:
+    """The gateway's shared storage watches (services/gateway/watchfanout.py), made on first use."""
+    if backends.watch_fanout is None:
+        backends.watch_fanout = Fanout(lambda: backends.storage, backends.watches, lambda: backends.shutting_down,
+                                       lambda request, revision, deadline: resume(backends, request, revision,
+                                                                                  deadline))
+        fan = backends.watch_fanout
+        metrics.SHARED_WATCHES.set_function(lambda: fan.upstreams)
+        metrics.SHARED_WATCH_CLIENTS.set_function(fan.clients)
+    return backends.watch_fanout
+
+
+async def _shared(scope: RequestScope, client: Client, deadline: float) -> web.StreamResponse:
+    """Stream a watch served by a shared upstream (:mod:`services.gateway.watchfanout`) until ``deadline``.
+
+    As for a watch of its own: a refusal within the first half second (a bad selector) is a plain error
+    response, a 410 or 504 the ERROR event; later failures are the ERROR event; the end of the upstream,
+    the deadline or a gateway drain end the stream cleanly.
+    """
+    encoder = _Encoder(scope)
+    try:
+        pending: asyncio.Future[Any] = asyncio.ensure_future(next_batch(client, deadline))
+        await asyncio.wait({pending}, timeout=0.5)
+        if pending.done() and isinstance(pending.exception(), errors.StatusError):
+            err = pending.exception()
+            assert isinstance(err, errors.StatusError)
+            if err.code not in (410, 504):
+                raise err
+        response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
+                                                           "Cache-Control": "no-cache, private"})
+        response.enable_chunked_encoding()
+        await response.prepare(scope.request)
+        next_events: Any = pending
+        while True:
+            try:
+                events = await next_events
+            except errors.StatusError as err:
+                await response.write(error_event(err))
+                return response
+            if events is None:
+                return response
+            data = b"".join(encoder.encode(e) for e in events)
+            metrics.watch_events(scope.resource.group, scope.resource.version, scope.resource.kind,
+                                 len(events), len(data))
+            await response.write(data)
+            next_events = next_batch(client, deadline)
+    finally:
+        client.close()
