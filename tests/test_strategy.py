@@ -112,7 +112,8 @@ def test_update_keeps_system_fields_and_bumps_generation() -> None:
     assert same["metadata"]["generation"] == 1  # spec unchanged: no bump
     status = strategy.prepare_for_update({"metadata": {"name": "p", "labels": {"x": "y"}}, "spec": {},
                                           "status": {"phase": "Running"}}, old, PODS, subresource="status")
-    assert status["status"] == {"phase": "Running"} and status["spec"] == old["spec"]
+    # the stored qosClass is kept when the status update has none (podStatusStrategy.PrepareForUpdate)
+    assert status["status"] == {"phase": "Running", "qosClass": "BestEffort"} and status["spec"] == old["spec"]
     assert "labels" not in status["metadata"] and status["metadata"]["generation"] == 1
 
 

@@ -773,6 +773,30 @@ class PodStrategy(Strategy):
         status["qosClass"] = pod_qos_class(spec)
         obj["status"] = status
 
+    def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
+        """podStatusStrategy.PrepareForUpdate (``status``): the QoS class is immutable, so a status without one keeps
+        the stored one; a zero ``observedGeneration`` (of the status and of each condition, matched by type in
+        order) keeps the stored value."""
+        status = new.get("status")
+        if subresource != "status" or not isinstance(status, dict):
+            return
+        old_status = _dict(old.get("status"))
+        if not status.get("qosClass") and old_status.get("qosClass"):
+            status["qosClass"] = old_status["qosClass"]
+        if not status.get("observedGeneration") and old_status.get("observedGeneration"):
+            status["observedGeneration"] = old_status["observedGeneration"]
+        stored: dict[Any, list[Any]] = {}
+        for condition in _list(old_status.get("conditions")):
+            if isinstance(condition, dict):
+                stored.setdefault(condition.get("type"), []).append(condition.get("observedGeneration"))
+        for condition in _list(status.get("conditions")):
+            if not isinstance(condition, dict):
+                continue
+            generations = stored.get(condition.get("type")) or []
+            generation = generations.pop(0) if generations else None
+            if not condition.get("observedGeneration") and generation:
+                condition["observedGeneration"] = generation
+
     def warnings_on_create(self, obj: Obj) -> list[str]:
         """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`)."""
         return name_warnings(obj, POD_HOSTNAME)

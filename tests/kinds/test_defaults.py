@@ -279,3 +279,16 @@ def test_name_warnings_on_create():
             "label is recommended: [must not contain dots]"], kind
     assert strategy_for("apps", "Deployment").warnings_on_create({"metadata": {"name": "web"}}) == []
     assert strategy_for("", "ConfigMap").warnings_on_create(pod) == []
+
+
+def test_pod_status_update_keeps_the_qos_class_and_observed_generations():
+    old = {"status": {"phase": "Pending", "qosClass": "Burstable", "observedGeneration": 2,
+                      "conditions": [{"type": "Ready", "status": "False", "observedGeneration": 2}]}}
+    new = {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"},
+                                                         {"type": "Initialized", "status": "True"}]}}
+    strategy_for("", "Pod").prepare_for_update(new, old, "status")
+    assert new["status"] == {"phase": "Running", "qosClass": "Burstable", "observedGeneration": 2, "conditions": [
+        {"type": "Ready", "status": "True", "observedGeneration": 2}, {"type": "Initialized", "status": "True"}]}
+    main = {"status": {}}
+    strategy_for("", "Pod").prepare_for_update(main, old, "")
+    assert main == {"status": {}}  # the main resource's status is the stored one already (the generic rule)
