@@ -361,18 +361,23 @@ def _covers(owned: Iterable[Path], path: Path) -> bool:
 
 
 def update(live: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str, api_version: str, time: str,
-           types: Types, subresource: str = "", reset: Iterable[str] = ()) -> list[dict[str, Any]]:
+           types: Types, subresource: str = "", reset: Iterable[str] = (),
+           only: Iterable[Path] | None = None) -> list[dict[str, Any]]:
     """The managedFields of ``new`` after an Update by ``manager`` (create when ``live`` is None).
 
     The manager gains the fields it added or changed (map keys and list
     items it added are owned as nodes, shown with ``"."``); others lose
-    them; fields gone from ``new`` leave every set.
+    them; fields gone from ``new`` leave every set. ``only``: the paths the
+    request itself set (kube tracks the object before mutating admission);
+    changes elsewhere (added by admission) are owned by nobody.
     """
     reset = tuple(reset)
     before, _ = flatten(live or {}, types, reset)
     after, structs = flatten(new, types, reset)
     changed = {p for p, v in after.items() if p not in structs and (p not in before or (
         v is not _LEAF and before[p] != v))}
+    if only is not None:
+        changed &= set(only)
     result = incoming_entries(live, new)
     # Fields outside the writable part (``reset``: spec on /status) still exist: their owners keep them.
     present = set(flatten(new, types)[0]) if reset else set(after)

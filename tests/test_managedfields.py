@@ -220,3 +220,13 @@ def test_status_update_keeps_the_spec_owners_fields():
     assert "f:spec" in owners["kubectl-create"]["fieldsV1"]  # spec is outside /status, still kubectl-create's
     assert owners["kube-controller-manager"]["fieldsV1"] == {"f:status": {"f:replicas": {}}}
     assert owners["kube-controller-manager"]["subresource"] == "status"
+
+
+def test_update_owns_only_what_the_request_set_when_told():
+    requested = {"metadata": {"name": "c"}, "data": {"a": "1"}}
+    admitted = {"metadata": {"name": "c", "labels": {"added-by": "admission"}}, "data": {"a": "1"}}
+    [entry] = mf.update(None, admitted, "kubectl-create", "v1", T, CM,
+                        only=mf.flatten(requested, CM)[0])
+    assert entry["fieldsV1"] == {"f:data": {".": {}, "f:a": {}}}  # the label admission added is nobody's
+    [entry] = mf.update(None, admitted, "kubectl-create", "v1", T, CM)
+    assert "f:metadata" in entry["fieldsV1"]  # without ``only`` the admitted object is the request's

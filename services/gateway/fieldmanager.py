@@ -12,11 +12,13 @@ annotation sync and the client-side-apply upgrade path).
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
 from typing import Any
 
-from kapi import errors, jsonutil
+from kapi import errors, jsonutil, kinds
 from kapi import managedfields as mf
+from kapi.resources import REGISTRY
 from services.gateway import patch as patching
 from services.gateway.scope import RequestScope
 
@@ -60,15 +62,39 @@ def reset_fields(scope: RequestScope) -> tuple[str, ...]:
     return ()
 
 
-def track_update(scope: RequestScope, old: bytes | None, new: bytes) -> bytes:
-    """``new`` (admitted object JSON) with managedFields updated for this request's Update (unless applying)."""
+def _requested_paths(scope: RequestScope, requested: dict[str, Any] | None, t: mf.Types) -> set[mf.Path] | None:
+    """The paths of the request's object as kube's field manager sees it: decoded and defaulted (the kind's
+    ``SetDefaults``), before mutating admission. None when unknown (no object, or a custom resource, whose
+    schema defaults are the admission service's)."""
+    if requested is None or not isinstance(requested, dict):
+        return None
+    r = scope.resource
+    if not REGISTRY.is_static(r):
+        return None
+    defaulted = copy.deepcopy(requested)
+    try:
+        kinds.strategy_for(r.group, r.kind).default(defaulted)
+    except Exception:  # noqa: BLE001 - malformed input: fall back to tracking the admitted object
+        return None
+    return set(mf.flatten(defaulted, t, reset_fields(scope))[0])
+
+
+def track_update(scope: RequestScope, old: bytes | None, new: bytes, requested: dict[str, Any] | None = None
+                 ) -> bytes:
+    """``new`` (admitted object JSON) with managedFields updated for this request's Update (unless applying).
+
+    ``requested`` is the object the request asked to store (before admission): as kube's create/update/patch
+    handlers record managedFields before mutating admission runs, fields that admission or the strategy add
+    (a Pod's service-account volume and mounts, default tolerations, priority) are owned by no manager.
+    """
     if scope.applying:
         return new
     obj = jsonutil.loads(new)
     live = jsonutil.loads(old) if old else None
     subresource = scope.info.subresource if scope.info.subresource in ("status", "scale") else ""
-    fields = mf.update(live, obj, manager(scope), scope.resource.group_version, now(), types(scope), subresource,
-                       reset_fields(scope))
+    t = types(scope)
+    fields = mf.update(live, obj, manager(scope), scope.resource.group_version, now(), t, subresource,
+                       reset_fields(scope), only=_requested_paths(scope, requested, t))
     meta = obj.setdefault("metadata", {})
     if fields:
         meta["managedFields"] = fields

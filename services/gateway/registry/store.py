@@ -89,7 +89,7 @@ async def create(scope: RequestScope, obj: dict[str, Any]) -> bytes:
     hooks' refusals (403 escalation, 422 allocation), 409 AlreadyExists.
     """
     dry_run = scope.dry_run()
-    admitted = fieldmanager.track_update(scope, None, await _admit(scope, CREATE, obj, b"", dry_run))
+    admitted = fieldmanager.track_update(scope, None, await _admit(scope, CREATE, obj, b"", dry_run), obj)
     final: dict[str, Any] = jsonutil.loads(admitted)
     name = (final.get("metadata") or {}).get("name") or ""
     if not name:
@@ -165,7 +165,7 @@ class _Retry(Exception):
 async def _update(scope: RequestScope, obj: dict[str, Any], current: Any) -> bytes:
     dry_run = scope.dry_run()
     old_raw = bytes(current.object)
-    admitted = fieldmanager.track_update(scope, old_raw, await _admit(scope, UPDATE, obj, old_raw, dry_run))
+    admitted = fieldmanager.track_update(scope, old_raw, await _admit(scope, UPDATE, obj, old_raw, dry_run), obj)
     write = Write(scope, UPDATE, jsonutil.loads(admitted), jsonutil.loads(old_raw), old_raw, dry_run)
     await _run_hooks(write)
     if dry_run:
