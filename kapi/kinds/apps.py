@@ -62,10 +62,50 @@ PERCENT_MSG = "a valid percent string must be a numeric string followed by an en
 _PERCENT = re.compile(PERCENT_FMT)
 
 
-def nonnegative(spec: Obj, name: str) -> list[Cause]:
-    """apivalidation.ValidateNonnegativeField of the integer ``spec.<name>`` when set."""
+def nonnegative(spec: Obj, name: str, prefix: str = "spec") -> list[Cause]:
+    """apivalidation.ValidateNonnegativeField of the integer ``<prefix>.<name>`` when set."""
     value = _int(spec.get(name))
-    return [invalid(f"spec.{name}", value, NEGATIVE)] if value is not None and value < 0 else []
+    return [invalid(f"{prefix}.{name}", value, NEGATIVE)] if value is not None and value < 0 else []
+
+
+GREATER_THAN_REPLICAS = "cannot be greater than status.replicas"
+
+
+def validate_replica_status(new: Obj, old: Obj, counts: tuple[str, ...], at_most_replicas: tuple[str, ...]
+                            ) -> list[Cause]:
+    """ValidateDeploymentStatusUpdate / ValidateReplicaSetStatusUpdate under ``status``: each of ``counts`` (and
+    ``collisionCount``) >= 0; each of ``at_most_replicas`` ``cannot be greater than status.replicas``;
+    ``availableReplicas`` ``cannot be greater than readyReplicas``; a ``collisionCount`` that goes down
+    ``cannot be decremented``. Absent counts are 0 (Go's zero value)."""
+    status, old_status = _dict(new.get("status")), _dict(old.get("status"))
+    out = [c for name in (*counts, "collisionCount") for c in nonnegative(status, name, "status")]
+    replicas = _int(status.get("replicas")) or 0
+    for name in at_most_replicas:
+        value = _int(status.get(name)) or 0
+        if value > replicas:
+            out.append(invalid(f"status.{name}", value, GREATER_THAN_REPLICAS))
+    available, ready = _int(status.get("availableReplicas")) or 0, _int(status.get("readyReplicas")) or 0
+    if available > ready:
+        out.append(invalid("status.availableReplicas", available, "cannot be greater than readyReplicas"))
+    collisions, old_collisions = _int(status.get("collisionCount")), _int(old_status.get("collisionCount"))
+    if old_collisions is not None and (collisions is None or collisions < old_collisions):
+        out.append(invalid("status.collisionCount", collisions or 0, "cannot be decremented"))
+    return out
+
+
+DEPLOYMENT_COUNTS = ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
+                     "unavailableReplicas")
+REPLICASET_COUNTS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration")
+ACTIVE_DEADLINE_FORBIDDEN = "activeDeadlineSeconds in ReplicaSet is not Supported"
+
+
+def active_deadline_forbidden(spec: Obj) -> list[Cause]:
+    """ValidatePodTemplateSpecForReplicaSet (Deployments and ReplicaSets): the template may not set
+    ``activeDeadlineSeconds``."""
+    pod_spec = _dict(_dict(spec.get("template")).get("spec"))
+    if pod_spec.get("activeDeadlineSeconds") is None:
+        return []
+    return [forbidden("spec.template.spec.activeDeadlineSeconds", ACTIVE_DEADLINE_FORBIDDEN)]
 
 
 def int_or_string(value: Any) -> str:
@@ -221,6 +261,7 @@ def validate_deployment_spec(spec: Obj) -> list[Cause]:
     """ValidateDeploymentSpec: the workload checks, then strategy, minReadySeconds, revisionHistoryLimit and
     progressDeadlineSeconds (>= 0 and ``must be greater than minReadySeconds``)."""
     out = validate_workload(spec, "deployment", ("Always",), invalid_selector="invalid label selector")
+    out.extend(active_deadline_forbidden(spec))
     out.extend(validate_deployment_strategy(spec.get("strategy")))
     out.extend(nonnegative(spec, "minReadySeconds"))
     out.extend(nonnegative(spec, "revisionHistoryLimit"))
@@ -275,7 +316,11 @@ class DeploymentStrategy(Strategy):
         return validate_deployment_spec(_dict(obj.get("spec")))
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
-        """deploymentStrategy.ValidateUpdate: ``spec.selector`` immutable."""
+        """deploymentStrategy.ValidateUpdate: ``spec.selector`` immutable; ``status``: ValidateDeploymentStatusUpdate
+        (:func:`validate_replica_status`)."""
+        if subresource == "status":
+            return validate_replica_status(new, old, DEPLOYMENT_COUNTS,
+                                           ("updatedReplicas", "readyReplicas", "availableReplicas"))
         return selector_immutable(new, old, subresource)
 
 
@@ -301,10 +346,13 @@ class ReplicaSetStrategy(Strategy):
         ``minReadySeconds`` >= 0."""
         spec = _dict(obj.get("spec"))
         out = validate_workload(spec, "deployment", ("Always",), invalid_selector="invalid label selector")
-        return out + nonnegative(spec, "minReadySeconds")
+        return out + active_deadline_forbidden(spec) + nonnegative(spec, "minReadySeconds")
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
-        """rsStrategy.ValidateUpdate: ``spec.selector`` immutable."""
+        """rsStrategy.ValidateUpdate: ``spec.selector`` immutable; ``status``: ValidateReplicaSetStatusUpdate."""
+        if subresource == "status":
+            return validate_replica_status(new, old, REPLICASET_COUNTS,
+                                           ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"))
         return selector_immutable(new, old, subresource)
 
 

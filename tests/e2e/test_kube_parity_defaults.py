@@ -315,3 +315,15 @@ def test_names_that_are_not_dns_labels_warn(kubectl: Kubectl, namespace: str) ->
             "a DNS label is recommended: [must not contain dots]") in proc.stderr, proc.stderr
     proc = kubectl.run("-n", namespace, "create", "configmap", "web.v1")
     assert "Warning" not in proc.stderr, proc.stderr
+
+
+def test_deployment_status_updates_are_validated(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(_deployment("st", POD_SPEC)))
+    proc = kubectl.run("-n", namespace, "patch", "deployment", "st", "--subresource=status", "--type=merge", "-p",
+                       json.dumps({"status": {"replicas": 1, "readyReplicas": 2, "availableReplicas": 1}}),
+                       check=False)
+    assert proc.returncode != 0
+    assert ('The Deployment "st" is invalid: status.readyReplicas: Invalid value: 2: cannot be greater than '
+            "status.replicas") in proc.stderr, proc.stderr
+    kubectl.run("-n", namespace, "patch", "deployment", "st", "--subresource=status", "--type=merge", "-p",
+                json.dumps({"status": {"replicas": 2, "readyReplicas": 2, "availableReplicas": 1}}))

@@ -1,5 +1,7 @@
 """Decode-time defaulting and conversion of built-in kinds."""
 
+import copy
+
 import pytest
 
 from kapi.kinds import strategy_for
@@ -292,3 +294,35 @@ def test_pod_status_update_keeps_the_qos_class_and_observed_generations():
     main = {"status": {}}
     strategy_for("", "Pod").prepare_for_update(main, old, "")
     assert main == {"status": {}}  # the main resource's status is the stored one already (the generic rule)
+
+
+def test_deployment_and_replicaset_status_validation():
+    old = {"status": {"collisionCount": 2}}
+    new = {"status": {"replicas": 1, "readyReplicas": 2, "availableReplicas": 3, "updatedReplicas": -1,
+                      "collisionCount": 1}}
+    causes = strategy_for("apps", "Deployment").validate_update(new, old, "status")
+    assert [(c.field, c.message) for c in causes] == [
+        ("status.updatedReplicas", "Invalid value: -1: must be greater than or equal to 0"),
+        ("status.readyReplicas", "Invalid value: 2: cannot be greater than status.replicas"),
+        ("status.availableReplicas", "Invalid value: 3: cannot be greater than status.replicas"),
+        ("status.availableReplicas", "Invalid value: 3: cannot be greater than readyReplicas"),
+        ("status.collisionCount", "Invalid value: 1: cannot be decremented")]
+    rs = {"status": {"replicas": 1, "fullyLabeledReplicas": 2}}
+    causes = strategy_for("apps", "ReplicaSet").validate_update(rs, {}, "status")
+    assert [(c.field, c.message) for c in causes] == [
+        ("status.fullyLabeledReplicas", "Invalid value: 2: cannot be greater than status.replicas")]
+    assert strategy_for("apps", "Deployment").validate_update({"status": {"replicas": 2, "readyReplicas": 1}},
+                                                              {}, "status") == []
+
+
+def test_replicaset_templates_may_not_set_active_deadline_seconds():
+    rs = {"metadata": {"name": "r"}, "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+        "metadata": {"labels": {"a": "b"}},
+        "spec": {"activeDeadlineSeconds": 5, "containers": [{"name": "c", "image": "x"}]}}}}
+    for kind in ("ReplicaSet", "Deployment"):
+        obj = copy.deepcopy(rs)
+        strategy_for("apps", kind).default(obj)
+        causes = strategy_for("apps", kind).validate(obj)
+        assert [(c.field, c.message) for c in causes] == [
+            ("spec.template.spec.activeDeadlineSeconds", "Forbidden: activeDeadlineSeconds in ReplicaSet is not "
+                                                         "Supported")], kind
