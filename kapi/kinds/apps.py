@@ -71,11 +71,12 @@ def nonnegative(spec: Obj, name: str, prefix: str = "spec") -> list[Cause]:
 GREATER_THAN_REPLICAS = "cannot be greater than status.replicas"
 
 
-def validate_replica_status(new: Obj, old: Obj, counts: tuple[str, ...], at_most_replicas: tuple[str, ...]
-                            ) -> list[Cause]:
-    """ValidateDeploymentStatusUpdate / ValidateReplicaSetStatusUpdate under ``status``: each of ``counts`` (and
-    ``collisionCount``) >= 0; each of ``at_most_replicas`` ``cannot be greater than status.replicas``;
-    ``availableReplicas`` ``cannot be greater than readyReplicas``; a ``collisionCount`` that goes down
+def validate_replica_status(new: Obj, old: Obj, counts: tuple[str, ...], at_most_replicas: tuple[str, ...] = (),
+                            ready_name: str | None = "readyReplicas") -> list[Cause]:
+    """The apps status updates under ``status`` (ValidateDeploymentStatusUpdate, ValidateReplicaSetStatusUpdate,
+    ValidateStatefulSetStatusUpdate, ValidateDaemonSetStatusUpdate): each of ``counts`` (and ``collisionCount``)
+    >= 0; each of ``at_most_replicas`` ``cannot be greater than status.replicas``; ``availableReplicas``
+    ``cannot be greater than <ready_name>`` (None: no such check); a ``collisionCount`` that goes down
     ``cannot be decremented``. Absent counts are 0 (Go's zero value)."""
     status, old_status = _dict(new.get("status")), _dict(old.get("status"))
     out = [c for name in (*counts, "collisionCount") for c in nonnegative(status, name, "status")]
@@ -85,8 +86,8 @@ def validate_replica_status(new: Obj, old: Obj, counts: tuple[str, ...], at_most
         if value > replicas:
             out.append(invalid(f"status.{name}", value, GREATER_THAN_REPLICAS))
     available, ready = _int(status.get("availableReplicas")) or 0, _int(status.get("readyReplicas")) or 0
-    if available > ready:
-        out.append(invalid("status.availableReplicas", available, "cannot be greater than readyReplicas"))
+    if ready_name and available > ready:
+        out.append(invalid("status.availableReplicas", available, f"cannot be greater than {ready_name}"))
     collisions, old_collisions = _int(status.get("collisionCount")), _int(old_status.get("collisionCount"))
     if old_collisions is not None and (collisions is None or collisions < old_collisions):
         out.append(invalid("status.collisionCount", collisions or 0, "cannot be decremented"))
@@ -96,6 +97,10 @@ def validate_replica_status(new: Obj, old: Obj, counts: tuple[str, ...], at_most
 DEPLOYMENT_COUNTS = ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
                      "unavailableReplicas")
 REPLICASET_COUNTS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration")
+STATEFULSET_COUNTS = ("replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas",
+                      "observedGeneration")
+DAEMONSET_COUNTS = ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",
+                    "observedGeneration", "updatedNumberScheduled", "numberAvailable", "numberUnavailable")
 ACTIVE_DEADLINE_FORBIDDEN = "activeDeadlineSeconds in ReplicaSet is not Supported"
 
 
@@ -396,9 +401,12 @@ class StatefulSetStrategy(Strategy):
         return out + validate_workload(spec, "statefulset", ("Always",), replicas=False, invalid_selector="")
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
-        """ValidateStatefulSetUpdate: the spec without the mutable fields must equal the stored one."""
+        """ValidateStatefulSetUpdate: the spec without the mutable fields must equal the stored one; ``status``:
+        ValidateStatefulSetStatusUpdate."""
         if subresource == "status":
-            return []
+            return validate_replica_status(new, old, STATEFULSET_COUNTS, ("readyReplicas", "currentReplicas",
+                                                                          "updatedReplicas", "availableReplicas"),
+                                           "status.readyReplicas")
         spec, old_spec = _dict(new.get("spec")), _dict(old.get("spec"))
         rest = {k: v for k, v in spec.items() if k not in STATEFULSET_MUTABLE}
         old_rest = {k: v for k, v in old_spec.items() if k not in STATEFULSET_MUTABLE}
@@ -426,10 +434,16 @@ class DaemonSetStrategy(Strategy):
         ``minReadySeconds`` >= 0, the update strategy, ``revisionHistoryLimit`` >= 0."""
         spec = _dict(obj.get("spec"))
         out = validate_workload(spec, "daemonset", ("Always",), replicas=False)
+        if _dict(_dict(spec.get("template")).get("spec")).get("activeDeadlineSeconds") is not None:
+            out.append(forbidden("spec.template.spec.activeDeadlineSeconds",
+                                 "activeDeadlineSeconds in DaemonSet is not Supported"))
         out.extend(nonnegative(spec, "minReadySeconds"))
         out.extend(validate_daemonset_update_strategy(spec.get("updateStrategy")))
         return out + nonnegative(spec, "revisionHistoryLimit")
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
-        """daemonSetStrategy.ValidateUpdate: ``spec.selector`` immutable."""
+        """daemonSetStrategy.ValidateUpdate: ``spec.selector`` immutable; ``status``: ValidateDaemonSetStatusUpdate
+        (counts >= 0, collisionCount not decremented)."""
+        if subresource == "status":
+            return validate_replica_status(new, old, DAEMONSET_COUNTS, ready_name=None)
         return selector_immutable(new, old, subresource)

@@ -326,3 +326,24 @@ def test_replicaset_templates_may_not_set_active_deadline_seconds():
         assert [(c.field, c.message) for c in causes] == [
             ("spec.template.spec.activeDeadlineSeconds", "Forbidden: activeDeadlineSeconds in ReplicaSet is not "
                                                          "Supported")], kind
+
+
+def test_statefulset_and_daemonset_status_validation():
+    sts = {"status": {"replicas": 1, "readyReplicas": 1, "currentReplicas": 2, "availableReplicas": 2}}
+    causes = strategy_for("apps", "StatefulSet").validate_update(sts, {}, "status")
+    assert [(c.field, c.message) for c in causes] == [
+        ("status.currentReplicas", "Invalid value: 2: cannot be greater than status.replicas"),
+        ("status.availableReplicas", "Invalid value: 2: cannot be greater than status.replicas"),
+        ("status.availableReplicas", "Invalid value: 2: cannot be greater than status.readyReplicas")]
+    ds = {"status": {"numberReady": -1, "collisionCount": 0}}
+    causes = strategy_for("apps", "DaemonSet").validate_update(ds, {"status": {"collisionCount": 1}}, "status")
+    assert [(c.field, c.message) for c in causes] == [
+        ("status.numberReady", "Invalid value: -1: must be greater than or equal to 0"),
+        ("status.collisionCount", "Invalid value: 0: cannot be decremented")]
+    daemonset = {"spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+        "metadata": {"labels": {"a": "b"}}, "spec": {"activeDeadlineSeconds": 1,
+                                                     "containers": [{"name": "c", "image": "x"}]}}}}
+    strategy_for("apps", "DaemonSet").default(daemonset)
+    causes = strategy_for("apps", "DaemonSet").validate(daemonset)
+    assert [(c.field, c.message) for c in causes] == [
+        ("spec.template.spec.activeDeadlineSeconds", "Forbidden: activeDeadlineSeconds in DaemonSet is not Supported")]
