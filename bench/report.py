@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import ssl
 import subprocess
 import sys
@@ -347,8 +348,16 @@ async def watch_fanout(http: Http, watchers: int, events: int, seconds: float, a
 
     async def consume() -> None:
         nonlocal opened
-        async with http.session.get(f"{http.url}/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={rv}"
-                                    f"&timeoutSeconds={int(seconds) + 60}") as reply:
+        url = (f"{http.url}/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={rv}"
+               f"&timeoutSeconds={int(seconds) + 60}")
+        while True:  # as client-go: a watch refused with 429 (APF: too many starting at once) is retried
+            reply = await http.session.get(url)
+            if reply.status == 200:
+                break
+            retry = float(reply.headers.get("Retry-After") or 1)
+            reply.release()
+            await asyncio.sleep(retry * random.random())
+        async with reply:
             opened += 1
             if opened == watchers:
                 started.set()
