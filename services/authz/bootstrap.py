@@ -177,6 +177,7 @@ NODE_RULES = [
     rule(READ, ["storage.k8s.io"], ["csidrivers"]),
     rule(["create", "delete", "get", "patch", "update"], ["storage.k8s.io"], ["csinodes"]),
     rule(READ, ["node.k8s.io"], ["runtimeclasses"]),
+    rule(["get"], ["resource.k8s.io"], ["resourceclaims"]),  # DRA (GA since 1.34): a kubelet reads its pods' claims
 ]
 
 # name -> (rules, extra labels, aggregated-from label suffix or "").

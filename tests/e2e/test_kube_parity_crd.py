@@ -82,6 +82,14 @@ def test_crd_delete_adds_the_cleanup_finalizer_and_terminating(kubectl: Kubectl,
         "apiVersion": f"{group}/v1", "kind": "Widget",
         "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}))
 
+    # a dry run answers the CRD as the first DELETE would mark it, and changes nothing
+    preview = json.loads(kubectl.run("delete", "--raw", f"{CRDS}/{name}?dryRun=All").stdout)
+    assert preview["metadata"]["finalizers"] == ["customresourcecleanup.apiextensions.k8s.io"]
+    assert [c["reason"] for c in preview["status"]["conditions"] if c["type"] == "Terminating"] == [
+        "InstanceDeletionPending"]
+    untouched = _get(kubectl, name)
+    assert "deletionTimestamp" not in untouched["metadata"] and "finalizers" not in untouched["metadata"]
+
     marked = json.loads(kubectl.run("delete", "--raw", f"{CRDS}/{name}").stdout)
     assert marked["kind"] == "CustomResourceDefinition"  # 200 with the marked CRD, not a Status
     assert marked["metadata"]["finalizers"] == ["customresourcecleanup.apiextensions.k8s.io"]
@@ -99,8 +107,8 @@ def test_crd_delete_adds_the_cleanup_finalizer_and_terminating(kubectl: Kubectl,
     assert {(e["manager"], e.get("subresource")) for e in crd["metadata"]["managedFields"]} >= {
         ("kube-apiserver", "status")}
     # the finalizer controller deleted the object: it waits on its own finalizer
-    widget = json.loads(kubectl.run("-n", namespace, "get", f"widgets.{group}", "held", "-o", "json").stdout)
-    assert widget["metadata"]["deletionTimestamp"]
+    wait_for(lambda: json.loads(kubectl.run("-n", namespace, "get", f"widgets.{group}", "held", "-o", "json"
+                                            ).stdout)["metadata"].get("deletionTimestamp"))
     kubectl.run("-n", namespace, "patch", f"widgets.{group}", "held", "--type=merge",
                 "-p", '{"metadata":{"finalizers":null}}')
     wait_for(lambda: "NotFound" in kubectl.run("get", "crd", name, check=False).stderr, timeout=30)

@@ -166,6 +166,8 @@ def test_edit_and_view_roles_aggregate_claims(kubectl: Kubectl, alice: Kubectl, 
                                  check=False).stdout.strip() == "no"
         finally:
             kubectl.run("-n", namespace, "delete", "rolebinding", binding)
+    node = json.loads(kubectl.run("get", "clusterrole", "system:node", "-o", "json").stdout)["rules"]
+    assert {"apiGroups": [GROUP], "resources": ["resourceclaims"], "verbs": ["get"]} in node
     rules = json.loads(kubectl.run("get", "clusterrole", "system:aggregate-to-view", "-o", "json").stdout)["rules"]
     assert {"apiGroups": [GROUP], "resources": ["resourceclaims", "resourceclaims/status", "resourceclaimtemplates"],
             "verbs": ["get", "list", "watch"]} in rules

@@ -73,6 +73,27 @@ def _check_preconditions(scope: RequestScope, obj: dict[str, Any], revision: int
                 scope.resource.group)
 
 
+def _mark_definition(obj: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """The first DELETE's changes to a CRD, in place: deletionTimestamp, the cleanup finalizer, Terminating."""
+    meta["deletionTimestamp"] = _now()
+    if crd.CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
+        meta["finalizers"] = [*(meta.get("finalizers") or []), crd.CLEANUP_FINALIZER]
+    obj["metadata"] = meta
+    crd.set_condition(obj, "Terminating", "True", "InstanceDeletionPending",
+                      "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon")
+    return obj
+
+
+def dry_run_mark(scope: RequestScope, current: Any) -> dict[str, Any] | None:
+    """What a dry-run DELETE answers when the real one would only mark: the marked CRD (kube's REST.Delete
+    runs its update in dry-run mode); None when the stored object is the answer."""
+    obj = dict(jsonutil.loads(current.object))
+    meta = dict(obj.get("metadata") or {})
+    if scope.resource.group != crd.GROUP or scope.resource.resource != crd.RESOURCE or meta.get("deletionTimestamp"):
+        return None
+    return _mark_definition(obj, meta)
+
+
 async def mark(scope: RequestScope, name: str, current: Any, options: dict[str, Any]) -> dict[str, Any] | None:
     """Mark ``current`` (a storage ObjectResponse) for deletion if it must only be marked; returns the marked
     object, or None when the caller should delete it outright. Raises StatusError 409 as described above."""
@@ -88,13 +109,7 @@ async def mark(scope: RequestScope, name: str, current: Any, options: dict[str, 
     definition = scope.resource.group == crd.GROUP and scope.resource.resource == crd.RESOURCE
     if definition and not meta.get("deletionTimestamp"):
         _check_preconditions(scope, obj, current.resource_version, options)
-        meta["deletionTimestamp"] = _now()
-        if crd.CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
-            meta["finalizers"] = [*(meta.get("finalizers") or []), crd.CLEANUP_FINALIZER]
-        obj["metadata"] = meta
-        crd.set_condition(obj, "Terminating", "True", "InstanceDeletionPending",
-                          "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon")
-        return await _write(scope, name, obj, current.resource_version)
+        return await _write(scope, name, _mark_definition(obj, meta), current.resource_version)
     if meta.get("deletionTimestamp") or not (spec_finalizers or finalizer):
         return None
     _check_preconditions(scope, obj, current.resource_version, options)

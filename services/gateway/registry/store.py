@@ -203,7 +203,8 @@ async def delete(scope: RequestScope, name: str, options: dict[str, Any]) -> tup
         DELETE, scope.attrs, scope.resource.kind, b"", current.object, dry_run, "", timeout=scope.timeout)
     scope.warnings.extend(warnings)
     if dry_run:
-        return dict(jsonutil.loads(current.object)), False
+        preview = deletion.dry_run_mark(scope, current)
+        return (preview, True) if preview is not None else (dict(jsonutil.loads(current.object)), False)
     marked = await deletion.mark(scope, name, current, options)
     if marked is not None:
         return marked, True
