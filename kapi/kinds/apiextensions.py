@@ -65,7 +65,8 @@ def default_crd(obj: Obj) -> None:
         return
     names = spec.get("names")
     if isinstance(names, dict):
-        kind = names.get("kind") if isinstance(names.get("kind"), str) else ""
+        raw_kind = names.get("kind")
+        kind = raw_kind if isinstance(raw_kind, str) else ""
         if not names.get("singular"):
             names["singular"] = kind.lower()
         if not names.get("listKind") and kind:
