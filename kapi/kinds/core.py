@@ -960,6 +960,13 @@ class NodeStrategy(Strategy):
     keeps_status_on_create = True
     selectable_fields = {"spec.unschedulable": flag_value("spec", "unschedulable")}
 
+    def default(self, obj: Obj) -> None:
+        """SetDefaults_NodeStatus: no ``allocatable`` but a ``capacity`` -> allocatable is the capacity."""
+        status = obj.get("status")
+        if isinstance(status, dict) and status.get("allocatable") is None and isinstance(status.get("capacity"),
+                                                                                          dict):
+            status["allocatable"] = dict(status["capacity"])
+
 
 @register
 class EventStrategy(Strategy):
@@ -1033,10 +1040,55 @@ def _now_text(now: datetime | None = None) -> str:
     return (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-# ResourceQuota has a status struct whose fields are all omitempty (and its PrepareForCreate resets it); LimitRange and
-# Endpoints have none.
-for _kind in ("ResourceQuota", "LimitRange", "Endpoints"):
-    register(type(f"{_kind}Strategy", (Strategy,), {
-        "__doc__": f"{_kind}: its kube strategy keeps no ``metadata.generation``.",
-        "group": "", "kind": _kind, "tracks_generation": False,
-        "status_zero": {} if _kind == "ResourceQuota" else None}))
+@register
+class ResourceQuotaStrategy(Strategy):
+    """ResourceQuota: no generation; a status struct whose fields are all omitempty, reset on create."""
+
+    group, kind = "", "ResourceQuota"
+    tracks_generation = False
+    status_zero: dict[str, Any] = {}
+
+
+@register
+class LimitRangeStrategy(Strategy):
+    """LimitRange: no generation; SetDefaults_LimitRangeItem."""
+
+    group, kind = "", "LimitRange"
+    tracks_generation = False
+
+    def default(self, obj: Obj) -> None:
+        """SetDefaults_LimitRangeItem of each item (:func:`default_limit_range_item`)."""
+        for item in _list(_dict(obj.get("spec")).get("limits")):
+            if isinstance(item, dict):
+                default_limit_range_item(item)
+
+
+def default_limit_range_item(item: Obj) -> None:
+    """SetDefaults_LimitRangeItem, in place: for a ``Container`` item, ``default`` takes ``max`` where unset, then
+    ``defaultRequest`` takes ``default``, then ``min``, where unset (both maps exist afterwards); other types
+    are untouched. Also what LimitRanger applies to the LimitRanges it reads."""
+    if item.get("type") != "Container":
+        return
+    default, request = item.get("default"), item.get("defaultRequest")
+    default = item["default"] = dict(default) if isinstance(default, dict) else {}
+    request = item["defaultRequest"] = dict(request) if isinstance(request, dict) else {}
+    for name, value in _dict(item.get("max")).items():
+        default.setdefault(name, value)
+    for name, value in default.items():
+        request.setdefault(name, value)
+    for name, value in _dict(item.get("min")).items():
+        request.setdefault(name, value)
+
+
+@register
+class EndpointsStrategy(Strategy):
+    """Endpoints: no generation; SetDefaults_Endpoints (each subset port's protocol TCP)."""
+
+    group, kind = "", "Endpoints"
+    tracks_generation = False
+
+    def default(self, obj: Obj) -> None:
+        """SetDefaults_Endpoints: ``subsets[*].ports[*].protocol`` TCP when unset."""
+        for subset in _list(obj.get("subsets")):
+            if isinstance(subset, dict):
+                default_ports(subset.get("ports"))

@@ -347,3 +347,20 @@ def test_statefulset_and_daemonset_status_validation():
     causes = strategy_for("apps", "DaemonSet").validate(daemonset)
     assert [(c.field, c.message) for c in causes] == [
         ("spec.template.spec.activeDeadlineSeconds", "Forbidden: activeDeadlineSeconds in DaemonSet is not Supported")]
+
+
+def test_limit_range_endpoints_and_node_status_defaults():
+    lr = {"spec": {"limits": [{"type": "Container", "max": {"cpu": "2", "memory": "1Gi"}, "default": {"cpu": "1"},
+                               "min": {"memory": "10Mi", "cpu": "100m"}},
+                              {"type": "Pod", "max": {"cpu": "4"}}]}}
+    strategy_for("", "LimitRange").default(lr)
+    container, pod = lr["spec"]["limits"]
+    assert container["default"] == {"cpu": "1", "memory": "1Gi"}
+    assert container["defaultRequest"] == {"cpu": "1", "memory": "1Gi"}
+    assert pod == {"type": "Pod", "max": {"cpu": "4"}}
+    ep = {"subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]}
+    strategy_for("", "Endpoints").default(ep)
+    assert ep["subsets"][0]["ports"] == [{"port": 80, "protocol": "TCP"}]
+    node = {"status": {"capacity": {"cpu": "4"}}}
+    strategy_for("", "Node").default(node)
+    assert node["status"]["allocatable"] == {"cpu": "4"}

@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from kapi import errors, quantity
+from kapi.kinds.core import default_limit_range_item
 from services.admission.chain import CREATE, UPDATE, AdmissionRequest
 from services.admission.informers import Informers
 
@@ -38,18 +39,9 @@ def _items(limit_ranges: list[dict[str, Any]], kind: str) -> list[dict[str, Any]
 
 
 def _defaulted(item: dict[str, Any]) -> dict[str, Any]:
-    """LimitRange SetDefaults: default <- max, defaultRequest <- default (Container items)."""
+    """A copy of ``item`` with the LimitRange defaults (a stored LimitRange has them; one from before may not)."""
     item = dict(item)
-    if item.get("type") == "Container":
-        default = dict(item.get("default") or {})
-        for k, v in (item.get("max") or {}).items():
-            default.setdefault(k, v)
-        request = dict(item.get("defaultRequest") or {})
-        for k, v in default.items():
-            request.setdefault(k, v)
-        for k, v in (item.get("min") or {}).items():
-            request.setdefault(k, v)
-        item["default"], item["defaultRequest"] = default, request
+    default_limit_range_item(item)
     return item
 
 
