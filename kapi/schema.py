@@ -279,12 +279,22 @@ def _zero_of(node: Any) -> Any:
     return _NO_ZERO
 
 
+_TIMES = ("io.k8s.apimachinery.pkg.apis.meta.v1.Time", "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime")
+
+
+def _null_time(key: str, node: Any) -> bool:
+    """Whether a ``null`` of property ``key`` stays: a zero ``metav1.Time`` struct encodes as ``null``
+    (``lastProbeTime: null``), but for ObjectMeta's ``creationTimestamp`` (``omitzero``)."""
+    ref = node.get("$ref") if isinstance(node, dict) else None
+    return isinstance(ref, str) and ref.rsplit("/", 1)[-1] in _TIMES and key != "creationTimestamp"
+
+
 def _nulls_to_zero(value: Any, node: Any) -> None:
     node = _resolve(node)
     if isinstance(value, dict):
         properties = node.get("properties")
         if isinstance(properties, dict):
-            for key in [k for k, v in value.items() if v is None]:
+            for key in [k for k, v in value.items() if v is None and not _null_time(k, properties.get(k))]:
                 del value[key]
             for key, sub in value.items():
                 if key in properties:
@@ -316,7 +326,8 @@ def nulls_to_zero(obj: dict[str, Any], group: str, version: str, kind: str) -> N
 
     ``encoding/json`` leaves a struct field it reads ``null`` for at its zero value (nil pointer, slice
     or map, empty string, 0, false), which kube encodes as absent (``omitempty``): such keys are
-    dropped, at any depth, so ``containers[0].name: null`` is a missing name (``Required value``, 422)
+    dropped, at any depth (but a ``metav1.Time``, whose zero value encodes as ``null`` again, except
+    ``metadata.creationTimestamp``), so ``containers[0].name: null`` is a missing name (``Required value``, 422)
     rather than a wrong type (400). A ``null`` map value or list element becomes the element type's
     zero value (``labels: {a: null}`` is the label ``a: ""``; see :func:`_zero_of`). Free-form values
     (RawExtension, preserve-unknown-fields) are untouched, as is a kind without a schema. Custom

@@ -215,3 +215,16 @@ def test_undecodable_values_are_bad_requests(kind: str, group: str, obj: dict[st
 @pytest.mark.parametrize("replicas", [0, 3, 2 ** 31 - 1, -1])
 def test_in_range_integers_decode(replicas: int) -> None:
     assert schema.validate(_deployment(replicas=replicas), "apps", "v1", "Deployment").causes == []
+
+
+def test_nulls_decode_as_go_zero_values():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": None}, "annotations": None,
+                                                           "creationTimestamp": None},
+           "spec": {"containers": [{"name": None, "image": "x", "args": [None], "ports": [None],
+                                    "resources": {"limits": {"cpu": None}}}], "volumes": None},
+           "status": {"conditions": [{"type": "Ready", "status": "True", "lastProbeTime": None, "reason": None}]}}
+    schema.nulls_to_zero(pod, "", "v1", "Pod")
+    assert pod == {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": ""}},
+                   "spec": {"containers": [{"image": "x", "args": [""], "ports": [{}],
+                                            "resources": {"limits": {"cpu": "0"}}}]},
+                   "status": {"conditions": [{"type": "Ready", "status": "True", "lastProbeTime": None}]}}
