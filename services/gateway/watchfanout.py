@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -81,9 +80,13 @@ class Client:
         self.bookmarks = bookmarks
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
 
-    def offer(self, events: list[Any]) -> bool:
-        """Queue the events of ``events`` this client gets; False when it is too far behind (then it is ended)."""
-        wanted = [e for e in events if e.resource_version > self.after and (self.bookmarks or e.type != "BOOKMARK")]
+    def offer(self, events: list[Any], plain: bool = False) -> bool:
+        """Queue the events of ``events`` (in revision order) this client gets; False when it is too far behind
+        (then it is ended). ``plain``: the batch has no bookmark (so a client past none of it takes it whole)."""
+        if events and events[0].resource_version > self.after and (plain or self.bookmarks):
+            wanted = events  # the common case: the same list for every client, no copy
+        else:
+            wanted = [e for e in events if e.resource_version > self.after and (self.bookmarks or e.type != "BOOKMARK")]
         if not wanted:
             return True
         if self._queue.qsize() >= CLIENT_QUEUE:
@@ -174,8 +177,9 @@ class Upstream:
                 self.history.append(event)
         while len(self.history) > HISTORY:
             self.covered_from = self.history.popleft().resource_version
+        plain = all(e.type != "BOOKMARK" for e in events)
         for client in list(self.clients):
-            if not client.offer(events):
+            if not client.offer(events, plain):
                 log.info("a watch of %s fell %d batches behind; ending it (the client re-watches)",
                          self.request.key.resource, CLIENT_QUEUE)
                 self.clients.discard(client)
@@ -278,12 +282,3 @@ class Fanout:
         """How many client watches they serve."""
         return sum(len(u.clients) for u in self._upstreams.values())
 
-
-async def next_batch(client: Client, deadline: float) -> list[Any] | None:
-    """``client.next()`` until ``deadline`` (loop time): None at the deadline or when the watch ends."""
-    remaining = deadline - asyncio.get_running_loop().time()
-    if remaining <= 0:
-        return None
-    with contextlib.suppress(TimeoutError):
-        return await asyncio.wait_for(client.next(), remaining)
-    return None

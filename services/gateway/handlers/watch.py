@@ -29,7 +29,7 @@ from services.gateway import metrics, table
 from services.gateway.backends import Backends
 from services.gateway.requestinfo import query_bool
 from services.gateway.scope import RequestScope, parse_resource_version
-from services.gateway.watchfanout import Client, Fanout, next_batch
+from services.gateway.watchfanout import Client, Fanout
 
 log = logging.getLogger(__name__)
 
@@ -262,8 +262,9 @@ async def _shared(scope: RequestScope, client: Client, deadline: float) -> web.S
     the deadline or a gateway drain end the stream cleanly.
     """
     encoder = _Encoder(scope)
+    ending = asyncio.get_running_loop().call_at(deadline, client.end)  # one timer, not one per batch
+    pending: asyncio.Future[Any] = asyncio.ensure_future(client.next())
     try:
-        pending: asyncio.Future[Any] = asyncio.ensure_future(next_batch(client, deadline))
         await asyncio.wait({pending}, timeout=0.5)
         if pending.done() and isinstance(pending.exception(), errors.StatusError):
             err = pending.exception()
@@ -287,6 +288,8 @@ async def _shared(scope: RequestScope, client: Client, deadline: float) -> web.S
             metrics.watch_events(scope.resource.group, scope.resource.version, scope.resource.kind,
                                  len(events), len(data))
             await response.write(data)
-            next_events = next_batch(client, deadline)
+            next_events = client.next()
     finally:
+        ending.cancel()
+        pending.cancel()  # no-op once it was awaited
         client.close()
