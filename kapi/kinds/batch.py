@@ -27,12 +27,14 @@ own Pod selector", "Mutable Scheduling Directives", "Elastic Indexed Jobs"):
 from __future__ import annotations
 
 import copy
+import re
+import zoneinfo
 from typing import Any
 
 from kapi.attributes import UserInfo
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
-from kapi.kinds.fields import field_value, go_value, immutable_shown, selector_matches, selector_string
+from kapi.kinds.fields import field_value, go_value, immutable_shown, not_supported, selector_matches, selector_string
 from kapi.kinds.podspec import default_template, name_warnings, spec_of, validate_workload
 from kapi.objectmeta import invalid, required
 from kapi.values import as_dict as _dict
@@ -269,6 +271,145 @@ class JobStrategy(Strategy):
         return validate_job_spec_update(_dict(new.get("spec")), old_spec, suspended and not_started)
 
 
+# ------------------------------------------------------------ CronJob schedules (robfig/cron v3 ParseStandard)
+
+# (min, max, names) of the five standard fields: minute, hour, day of month, month, day of week
+_CRON_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
+                (1, 12, {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
+                                                         "sep", "oct", "nov", "dec"))}),
+                (0, 6, {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}))
+_CRON_DESCRIPTORS = frozenset({"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"})
+_GO_DURATION = re.compile(r"[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+|[-+]?0")
+
+
+def _cron_int(expr: str) -> int:
+    """robfig's mustParseInt: strconv.Atoi, then no negatives (ValueError carries the parser's message)."""
+    if not re.fullmatch(r"[+-]?[0-9]+", expr):
+        raise ValueError(f'failed to parse int from {expr}: strconv.Atoi: parsing {go_value(expr)}: invalid syntax')
+    number = int(expr)
+    if not -2**63 <= number < 2**63:
+        raise ValueError(f'failed to parse int from {expr}: strconv.Atoi: parsing {go_value(expr)}: value out of '
+                         'range')
+    if number < 0:
+        raise ValueError(f"negative number ({number}) not allowed: {expr}")
+    return number
+
+
+def _cron_range(expr: str, low: int, high: int, names: dict[str, int]) -> None:
+    """robfig's getRange: ``*``/``?``, ``N``, ``N-M``, each optionally ``/step``, within [low, high]."""
+    range_and_step = expr.split("/")
+    low_and_high = range_and_step[0].split("-")
+    if low_and_high[0] in ("*", "?"):
+        start, end = low, high
+    else:
+        start = names.get(low_and_high[0].lower()) if low_and_high[0].lower() in names else _cron_int(low_and_high[0])
+        if len(low_and_high) == 1:
+            end = start
+        elif len(low_and_high) == 2:
+            end = names[low_and_high[1].lower()] if low_and_high[1].lower() in names else _cron_int(low_and_high[1])
+        else:
+            raise ValueError(f"too many hyphens: {expr}")
+    if len(range_and_step) == 2:
+        step = _cron_int(range_and_step[1])
+        if len(low_and_high) == 1:
+            end = high
+    elif len(range_and_step) > 2:
+        raise ValueError(f"too many slashes: {expr}")
+    else:
+        step = 1
+    if start < low:
+        raise ValueError(f"beginning of range ({start}) below minimum ({low}): {expr}")
+    if end > high:
+        raise ValueError(f"end of range ({end}) above maximum ({high}): {expr}")
+    if start > end:
+        raise ValueError(f"beginning of range ({start}) beyond end of range ({end}): {expr}")
+    if step == 0:
+        raise ValueError(f"step of range should be a positive number: {expr}")
+
+
+def cron_schedule_error(schedule: str) -> str | None:
+    """The error text of robfig/cron v3 ``ParseStandard(schedule)`` (kube's CronJob schedule parser); None when it
+    parses: five fields (minute, hour, day of month, month, day of week; ranges, lists, steps, month and weekday
+    names) or a descriptor (``@hourly``, ``@every 1h``, ...), optionally after ``TZ=<zone>``/``CRON_TZ=<zone>``."""
+    spec = schedule
+    if not spec:
+        return "empty spec string"
+    if spec.startswith(("TZ=", "CRON_TZ=")):
+        space, eq = spec.find(" "), spec.find("=")
+        zone = spec[eq + 1:space] if space > eq else spec[eq + 1:]
+        if not _time_zone_exists(zone):
+            return f"provided bad location {zone}: unknown time zone {zone}"
+        spec = spec[space:].strip() if space > eq else ""
+    if spec.startswith("@"):
+        if spec in _CRON_DESCRIPTORS:
+            return None
+        if spec.startswith("@every "):
+            duration = spec[len("@every "):]
+            return None if _GO_DURATION.fullmatch(duration) else \
+                f'failed to parse duration {spec}: time: invalid duration {go_value(duration)}'
+        return f"unrecognized descriptor: {spec}"
+    fields = spec.split()
+    if len(fields) != len(_CRON_FIELDS):
+        return f"expected exactly {len(_CRON_FIELDS)} fields, found {len(fields)}: [{' '.join(fields)}]"
+    try:
+        for text, (low, high, names) in zip(fields, _CRON_FIELDS, strict=True):
+            for expr in (part for part in text.split(",") if part):
+                _cron_range(expr, low, high, names)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def _time_zone_exists(zone: str) -> bool:
+    """time.LoadLocation's success for ``zone`` (UTC and the IANA database)."""
+    if zone in ("", "UTC"):
+        return True
+    try:
+        zoneinfo.ZoneInfo(zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
+CONCURRENCY_POLICIES = ("Allow", "Forbid", "Replace")
+
+
+def validate_cronjob_spec(spec: Obj) -> list[Cause]:
+    """validateCronJobSpec's own checks, in kube's order: ``schedule`` required and parseable (robfig's message),
+    without ``TZ``/``CRON_TZ`` (``cannot use TZ or CRON_TZ in schedule, use timeZone field instead``);
+    ``startingDeadlineSeconds`` >= 0; ``timeZone`` non-empty, not ``Local``, a known zone;
+    ``concurrencyPolicy`` Allow, Forbid or Replace."""
+    out: list[Cause] = []
+    schedule = spec.get("schedule")
+    if not isinstance(schedule, str) or not schedule:
+        out.append(required("spec.schedule"))
+    else:
+        error = cron_schedule_error(schedule)
+        if error:
+            out.append(invalid("spec.schedule", schedule, error))
+        if "TZ" in schedule:
+            out.append(invalid("spec.schedule", schedule,
+                               "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"))
+    deadline = spec.get("startingDeadlineSeconds")
+    if isinstance(deadline, int) and deadline < 0:
+        out.append(invalid("spec.startingDeadlineSeconds", deadline, "must be greater than or equal to 0"))
+    zone = spec.get("timeZone")
+    if isinstance(zone, str):
+        if not zone:
+            out.append(invalid("spec.timeZone", zone, "timeZone must be nil or non-empty string"))
+        else:
+            if zone.lower() == "local":
+                out.append(invalid("spec.timeZone", zone,
+                                   "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"))
+            if not _time_zone_exists(zone):
+                out.append(invalid("spec.timeZone", zone, f"unknown time zone {zone}"))
+    policy = spec.get("concurrencyPolicy")
+    if isinstance(policy, str) and policy not in CONCURRENCY_POLICIES:
+        out.append(required("spec.concurrencyPolicy") if not policy else
+                   not_supported("spec.concurrencyPolicy", policy, CONCURRENCY_POLICIES))
+    return out
+
+
 @register
 class CronJobStrategy(Strategy):
     """CronJob: concurrencyPolicy Allow, history limits 3/1, the job template's defaults and checks."""
@@ -292,10 +433,16 @@ class CronJobStrategy(Strategy):
         return name_warnings(obj)
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidateCronJobCreate: ValidateJobTemplateSpec's workload checks under ``spec.jobTemplate.spec``, and a
-        name of at most 52 characters (the controller appends an 11-character ``-<timestamp>`` to name Jobs)."""
+        """ValidateCronJobCreate: :func:`validate_cronjob_spec`, ValidateJobTemplateSpec's workload checks under
+        ``spec.jobTemplate.spec``, the history limits >= 0, and a name of at most 52 characters (the controller
+        appends an 11-character ``-<timestamp>`` to name Jobs)."""
         spec = _dict(obj.get("spec"))
-        out = job_spec_causes(_dict(spec.get("jobTemplate")).get("spec"), "spec.jobTemplate.spec")
+        out = validate_cronjob_spec(spec)
+        out.extend(job_spec_causes(_dict(spec.get("jobTemplate")).get("spec"), "spec.jobTemplate.spec"))
+        for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
+            limit = spec.get(key)
+            if isinstance(limit, int) and limit < 0:
+                out.append(invalid(f"spec.{key}", limit, "must be greater than or equal to 0"))
         name = _dict(obj.get("metadata")).get("name")
         if isinstance(name, str) and len(name) > CRONJOB_NAME_MAX:
             out.append(invalid("metadata.name", name, f"must be no more than {CRONJOB_NAME_MAX} characters"))

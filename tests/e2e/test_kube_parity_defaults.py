@@ -327,3 +327,11 @@ def test_deployment_status_updates_are_validated(kubectl: Kubectl, namespace: st
             "status.replicas") in proc.stderr, proc.stderr
     kubectl.run("-n", namespace, "patch", "deployment", "st", "--subresource=status", "--type=merge", "-p",
                 json.dumps({"status": {"replicas": 2, "readyReplicas": 2, "availableReplicas": 1}}))
+
+
+def test_cronjob_schedule_is_validated(kubectl: Kubectl, namespace: str) -> None:
+    proc = kubectl.run("-n", namespace, "create", "cronjob", "c", "--image=nginx", "--schedule=x", check=False)
+    assert proc.returncode != 0
+    assert ('CronJob.batch "c" is invalid: spec.schedule: Invalid value: "x": expected exactly 5 fields, found 1: '
+            "[x]") in proc.stderr, proc.stderr
+    kubectl.run("-n", namespace, "create", "cronjob", "c", "--image=nginx", "--schedule=*/5 * * * *")

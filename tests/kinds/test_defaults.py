@@ -364,3 +364,37 @@ def test_limit_range_endpoints_and_node_status_defaults():
     node = {"status": {"capacity": {"cpu": "4"}}}
     strategy_for("", "Node").default(node)
     assert node["status"]["allocatable"] == {"cpu": "4"}
+
+
+@pytest.mark.parametrize(("schedule", "error"), [
+    ("*/5 * * * *", None), ("0 9-17 * JAN-mar mon,fri", None), ("@hourly", None), ("@every 1h30m", None),
+    ("TZ=Europe/Paris 0 1 * * *", None),
+    ("x", "expected exactly 5 fields, found 1: [x]"),
+    ("* * * *", "expected exactly 5 fields, found 4: [* * * *]"),
+    ("61 * * * *", "end of range (61) above maximum (59): 61"),
+    ("* * 0 * *", "beginning of range (0) below minimum (1): 0"),
+    ("5-2 * * * *", "beginning of range (5) beyond end of range (2): 5-2"),
+    ("*/0 * * * *", "step of range should be a positive number: */0"),
+    ("a * * * *", 'failed to parse int from a: strconv.Atoi: parsing "a": invalid syntax'),
+    ("1-2-3 * * * *", "too many hyphens: 1-2-3"),
+    ("@fortnightly", "unrecognized descriptor: @fortnightly"),
+])
+def test_cron_schedules_parse_as_robfig_cron(schedule, error):
+    from kapi.kinds.batch import cron_schedule_error
+    assert cron_schedule_error(schedule) == error
+
+
+def test_cronjob_spec_validation():
+    template = {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}
+    cronjob = {"metadata": {"name": "c"}, "spec": {
+        "schedule": "TZ=UTC 0 * * * *", "jobTemplate": template, "timeZone": "Mars/Olympus",
+        "concurrencyPolicy": "Sometimes", "startingDeadlineSeconds": -1, "failedJobsHistoryLimit": -1}}
+    strategy_for("batch", "CronJob").default(cronjob)
+    causes = strategy_for("batch", "CronJob").validate(cronjob)
+    assert [(c.field, c.message) for c in causes] == [
+        ("spec.schedule", 'Invalid value: "TZ=UTC 0 * * * *": cannot use TZ or CRON_TZ in schedule, use timeZone field '
+                          "instead"),
+        ("spec.startingDeadlineSeconds", "Invalid value: -1: must be greater than or equal to 0"),
+        ("spec.timeZone", 'Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus'),
+        ("spec.concurrencyPolicy", 'Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace"'),
+        ("spec.failedJobsHistoryLimit", "Invalid value: -1: must be greater than or equal to 0")]
