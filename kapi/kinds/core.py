@@ -729,6 +729,39 @@ def pod_qos_class(spec: Obj) -> str:
     return "Burstable"
 
 
+def _merge_keys(selector: Any, keys: Any, labels: Obj, operator: str) -> None:
+    if not isinstance(selector, dict):
+        return
+    for key in _list(keys):
+        if isinstance(key, str) and key in labels:
+            expressions = selector.get("matchExpressions")
+            if not isinstance(expressions, list):
+                expressions = selector["matchExpressions"] = []
+            expressions.append({"key": key, "operator": operator, "values": [labels[key]]})
+
+
+def merge_match_label_keys(pod: Obj) -> None:
+    """PrepareForCreate's mutatePodAffinity and mutateTopologySpreadConstraints, in place: each pod (anti-)affinity
+    term's ``matchLabelKeys`` / ``mismatchLabelKeys`` and each topology spread constraint's ``matchLabelKeys``
+    that name one of the Pod's labels add ``{key, In|NotIn, [value]}`` to its ``labelSelector``'s
+    ``matchExpressions`` (a term without a labelSelector matches nothing and is left alone)."""
+    labels = _dict(_dict(pod.get("metadata")).get("labels"))
+    spec = _dict(pod.get("spec"))
+    affinity = _dict(spec.get("affinity"))
+    for kind in ("podAffinity", "podAntiAffinity"):
+        section = _dict(affinity.get(kind))
+        preferred = _list(section.get("preferredDuringSchedulingIgnoredDuringExecution"))
+        terms = [_dict(t).get("podAffinityTerm") for t in preferred]
+        terms += _list(section.get("requiredDuringSchedulingIgnoredDuringExecution"))
+        for term in terms:
+            if isinstance(term, dict):
+                _merge_keys(term.get("labelSelector"), term.get("matchLabelKeys"), labels, "In")
+                _merge_keys(term.get("labelSelector"), term.get("mismatchLabelKeys"), labels, "NotIn")
+    for constraint in _list(spec.get("topologySpreadConstraints")):
+        if isinstance(constraint, dict):
+            _merge_keys(constraint.get("labelSelector"), constraint.get("matchLabelKeys"), labels, "In")
+
+
 def _pod_ips(obj: Obj) -> str:
     """The ``status.podIPs`` field label: the IPs joined by commas."""
     ips = _list(_dict(obj.get("status")).get("podIPs"))
@@ -772,6 +805,7 @@ class PodStrategy(Strategy):
                                      "message": "Scheduling is blocked due to non-empty scheduling gates"}]
         status["qosClass"] = pod_qos_class(spec)
         obj["status"] = status
+        merge_match_label_keys(obj)
 
     def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
         """podStatusStrategy.PrepareForUpdate (``status``): the QoS class is immutable, so a status without one keeps

@@ -398,3 +398,24 @@ def test_cronjob_spec_validation():
         ("spec.timeZone", 'Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus'),
         ("spec.concurrencyPolicy", 'Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace"'),
         ("spec.failedJobsHistoryLimit", "Invalid value: -1: must be greater than or equal to 0")]
+
+
+def test_match_label_keys_merge_into_selectors_on_create():
+    term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "zone", "matchLabelKeys": ["rev", "x"],
+            "mismatchLabelKeys": ["team"]}
+    pod = {"metadata": {"labels": {"app": "web", "rev": "7", "team": "a"}}, "spec": {
+        "containers": [],
+        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [copy.deepcopy(term)]},
+                     "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                         {"weight": 1, "podAffinityTerm": {"topologyKey": "zone", "matchLabelKeys": ["rev"]}}]}},
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                                       "labelSelector": {"matchLabels": {"app": "web"}}, "matchLabelKeys": ["rev"]}]}}
+    strategy_for("", "Pod").prepare_for_create(pod)
+    spec = pod["spec"]
+    assert spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"] \
+        == {"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "rev", "operator": "In", "values": ["7"]},
+                                                               {"key": "team", "operator": "NotIn", "values": ["a"]}]}
+    preferred = spec["affinity"]["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
+    assert "labelSelector" not in preferred["podAffinityTerm"]  # no selector: matches nothing, left alone
+    assert spec["topologySpreadConstraints"][0]["labelSelector"]["matchExpressions"] == [
+        {"key": "rev", "operator": "In", "values": ["7"]}]
