@@ -97,6 +97,11 @@ def not_supported(path: str, value: Any, supported: Iterable[str]) -> Cause:
     return Cause("FieldValueNotSupported", f"Unsupported value: {go_value(value)}: supported values: {allowed}", path)
 
 
+def not_found(path: str, value: Any) -> Cause:
+    """field.NotFound: ``Not found: "x"``."""
+    return Cause("FieldValueNotFound", f"Not found: {go_value(value)}", path)
+
+
 def duplicate(path: str, value: Any) -> Cause:
     """field.Duplicate: ``Duplicate value: "x"``."""
     return Cause("FieldValueDuplicate", f"Duplicate value: {go_value(value)}", path)

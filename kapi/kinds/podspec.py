@@ -16,7 +16,15 @@ from typing import Any
 
 from kapi import quantity
 from kapi.errors import Cause
-from kapi.kinds.fields import duplicate, go_string_map, go_value, not_supported, selector_matches, selector_string
+from kapi.kinds.fields import (
+    duplicate,
+    go_string_map,
+    go_value,
+    not_found,
+    not_supported,
+    selector_matches,
+    selector_string,
+)
 from kapi.objectmeta import forbidden, invalid, required, validate_labels
 from kapi.validation import is_dns1123_label, is_qualified_name, is_valid_label_value, max_len_error
 from kapi.values import as_dict as _dict
@@ -381,7 +389,32 @@ def _ports(ports: list[Any], path: str) -> list[Cause]:
     return out
 
 
-def _containers(containers: list[Any], path: str, names: set[str]) -> list[Cause]:
+def _volume_mounts(mounts: list[Any], path: str, volumes: set[str]) -> list[Cause]:
+    """ValidateVolumeMounts' common checks: ``name`` required and one of the Pod's volumes (``Not found``),
+    ``mountPath`` required and unique within the container (``must be unique``), ``subPath`` and
+    ``subPathExpr`` mutually exclusive."""
+    out: list[Cause] = []
+    paths: set[str] = set()
+    for i, mount in enumerate(mounts):
+        mount = _dict(mount)
+        mpath = f"{path}[{i}]"
+        name, mount_path = _str(mount.get("name")), _str(mount.get("mountPath"))
+        if not name:
+            out.append(required(f"{mpath}.name"))
+        if name not in volumes:
+            out.append(not_found(f"{mpath}.name", name))
+        if not mount_path:
+            out.append(required(f"{mpath}.mountPath"))
+        if mount_path in paths:
+            out.append(invalid(f"{mpath}.mountPath", mount_path, "must be unique"))
+        paths.add(mount_path)
+        if _str(mount.get("subPathExpr")) and _str(mount.get("subPath")):
+            out.append(invalid(f"{mpath}.subPathExpr", mount["subPathExpr"],
+                               "subPathExpr and subPath are mutually exclusive"))
+    return out
+
+
+def _containers(containers: list[Any], path: str, names: set[str], volumes: set[str] | None = None) -> list[Cause]:
     out: list[Cause] = []
     for i, container in enumerate(containers):
         container = _dict(container)
@@ -398,6 +431,8 @@ def _containers(containers: list[Any], path: str, names: set[str]) -> list[Cause
             out.append(required(f"{cpath}.image"))
         out.extend(_ports(_list(container.get("ports")), f"{cpath}.ports"))
         out.extend(_env(_list(container.get("env")), f"{cpath}.env"))
+        if volumes is not None:  # validateContainerCommon: after env, before resources
+            out.extend(_volume_mounts(_list(container.get("volumeMounts")), f"{cpath}.volumeMounts", volumes))
         out.extend(validate_resources(container.get("resources"), f"{cpath}.resources"))
     return out
 
@@ -462,11 +497,13 @@ def _go_toleration(toleration: Obj) -> str:
     return f"core.Toleration{{{fields}, TolerationSeconds:{seconds}}}"
 
 
-def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
-    """ValidatePodSpec (containers, names, images, ports, restartPolicy, dnsPolicy) with causes under ``path``.
+def validate_pod_spec(spec: Any, path: str, claim_volumes: frozenset[str] = frozenset()) -> list[Cause]:
+    """ValidatePodSpec (containers, names, images, ports, volume mounts, restartPolicy, dnsPolicy) with causes
+    under ``path``.
 
     An absent or ``null`` spec is kube's zero PodSpec (``<path>.containers: Required value``); another
-    non-object is the schema's to refuse.
+    non-object is the schema's to refuse. ``claim_volumes``: names a volume mount may use besides
+    ``volumes`` (a StatefulSet's claim templates).
     """
     if spec is None:
         spec = {}
@@ -474,13 +511,14 @@ def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
         return []
     out: list[Cause] = []
     names: set[str] = set()
-    out.extend(_containers(_list(spec.get("initContainers")), f"{path}.initContainers", names))
+    volumes = {_str(_dict(v).get("name")) for v in _list(spec.get("volumes"))} | claim_volumes
+    out.extend(_containers(_list(spec.get("initContainers")), f"{path}.initContainers", names, volumes))
     containers = _list(spec.get("containers"))
     if not containers:
         out.append(required(f"{path}.containers"))
-    out.extend(_containers(containers, f"{path}.containers", names))
+    out.extend(_containers(containers, f"{path}.containers", names, volumes))
     # Ephemeral containers are added through their subresource; their names share the namespace.
-    out.extend(_containers(_list(spec.get("ephemeralContainers")), f"{path}.ephemeralContainers", names))
+    out.extend(_containers(_list(spec.get("ephemeralContainers")), f"{path}.ephemeralContainers", names, volumes))
     # An empty policy is what kube's defaulting fills in (Always, ClusterFirst), not an error here.
     policy = spec.get("restartPolicy")
     if policy and isinstance(policy, str) and policy not in RESTART_POLICIES:
@@ -530,6 +568,8 @@ def validate_workload(spec: Obj, what: str, restart_policies: tuple[str, ...] | 
                       invalid_selector: str | None = None) -> list[Cause]:
     """The spec checks every workload shares, with kube's paths under ``spec``.
 
+    A StatefulSet's ``volumeClaimTemplates`` names count as volumes its containers may mount.
+
     ``what`` names the kind in ``empty selector is invalid for <what>``;
     ``restart_policies`` are the template's allowed policies (None: any);
     ``replicas`` False skips ``spec.replicas >= 0`` (DaemonSet, Job);
@@ -570,7 +610,9 @@ def validate_workload(spec: Obj, what: str, restart_policies: tuple[str, ...] | 
     if not label_selector and spec.get("template") is None:  # ReplicationController's template is a pointer
         return [*out, required("spec.template")]
     pod_spec = template.get("spec")
-    out.extend(validate_pod_spec(pod_spec, "spec.template.spec"))
+    claim_templates = _list(spec.get("volumeClaimTemplates"))
+    claims = frozenset(_str(_dict(_dict(c).get("metadata")).get("name")) for c in claim_templates)
+    out.extend(validate_pod_spec(pod_spec, "spec.template.spec", claims))
     policy = _dict(pod_spec).get("restartPolicy")
     if restart_policies and isinstance(pod_spec, dict) and policy and policy not in restart_policies:
         out.append(not_supported("spec.template.spec.restartPolicy", policy, restart_policies))

@@ -335,3 +335,11 @@ def test_cronjob_schedule_is_validated(kubectl: Kubectl, namespace: str) -> None
     assert ('CronJob.batch "c" is invalid: spec.schedule: Invalid value: "x": expected exactly 5 fields, found 1: '
             "[x]") in proc.stderr, proc.stderr
     kubectl.run("-n", namespace, "create", "cronjob", "c", "--image=nginx", "--schedule=*/5 * * * *")
+
+
+def test_volume_mount_of_a_missing_volume_is_not_found(kubectl: Kubectl, namespace: str) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "m"}, "spec": {"containers": [
+        {"name": "c", "image": "nginx", "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]}}
+    proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(pod), check=False)
+    assert 'The Pod "m" is invalid: spec.containers[0].volumeMounts[0].name: Not found: "data"' in proc.stderr, \
+        proc.stderr

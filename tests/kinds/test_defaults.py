@@ -419,3 +419,30 @@ def test_match_label_keys_merge_into_selectors_on_create():
     assert "labelSelector" not in preferred["podAffinityTerm"]  # no selector: matches nothing, left alone
     assert spec["topologySpreadConstraints"][0]["labelSelector"]["matchExpressions"] == [
         {"key": "rev", "operator": "In", "values": ["7"]}]
+
+
+def test_volume_mounts_are_validated():
+    mounts = [{"name": "data", "mountPath": "/d"}, {"name": "cache", "mountPath": "/d"},
+              {"name": "data", "mountPath": "", "subPath": "a", "subPathExpr": "b"}]
+    spec = {"volumes": [{"name": "data", "emptyDir": {}}],
+            "containers": [{"name": "c", "image": "x", "volumeMounts": mounts}]}
+    from kapi.kinds.podspec import validate_pod_spec
+    causes = validate_pod_spec(spec, "spec")
+    assert [(c.field, c.message) for c in causes] == [
+        ("spec.containers[0].volumeMounts[1].name", 'Not found: "cache"'),
+        ("spec.containers[0].volumeMounts[1].mountPath", 'Invalid value: "/d": must be unique'),
+        ("spec.containers[0].volumeMounts[2].mountPath", "Required value"),
+        ("spec.containers[0].volumeMounts[2].subPathExpr", 'Invalid value: "b": subPathExpr and subPath are mutually '
+                                                           "exclusive")]
+
+
+def test_statefulset_containers_may_mount_their_claim_templates():
+    sts = {"metadata": {"name": "db"}, "spec": {
+        "selector": {"matchLabels": {"a": "b"}}, "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {}}],
+        "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [
+            {"name": "c", "image": "x", "volumeMounts": [{"name": "data", "mountPath": "/d"},
+                                                         {"name": "other", "mountPath": "/o"}]}]}}}}
+    strategy_for("apps", "StatefulSet").default(sts)
+    causes = strategy_for("apps", "StatefulSet").validate(sts)
+    assert [(c.field, c.message) for c in causes] == [
+        ("spec.template.spec.containers[0].volumeMounts[1].name", 'Not found: "other"')]
