@@ -28,6 +28,7 @@ from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import regex_error
 from kapi.values import as_dict as _dict
 from kapi.values import as_int as _int
+from kapi.values import as_list as _list
 
 GROUP = "apps"
 STATEFULSET_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
@@ -383,7 +384,7 @@ class StatefulSetStrategy(Strategy):
                 if not retention.get(key):
                     retention[key] = "Retain"
         default_template(spec, create=True)
-        for claim in spec.get("volumeClaimTemplates") if isinstance(spec.get("volumeClaimTemplates"), list) else ():
+        for claim in _list(spec.get("volumeClaimTemplates")):
             if isinstance(claim, dict):  # each a PersistentVolumeClaim: its spec and status defaults
                 default_claim_spec(claim.setdefault("spec", {}) if claim.get("spec") is None else claim["spec"])
                 status = claim.get("status")

@@ -274,7 +274,7 @@ class JobStrategy(Strategy):
 # ------------------------------------------------------------ CronJob schedules (robfig/cron v3 ParseStandard)
 
 # (min, max, names) of the five standard fields: minute, hour, day of month, month, day of week
-_CRON_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
+_CRON_FIELDS: tuple[tuple[int, int, dict[str, int]], ...] = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
                 (1, 12, {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
                                                          "sep", "oct", "nov", "dec"))}),
                 (0, 6, {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}))
@@ -302,7 +302,8 @@ def _cron_range(expr: str, low: int, high: int, names: dict[str, int]) -> None:
     if low_and_high[0] in ("*", "?"):
         start, end = low, high
     else:
-        start = names.get(low_and_high[0].lower()) if low_and_high[0].lower() in names else _cron_int(low_and_high[0])
+        first = low_and_high[0].lower()
+        start = names[first] if first in names else _cron_int(low_and_high[0])
         if len(low_and_high) == 1:
             end = start
         elif len(low_and_high) == 2:

@@ -126,13 +126,13 @@ def _default_containers(containers: Any) -> None:
         if isinstance(lifecycle, dict):
             _default_handler(lifecycle.get("postStart"))
             _default_handler(lifecycle.get("preStop"))
-        for var in c.get("env") if isinstance(c.get("env"), list) else ():
+        for var in _list(c.get("env")):
             if isinstance(var, dict):
                 _default_field_ref(var.get("valueFrom"))
 
 
 def _default_downward_items(source: Any) -> None:
-    for item in source.get("items") if isinstance(source, dict) and isinstance(source.get("items"), list) else ():
+    for item in _list(_dict(source).get("items")):
         _default_field_ref(item)
 
 
@@ -198,7 +198,7 @@ def default_pod_spec(spec: Any) -> None:
     _default_containers(spec.get("containers"))
     _default_containers(spec.get("initContainers"))
     _default_containers(spec.get("ephemeralContainers"))
-    for volume in spec.get("volumes") if isinstance(spec.get("volumes"), list) else ():
+    for volume in _list(spec.get("volumes")):
         default_volume(volume)
 
 
@@ -214,7 +214,7 @@ def default_pod_only(spec: Any) -> None:
     if spec.get("enableServiceLinks") is None:
         spec["enableServiceLinks"] = True
     for key in ("initContainers", "containers"):
-        for c in spec.get(key) if isinstance(spec.get(key), list) else ():
+        for c in _list(spec.get(key)):
             res = c.get("resources") if isinstance(c, dict) else None
             if isinstance(res, dict) and isinstance(res.get("limits"), dict) and res["limits"]:
                 requests = res.get("requests")
@@ -223,7 +223,7 @@ def default_pod_only(spec: Any) -> None:
                 for name, value in res["limits"].items():
                     requests.setdefault(name, value)
             if spec.get("hostNetwork") is True and isinstance(c, dict):
-                for port in c.get("ports") if isinstance(c.get("ports"), list) else ():
+                for port in _list(c.get("ports")):
                     if isinstance(port, dict) and not port.get("hostPort") and port.get("containerPort"):
                         port["hostPort"] = port["containerPort"]
 

@@ -56,15 +56,15 @@ async def list_(scope: RequestScope) -> web.Response:
                   "metadata": jsonutil.loads(i).get("metadata", {})} for i in reply.items]
         return scope.respond({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
                               "metadata": meta, "items": items})
-    items = list(reply.items)
+    encoded: list[bytes] = list(reply.items)
     if REGISTRY.is_static(resource):
-        items = [typed_item(item, resource) for item in items]
+        encoded = [typed_item(item, resource) for item in encoded]
     if scope.output.mime == negotiation.JSON:
         head = jsonutil.dumps({"kind": resource.list_kind, "apiVersion": resource.group_version, "metadata": meta})
-        data = head[:-1] + b',"items":[' + b",".join(items) + b"]}"
+        data = head[:-1] + b',"items":[' + b",".join(encoded) + b"]}"
         return scope.respond(data)
     return scope.respond({"kind": resource.list_kind, "apiVersion": resource.group_version, "metadata": meta,
-                          "items": [jsonutil.loads(i) for i in items]})
+                          "items": [jsonutil.loads(i) for i in encoded]})
 
 
 def typed_item(item: bytes, resource: Resource) -> bytes:
