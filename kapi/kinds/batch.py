@@ -78,9 +78,91 @@ def default_job_spec(spec: Obj) -> None:
     default_template(spec)
 
 
+JOB_COUNTS = ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished",
+              "backoffLimitPerIndex", "maxFailedIndexes")
+COMPLETION_MODES = ("NonIndexed", "Indexed")
+MAX_INDEXED_PARALLELISM = 100_000  # maxParallelismForIndexedJob
+MAX_FAILED_INDEXES = 100_000  # maxFailedIndexesForIndexedJob
+COMPLETIONS_SOFT_LIMIT = 100_000  # completionsSoftLimit
+HIGH_COMPLETIONS_LIMIT = 10_000  # parallelismLimitForHighCompletions, maxFailedIndexesLimitForHighCompletions
+REQUIRES_INDEXED = "requires indexed completion mode"
+
+
+def _job_fields(spec: Obj) -> list[Cause]:
+    """validateJobSpec's checks of the Job's own fields (paths under ``spec``): the counts >= 0;
+    ``maxFailedIndexes`` needs ``backoffLimitPerIndex``; ``completionMode`` NonIndexed or Indexed, Indexed
+    needing ``completions`` and bounding parallelism and maxFailedIndexes; the per-index fields only for
+    Indexed; ``podReplacementPolicy`` Failed with a ``podFailurePolicy``, else Failed or TerminatingOrFailed."""
+    out: list[Cause] = []
+    for key in JOB_COUNTS:
+        value = spec.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            out.append(invalid(f"spec.{key}", value, "must be greater than or equal to 0"))
+    completions, parallelism = spec.get("completions"), spec.get("parallelism")
+    per_index, max_failed = spec.get("backoffLimitPerIndex"), spec.get("maxFailedIndexes")
+    if max_failed is not None and per_index is None:
+        out.append(required("spec.backoffLimitPerIndex", "when maxFailedIndexes is specified"))
+    mode = spec.get("completionMode")
+    if isinstance(mode, str) and mode not in COMPLETION_MODES:
+        out.append(not_supported("spec.completionMode", mode, COMPLETION_MODES))
+    if mode == "Indexed":
+        if completions is None:
+            out.append(required("spec.completions", "when completion mode is Indexed"))
+        if isinstance(parallelism, int) and parallelism > MAX_INDEXED_PARALLELISM:
+            out.append(invalid("spec.parallelism", parallelism, f"must be less than or equal to "
+                               f"{MAX_INDEXED_PARALLELISM} when completion mode is Indexed"))
+        if isinstance(completions, int) and isinstance(max_failed, int) and max_failed > completions:
+            out.append(invalid("spec.maxFailedIndexes", max_failed, "must be less than or equal to completions"))
+        if isinstance(max_failed, int) and max_failed > MAX_FAILED_INDEXES:
+            out.append(invalid("spec.maxFailedIndexes", max_failed,
+                               f"must be less than or equal to {MAX_FAILED_INDEXES}"))
+        if isinstance(completions, int) and completions > COMPLETIONS_SOFT_LIMIT and per_index is not None:
+            high = f"when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
+            if max_failed is None:
+                out.append(required("spec.maxFailedIndexes",
+                                    f"must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"))
+            if isinstance(parallelism, int) and parallelism > HIGH_COMPLETIONS_LIMIT:
+                out.append(invalid("spec.parallelism", parallelism,
+                                   f"must be less than or equal to {HIGH_COMPLETIONS_LIMIT} {high}"))
+            if isinstance(max_failed, int) and max_failed > HIGH_COMPLETIONS_LIMIT:
+                out.append(invalid("spec.maxFailedIndexes", max_failed,
+                                   f"must be less than or equal to {HIGH_COMPLETIONS_LIMIT} {high}"))
+    elif mode in (None, "NonIndexed"):
+        if per_index is not None:
+            out.append(invalid("spec.backoffLimitPerIndex", per_index, REQUIRES_INDEXED))
+        if max_failed is not None:
+            out.append(invalid("spec.maxFailedIndexes", max_failed, REQUIRES_INDEXED))
+    replacement = spec.get("podReplacementPolicy")
+    if isinstance(replacement, str):
+        if spec.get("podFailurePolicy") is not None:
+            if replacement != "Failed":
+                out.append(not_supported("spec.podReplacementPolicy", replacement, ("Failed",)))
+        elif replacement not in ("Failed", "TerminatingOrFailed"):
+            out.append(not_supported("spec.podReplacementPolicy", replacement, ("Failed", "TerminatingOrFailed")))
+    return out
+
+
+def _job_restart_policy(spec: Obj) -> list[Cause]:
+    """validateJobSpec's template restartPolicy: Always or empty is ``Required value: valid values: "OnFailure",
+    "Never"``; another value NotSupported; with a ``podFailurePolicy`` only Never."""
+    policy = _dict(_dict(spec.get("template")).get("spec")).get("restartPolicy")
+    path = "spec.template.spec.restartPolicy"
+    if policy in (None, "", "Always"):
+        return [required(path, 'valid values: "OnFailure", "Never"')]
+    if isinstance(policy, str) and policy not in ("OnFailure", "Never"):
+        return [not_supported(path, policy, ("OnFailure", "Never"))]
+    if spec.get("podFailurePolicy") is not None and policy != "Never":
+        return [invalid(path, policy, 'only "Never" is supported when podFailurePolicy is specified')]
+    return []
+
+
 def job_spec_causes(spec: Any, prefix: str) -> list[Cause]:
-    """validateJobSpec's shared workload checks (template restartPolicy OnFailure or Never) under ``prefix``."""
-    causes = validate_workload(_dict(spec), "job", ("OnFailure", "Never"), selector_required=False, replicas=False)
+    """validateJobSpec under ``prefix`` (``spec`` of a Job, ``spec.jobTemplate.spec`` of a CronJob): the Job's
+    fields (:func:`_job_fields`), the workload checks shared with apps and core, the template restartPolicy."""
+    spec = _dict(spec)
+    causes = _job_fields(spec)
+    causes += validate_workload(spec, "job", None, selector_required=False, replicas=False)
+    causes += _job_restart_policy(spec)
     return [Cause(c.type, c.message, prefix + c.field[len("spec"):]) for c in causes] if prefix != "spec" else causes
 
 

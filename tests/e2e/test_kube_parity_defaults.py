@@ -343,3 +343,11 @@ def test_volume_mount_of_a_missing_volume_is_not_found(kubectl: Kubectl, namespa
     proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(pod), check=False)
     assert 'The Pod "m" is invalid: spec.containers[0].volumeMounts[0].name: Not found: "data"' in proc.stderr, \
         proc.stderr
+
+
+def test_job_without_restart_policy_is_refused_as_kube(kubectl: Kubectl, namespace: str) -> None:
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+           "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(job), check=False)
+    assert ('The Job "j" is invalid: spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", '
+            '"Never"') in proc.stderr, proc.stderr

@@ -446,3 +446,22 @@ def test_statefulset_containers_may_mount_their_claim_templates():
     causes = strategy_for("apps", "StatefulSet").validate(sts)
     assert [(c.field, c.message) for c in causes] == [
         ("spec.template.spec.containers[0].volumeMounts[1].name", 'Not found: "other"')]
+
+
+def test_job_spec_field_validation():
+    template = {"spec": {"restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "x"}]}}
+    job = {"metadata": {"name": "j"}, "spec": {"parallelism": -1, "completionMode": "Indexed", "maxFailedIndexes": 1,
+                                               "podFailurePolicy": {"rules": []}, "podReplacementPolicy":
+                                                   "TerminatingOrFailed", "template": template}}
+    causes = strategy_for("batch", "Job").validate(job)
+    assert [(c.field, c.message) for c in causes][:5] == [
+        ("spec.parallelism", "Invalid value: -1: must be greater than or equal to 0"),
+        ("spec.backoffLimitPerIndex", "Required value: when maxFailedIndexes is specified"),
+        ("spec.completions", "Required value: when completion mode is Indexed"),
+        ("spec.podReplacementPolicy", 'Unsupported value: "TerminatingOrFailed": supported values: "Failed"'),
+        ("spec.template.spec.restartPolicy",
+         'Invalid value: "OnFailure": only "Never" is supported when podFailurePolicy is specified')]
+    nonindexed = {"metadata": {"name": "j"}, "spec": {"backoffLimitPerIndex": 1, "template": {
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}
+    assert [(c.field, c.message) for c in strategy_for("batch", "Job").validate(nonindexed)] == [
+        ("spec.backoffLimitPerIndex", "Invalid value: 1: requires indexed completion mode")]
