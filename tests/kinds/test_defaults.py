@@ -465,3 +465,16 @@ def test_job_spec_field_validation():
         "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}
     assert [(c.field, c.message) for c in strategy_for("batch", "Job").validate(nonindexed)] == [
         ("spec.backoffLimitPerIndex", "Invalid value: 1: requires indexed completion mode")]
+
+
+def test_job_status_update_validation():
+    old = {"status": {"conditions": [{"type": "SuccessCriteriaMet", "status": "True"}]}}
+    new = {"status": {"active": -1, "uncountedTerminatedPods": {"succeeded": ["a", ""], "failed": ["a"]},
+                      "conditions": [{"type": "Failed", "status": "True"}]}}
+    causes = strategy_for("batch", "Job").validate_update(new, old, "status")
+    assert [(c.field, c.message) for c in causes] == [
+        ("status.active", "Invalid value: -1: must be greater than or equal to 0"),
+        ("status.uncountedTerminatedPods.succeeded[1]", 'Invalid value: "": must not be empty'),
+        ("status.uncountedTerminatedPods.failed[0]", 'Duplicate value: "a"'),
+        ("status.conditions", "Invalid value: cannot disable the SuccessCriteriaMet=True condition")]
+    assert strategy_for("batch", "Job").validate_update({"status": {"active": 1}}, {}, "status") == []
