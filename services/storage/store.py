@@ -449,7 +449,9 @@ class Store:
         resource however many watchers); "" waits for the cache to catch up
         with etcd (consistent), N waits for the cache to reach N (504 Too
         large resource version after FRESH_TIMEOUT) and must be within the
-        cache window (410 ``too old resource version: N (oldest)``).
+        cache window (410 ``too old resource version: N (oldest)``); an N older than the cache itself gets an
+        etcd watch of its own (caches start on first use on each replica, so a cache may begin after a list
+        served elsewhere), 410 only once etcd compacted N.
         """
         matches = self._matcher(key, options.label_selector, options.field_selector, options.selectable_fields)
         if key.name:
@@ -466,6 +468,12 @@ class Store:
                 # The current state must be at least ``wanted`` (or etcd's revision for ""): else read etcd.
                 target = wanted or (await self._current_revision(start_key) if text == "" else 0)
                 usable = cache.revision >= target
+            elif wanted < cache.oldest == cache.listed:
+                # Before the cache itself: this replica built it after the client's list (caches start on first
+                # use, per replica, and relist after an etcd failure). etcd still has those changes unless it
+                # compacted them (then 410 from etcd), so this watch gets an etcd watch of its own. A window
+                # that moved on past ``wanted`` answers 410 below, as kube's cacher.
+                usable = False
             else:
                 # Changes after ``wanted``: every one still reaches the cache, so a watcher registered now with
                 # that threshold misses none, provided ``wanted`` is not in etcd's future.

@@ -238,6 +238,7 @@ class WatchCache:
         self.revision = 0  # state is complete up to this etcd revision (events and progress notifications)
         self.applied = 0  # revision of the last change applied (the etcd watch resumes after it)
         self.oldest = 0  # a watch may start at any revision >= oldest
+        self.listed = 0  # the revision of the (re)list the cache was built from: oldest until the window trims
         self._watchers: set[CacheWatcher] = set()
         self._ready = asyncio.Event()
         self._attempted = asyncio.Event()  # the first list succeeded or failed
@@ -336,7 +337,7 @@ class WatchCache:
         self._objects = objects
         self._keys = sorted(objects)
         self._window.clear()
-        self.revision = self.oldest = self.applied = revision
+        self.revision = self.oldest = self.applied = self.listed = revision
         self._ready.set()
         self._attempted.set()
         self._signal()

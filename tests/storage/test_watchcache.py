@@ -198,3 +198,23 @@ async def test_bookmarks_reach_idle_watchers(small: Any) -> None:
         events = await watcher.next_message(timeout=5)
         assert [e.type for e in events] == ["BOOKMARK"] and events[0].resource_version > start
         watcher.cancel()
+
+
+async def test_watch_from_before_the_cache_began_is_served_by_etcd(etcd: Any) -> None:
+    """A cache starts on first use on each replica: a client that listed on another replica (or before a relist)
+    watches from a revision older than this cache, and gets the changes from etcd, not a spurious 410."""
+    service = await start_storage(etcd.endpoint, f"/kapi-wc-{uuid.uuid4().hex[:8]}/registry")
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{service.port}")
+    stub = storage_pb2_grpc.StorageStub(channel)
+    try:
+        ns = unique("wc")
+        listed = int((await create(stub, configmap(ns, "before")))["metadata"]["resourceVersion"])  # the "list"
+        await create(stub, configmap(ns, "after"))  # a write between the list and the watch
+        watcher = Watcher(stub, key(ns), resource_version=str(listed))  # this replica's cache starts now
+        assert [(t, n) for t, n, _ in await watcher.events(1)] == [("ADDED", "after")]
+        cache = _cache(service)
+        assert cache.listed > listed and cache.oldest == cache.listed  # the cache did begin after the list
+        watcher.cancel()
+    finally:
+        await channel.close()
+        await service.stop(0)
