@@ -115,6 +115,10 @@ def _given(args: Sequence[str], name: str) -> bool:
     return any(a == f"--{name}" or a.startswith(f"--{name}=") for a in args)
 
 
+# ``python -P``: the caller's working directory is not put on the services' sys.path, so a user's operator.py or
+# typing.py beside their tests cannot stand in for the standard library module of that name.
+SAFE_PATH = ("-P",)
+
 def service_args(service: str, *, listen: str, peers: Peers, pki_dir: str, forwarded: Sequence[str] = (),
                  port_file: str | None = None, grpc_listen: str = "") -> list[str]:
     """The ``kapi`` arguments that run ``service`` (e.g. ``["storage", "--listen-address", ...]``).
@@ -776,7 +780,7 @@ class Stack:
             grpc_listen = self._grpc_addresses[name] = f"127.0.0.1:{free_port()}"
 
         def argv(listen: str) -> list[str]:
-            return [sys.executable, "-m", "kapi.local.cli", *service_args(
+            return [sys.executable, *SAFE_PATH, "-m", "kapi.local.cli", *service_args(
                 service, listen=listen or "127.0.0.1:0", peers=peers, pki_dir=pki_dir, forwarded=forwarded,
                 port_file=str(port_file), grpc_listen=grpc_listen)]
 
@@ -789,8 +793,8 @@ class Stack:
         peers = Peers(apiserver=self._url)
 
         def argv(_listen: str) -> list[str]:
-            return [sys.executable, "-m", "kapi.local.cli", *service_args(flags.CONTROLLERS, listen="", peers=peers,
-                                                                    pki_dir=pki_dir, forwarded=forwarded)]
+            return [sys.executable, *SAFE_PATH, "-m", "kapi.local.cli", *service_args(
+                flags.CONTROLLERS, listen="", peers=peers, pki_dir=pki_dir, forwarded=forwarded)]
 
         proc = self._add(Process("controllers", 5, argv, self.log_path("controllers")))
         self._spawn(proc, "")

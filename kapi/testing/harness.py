@@ -149,6 +149,27 @@ class Cluster(Credentials):
         user = self._users[key] = User(kubeconfig, self.server, name, tuple(groups))
         return user
 
+    def wait_for_authorization(self, user: User, verb: str, resource: str, namespace: str = "", group: str = "",
+                               allowed: bool = True, timeout: float = 10.0) -> None:
+        """Wait until the authorizer answers ``allowed`` for ``user`` doing ``verb`` on ``resource``.
+
+        RBAC is eventually consistent, in kube as here: the authorizer learns of a new (Cluster)Role or
+        binding through its watch, milliseconds after the write returned, so a request at once may still be
+        Forbidden. This asks with SubjectAccessReviews as the admin (kube's e2e framework waits the same way,
+        ``WaitForAuthorizationUpdate``). Raises TimeoutError after ``timeout`` seconds.
+        """
+        review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": {
+            "user": user.name, "groups": [*user.groups, "system:authenticated"],
+            "resourceAttributes": {"verb": verb, "resource": resource, "namespace": namespace, "group": group}}}
+        deadline = time.monotonic() + timeout
+        while True:
+            answer = self.rest.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", review)
+            if bool(answer.get("status", {}).get("allowed")) == allowed:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{user.name} {verb} {resource}: allowed is not {allowed} after {timeout:g}s")
+            time.sleep(0.02)
+
     def _csr_client_cert(self, name: str, groups: tuple[str, ...], prefix: Path) -> tuple[Path, Path]:
         import base64
 

@@ -102,7 +102,12 @@ def test_ready_through_envoy_with_a_kubeconfig(stack: Stack) -> None:
     assert set(envoy_endpoints(stack)) == {stack.addresses["gateway-1"], stack.addresses["gateway-2"]}
 
 
-def test_a_second_stack_runs_beside_the_first(stack: Stack, tmp_path: Path) -> None:
+def test_a_second_stack_runs_beside_the_first(stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ... started from a directory whose files are named like standard modules (a kopf user's operator.py):
+    # the services must not import them (python -P)
+    for module in ("operator", "typing", "collections"):
+        (tmp_path / f"{module}.py").write_text("raise SystemExit('imported the working directory')\n")
+    monkeypatch.chdir(tmp_path)
     with Stack(tmp_path / "other", port=0, gateways=1) as other:
         assert other.url != stack.url
         assert Client(other).request("GET", "/readyz")[0] == 200

@@ -61,10 +61,14 @@ def test_rbac_as_an_ordinary_user(kapi_cluster: testing.Cluster, kapi_namespace:
     assert denied.value.status == 403
     kapi_cluster.kubectl("create", "rolebinding", "dev-view", "--clusterrole=view", "--group=dev",
                          "-n", kapi_namespace)
+    kapi_cluster.wait_for_authorization(alice, "list", "configmaps", kapi_namespace)
     assert alice.kubectl("auth", "can-i", "list", "configmaps", "-n", kapi_namespace).stdout.strip() == "yes"
     core.list_namespaced_config_map(kapi_namespace)
     assert alice.kubectl("auth", "can-i", "delete", "configmaps", "-n", kapi_namespace,
                          check=False).stdout.strip() == "no"
+    kapi_cluster.wait_for_authorization(alice, "delete", "configmaps", kapi_namespace, allowed=False)
+    with pytest.raises(TimeoutError):
+        kapi_cluster.wait_for_authorization(alice, "delete", "configmaps", kapi_namespace, timeout=0.3)
 
 
 def test_reset_leaves_no_user_object(kapi_cluster: testing.Cluster) -> None:
@@ -97,12 +101,12 @@ def test_async_cluster_on_a_running_cluster(kapi_cluster: testing.Cluster) -> No
 def test_kopf_operator(kapi_cluster: testing.Cluster, kapi_namespace: str, tmp_path: Path,
                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBECONFIG", str(kapi_cluster.kubeconfig))
-    (tmp_path / "operator.py").write_text(OPERATOR)
+    (tmp_path / "greeter.py").write_text(OPERATOR)
     kapi_cluster.kubectl("apply", "-f", "-", input=json.dumps(CRD))
     kapi_cluster.kubectl("wait", "--for=condition=Established", "crd/greetings.example.com", "--timeout=20s")
     greeting = {"apiVersion": "example.com/v1", "kind": "Greeting", "metadata": {"name": "kapi"},
                 "spec": {"name": "kapi"}}
-    with KopfRunner(["run", "--standalone", f"--namespace={kapi_namespace}", str(tmp_path / "operator.py")],
+    with KopfRunner(["run", "--standalone", f"--namespace={kapi_namespace}", str(tmp_path / "greeter.py")],
                     timeout=60) as runner:
         kapi_cluster.kubectl("apply", "-n", kapi_namespace, "-f", "-", input=yaml.safe_dump(greeting))
 
