@@ -68,6 +68,12 @@ def rest_path(ref: api_pb2.ResourceRef, *, collection: bool = False) -> str:
     """
     if not ref.version or not ref.resource:
         raise errors.bad_request("ref.version and ref.resource are required")
+    for field in ("group", "version", "namespace", "resource", "name", "subresource"):
+        value = getattr(ref, field)
+        # a path segment as kube's ValidatePathSegmentName: the router decodes %2F, so "/" would reach another path
+        if "/" in value or "%" in value or value in (".", ".."):
+            raise errors.bad_request(f"ref.{field}: Invalid value: {value!r}: a path segment may not be '.' or "
+                                     "'..' and may not contain '/' or '%'")
 
     def seg(text: str) -> str:
         return quote(text, safe="")
@@ -255,9 +261,12 @@ class ResourcesServicer(api_pb2_grpc.ResourcesServicer):
 
     async def Patch(self, request: api_pb2.PatchRequest,  # noqa: N802
                     context: grpc.aio.ServicerContext) -> api_pb2.Response:
-        """PATCH ``ref`` with ``patch`` of ``type`` (unspecified: no Content-Type, REST's 415)."""
+        """PATCH ``ref`` with ``patch`` of ``type``; 400 BadRequest naming the PatchType values for another."""
         try:
             path = rest_path(request.ref)
+            if request.type not in PATCH_CONTENT_TYPES:
+                names = ", ".join(api_pb2.PatchType.Name(t) for t in PATCH_CONTENT_TYPES)
+                raise errors.bad_request(f"unknown patch type {request.type}: the type must be one of {names}")
         except errors.StatusError as err:
             await self._refuse(context, err)
         params = [*_write_params(request.options), ("force", "true" if request.force else "")]

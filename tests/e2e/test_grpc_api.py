@@ -190,6 +190,10 @@ async def test_every_verb_as_an_ordinary_user(stack: Stack, kubectl: Kubectl, na
         apply = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app"},
                             "data": {"a": "applied"}}).encode()
         apply_ref = cm_ref(namespace, "app")
+        code, st = await refused(api.Patch(api_pb2.PatchRequest(ref=apply_ref, patch=b"{}"), metadata=md))
+        assert (code, st["code"]) == (grpc.StatusCode.INVALID_ARGUMENT, 400), st
+        assert st["message"] == ("unknown patch type 0: the type must be one of JSON_PATCH, MERGE_PATCH, "
+                                 "STRATEGIC_MERGE_PATCH, APPLY_PATCH")
         code, st = await refused(api.Patch(api_pb2.PatchRequest(
             ref=apply_ref, type=api_pb2.APPLY_PATCH, patch=apply,
             options=api_pb2.WriteOptions(field_manager="grpc-apply")), metadata=md))
