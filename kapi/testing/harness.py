@@ -321,6 +321,46 @@ def stack_options(kapi_flags: Sequence[str]) -> dict[str, Any]:
     return options
 
 
+OWNER_FILE = "kapi-testing.owner"  # in a temporary state directory: the PID of the process that made it
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
+def remove_abandoned_state_dirs(root: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Remove the temporary state directories (``kapi-*`` under ``root``, default the temp directory) whose
+    owner process is gone: a session killed with SIGKILL cannot remove its own, and each holds a cluster CA key.
+
+    Only directories with an :data:`OWNER_FILE` naming a dead PID are touched. Returns those removed.
+    """
+    removed = []
+    for marker in Path(root or tempfile.gettempdir()).glob(f"kapi-*/{OWNER_FILE}"):
+        try:
+            pid = int(marker.read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if not _alive(pid):
+            shutil.rmtree(marker.parent, ignore_errors=True)
+            removed.append(marker.parent)
+    return removed
+
+
+def temporary_state_dir(prefix: str = "kapi-") -> Path:
+    """A new temporary state directory named ``<prefix>XXXX``, marked with this process's PID (see
+    :func:`remove_abandoned_state_dirs`, which runs first). ``prefix`` must start with ``kapi-``."""
+    remove_abandoned_state_dirs()
+    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    (directory / OWNER_FILE).write_text(str(os.getpid()))
+    return directory
+
+
 def start(kapi_flags: Sequence[str] = (), state_dir: str | os.PathLike[str] | None = None) -> Cluster:
     """Start a cluster with ``kapi up`` flags in ``state_dir`` (default: a new temporary directory).
 
@@ -330,7 +370,7 @@ def start(kapi_flags: Sequence[str] = (), state_dir: str | os.PathLike[str] | No
     removed). The caller calls :meth:`Cluster.stop`, which removes a temporary directory too.
     """
     options = stack_options(kapi_flags)
-    directory = Path(state_dir) if state_dir is not None else Path(tempfile.mkdtemp(prefix="kapi-"))
+    directory = Path(state_dir) if state_dir is not None else temporary_state_dir()
     stack = Stack(directory, port=0, echo=lambda line: log.debug("%s", line), **options)
     try:
         stack.start()

@@ -27,7 +27,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -69,7 +68,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
 
 def _state_dir(prefix: str) -> Path:
     worker = os.environ.get("PYTEST_XDIST_WORKER")
-    return Path(tempfile.mkdtemp(prefix=f"kapi-{prefix}-{worker + '-' if worker else ''}"))
+    from kapi.testing.harness import temporary_state_dir
+
+    return temporary_state_dir(f"kapi-{prefix}-{worker + '-' if worker else ''}")
 
 
 def _finish(request: pytest.FixtureRequest, state: Path) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from kapi import testing
+from kapi.testing import harness
 
 pytest_plugins = ["pytester"]
 
@@ -164,6 +165,10 @@ def test_interrupt_and_crash_leave_no_process(pytester: pytest.Pytester) -> None
         # (storage once hung on a gateway's open gRPC health Watch, fixed in kapi/grpcutil.HealthServicer).
         survivors = {name: pid for name, pid in records["SIGKILL"]["pids"].items() if pid in alive}
         assert survivors == {}
+        # the killed session could not remove its state directory (a CA key inside): the next one does
+        abandoned = Path(records["SIGKILL"]["state_dir"])
+        assert abandoned.exists()
+        assert abandoned in harness.remove_abandoned_state_dirs(abandoned.parent) and not abandoned.exists()
     finally:
         for pid in survivors.values():  # started by this test's inner session: stopped by PID
             os.kill(pid, signal.SIGKILL)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,21 @@ def test_created_since_deletes_new_objects_in_order_and_keeps_managed_ones() -> 
                      ("apiservices", "", "v1.wardle.example.com"), ("namespaces", "", "scratch")]
     assert resetting.ObjectRef(CONFIGMAPS, "default", "x", "u").path == "/api/v1/namespaces/default/configmaps/x"
     assert resetting.ObjectRef(CLUSTERROLES, "", "x", "u").path == f"{RBAC}/clusterroles/x"
+
+
+def test_abandoned_state_dirs_are_removed_and_live_ones_kept(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from kapi.testing import harness
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    abandoned, live, foreign = tmp_path / "kapi-session-a", tmp_path / "kapi-session-b", tmp_path / "kapi-other"
+    for directory in (abandoned, live, foreign):
+        directory.mkdir()
+    (abandoned / harness.OWNER_FILE).write_text(gone.stdout.strip())  # a SIGKILLed session's
+    (live / harness.OWNER_FILE).write_text(str(os.getpid()))
+    (foreign / "ca.key").write_text("not ours: no owner file")
+    assert harness.remove_abandoned_state_dirs(tmp_path) == [abandoned]
+    assert not abandoned.exists() and live.exists() and foreign.exists()
