@@ -306,7 +306,9 @@ def stack_options(kapi_flags: Sequence[str]) -> dict[str, Any]:
     given = {a.split("=", 1)[0].lstrip("-").replace("-", "_") for a in kapi_flags if a.startswith("--")}
     bad = given & set(_OWN)
     if bad:
-        raise ValueError(f"kapi flags {', '.join(sorted(bad))} are chosen by kapi.testing")
+        names = ", ".join("--" + name.replace("_", "-") for name in sorted(bad))
+        raise ValueError(f"{names}: chosen by kapi.testing for each cluster (a free port, a temporary state "
+                         "directory); leave it out, or pass state_dir= to kapi.testing.start/cluster")
     passthrough = {flag.dest for flag in flags.FLAGS if flag.passthrough}
     extra = flags.passthrough_argv(args)  # the service flags given (those not given parsed as None)
     options: dict[str, Any] = {"extra_flags": extra, "gateways": TEST_GATEWAYS, "storage_replicas": 1}
