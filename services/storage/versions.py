@@ -1,8 +1,8 @@
 """resourceVersion rules: parsing, "too large" errors, and which revision a list reads at.
 
 The table is "API concepts" -> "Resource versions" -> "Semantics for get and
-list"; validation messages are those of kube-apiserver's ValidateListOptions
-(422 Invalid on ``ListOptions.meta.k8s.io``) and etcd3 store.
+list"; the match combinations are checked by :mod:`kapi.listoptions` (kube-apiserver's
+ValidateListOptions, 422 Invalid on ``ListOptions.meta.k8s.io``), the rest as etcd3 store.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kapi import errors
+from kapi.listoptions import check_list_options
 
 
 def parse_resource_version(text: str) -> int:
@@ -24,11 +25,6 @@ def too_large_resource_version(wanted: int, current: int) -> errors.StatusError:
     err = errors.timeout(f"Timeout: Too large resource version: {wanted}, current: {current}")
     err.details["causes"] = [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]
     return err
-
-
-def _invalid(reason: str, message: str) -> errors.StatusError:
-    return errors.invalid("ListOptions", "", [errors.Cause(reason, message, "resourceVersionMatch")],
-                          group="meta.k8s.io")
 
 
 @dataclass(frozen=True)
@@ -59,17 +55,8 @@ def list_read_plan(resource_version: str, match: str, continue_: str, limit: int
     Raises 422 Invalid for a forbidden match combination, 400 BadRequest for
     a bad rv or an rv given with continue.
     """
-    if match not in ("", "Exact", "NotOlderThan"):
-        raise _invalid("FieldValueNotSupported",
-                       f'Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"')
-    if match and not resource_version:
-        raise _invalid("FieldValueForbidden",
-                       "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided")
-    if match and continue_:
-        raise _invalid("FieldValueForbidden", "Forbidden: resourceVersionMatch is forbidden when continue is provided")
-    if match == "Exact" and resource_version == "0":
-        raise _invalid("FieldValueForbidden",
-                       'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+    check_list_options({"resourceVersion": resource_version, "resourceVersionMatch": match, "continue": continue_},
+                       watch=False)  # the gateway checked already; internal callers get the same 422
     if continue_:
         if resource_version not in ("", "0"):
             raise errors.bad_request("specifying resource version is not allowed when using continue")

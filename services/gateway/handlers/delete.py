@@ -6,10 +6,11 @@ from typing import Any
 
 from aiohttp import web
 
-from kapi import errors, gofmt, grpcutil, jsonutil
+from kapi import errors, gofmt, grpcutil, jsonutil, listoptions
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation
 from services.gateway.registry import deletion, store
+from services.gateway.requestinfo import query_bool
 from services.gateway.scope import RequestScope, success_status
 
 # DeleteOptions fields and the Go types kube's decoder reads them into (meta/v1 DeleteOptions).
@@ -88,7 +89,11 @@ async def delete(scope: RequestScope) -> web.Response:
 
 
 async def delete_collection(scope: RequestScope) -> web.Response:
-    """Delete every object the label/field selectors match; answers the list of deleted objects."""
+    """Delete every object the label/field selectors match; answers the list of deleted objects.
+
+    The query's ListOptions are checked first (422, kube's ValidateListOptions in DeleteCollection).
+    """
+    listoptions.check_list_options(scope.query, watch=query_bool(scope.query.get("watch")))
     options = await _options(scope)
     request = storage_pb2.ListRequest(key=scope.key(name=""), label_selector=scope.param("labelSelector"),
                                       field_selector=scope.param("fieldSelector"))

@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kapi import errors, gofmt, grpcutil, jsonutil
+from kapi import errors, gofmt, grpcutil, jsonutil, listoptions
 from kapi.resources import REGISTRY, Resource
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation, table
@@ -28,13 +28,16 @@ async def list_(scope: RequestScope) -> web.Response:
 
     The JSON answer is assembled from the stored object bytes without
     re-encoding them. Raises 400 for bad selectors or parameters, 410 for an
-    expired continue token (from storage).
+    expired continue token (from storage), 422 for ListOptions kube's ValidateListOptions refuses
+    (after the parameters decode, before the resourceVersion is parsed, as ListResource).
     """
+    limit = _limit(scope.param("limit"))
+    listoptions.check_list_options(scope.query, watch=False)
     rv = scope.param("resourceVersion")
     parse_resource_version(rv)
     request = storage_pb2.ListRequest(
         key=scope.key(name=""), label_selector=scope.param("labelSelector"),
-        field_selector=scope.param("fieldSelector"), limit=_limit(scope.param("limit")),
+        field_selector=scope.param("fieldSelector"), limit=limit,
         resource_version=rv, resource_version_match=scope.param("resourceVersionMatch"),
         selectable_fields=scope.selectable_fields())
     setattr(request, "continue", scope.param("continue"))

@@ -23,7 +23,7 @@ from typing import Any
 import grpc
 from aiohttp import web
 
-from kapi import errors, gofmt, jsonutil
+from kapi import errors, gofmt, jsonutil, listoptions
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import metrics, table
 from services.gateway.backends import Backends
@@ -169,9 +169,10 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
     if the revision was compacted meanwhile). See :class:`_Position` for
     watches not yet resumable.
     """
+    timeout = _timeout(scope)
+    listoptions.check_list_options(scope.query, watch=True)  # 422, as ListResource before it watches
     rv = scope.param("resourceVersion")
     parse_resource_version(rv)
-    timeout = _timeout(scope)
     request = storage_pb2.WatchRequest(
         key=scope.key(name=scope.info.name), resource_version=rv, label_selector=scope.param("labelSelector"),
         field_selector=scope.param("fieldSelector"), allow_bookmarks=_flag(scope, "allowWatchBookmarks"),
