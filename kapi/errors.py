@@ -180,9 +180,12 @@ def conflict(resource: str, name: str, reason_text: str, group: str = "") -> Sta
 
 
 def invalid(kind: str, name: str, causes: Iterable[Cause], group: str = "") -> StatusError:
-    """422 Invalid with field causes (apierrors.NewInvalid): ``ConfigMap "x" is invalid: [a: Required value, ...]``."""
+    """422 Invalid with field causes (apierrors.NewInvalid): ``ConfigMap "x" is invalid: [a: Required value, ...]``.
+
+    Every cause is kept in ``details.causes``; the message lists each distinct one once (ErrorList.ToAggregate).
+    """
     causes = list(causes)
-    parts = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+    parts = list(dict.fromkeys(f"{c.field}: {c.message}" if c.field else c.message for c in causes))
     summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
     details = _details(name, group, kind)
     details["causes"] = [{"reason": c.type, "message": c.message, "field": c.field} for c in causes]

@@ -75,20 +75,51 @@ def name_rule(resource: Resource) -> NameFunc:
 # ------------------------------------------------------------ validation
 
 
-def _value(value: Any) -> str:
-    """A bad value as field.Error prints it (%q for strings, plain numbers and booleans)."""
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+               "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(value: str) -> str:
+    """Go's ``strconv.Quote`` (``%q``): control and non-printable characters escaped (``\\x00``, ``\\n``,
+    ``\\u2028``), printable Unicode kept."""
+    out = []
+    for ch in value:
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable() or ch == " ":
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
+def bad_value(value: Any) -> str:
+    """A bad value as ``field.Error.ErrorBody`` prints it (apimachinery ``pkg/util/validation/field/errors.go``).
+
+    Strings ``%q`` (:func:`go_quote`); booleans and numbers ``%v`` (a whole float without a fraction, as the
+    Go integer field held it); nil, or a nil pointer, is the string "null" and so quoted: ``"null"``; a list
+    of strings as ``%#v`` of a ``[]string`` (``[]string{"a", "b"}``). Other values: ``str``.
+    """
+    if value is None:
+        return '"null"'
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if value is None:
-        return "null"
+        return go_quote(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
     return str(value)
 
 
 def invalid(path: str, value: Any, detail: str) -> Cause:
     """field.Invalid: ``Invalid value: <value>: <detail>``."""
-    return Cause("FieldValueInvalid", f"Invalid value: {_value(value)}: {detail}", path)
+    return Cause("FieldValueInvalid", f"Invalid value: {bad_value(value)}: {detail}", path)
 
 
 def required(path: str, detail: str = "") -> Cause:
@@ -173,7 +204,7 @@ def _validate_finalizers(finalizers: Any, path: str = "metadata.finalizers") -> 
 
 
 def _go_strings(values: list[str]) -> str:
-    return "[]string{" + ", ".join(_value(v) for v in values) + "}"
+    return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
 
 
 def validate_object_meta(obj: dict[str, Any], resource: Resource, create: bool,

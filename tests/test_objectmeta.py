@@ -164,3 +164,31 @@ def test_invalid_status_message() -> None:
     err = errors.invalid("ConfigMap", "Bad_Name", causes)
     assert err.code == 422
     assert err.message == f'ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": {SUBDOMAIN_MSG}'
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (None, '"null"'),  # nil (or a nil pointer) becomes the string "null", printed with %q
+    ("a\"b\n", '"a\\"b\\n"'),  # %q escapes
+    ("\x00\u2028é", '"\\x00\\u2028é"'),
+    (True, "true"),
+    (0, "0"),
+    (-3, "-3"),
+    (2.0, "2"),  # an integer field decoded as a JSON float prints as the integer it holds
+    (0.5, "0.5"),
+    (["a", "b"], '[]string{"a", "b"}'),  # %#v of a []string
+])
+def test_bad_values_print_as_field_error_body(value: object, shown: str) -> None:
+    """field.Error.ErrorBody (apimachinery pkg/util/validation/field/errors.go): kube writes
+    ``Invalid value: "null"`` for nil, not ``Invalid value: null``."""
+    assert objectmeta.bad_value(value) == shown
+    assert objectmeta.invalid("spec.x", value, "bad").message == f"Invalid value: {shown}: bad"
+
+
+def test_invalid_message_lists_each_distinct_error_once() -> None:
+    """ErrorList.ToAggregate drops repeated messages from the summary; NewInvalid keeps every cause."""
+    cause = objectmeta.required("spec.x")
+    err = errors.invalid("ConfigMap", "c", [cause, cause, objectmeta.required("spec.y")])
+    assert err.message == 'ConfigMap "c" is invalid: [spec.x: Required value, spec.y: Required value]'
+    assert len(err.details["causes"]) == 3
+    once = errors.invalid("ConfigMap", "c", [cause, cause])
+    assert once.message == 'ConfigMap "c" is invalid: spec.x: Required value'

@@ -86,9 +86,10 @@ def _go(value: Any) -> str:
 
 
 def _shown(value: Any) -> str:
-    """field.Error's rendering of a bad value: scalars plain/quoted, the rest as Go %#v."""
+    """field.Error's rendering of a bad value: scalars plain/quoted, nil as the quoted string ``"null"``
+    (:func:`kapi.objectmeta.bad_value`), the rest as Go %#v."""
     if value is None:
-        return "null"
+        return '"null"'
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):

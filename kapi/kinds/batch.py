@@ -293,7 +293,7 @@ def validate_job_spec_update(spec: Obj, old_spec: Obj, mutable_scheduling: bool)
             out.append(immutable_shown(f"spec.{key}", _scalar(spec.get(key))))
     for key, go_type in (("podFailurePolicy", "batch.PodFailurePolicy"), ("successPolicy", "batch.SuccessPolicy")):
         if spec.get(key) != old_spec.get(key):
-            shown = "null" if spec.get(key) is None else go_type + "{...}"
+            shown = '"null"' if spec.get(key) is None else go_type + "{...}"  # a nil pointer, quoted
             out.append(immutable_shown(f"spec.{key}", shown))
     return out
 

@@ -411,7 +411,7 @@ def validate_cluster_families(spec: Obj) -> list[Cause]:
     ips = _ips(spec) or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
     families = [f for f in _list(spec.get("ipFamilies")) if isinstance(f, str)]
     policy = spec.get("ipFamilyPolicy")
-    shown_policy = go_value(policy) if isinstance(policy, str) else "null"
+    shown_policy = go_value(policy if isinstance(policy, str) else None)  # a nil *IPFamilyPolicy: "null"
 
     def bad_policy(detail: str) -> Cause:
         return Cause("FieldValueInvalid", f"Invalid value: {shown_policy}: {detail}", "spec.ipFamilyPolicy")

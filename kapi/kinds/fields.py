@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from kapi import objectmeta
 from kapi.errors import Cause
 from kapi.objectmeta import invalid
 from kapi.selectors import SelectorError, label_selector_matches
@@ -26,36 +27,8 @@ IMMUTABLE = "field is immutable"  # apivalidation.FieldImmutableErrorMsg
 Obj = dict[str, Any]
 
 
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-               "\\": "\\\\", '"': '\\"'}
-
-
-def go_quote(value: str) -> str:
-    """Go's ``strconv.Quote`` (``%q``): control and non-printable characters escaped (``\\x00``, ``\\n``,
-    ``\\u2028``), printable Unicode kept."""
-    out = []
-    for ch in value:
-        if ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch.isprintable() or ch == " ":
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) <= 0xFFFF:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    return '"' + "".join(out) + '"'
-
-
-def go_value(value: Any) -> str:
-    """A scalar as field.Error prints it: strings as Go's ``%q`` (:func:`go_quote`), ``true``/``false``, numbers,
-    ``null``."""
-    if isinstance(value, str):
-        return go_quote(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "null" if value is None else str(value)
+go_quote = objectmeta.go_quote  # Go's strconv.Quote
+go_value = objectmeta.bad_value  # a scalar as field.Error prints it (nil: "null", quoted, as kube)
 
 
 def go_string_map(value: Any) -> str:
@@ -76,10 +49,11 @@ def selector_string(selector: Any) -> str:
     """A ``*metav1.LabelSelector`` as its generated ``String()`` prints it (what field.Invalid shows for one).
 
     ``{"matchLabels": {"a": "b"}}`` -> ``&LabelSelector{MatchLabels:map[string]string{a: b,},
-    MatchExpressions:[]LabelSelectorRequirement{},}`` (without the line break); ``nil`` -> ``null``.
+    MatchExpressions:[]LabelSelectorRequirement{},}`` (without the line break); ``nil`` -> ``"null"`` (a nil
+    pointer is printed as the quoted string).
     """
     if not isinstance(selector, dict):
-        return "null"
+        return '"null"'
     labels = "".join(f"{k}: {v}," for k, v in sorted(_dict(selector.get("matchLabels")).items()))
     exprs = ""
     for expr in selector.get("matchExpressions") or []:

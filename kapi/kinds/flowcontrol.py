@@ -37,6 +37,7 @@ from kapi.attributes import UserInfo
 from kapi.errors import Cause
 from kapi.gofmt import go_quote
 from kapi.kinds.base import Obj, Strategy, register
+from kapi.objectmeta import bad_value
 from kapi.validation import is_dns1123_label, is_dns1123_subdomain
 
 GROUP = "flowcontrol.apiserver.k8s.io"
@@ -192,16 +193,8 @@ def specs_equal(kind: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 # ------------------------------------------------------------ field errors
 
 def _go(value: Any) -> str:
-    """A bad value as field.Error prints it: strings %q, numbers and booleans plain, []string as %#v."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return go_quote(value)
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "[]string{" + ", ".join(go_quote(v) if isinstance(v, str) else str(v) for v in value) + "}"
-    return str(value)
+    """A bad value as field.Error prints it (:func:`kapi.objectmeta.bad_value`)."""
+    return bad_value(value)
 
 
 def _invalid(path: str, value: Any, detail: str, shown: str | None = None) -> Cause:

@@ -175,7 +175,7 @@ ROWS = [
       "non-empty"]),
     ("set items atomic", spec(a={"type": "array", "x-kubernetes-list-type": "set", "items": {
         "type": "object", "properties": {"x": {"type": "string"}}}}),
-     [f"{S}.properties[a].items.x-kubernetes-map-type: Invalid value: null: must be atomic as item of a list with "
+     [f"{S}.properties[a].items.x-kubernetes-map-type: Invalid value: \"null\": must be atomic as item of a list with "
       "x-kubernetes-list-type=set"]),
     ("map-type values", spec(a={"type": "object", "x-kubernetes-map-type": "loose"}),
      [f'{S}.properties[a].x-kubernetes-map-type: Unsupported value: "loose": supported values: "atomic", '

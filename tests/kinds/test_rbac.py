@@ -69,7 +69,7 @@ def test_rules(kind: str, rules: list[dict[str, Any]], expected: list[tuple[str,
     ({"clusterRoleSelectors": [{"matchExpressions": [{"key": "a", "operator": "Foo"}]}]}, [
         ("aggregationRule.clusterRoleSelectors[0].matchExpressions[0].operator",
          'Invalid value: "Foo": not a valid selector operator'),
-        ("aggregationRule.clusterRoleSelectors[0]", "Invalid value: null: invalid label selector.")]),
+        ("aggregationRule.clusterRoleSelectors[0]", 'Invalid value: "null": invalid label selector.')]),
 ])
 def test_aggregation_rule(aggregation: dict[str, Any], expected: list[tuple[str, str]]) -> None:
     assert causes("ClusterRole", {"metadata": {"name": "r"}, "aggregationRule": aggregation}) == expected
