@@ -87,6 +87,12 @@ class Strategy:
         """``Validate<Kind>`` of a defaulted object about to be created or stored; [] when valid."""
         return []
 
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """The ``Validate<Kind>`` rules ``Validate<Kind>Update`` runs again on the ``new`` object of a
+        main-resource update; by default all of :meth:`validate`. Kinds whose create rules differ on update
+        (a CronJob's name length, a ``TZ`` the stored schedule had) override it."""
+        return self.validate(new)
+
     def warnings_on_create(self, obj: Obj) -> list[str]:
         """``WarningsOnCreate``: warning texts (kube's ``Warning: 299`` headers) for a valid object about to be
         created; [] when none."""

@@ -513,11 +513,12 @@ def _time_zone_exists(zone: str) -> bool:
 CONCURRENCY_POLICIES = ("Allow", "Forbid", "Replace")
 
 
-def validate_cronjob_spec(spec: Obj) -> list[Cause]:
+def validate_cronjob_spec(spec: Obj, old_spec: Obj | None = None) -> list[Cause]:
     """validateCronJobSpec's own checks, in kube's order: ``schedule`` required and parseable (robfig's message),
-    without ``TZ``/``CRON_TZ`` (``cannot use TZ or CRON_TZ in schedule, use timeZone field instead``);
-    ``startingDeadlineSeconds`` >= 0; ``timeZone`` non-empty, not ``Local``, a known zone;
-    ``concurrencyPolicy`` Allow, Forbid or Replace."""
+    without ``TZ``/``CRON_TZ`` (``cannot use TZ or CRON_TZ in schedule, use timeZone field instead``) unless
+    ``old_spec`` (an update's stored spec) had one, and then not with ``timeZone`` (``cannot use both timeZone
+    field and TZ or CRON_TZ in schedule``); ``startingDeadlineSeconds`` >= 0; ``timeZone`` non-empty, not
+    ``Local``, a known zone; ``concurrencyPolicy`` Allow, Forbid or Replace."""
     out: list[Cause] = []
     schedule = spec.get("schedule")
     if not isinstance(schedule, str) or not schedule:
@@ -526,7 +527,12 @@ def validate_cronjob_spec(spec: Obj) -> list[Cause]:
         error = cron_schedule_error(schedule)
         if error:
             out.append(invalid("spec.schedule", schedule, error))
-        if "TZ" in schedule:
+        old_schedule = _dict(old_spec).get("schedule")
+        allow_tz = isinstance(old_schedule, str) and "TZ" in old_schedule
+        if allow_tz and "TZ" in schedule and spec.get("timeZone") is not None:
+            out.append(invalid("spec.schedule", schedule,
+                               "cannot use both timeZone field and TZ or CRON_TZ in schedule"))
+        elif not allow_tz and "TZ" in schedule:
             out.append(invalid("spec.schedule", schedule,
                                "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"))
     deadline = spec.get("startingDeadlineSeconds")
@@ -575,14 +581,24 @@ class CronJobStrategy(Strategy):
         """ValidateCronJobCreate: :func:`validate_cronjob_spec`, ValidateJobTemplateSpec's workload checks under
         ``spec.jobTemplate.spec``, the history limits >= 0, and a name of at most 52 characters (the controller
         appends an 11-character ``-<timestamp>`` to name Jobs)."""
+        out = self._spec_causes(obj, None)
+        name = _dict(obj.get("metadata")).get("name")
+        if isinstance(name, str) and len(name) > CRONJOB_NAME_MAX:
+            out.append(invalid("metadata.name", name, f"must be no more than {CRONJOB_NAME_MAX} characters"))
+        return out
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """ValidateCronJobUpdate's spec checks: a ``TZ`` schedule may stay when the stored one had it, and the
+        52-character name limit is skipped (old CronJobs with longer names can still be updated)."""
+        return self._spec_causes(new, _dict(old.get("spec")))
+
+    @staticmethod
+    def _spec_causes(obj: Obj, old_spec: Obj | None) -> list[Cause]:
         spec = _dict(obj.get("spec"))
-        out = validate_cronjob_spec(spec)
+        out = validate_cronjob_spec(spec, old_spec)
         out.extend(job_spec_causes(_dict(spec.get("jobTemplate")).get("spec"), "spec.jobTemplate.spec"))
         for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
             limit = spec.get(key)
             if isinstance(limit, int) and limit < 0:
                 out.append(invalid(f"spec.{key}", limit, "must be greater than or equal to 0"))
-        name = _dict(obj.get("metadata")).get("name")
-        if isinstance(name, str) and len(name) > CRONJOB_NAME_MAX:
-            out.append(invalid("metadata.name", name, f"must be no more than {CRONJOB_NAME_MAX} characters"))
         return out

@@ -160,7 +160,9 @@ class Admitter:
             causes.extend(kind.validate_update(request.object, request.old_object, request.subresource))
         causes.extend(c for c in result.causes if not (kind.validates_required and c.type == "FieldValueRequired"))
         if not request.subresource:  # pkg/apis/*/validation: per-kind semantic rules
-            causes.extend(kind.validate(request.object))
+            old = request.old_object
+            causes.extend(kind.validate(request.object) if request.operation == CREATE or old is None
+                          else kind.validate_again(request.object, old))
         if resource.group == crd.GROUP and resource.resource == crd.RESOURCE and not request.subresource:
             # The cleanup finalizer is added by the first DELETE (kube's REST.Delete), not here.
             causes.extend(crdvalidation.validate(request.object, request.old_object, crd_schema.value_causes))

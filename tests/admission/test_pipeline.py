@@ -191,3 +191,46 @@ async def test_subresource_of_another_kind_skips_strategy(admitter: Admitter) ->
                        namespace="demo", name="web")
     result = await admitter.admit("CREATE", attrs, "Eviction", jsonutil.dumps({"metadata": {"name": "web"}}))
     assert jsonutil.loads(result.object)["metadata"] == {"name": "web", "labels": {"added": "yes"}}
+
+
+def _cronjob(name: str, schedule: str, **spec: Any) -> dict[str, Any]:
+    template = {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}
+    return {"apiVersion": "batch/v1", "kind": "CronJob",
+            "metadata": {"name": name, "namespace": "demo", "uid": "u1", "resourceVersion": "7",
+                         "creationTimestamp": "2024-01-01T00:00:00Z"},
+            "spec": {"schedule": schedule, "jobTemplate": template, **spec}}
+
+
+async def test_cronjob_create_only_rules_are_skipped_on_update(admitter: Admitter) -> None:
+    """ValidateCronJobUpdate skips the 52-character name limit and lets a stored TZ schedule stay (kube lets
+    CronJobs from before those rules be updated), but not with timeZone; a create gets both rules."""
+    def attrs(verb: str, name: str) -> Attributes:
+        return Attributes(USER, verb, True, api_group="batch", api_version="v1", resource="cronjobs",
+                          namespace="demo", name=name)
+
+    long_name = "c" * 60
+    old = _cronjob(long_name, "TZ=UTC 0 * * * *")
+    new = _cronjob(long_name, "TZ=UTC 5 * * * *")
+    result = await admitter.admit("UPDATE", attrs("update", long_name), "CronJob", jsonutil.dumps(new),
+                                  jsonutil.dumps(old))
+    assert jsonutil.loads(result.object)["spec"]["schedule"] == "TZ=UTC 5 * * * *"
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("UPDATE", attrs("update", long_name), "CronJob",
+                             jsonutil.dumps(_cronjob(long_name, "TZ=UTC 5 * * * *", timeZone="UTC")),
+                             jsonutil.dumps(old))
+    assert exc.value.message == (f'CronJob.batch "{long_name}" is invalid: spec.schedule: Invalid value: '
+                                 '"TZ=UTC 5 * * * *": cannot use both timeZone field and TZ or CRON_TZ in schedule')
+    with pytest.raises(errors.StatusError) as exc:  # a stored schedule without TZ: no TZ added on update
+        await admitter.admit("UPDATE", attrs("update", long_name), "CronJob", jsonutil.dumps(new),
+                             jsonutil.dumps(_cronjob(long_name, "0 * * * *")))
+    assert exc.value.message == (f'CronJob.batch "{long_name}" is invalid: spec.schedule: Invalid value: '
+                                 '"TZ=UTC 5 * * * *": cannot use TZ or CRON_TZ in schedule, use timeZone field instead')
+    created = _cronjob(long_name, "TZ=UTC 0 * * * *")
+    for key in ("uid", "resourceVersion", "creationTimestamp"):
+        del created["metadata"][key]
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("CREATE", attrs("create", ""), "CronJob", jsonutil.dumps(created))
+    assert exc.value.message == (
+        f'CronJob.batch "{long_name}" is invalid: [spec.schedule: Invalid value: "TZ=UTC 0 * * * *": cannot use TZ or '
+        f'CRON_TZ in schedule, use timeZone field instead, metadata.name: Invalid value: "{long_name}": must be no '
+        'more than 52 characters]')
