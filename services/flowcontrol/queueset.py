@@ -110,13 +110,17 @@ class QueueSet:
         self._robin = -1
         self.seats_in_use = 0
         self.executing = 0
+        # Kept by enqueue/remove/start/finish (the only writers of a queue's waiting and executing), so the
+        # per-request reads below do not walk every queue: that walk was ~6% of flowcontrol's CPU per GET.
+        self._waiting = 0
+        self._active = 0
 
     # ------------------------------------------------------------ reading
 
     @property
     def waiting(self) -> int:
         """Requests waiting in all queues."""
-        return sum(len(q.waiting) for q in self.queues)
+        return self._waiting
 
     @property
     def waiting_seats(self) -> int:
@@ -126,7 +130,7 @@ class QueueSet:
     @property
     def active_queues(self) -> int:
         """Queues with requests waiting or executing."""
-        return sum(1 for q in self.queues if q.active)
+        return self._active
 
     def waiting_requests(self) -> Iterator[tuple[Queue, int, Request]]:
         """(queue, position in queue, request) of every waiting request."""
@@ -164,7 +168,10 @@ class QueueSet:
             queue.next_dispatch_r = self.virtual_time
         request.arrival = self.clock()
         request.queue = queue
+        if not queue.active:
+            self._active += 1
         queue.waiting.append(request)
+        self._waiting += 1
         return True
 
     def peek(self) -> Request | None:
@@ -189,6 +196,9 @@ class QueueSet:
             return False
         self.advance()
         queue.waiting.remove(request)
+        self._waiting -= 1
+        if not queue.active:
+            self._active -= 1
         return True
 
     # ------------------------------------------------------------ execution
@@ -200,7 +210,8 @@ class QueueSet:
         if queue is not None:
             if not queue.waiting or queue.waiting[0] is not request:
                 raise ValueError("only the head of a queue can start")
-            queue.waiting.popleft()
+            queue.waiting.popleft()  # the queue stays active: the request executes in it
+            self._waiting -= 1
             queue.next_dispatch_r += request.width * ESTIMATED_SERVICE_SECONDS
             queue.executing += 1
             queue.seats_in_use += request.width
@@ -220,5 +231,7 @@ class QueueSet:
             queue.executing -= 1
             queue.seats_in_use -= request.width
             queue.next_dispatch_r -= request.width * (ESTIMATED_SERVICE_SECONDS - actual)
+            if not queue.active:
+                self._active -= 1
         self.executing -= 1
         self.seats_in_use -= request.width
