@@ -281,20 +281,52 @@ def _zero_of(node: Any) -> Any:
 
 _TIMES = ("io.k8s.apimachinery.pkg.apis.meta.v1.Time", "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime")
 
+# The time fields k8s.io/api declares as pointers (``*metav1.Time``, ``*metav1.MicroTime``, ``omitempty``): a
+# ``null`` there decodes to nil and is not encoded at all. The OpenAPI schema names them as any other time, so
+# they are listed here by (the owning definition's type name, the property), for every version of it.
+_POINTER_TIMES = frozenset({
+    ("ObjectMeta", "deletionTimestamp"), ("ManagedFieldsEntry", "time"),
+    ("PodStatus", "startTime"), ("PersistentVolumeStatus", "lastPhaseTransitionTime"), ("Taint", "timeAdded"),
+    ("JobStatus", "startTime"), ("JobStatus", "completionTime"),
+    ("CronJobStatus", "lastScheduleTime"), ("CronJobStatus", "lastSuccessfulTime"),
+    ("HorizontalPodAutoscalerStatus", "lastScaleTime"),
+    ("LeaseSpec", "acquireTime"), ("LeaseSpec", "renewTime"),
+    ("LeaseCandidateSpec", "pingTime"), ("LeaseCandidateSpec", "renewTime"),
+    ("PodCertificateRequestStatus", "notBefore"), ("PodCertificateRequestStatus", "beginRefreshAt"),
+    ("PodCertificateRequestStatus", "notAfter"),
+    ("DeviceTaint", "timeAdded"), ("AllocationResult", "allocationTimestamp"),
+})
 
-def _null_time(key: str, node: Any) -> bool:
-    """Whether a ``null`` of property ``key`` stays: a zero ``metav1.Time`` struct encodes as ``null``
-    (``lastProbeTime: null``), but for ObjectMeta's ``creationTimestamp`` (``omitzero``)."""
+
+def _definition_name(node: Any) -> str:
+    """The type name (``PodStatus``) of the definition ``node``'s ``$ref`` chain ends in ("" for none)."""
+    defs = _definitions().get("$defs", {})
+    name = ""
+    for _ in range(32):
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        if not isinstance(ref, str):
+            break
+        name = ref.rsplit("/", 1)[-1]
+        node = defs.get(name)
+    return name.rsplit(".", 1)[-1]
+
+
+def _null_time(owner: str, key: str, node: Any) -> bool:
+    """Whether a ``null`` of property ``key`` of definition ``owner`` stays: a zero ``metav1.Time`` struct
+    encodes as ``null`` (``lastProbeTime: null``), but for ObjectMeta's ``creationTimestamp`` (``omitzero``)
+    and the pointer times (:data:`_POINTER_TIMES`: ``status.startTime: null`` is absent)."""
     ref = node.get("$ref") if isinstance(node, dict) else None
-    return isinstance(ref, str) and ref.rsplit("/", 1)[-1] in _TIMES and key != "creationTimestamp"
+    return (isinstance(ref, str) and ref.rsplit("/", 1)[-1] in _TIMES and key != "creationTimestamp"
+            and (owner, key) not in _POINTER_TIMES)
 
 
 def _nulls_to_zero(value: Any, node: Any) -> None:
+    owner = _definition_name(node)
     node = _resolve(node)
     if isinstance(value, dict):
         properties = node.get("properties")
         if isinstance(properties, dict):
-            for key in [k for k, v in value.items() if v is None and not _null_time(k, properties.get(k))]:
+            for key in [k for k, v in value.items() if v is None and not _null_time(owner, k, properties.get(k))]:
                 del value[key]
             for key, sub in value.items():
                 if key in properties:
@@ -327,9 +359,10 @@ def nulls_to_zero(obj: dict[str, Any], group: str, version: str, kind: str) -> N
     ``encoding/json`` leaves a struct field it reads ``null`` for at its zero value (nil pointer, slice
     or map, empty string, 0, false), which kube encodes as absent (``omitempty``): such keys are
     dropped, at any depth (but a ``metav1.Time``, whose zero value encodes as ``null`` again, except
-    ``metadata.creationTimestamp``), so ``containers[0].name: null`` is a missing name (``Required value``, 422)
-    rather than a wrong type (400). A ``null`` map value or list element becomes the element type's
-    zero value (``labels: {a: null}`` is the label ``a: ""``; see :func:`_zero_of`). Free-form values
+    ``metadata.creationTimestamp`` and the pointer times such as ``status.startTime``), so
+    ``containers[0].name: null`` is a missing name (``Required value``, 422) rather than a wrong type (400).
+    A ``null`` map value or list element becomes the element type's zero value (``labels: {a: null}`` is
+    the label ``a: ""``; see :func:`_zero_of`). Free-form values
     (RawExtension, preserve-unknown-fields) are untouched, as is a kind without a schema. Custom
     resources are not decoded into structs and keep or prune their nulls by their CRD instead.
     """

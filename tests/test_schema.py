@@ -222,9 +222,32 @@ def test_nulls_decode_as_go_zero_values():
                                                            "creationTimestamp": None},
            "spec": {"containers": [{"name": None, "image": "x", "args": [None], "ports": [None],
                                     "resources": {"limits": {"cpu": None}}}], "volumes": None},
-           "status": {"conditions": [{"type": "Ready", "status": "True", "lastProbeTime": None, "reason": None}]}}
+           "status": {"conditions": [{"type": "Ready", "status": "True", "lastProbeTime": None, "reason": None}],
+                      "startTime": None}}
     schema.nulls_to_zero(pod, "", "v1", "Pod")
     assert pod == {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": ""}},
                    "spec": {"containers": [{"image": "x", "args": [""], "ports": [{}],
                                             "resources": {"limits": {"cpu": "0"}}}]},
                    "status": {"conditions": [{"type": "Ready", "status": "True", "lastProbeTime": None}]}}
+
+
+@pytest.mark.parametrize(("group", "kind", "obj", "expected"), [
+    # *metav1.Time fields: null is nil, not encoded (omitempty)
+    ("", "Pod", {"status": {"startTime": None}, "metadata": {"deletionTimestamp": None}},
+     {"status": {}, "metadata": {}}),
+    ("batch", "Job", {"status": {"startTime": None, "completionTime": None}}, {"status": {}}),
+    ("batch", "CronJob", {"status": {"lastScheduleTime": None, "lastSuccessfulTime": None}}, {"status": {}}),
+    ("", "Node", {"spec": {"taints": [{"key": "k", "effect": "NoSchedule", "timeAdded": None}]}},
+     {"spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}}),
+    ("coordination.k8s.io", "Lease", {"spec": {"acquireTime": None, "renewTime": None}}, {"spec": {}}),
+    ("", "ConfigMap", {"metadata": {"managedFields": [{"manager": "m", "time": None}]}},
+     {"metadata": {"managedFields": [{"manager": "m"}]}}),
+    # a metav1.Time struct (not a pointer) keeps its null: kube encodes the zero Time as null
+    ("", "Pod", {"status": {"containerStatuses": [{"name": "c", "state": {"terminated": {"startedAt": None}}}]}},
+     {"status": {"containerStatuses": [{"name": "c", "state": {"terminated": {"startedAt": None}}}]}}),
+    ("", "Event", {"eventTime": None, "firstTimestamp": None}, {"eventTime": None, "firstTimestamp": None}),
+])
+def test_null_pointer_times_are_absent(group: str, kind: str, obj: dict, expected: dict) -> None:
+    version = "v1"
+    schema.nulls_to_zero(obj, group, version, kind)
+    assert obj == expected

@@ -204,6 +204,28 @@ def test_null_values_decode_as_go_zero_values(stack: Stack, namespace: str) -> N
     assert created["data"] == {"k": ""} and "binaryData" not in created
 
 
+def test_null_pointer_times_are_absent(stack: Stack, namespace: str) -> None:
+    """A ``*metav1.Time`` read as ``null`` is nil and not encoded (``status.startTime: null`` on a Pod status
+    update, a Lease's ``renewTime``); a ``metav1.Time`` struct keeps its ``null`` (a condition's lastProbeTime)."""
+    code, raw = _raw(stack, "POST", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases", {
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"},
+        "spec": {"holderIdentity": "me", "acquireTime": None, "renewTime": None}})
+    assert code == 201, raw
+    assert json.loads(raw)["spec"] == {"holderIdentity": "me"}
+    code, raw = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/pods", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    assert code == 201, raw
+    pod = json.loads(raw)
+    pod["status"] = {"phase": "Running", "startTime": None, "qosClass": "BestEffort",
+                     "conditions": [{"type": "Ready", "status": "True", "lastProbeTime": None,
+                                     "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+    code, raw = _raw(stack, "PUT", f"/api/v1/namespaces/{namespace}/pods/p/status", pod)
+    assert code == 200, raw
+    status = json.loads(raw)["status"]
+    assert "startTime" not in status and status["conditions"][0]["lastProbeTime"] is None, status
+
+
 # ------------------------------------------------------------ 12. typed lists
 
 def test_builtin_list_items_have_no_type_meta(stack: Stack, kubectl: Kubectl, namespace: str) -> None:
