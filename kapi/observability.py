@@ -192,12 +192,20 @@ def _code(context: grpc.aio.ServicerContext, failed: bool) -> str:
     return "UNKNOWN" if failed else "OK"
 
 
+_FACTORIES = {"unary": grpc.unary_unary_rpc_method_handler, "server_stream": grpc.unary_stream_rpc_method_handler,
+              "client_stream": grpc.stream_unary_rpc_method_handler,
+              "bidi_stream": grpc.stream_stream_rpc_method_handler}
+
+
 class ServerInterceptor(grpc.aio.ServerInterceptor):
     """Counts and times every RPC, and sets :data:`AUDIT_ID` from ``x-audit-id`` metadata for its duration."""
 
     def __init__(self) -> None:
         self.started, self.handled, self.seconds = _metrics()
         self._children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+        # method -> (the server's handler, it wrapped) for calls without an audit ID (the default: the ID travels
+        # only with JSON logs): the same handler comes back for every call of a method, so it is wrapped once.
+        self._plain: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def intercept_service(self, continuation: Callable[..., Any],
                                 details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
@@ -206,8 +214,20 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return handler
         method: str = details.method  # type: ignore[attr-defined]
-        service, _, name = method.lstrip("/").rpartition("/")
         audit_id = next((v for k, v in (details.invocation_metadata or ()) if k == METADATA_KEY), "")  # type: ignore[attr-defined]
+        if not audit_id:
+            known = self._plain.get(method)
+            if known is not None and known[0] is handler:
+                return known[1]
+        wrapped = self._wrap_handler(handler, method, audit_id)
+        if not audit_id:
+            if len(self._plain) >= 1024:
+                self._plain.clear()
+            self._plain[method] = (handler, wrapped)
+        return wrapped
+
+    def _wrap_handler(self, handler: grpc.RpcMethodHandler, method: str, audit_id: str) -> grpc.RpcMethodHandler:
+        service, _, name = method.lstrip("/").rpartition("/")
         if handler.unary_unary:
             kind, behavior = "unary", handler.unary_unary
         elif handler.unary_stream:
@@ -222,12 +242,9 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):
         child = self._children.get(key)
         if child is None:
             child = self._children[key] = (self.started.labels(*key), self.seconds.labels(*key))
-        wrapped = self._wrap(behavior, key, child, audit_id)
-        factory = {"unary": grpc.unary_unary_rpc_method_handler, "server_stream": grpc.unary_stream_rpc_method_handler,
-                   "client_stream": grpc.stream_unary_rpc_method_handler,
-                   "bidi_stream": grpc.stream_stream_rpc_method_handler}[kind]
-        return factory(wrapped, request_deserializer=handler.request_deserializer,
-                       response_serializer=handler.response_serializer)
+        return _FACTORIES[kind](self._wrap(behavior, key, child, audit_id),
+                                request_deserializer=handler.request_deserializer,
+                                response_serializer=handler.response_serializer)
 
     def _wrap(self, behavior: Callable[..., Any], key: tuple[str, str, str], child: tuple[Any, Any],
               audit_id: str) -> Callable[..., Any]:
