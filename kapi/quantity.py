@@ -35,7 +35,8 @@ def parse(value: Any) -> Fraction:
 
 
 def format(value: Fraction, binary: bool = False) -> str:  # noqa: A001 - mirrors Quantity.String
-    """Canonical-ish form: integers plain (or Ki/Mi/Gi when ``binary`` and exact), fractions in m or n."""
+    """Canonical-ish form: integers plain (or Ki/Mi/Gi when ``binary`` and exact), fractions in m, u or n
+    (rounded up to n)."""
     if value.denominator == 1:
         n = int(value)
         if binary and n:
@@ -46,5 +47,8 @@ def format(value: Fraction, binary: bool = False) -> str:  # noqa: A001 - mirror
     milli = value * 1000
     if milli.denominator == 1:
         return f"{int(milli)}m"
+    micro = value * 10**6
+    if micro.denominator == 1:
+        return f"{int(micro)}u"
     nano = value * 10**9
     return f"{-(-nano.numerator // nano.denominator)}n"

@@ -24,6 +24,7 @@ from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import go_value, immutable_shown, selector_string
 from kapi.kinds.podspec import default_claim_spec, default_template, name_warnings, spec_of, validate_workload
+from kapi.kinds.podwarnings import template_warnings
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import regex_error
 from kapi.values import as_dict as _dict
@@ -314,8 +315,9 @@ class DeploymentStrategy(Strategy):
         return new.get("spec") != old.get("spec") or annotations != old_annotations
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
-        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`)."""
-        return name_warnings(obj)
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`), then
+        GetWarningsForPodTemplate of ``spec.template``."""
+        return name_warnings(obj) + template_warnings(obj, "spec.template")
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateDeploymentSpec (:func:`validate_deployment_spec`)."""
@@ -344,8 +346,9 @@ class ReplicaSetStrategy(Strategy):
         default_template(spec, create=True)
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
-        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`)."""
-        return name_warnings(obj)
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`), then
+        GetWarningsForPodTemplate of ``spec.template``."""
+        return name_warnings(obj) + template_warnings(obj, "spec.template")
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateReplicaSetSpec (kube's message names "deployment" for an empty selector here too), then
@@ -368,6 +371,10 @@ class StatefulSetStrategy(Strategy):
 
     group, kind = GROUP, "StatefulSet"
     status_zero = {"replicas": 0, "availableReplicas": 0}  # StatefulSetStatus: the two without omitempty
+
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: GetWarningsForPodTemplate of ``spec.template``."""
+        return template_warnings(obj, "spec.template")
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_StatefulSet: replicas 1, OrderedReady, RollingUpdate partition 0, revisionHistoryLimit 10,
@@ -422,6 +429,10 @@ class DaemonSetStrategy(Strategy):
     # DaemonSetStatus: the four counts without omitempty
     status_zero = {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
                    "numberReady": 0}
+
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: GetWarningsForPodTemplate of ``spec.template``."""
+        return template_warnings(obj, "spec.template")
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_DaemonSet: RollingUpdate maxUnavailable 1 / maxSurge 0, revisionHistoryLimit 10."""

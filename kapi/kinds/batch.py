@@ -44,6 +44,7 @@ from kapi.kinds.fields import (
     selector_string,
 )
 from kapi.kinds.podspec import default_template, name_warnings, spec_of, validate_workload
+from kapi.kinds.podwarnings import template_warnings
 from kapi.objectmeta import invalid, required
 from kapi.values import as_dict as _dict
 
@@ -390,8 +391,9 @@ class JobStrategy(Strategy):
             obj["metadata"]["labels"] = dict(template_labels)
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
-        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`)."""
-        return name_warnings(obj)
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`), then WarningsForJobSpec's
+        GetWarningsForPodTemplate of ``spec.template``."""
+        return name_warnings(obj) + template_warnings(obj, "spec.template")
 
     def validate(self, obj: Obj) -> list[Cause]:
         """validateJobSpec's workload checks and the generated selector's."""
@@ -574,8 +576,9 @@ class CronJobStrategy(Strategy):
             default_job_spec(template["spec"])
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
-        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`)."""
-        return name_warnings(obj)
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`), then WarningsForJobSpec's
+        GetWarningsForPodTemplate of ``spec.jobTemplate.spec.template``."""
+        return name_warnings(obj) + template_warnings(obj, "spec.jobTemplate.spec.template")
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateCronJobCreate: :func:`validate_cronjob_spec`, ValidateJobTemplateSpec's workload checks under

@@ -45,6 +45,7 @@ from kapi.kinds.podspec import (
     validate_pod_spec,
     validate_workload,
 )
+from kapi.kinds.podwarnings import pod_spec_warnings, template_warnings
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import (
     is_dns1123_label,
@@ -832,8 +833,9 @@ class PodStrategy(Strategy):
                 condition["observedGeneration"] = generation
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
-        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`)."""
-        return name_warnings(obj, POD_HOSTNAME)
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`), then GetWarningsForPod
+        (:func:`kapi.kinds.podwarnings.pod_spec_warnings`)."""
+        return name_warnings(obj, POD_HOSTNAME) + pod_spec_warnings(obj.get("spec"), obj.get("metadata"))
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidatePodSpec of ``spec``."""
@@ -872,6 +874,10 @@ class PodTemplateStrategy(Strategy):
         """ValidatePodTemplate's PodSpec checks under ``template.spec``."""
         return validate_pod_spec(_dict(obj.get("template")).get("spec"), "template.spec")
 
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: GetWarningsForPodTemplate of ``template``."""
+        return template_warnings(obj, "template")
+
 
 @register
 class ReplicationControllerStrategy(Strategy):
@@ -896,8 +902,9 @@ class ReplicationControllerStrategy(Strategy):
         default_template(spec)
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
-        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`)."""
-        return name_warnings(obj)
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`), then
+        GetWarningsForPodTemplate of ``spec.template``."""
+        return name_warnings(obj) + template_warnings(obj, "spec.template")
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateReplicationControllerSpec: replicas, template restartPolicy Always (selector: a plain map)."""

@@ -276,7 +276,7 @@ def port_number(path: str, value: Any) -> list[Cause]:
 _CANONICAL_QUANTITY = re.compile(r"-?[1-9][0-9]*(?:m|Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?|0")
 
 
-def _quantity_shown(raw: Any, value: Fraction) -> str:
+def quantity_shown(raw: Any, value: Fraction) -> str:
     """A Quantity as its ``String()`` prints it: the input when already canonical, else kapi's canonical form."""
     text = str(raw).strip() if isinstance(raw, (str, int)) and not isinstance(raw, bool) else ""
     if _CANONICAL_QUANTITY.fullmatch(text) and not text.endswith("000m"):
@@ -309,12 +309,12 @@ def validate_resources(resources: Any, path: str) -> list[Cause]:
                 continue
             parsed[which][name] = (raw, value)
             if value < 0:
-                out.append(invalid(f"{path}.{which}[{name}]", _quantity_shown(raw, value), NEGATIVE))
+                out.append(invalid(f"{path}.{which}[{name}]", quantity_shown(raw, value), NEGATIVE))
     for name, (raw, value) in parsed["requests"].items():
         if name not in parsed["limits"]:
             continue
         limit_raw, limit = parsed["limits"][name]
-        shown, limit_shown = _quantity_shown(raw, value), _quantity_shown(limit_raw, limit)
+        shown, limit_shown = quantity_shown(raw, value), quantity_shown(limit_raw, limit)
         if value != limit and not _overcommit_allowed(name):
             out.append(invalid(f"{path}.requests[{name}]", shown, f"must be equal to {name} limit of {limit_shown}"))
         elif value > limit:

@@ -339,6 +339,27 @@ def test_names_that_are_not_dns_labels_warn(kubectl: Kubectl, namespace: str) ->
     assert "Warning" not in proc.stderr, proc.stderr
 
 
+def test_pod_spec_warnings_reach_kubectl(kubectl: Kubectl, namespace: str) -> None:
+    """GetWarningsForPodTemplate / GetWarningsForPod: kubectl prints kube's texts as ``Warning:`` lines."""
+    spec = {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"memory": "1.5"}}}],
+            "nodeSelector": {"beta.kubernetes.io/arch": "amd64"}}
+    proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(_deployment("warned", spec)))
+    assert proc.stderr.splitlines() == [
+        'Warning: spec.template.spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14; use '
+        '"kubernetes.io/arch" instead',
+        'Warning: spec.template.spec.containers[0].resources.requests[memory]: fractional byte value "1500m" is '
+        "invalid, must be an integer"], proc.stderr
+    proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "warned"},
+        "spec": {**spec, "imagePullSecrets": [{"name": "s"}, {"name": "s"}]}}))
+    assert proc.stderr.splitlines() == [
+        'Warning: spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14; use "kubernetes.io/arch" '
+        "instead",
+        'Warning: spec.imagePullSecrets[1].name: duplicate name "s"',
+        'Warning: spec.containers[0].resources.requests[memory]: fractional byte value "1500m" is invalid, must be '
+        "an integer"], proc.stderr
+
+
 def test_deployment_status_updates_are_validated(kubectl: Kubectl, namespace: str) -> None:
     kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(_deployment("st", POD_SPEC)))
     proc = kubectl.run("-n", namespace, "patch", "deployment", "st", "--subresource=status", "--type=merge", "-p",
