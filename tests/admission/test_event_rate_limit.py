@@ -49,7 +49,7 @@ async def outcome(plugin: EventRateLimit, req: Any) -> str:
 
 
 @pytest.mark.parametrize(("limits", "message"), [
-    ([], "limits: Invalid value: null: must not be empty"),
+    ([], "limits: Invalid value: []eventratelimit.Limit{}: must not be empty"),
     ([{"type": "Namespace", "qps": 0, "burst": 5}], "limits[0].qps: Invalid value: 0: must be positive"),
     ([{"type": "Server", "qps": 1, "burst": -1}], "limits[0].burst: Invalid value: -1: must be positive"),
     ([{"type": "User", "qps": 1, "burst": 1, "cacheSize": -3}],
@@ -64,6 +64,14 @@ def test_invalid_configuration(limits: list[dict[str, Any]], message: str) -> No
     with pytest.raises(ValueError) as exc:
         parse_config(config(*limits))
     assert str(exc.value) == message
+
+
+def test_absent_limits_show_the_nil_slice() -> None:
+    """field.Invalid shows config.Limits as Go's %#v: a nil []Limit when the key is absent or null."""
+    for body in ({"kind": "Configuration"}, {"kind": "Configuration", "limits": None}):
+        with pytest.raises(ValueError) as exc:
+            parse_config(body)
+        assert str(exc.value) == "limits: Invalid value: []eventratelimit.Limit(nil): must not be empty"
 
 
 def test_missing_configuration_refuses_to_start() -> None:

@@ -78,7 +78,7 @@ def parse_config(config: Any) -> list[Limit]:
     """The limits of a Configuration object (None or {} = no configuration).
 
     Raises ValueError with kube's validation messages, e.g.
-    ``limits: Invalid value: null: must not be empty`` or
+    ``limits: Invalid value: []eventratelimit.Limit(nil): must not be empty`` or
     ``limits[0].qps: Invalid value: 0: must be positive``.
     """
     config = config if config is not None else {}
@@ -91,7 +91,9 @@ def parse_config(config: Any) -> list[Limit]:
     raw = config.get("limits")
     problems: list[str] = []
     if not isinstance(raw, list) or not raw:
-        problems.append(f"limits: Invalid value: {_go_value(raw if raw else None)}: must not be empty")
+        # field.Invalid(limitsPath, config.Limits, ...): Go's %#v of the internal []Limit, nil or empty
+        shown = "[]eventratelimit.Limit{}" if raw == [] else "[]eventratelimit.Limit(nil)"
+        problems.append(f"limits: Invalid value: {shown}: must not be empty")
         raw = []
     limits: list[Limit] = []
     for i, item in enumerate(raw):
