@@ -43,6 +43,7 @@ from kapi.kinds.fields import (
     selector_matches,
     selector_string,
 )
+from kapi.kinds.jobpolicy import pod_failure_policy_causes, success_policy_causes
 from kapi.kinds.podspec import default_template, name_warnings, spec_of, validate_workload
 from kapi.kinds.podwarnings import template_warnings
 from kapi.objectmeta import invalid, required
@@ -101,7 +102,8 @@ def _job_fields(spec: Obj) -> list[Cause]:
     """validateJobSpec's checks of the Job's own fields (paths under ``spec``): the counts >= 0;
     ``maxFailedIndexes`` needs ``backoffLimitPerIndex``; ``completionMode`` NonIndexed or Indexed, Indexed
     needing ``completions`` and bounding parallelism and maxFailedIndexes; the per-index fields only for
-    Indexed; ``podReplacementPolicy`` Failed with a ``podFailurePolicy``, else Failed or TerminatingOrFailed."""
+    Indexed; the podFailurePolicy and successPolicy rules (:mod:`kapi.kinds.jobpolicy`); ``podReplacementPolicy``
+    Failed with a ``podFailurePolicy``, else Failed or TerminatingOrFailed."""
     out: list[Cause] = []
     for key in JOB_COUNTS:
         value = spec.get(key)
@@ -141,6 +143,8 @@ def _job_fields(spec: Obj) -> list[Cause]:
             out.append(invalid("spec.backoffLimitPerIndex", per_index, REQUIRES_INDEXED))
         if max_failed is not None:
             out.append(invalid("spec.maxFailedIndexes", max_failed, REQUIRES_INDEXED))
+    out.extend(pod_failure_policy_causes(spec))
+    out.extend(success_policy_causes(spec))
     replacement = spec.get("podReplacementPolicy")
     if isinstance(replacement, str):
         if spec.get("podFailurePolicy") is not None:

@@ -372,6 +372,19 @@ def test_deployment_status_updates_are_validated(kubectl: Kubectl, namespace: st
                 json.dumps({"status": {"replicas": 2, "readyReplicas": 2, "availableReplicas": 1}}))
 
 
+def test_job_pod_failure_policy_is_validated(kubectl: Kubectl, namespace: str) -> None:
+    """validatePodFailurePolicy: a rule needs one of onExitCodes and onPodConditions (kube's message)."""
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pf"},
+           "spec": {"podFailurePolicy": {"rules": [{"action": "Count"}]},
+                    "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}
+    proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(job), check=False)
+    assert proc.returncode != 0
+    assert ('The Job "pf" is invalid: spec.podFailurePolicy.rules[0]: Invalid value: specifying one of OnExitCodes '
+            "and OnPodConditions is required") in proc.stderr, proc.stderr
+    job["spec"]["podFailurePolicy"]["rules"][0]["onExitCodes"] = {"operator": "In", "values": [1]}
+    kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(job))
+
+
 def test_cronjob_schedule_is_validated(kubectl: Kubectl, namespace: str) -> None:
     proc = kubectl.run("-n", namespace, "create", "cronjob", "c", "--image=nginx", "--schedule=x", check=False)
     assert proc.returncode != 0
