@@ -47,6 +47,7 @@ from kapi.kinds.jobpolicy import pod_failure_policy_causes, success_policy_cause
 from kapi.kinds.podspec import default_template, name_warnings, spec_of, validate_workload
 from kapi.kinds.podwarnings import template_warnings
 from kapi.objectmeta import invalid, required
+from kapi.validation import is_dns1123_label
 from kapi.values import as_dict as _dict
 
 GROUP = "batch"
@@ -400,8 +401,19 @@ class JobStrategy(Strategy):
         return name_warnings(obj) + template_warnings(obj, "spec.template")
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """validateJobSpec's workload checks and the generated selector's."""
-        return job_spec_causes(obj.get("spec"), "spec") + validate_generated_selector(obj)
+        """ValidateJob: the generated selector's checks, validateJobSpec's, then, for an Indexed Job, the name of
+        its last pod (``<name>-<completions-1>``) a DNS label (``will not able to create pod with invalid DNS
+        label: <hostname>``)."""
+        out = validate_generated_selector(obj) + job_spec_causes(obj.get("spec"), "spec")
+        spec, name = _dict(obj.get("spec")), _dict(obj.get("metadata")).get("name")
+        completions = spec.get("completions")
+        if (spec.get("completionMode") == "Indexed" and isinstance(completions, int) and completions > 0
+                and isinstance(name, str)):
+            hostname = f"{name}-{completions - 1}"
+            if is_dns1123_label(hostname):
+                out.append(invalid("metadata.name", name,
+                                   f"will not able to create pod with invalid DNS label: {hostname}"))
+        return out
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """ValidateJobUpdate for the main resource; ``status``: :func:`validate_job_status_update`."""

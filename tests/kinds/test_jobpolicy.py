@@ -113,3 +113,18 @@ def test_indexes_format(text: str, result: int | str) -> None:
         with pytest.raises(ValueError) as exc:
             indexes_total(text, 5)
         assert str(exc.value) == result
+
+
+def test_indexed_job_names_leave_room_for_the_pod_index() -> None:
+    """ValidateJob: an Indexed Job's last pod hostname, <name>-<completions-1>, must be a DNS label."""
+    name = "j" * 62  # + "-9": 64 characters
+    job = {"metadata": {"name": name, "namespace": "d"},
+           "spec": {"template": TEMPLATE, "completionMode": "Indexed", "completions": 10, "parallelism": 1}}
+    causes = strategy_for("batch", "Job").validate(job)
+    assert [(c.field, c.message) for c in causes] == [
+        ("metadata.name", f'Invalid value: "{name}": will not able to create pod with invalid DNS label: {name}-9')]
+    job["metadata"]["name"] = "j" * 61  # + "-9": 63
+    assert strategy_for("batch", "Job").validate(job) == []
+    job["spec"].pop("completionMode")
+    job["metadata"]["name"] = name
+    assert strategy_for("batch", "Job").validate(job) == []
