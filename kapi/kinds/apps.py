@@ -24,7 +24,7 @@ from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import go_value, immutable_shown, selector_string
 from kapi.kinds.podspec import default_claim_spec, default_template, name_warnings, spec_of, validate_workload
-from kapi.kinds.podwarnings import template_warnings
+from kapi.kinds.podwarnings import template_warnings, template_warnings_on_update
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import regex_error
 from kapi.values import as_dict as _dict
@@ -319,6 +319,10 @@ class DeploymentStrategy(Strategy):
         GetWarningsForPodTemplate of ``spec.template``."""
         return name_warnings(obj) + template_warnings(obj, "spec.template")
 
+    def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
+        """WarningsOnUpdate: GetWarningsForPodTemplate of ``spec.template`` when the generation moved on."""
+        return template_warnings_on_update(new, old, "spec.template")
+
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateDeploymentSpec (:func:`validate_deployment_spec`)."""
         return validate_deployment_spec(_dict(obj.get("spec")))
@@ -350,6 +354,10 @@ class ReplicaSetStrategy(Strategy):
         GetWarningsForPodTemplate of ``spec.template``."""
         return name_warnings(obj) + template_warnings(obj, "spec.template")
 
+    def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
+        """WarningsOnUpdate: GetWarningsForPodTemplate of ``spec.template`` when the generation moved on."""
+        return template_warnings_on_update(new, old, "spec.template")
+
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateReplicaSetSpec (kube's message names "deployment" for an empty selector here too), then
         ``minReadySeconds`` >= 0."""
@@ -375,6 +383,10 @@ class StatefulSetStrategy(Strategy):
     def warnings_on_create(self, obj: Obj) -> list[str]:
         """WarningsOnCreate: GetWarningsForPodTemplate of ``spec.template``."""
         return template_warnings(obj, "spec.template")
+
+    def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
+        """WarningsOnUpdate: GetWarningsForPodTemplate of ``spec.template`` when the generation moved on."""
+        return template_warnings_on_update(new, old, "spec.template")
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_StatefulSet: replicas 1, OrderedReady, RollingUpdate partition 0, revisionHistoryLimit 10,
@@ -433,6 +445,10 @@ class DaemonSetStrategy(Strategy):
     def warnings_on_create(self, obj: Obj) -> list[str]:
         """WarningsOnCreate: GetWarningsForPodTemplate of ``spec.template``."""
         return template_warnings(obj, "spec.template")
+
+    def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
+        """WarningsOnUpdate: GetWarningsForPodTemplate of ``spec.template`` when the generation moved on."""
+        return template_warnings_on_update(new, old, "spec.template")
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_DaemonSet: RollingUpdate maxUnavailable 1 / maxSurge 0, revisionHistoryLimit 10."""

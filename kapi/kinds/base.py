@@ -98,6 +98,11 @@ class Strategy:
         created; [] when none."""
         return []
 
+    def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
+        """``WarningsOnUpdate`` of a valid main-resource update (``new`` prepared, its generation already moved
+        on); [] when none."""
+        return []
+
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """``Validate<Kind>Update``: rules comparing ``new`` to the stored ``old`` (immutability); [] when valid."""
         return []

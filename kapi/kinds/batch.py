@@ -45,7 +45,7 @@ from kapi.kinds.fields import (
 )
 from kapi.kinds.jobpolicy import pod_failure_policy_causes, success_policy_causes
 from kapi.kinds.podspec import default_template, name_warnings, spec_of, validate_workload
-from kapi.kinds.podwarnings import template_warnings
+from kapi.kinds.podwarnings import template_warnings, template_warnings_on_update
 from kapi.objectmeta import invalid, required
 from kapi.validation import is_dns1123_label
 from kapi.values import as_dict as _dict
@@ -400,6 +400,10 @@ class JobStrategy(Strategy):
         GetWarningsForPodTemplate of ``spec.template``."""
         return name_warnings(obj) + template_warnings(obj, "spec.template")
 
+    def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
+        """WarningsOnUpdate: GetWarningsForPodTemplate of ``spec.template`` when the generation moved on."""
+        return template_warnings_on_update(new, old, "spec.template")
+
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateJob: the generated selector's checks, validateJobSpec's, then, for an Indexed Job, the name of
         its last pod (``<name>-<completions-1>``) a DNS label (``will not able to create pod with invalid DNS
@@ -595,6 +599,11 @@ class CronJobStrategy(Strategy):
         """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`), then WarningsForJobSpec's
         GetWarningsForPodTemplate of ``spec.jobTemplate.spec.template``."""
         return name_warnings(obj) + template_warnings(obj, "spec.jobTemplate.spec.template")
+
+    def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
+        """WarningsOnUpdate: GetWarningsForPodTemplate of ``spec.jobTemplate.spec.template`` when the generation
+        moved on."""
+        return template_warnings_on_update(new, old, "spec.jobTemplate.spec.template")
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateCronJobCreate: :func:`validate_cronjob_spec`, ValidateJobTemplateSpec's workload checks under

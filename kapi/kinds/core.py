@@ -45,7 +45,7 @@ from kapi.kinds.podspec import (
     validate_pod_spec,
     validate_workload,
 )
-from kapi.kinds.podwarnings import pod_spec_warnings, template_warnings
+from kapi.kinds.podwarnings import pod_spec_warnings, template_warnings, template_warnings_on_update
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import (
     is_dns1123_label,
@@ -905,6 +905,10 @@ class ReplicationControllerStrategy(Strategy):
         """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`), then
         GetWarningsForPodTemplate of ``spec.template``."""
         return name_warnings(obj) + template_warnings(obj, "spec.template")
+
+    def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
+        """WarningsOnUpdate: GetWarningsForPodTemplate of ``spec.template`` when the generation moved on."""
+        return template_warnings_on_update(new, old, "spec.template")
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateReplicationControllerSpec: replicas, template restartPolicy Always (selector: a plain map)."""

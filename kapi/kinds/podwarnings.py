@@ -251,6 +251,14 @@ def pod_spec_warnings(spec: Any, meta: Any, prefix: str = "", template: bool = F
     return out
 
 
+def template_warnings_on_update(new: Obj, old: Obj, path: str) -> list[str]:
+    """The workloads' WarningsOnUpdate: :func:`template_warnings` of ``new`` when its ``metadata.generation``
+    moved on (a spec change), else none (a Pod's own updates never warn)."""
+    if _dict(new.get("metadata")).get("generation") == _dict(old.get("metadata")).get("generation"):
+        return []
+    return template_warnings(new, path)
+
+
 def template_warnings(obj: Obj, path: str) -> list[str]:
     """GetWarningsForPodTemplate of the pod template at dotted ``path`` in ``obj`` (``spec.template``,
     ``template``, ``spec.jobTemplate.spec.template``); [] when there is no template."""

@@ -174,3 +174,5 @@ class Admitter:
             raise errors.invalid(resource.kind, name if isinstance(name, str) else "", causes, resource.group)
         if request.operation == CREATE and not request.subresource:  # rest.BeforeCreate, once validation passed
             request.warnings.extend(kind.warnings_on_create(request.object))
+        elif request.operation == UPDATE and not request.subresource and request.old_object is not None:
+            request.warnings.extend(kind.warnings_on_update(request.object, request.old_object))  # rest.BeforeUpdate

@@ -349,6 +349,13 @@ def test_pod_spec_warnings_reach_kubectl(kubectl: Kubectl, namespace: str) -> No
         '"kubernetes.io/arch" instead',
         'Warning: spec.template.spec.containers[0].resources.requests[memory]: fractional byte value "1500m" is '
         "invalid, must be an integer"], proc.stderr
+    created_warnings = proc.stderr
+    # WarningsOnUpdate: again when the generation moves on (a spec change), not for a label change
+    proc = kubectl.run("-n", namespace, "patch", "deployment", "warned", "--type=merge", "-p",
+                       json.dumps({"spec": {"template": {"metadata": {"labels": {"tier": "web"}}}}}))
+    assert proc.stderr == created_warnings, proc.stderr
+    proc = kubectl.run("-n", namespace, "label", "deployment", "warned", "team=a")
+    assert proc.stderr == "", proc.stderr
     proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps({
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "warned"},
         "spec": {**spec, "imagePullSecrets": [{"name": "s"}, {"name": "s"}]}}))

@@ -113,3 +113,24 @@ def test_template_warnings_carry_the_template_path() -> None:
     assert strategy_for("", "Pod").warnings_on_create(pod) == [
         "metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is "
         "recommended: [must not contain dots]", node]
+
+
+def test_workload_updates_warn_when_the_generation_moves_on() -> None:
+    """WarningsOnUpdate (deployment, replicaset, statefulset, daemonset, job, cronjob, replicationcontroller
+    strategies): the template's warnings when the generation changed; a Pod's updates never warn."""
+    template = {"spec": _spec(nodeSelector={"beta.kubernetes.io/os": "linux"})}
+    old = {"metadata": {"name": "web", "generation": 1}, "spec": {"template": template}}
+    new = {"metadata": {"name": "web", "generation": 2}, "spec": {"template": template}}
+    warning = ('spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use '
+               '"kubernetes.io/os" instead')
+    for group, kind in (("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"),
+                        ("apps", "DaemonSet"), ("batch", "Job"), ("", "ReplicationController")):
+        strategy = strategy_for(group, kind)
+        assert strategy.warnings_on_update(new, old) == [warning], kind
+        assert strategy.warnings_on_update(old, old) == [], kind
+    cron_old = {"metadata": {"generation": 1}, "spec": {"jobTemplate": {"spec": {"template": template}}}}
+    cron_new = {"metadata": {"generation": 2}, "spec": {"jobTemplate": {"spec": {"template": template}}}}
+    assert strategy_for("batch", "CronJob").warnings_on_update(cron_new, cron_old) == [
+        "spec.jobTemplate." + warning]
+    pod = {"metadata": {"name": "p"}, "spec": template["spec"]}
+    assert strategy_for("", "Pod").warnings_on_update(pod, pod) == []
