@@ -334,23 +334,23 @@ def _nulls_to_zero(value: Any, node: Any) -> None:
             return
         element = node.get("additionalProperties")
         if isinstance(element, dict):
-            for key, sub in value.items():
-                if sub is None:
-                    zero = _zero_of(element)
-                    if zero is not _NO_ZERO:
-                        value[key] = zero
-                else:
-                    _nulls_to_zero(sub, element)
+            _elements_to_zero(value, list(value.items()), element)
     elif isinstance(value, list):
         element = node.get("items")
         if isinstance(element, dict):
-            for i, sub in enumerate(value):
-                if sub is None:
-                    zero = _zero_of(element)
-                    if zero is not _NO_ZERO:
-                        value[i] = zero
-                else:
-                    _nulls_to_zero(sub, element)
+            _elements_to_zero(value, list(enumerate(value)), element)
+
+
+def _elements_to_zero(container: Any, entries: list[tuple[Any, Any]], element: dict[str, Any]) -> None:
+    """The map values or list items ``entries`` ((key or index, value)) of ``container``, all of schema
+    ``element``: a null becomes the element's zero value (kept when it has none), others are walked."""
+    for where, sub in entries:
+        if sub is None:
+            zero = _zero_of(element)
+            if zero is not _NO_ZERO:
+                container[where] = zero
+        else:
+            _nulls_to_zero(sub, element)
 
 
 def nulls_to_zero(obj: dict[str, Any], group: str, version: str, kind: str) -> None:
