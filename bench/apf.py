@@ -20,7 +20,14 @@ All requests are a GET of one ConfigMap through Envoy. Phases:
 3. loaded: A floods with many closed-loop workers (several times the seats)
    in a separate process while B keeps its rate and the admin sends 5/s;
 4. same flow: the flood again, with B's requests sent as A (no fairness can
-   help B then), to show what APF isolates B from.
+   help B then), to show what APF isolates B from;
+5. overload (issue 16): four users (C-F, four ByUser flows of
+   ``global-default``) each offer half of the loaded phase's measured
+   throughput in an open loop (together twice the capacity, in two client
+   processes) while B keeps its rate: how long every request takes to be
+   answered (from its scheduled send time, so client-side waiting counts),
+   how many are 429 and whether each 429 carries Retry-After, and the served
+   p99.
 
 Every loop is bounded by time and stops by itself. It prints B's p50/p99
 latency per phase, the slowest requests, 429 counts per user, A's
@@ -58,7 +65,10 @@ from kapi import grpcutil, jsonutil  # noqa: E402
 from kapi.local.launcher import Stack  # noqa: E402
 from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc  # noqa: E402
 
-TOKENS = {"user-a": "bench-token-user-a-0123456789", "user-b": "bench-token-user-b-0123456789"}
+TOKENS = {"user-a": "bench-token-user-a-0123456789", "user-b": "bench-token-user-b-0123456789",
+          **{f"user-{c}": f"bench-token-user-{c}-0123456789" for c in "cdef"}}
+OVERLOAD_USERS = ("user-c", "user-d", "user-e", "user-f")
+OPEN_LOOP_CONNECTIONS = 256  # per client process: requests beyond it wait in the client (and that wait counts)
 TRICKLE_SCHEMA, LEVEL, SEATS = "bench-trickle", "global-default", 6
 NAMESPACE, CONFIGMAP = "apf-bench", "target"
 PATH = f"/api/v1/namespaces/{NAMESPACE}/configmaps/{CONFIGMAP}"
@@ -219,6 +229,74 @@ async def flood_elsewhere(stack: Stack, token: str, workers: int, seconds: float
         process.join(10)
 
 
+def _open_loop_process(url: str, ca: str, tokens: list[str], rate: float, seconds: float, out: Any) -> None:
+    """Child-process body: each token's user sends ``rate`` requests/s on a fixed schedule for ``seconds``.
+
+    Open loop: a request is sent at its scheduled time whatever happened to the
+    earlier ones; its latency is measured from that time (so waiting for a free
+    connection in the client counts, no coordinated omission). Puts a summary
+    per token: the Stats summary plus the slowest answer of any status
+    (``max_any_ms``), and how many 429s lacked a Retry-After header.
+    """
+    async def go() -> list[dict[str, Any]]:
+        context = ssl.create_default_context(cafile=ca)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context, limit=OPEN_LOOP_CONNECTIONS),
+                                         timeout=aiohttp.ClientTimeout(total=30)) as client:
+            await one(client, url, {}, Stats())  # connected once: the load starts now
+            out.put("started")
+
+            async def user(token: str) -> dict[str, Any]:
+                stats, slowest, no_retry_after = Stats(), 0.0, 0
+                headers = {"Authorization": f"Bearer {token}"}
+
+                async def send(at: float) -> None:
+                    nonlocal slowest, no_retry_after
+                    try:
+                        async with client.get(url, headers=headers) as response:
+                            await response.read()
+                            code = response.status
+                            if code == 429 and "Retry-After" not in response.headers:
+                                no_retry_after += 1
+                    except (aiohttp.ClientError, TimeoutError):
+                        code = 0
+                    took = time.monotonic() - at
+                    slowest = max(slowest, took)
+                    stats.add(code, took)
+
+                tasks, start, k = [], time.monotonic(), 0
+                while (at := start + k / rate) < start + seconds:
+                    await asyncio.sleep(max(0.0, at - time.monotonic()))
+                    tasks.append(asyncio.ensure_future(send(at)))
+                    k += 1
+                await asyncio.gather(*tasks)
+                elapsed = time.monotonic() - start  # until the last answer: what was served per second
+                return {**stats.summary(), "max_any_ms": round(1000 * slowest, 1), "no_retry_after": no_retry_after,
+                        "offered_per_s": rate, "answered_after_s": round(elapsed, 1),
+                        "throughput_per_s": round(stats.codes.get(200, 0) / elapsed, 1),
+                        "rejected_per_s": round(stats.codes.get(429, 0) / elapsed, 1)}
+
+            return list(await asyncio.gather(*(user(t) for t in tokens)))
+
+    out.put(asyncio.run(go()))
+
+
+async def open_loop_elsewhere(stack: Stack, users: list[str], rate: float, seconds: float,
+                              started: asyncio.Event) -> list[dict[str, Any]]:
+    """Run :func:`_open_loop_process` for ``users`` (each at ``rate``/s) in a separate process; per-user summaries."""
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    process = context.Process(target=_open_loop_process, args=(
+        stack.url + PATH, str(stack.pki.ca_cert), [TOKENS[u] for u in users], rate, seconds, out), daemon=True)
+    process.start()
+    loop = asyncio.get_running_loop()
+    try:
+        assert await loop.run_in_executor(None, out.get, True, 120) == "started"
+        started.set()
+        return await loop.run_in_executor(None, out.get, True, seconds + 120)  # type: ignore[no-any-return]
+    finally:
+        process.join(10)
+
+
 class Cpu:
     """Cores the stack's processes (and the benchmark's client processes) used during a phase."""
 
@@ -284,6 +362,21 @@ async def run(stack: Stack, seconds: float, warmup: float, workers: int, rate: f
         with Cpu(stack) as cpu:
             b_same, a_same = await with_flood(TOKENS["user-a"], False, workers, trickle(steady, url, a, rate, seconds))
         results["same_flow"] = {"A": a_same, "B_as_A": b_same.summary(), "stack_cores": cpu.cores}
+
+        # Overload: four users offer together twice what the A flood got served, in an open loop.
+        capacity = float(a_summary["throughput_per_s"])
+        per_user = max(1.0, capacity / 2)
+        halves = [list(OVERLOAD_USERS[:2]), list(OVERLOAD_USERS[2:])]
+        with Cpu(stack) as cpu:
+            events = [asyncio.Event(), asyncio.Event()]
+            loads = [asyncio.ensure_future(open_loop_elsewhere(stack, users, per_user, seconds, ev))
+                     for users, ev in zip(halves, events, strict=True)]
+            await asyncio.gather(*(ev.wait() for ev in events))
+            b_over = await trickle(steady, url, b, rate, seconds)
+            per_user_results = [r for load in loads for r in await load]
+        results["overload"] = {"capacity_per_s": capacity, "offered_per_user_per_s": per_user,
+                               "users": dict(zip(OVERLOAD_USERS, per_user_results, strict=True)),
+                               "B": b_over.summary(), "stack_cores": cpu.cores}
     return results
 
 
@@ -299,8 +392,8 @@ def setup(stack: Stack) -> None:
 
     kubectl("create", "namespace", NAMESPACE)
     kubectl("create", "configmap", CONFIGMAP, "-n", NAMESPACE, "--from-literal=k=v")
-    kubectl("create", "rolebinding", "bench-view", "-n", NAMESPACE, "--clusterrole=view", "--user=user-a",
-            "--user=user-b")
+    kubectl("create", "rolebinding", "bench-view", "-n", NAMESPACE, "--clusterrole=view",
+            *(f"--user={u}" for u in TOKENS))
     kubectl("apply", "-f", "-", stdin=json.dumps({
         "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema", "metadata": {"name": TRICKLE_SCHEMA},
         "spec": {"priorityLevelConfiguration": {"name": LEVEL}, "matchingPrecedence": 9000,
@@ -330,6 +423,23 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def overload_table(results: dict[str, Any]) -> str:
+    """The overload phase's markdown table: per user offered/served/429 rates, latencies and Retry-After."""
+    over = results["overload"]
+    lines = ["| client | offered req/s | served req/s (to the last answer) | 429/s | other errors | served p50 ms | "
+             "served p99 ms | slowest answer ms (any status) | 429s without Retry-After |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for user, r in over["users"].items():
+        lines.append(f"| {user} | {r['offered_per_s']:.0f} | {r['throughput_per_s']} | {r['rejected_per_s']} | "
+                     f"{r['other_errors']} | {r['p50_ms']} | {r['p99_ms']} | {r['max_any_ms']} | "
+                     f"{r['no_retry_after']} |")
+    b = over["B"]
+    lines.append(f"| B (trickle) | {results['trickle_rate_per_s']:.0f} | {b['ok'] / results['seconds']:.1f} | "
+                 f"{b['429'] / results['seconds']:.1f} | {b['other_errors']} | {b['p50_ms']} | {b['p99_ms']} | "
+                 f"{max(b['slowest_ms'], default=0)} | |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="length of each phase (seconds)")
@@ -349,6 +459,10 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(results, indent=2))
     print()
     print(table(results))
+    print()
+    print(f"overload: capacity {results['overload']['capacity_per_s']} req/s (the loaded phase's A), "
+          f"stack cores {results['overload']['stack_cores']}")
+    print(overload_table(results))
     unloaded, control, loaded = results["unloaded"]["B"], results["cpu_only"]["B"], results["loaded"]["B"]
 
     def ratio(x: float, y: float) -> str:
