@@ -251,3 +251,57 @@ def test_null_pointer_times_are_absent(group: str, kind: str, obj: dict, expecte
     version = "v1"
     schema.nulls_to_zero(obj, group, version, kind)
     assert obj == expected
+
+
+def _bodies() -> list[tuple[str, str, dict[str, object]]]:
+    """Valid and invalid bodies of several kinds: every kind of error validate() reports."""
+    bad_types = copy.deepcopy(POD)
+    bad_types["spec"]["containers"][0]["image"] = 123
+    unknown = copy.deepcopy(CONFIGMAP)
+    unknown["spec"] = {"x": 1}
+    unknown["metadata"]["labelz"] = {}
+    enum = copy.deepcopy(POD)
+    enum["spec"]["restartPolicy"] = "Sometimes"
+    missing = copy.deepcopy(POD)
+    del missing["spec"]["containers"][0]["name"]
+    return [("", "Pod", copy.deepcopy(POD)), ("", "ConfigMap", copy.deepcopy(CONFIGMAP)),
+            ("apps", "Deployment", _deployment(replicas=3)), ("", "Pod", bad_types), ("", "ConfigMap", unknown),
+            ("", "Pod", enum), ("", "Pod", missing),
+            ("apps", "Deployment", _deployment(replicas=True)), ("apps", "Deployment", _deployment(replicas=1.0)),
+            ("apps", "Deployment", _deployment(replicas=10 ** 30)), ("apps", "Deployment", _deployment(replicas=None)),
+            ("", "Secret", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "abc!"}}),
+            ("", "Pod", {**POD, "spec": {"containers": [{"name": "c", "image": "i",
+                                                          "resources": {"requests": {"memory": "lots"}}}]}})]
+
+
+@pytest.mark.parametrize(("group", "kind", "obj"), _bodies())
+def test_fast_check_agrees_with_the_full_walk(group: str, kind: str, obj: dict[str, object],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled pre-check passes exactly the bodies the jsonschema walk finds nothing in, and validate()
+    answers the same with it as without it (same causes, same unknown fields, same pruned body)."""
+    with_fast, without = copy.deepcopy(obj), copy.deepcopy(obj)
+    fast = schema.fast_valid(copy.deepcopy(obj), group, "v1", kind)
+    result = schema.validate(with_fast, group, "v1", kind)
+    monkeypatch.setattr(schema, "fast_valid", lambda *args: False)
+    walked = schema.validate(without, group, "v1", kind)
+    assert (result, with_fast) == (walked, without)
+    assert fast == (walked == schema.Result()), (fast, walked)
+
+
+def test_fast_check_is_used_for_valid_bodies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A valid body is never walked by jsonschema (that walk is ~100x the cost); an invalid one is."""
+    schema.validate(copy.deepcopy(POD), "", "v1", "Pod")  # both validators built
+    walks: list[object] = []
+    validator = schema._validator("", "v1", "Pod")
+    original = type(validator).iter_errors
+    monkeypatch.setattr(type(validator), "iter_errors", lambda self, inst: walks.append(inst) or original(self, inst))
+    assert schema.validate(copy.deepcopy(POD), "", "v1", "Pod") == schema.Result()
+    assert walks == []
+    bad = copy.deepcopy(POD)
+    bad["spec"]["containers"][0]["image"] = 123
+    assert schema.validate(bad, "", "v1", "Pod").causes
+    assert walks and walks[0] is bad  # (oneOf branches are walked by nested calls)
+
+
+def test_fast_check_without_a_schema_is_false() -> None:
+    assert schema.fast_valid({"kind": "Widget"}, "example.com", "v1", "Widget") is False
