@@ -65,6 +65,7 @@ class StorageService:
     store: Store
     health: health.HealthServicer
     compactor: Compactor
+    servicer: StorageServicer | None = None
     _health_task: asyncio.Task[None] | None = None
 
     async def stop(self, grace: float = GRACE_SECONDS) -> None:
@@ -109,12 +110,13 @@ async def start(args: argparse.Namespace, *, bookmark_interval: float = BOOKMARK
     store = Store(etcd, watches, args.etcd_prefix, caches)
     server, health_servicer, port = grpcutil.make_server(args.listen_address, grpcutil.tls_from_args(args),
                                                          allowed_callers=callers, services=[SERVICE_NAME])
-    storage_pb2_grpc.add_StorageServicer_to_server(StorageServicer(store), server)
+    servicer = StorageServicer(store)
+    storage_pb2_grpc.add_StorageServicer_to_server(servicer, server)
     grpcutil.set_serving(health_servicer, [SERVICE_NAME])
     compactor = Compactor(etcd, parse_duration(args.etcd_compaction_interval), store.compacted)
     await grpcutil.start_serving(server, port, args.port_file)
     compactor.start()
-    service = StorageService(server, port, etcd, watches, store, health_servicer, compactor)
+    service = StorageService(server, port, etcd, watches, store, health_servicer, compactor, servicer)
     service._health_task = asyncio.get_running_loop().create_task(_watch_health(service))
     log.info("storage serving on port %d (etcd %s, prefix %s)", port, ",".join(etcd.targets), args.etcd_prefix)
     return service

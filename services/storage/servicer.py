@@ -10,14 +10,16 @@ logged and returned as 500 InternalError.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
 
-from kapi import errors, jsonutil
+from kapi import errors, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.storage.keys import ObjectKey
 from services.storage.store import ListOptions, Store, StoredObject, WatchOptions
@@ -25,6 +27,7 @@ from services.storage.store import ListOptions, Store, StoredObject, WatchOption
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def _key(key: storage_pb2.ResourceKey) -> ObjectKey:
@@ -41,76 +44,130 @@ def _body(data: bytes) -> dict[str, Any]:
     return obj
 
 
+def _failure(exc: Exception) -> errors.StatusError:
+    """The StatusError a failed RPC answers: ``exc`` itself, else (never a crash) 500 InternalError, logged."""
+    if isinstance(exc, errors.StatusError):
+        return exc
+    log.error("storage RPC failed", exc_info=exc)
+    return errors.internal(f"{type(exc).__name__}: {exc}")
+
+
+def _call_error(err: errors.StatusError) -> storage_pb2.CallError:
+    """``err`` as a Call stream answer: the gRPC code number, message and trailers its unary RPC would carry."""
+    metadata = dict(errors.trailing_metadata(err))
+    return storage_pb2.CallError(code=err.grpc_code.value[0], message=err.message[:errors.MAX_GRPC_MESSAGE_CHARS],
+                                 status=metadata.get(errors.STATUS_METADATA_KEY, b""))
+
+
 def _object_response(stored: StoredObject) -> storage_pb2.ObjectResponse:
     return storage_pb2.ObjectResponse(object=jsonutil.dumps(stored.object), resource_version=stored.resource_version,
                                       deletion_pending=stored.deletion_pending)
 
 
 class StorageServicer(storage_pb2_grpc.StorageServicer):
-    """Serves the Storage RPCs from ``store``."""
+    """Serves the Storage RPCs from ``store``.
+
+    Each verb has one work function (``_create``, ``_get``, ``_list``,
+    ``_update``, ``_delete``: request proto -> response proto, raising
+    :class:`kapi.errors.StatusError`) that both its unary RPC and the
+    multiplexed ``Call`` stream run, so the two answer alike.
+    """
 
     def __init__(self, store: Store):
         self._store = store
+        # Calls of Call streams still running (all streams): what a stream's end must cancel; read by tests.
+        self.stream_calls: set[asyncio.Task[None]] = set()
+        self._work: dict[str, Callable[[Any], Awaitable[Any]]] = {
+            "get": self._get, "list": self._list, "create": self._create, "update": self._update,
+            "delete": self._delete}
 
-    async def _unary(self, context: grpc.aio.ServicerContext, work: Callable[[], Awaitable[T]]) -> T:
+    async def _unary(self, context: grpc.aio.ServicerContext, work: Callable[[T], Awaitable[R]], request: T) -> R:
         try:
-            return await work()
-        except errors.StatusError as err:
-            await errors.abort(context, err)
-        except Exception as exc:  # never a crash: log it, answer 500
-            log.exception("storage RPC failed")
-            await errors.abort(context, errors.internal(f"{type(exc).__name__}: {exc}"))
+            return await work(request)
+        except Exception as exc:
+            await errors.abort(context, _failure(exc))
         raise AssertionError("unreachable: abort raises")
+
+    async def _create(self, request: storage_pb2.CreateRequest) -> storage_pb2.ObjectResponse:
+        return _object_response(await self._store.create(_key(request.key), _body(request.object)))
+
+    async def _get(self, request: storage_pb2.GetRequest) -> storage_pb2.ObjectResponse:
+        return _object_response(await self._store.get(_key(request.key), request.resource_version))
+
+    async def _list(self, request: storage_pb2.ListRequest) -> storage_pb2.ListResponse:
+        result = await self._store.list(_key(request.key), ListOptions(
+            label_selector=request.label_selector, field_selector=request.field_selector,
+            limit=request.limit, continue_=getattr(request, "continue"),
+            resource_version=request.resource_version,
+            resource_version_match=request.resource_version_match,
+            selectable_fields=tuple(request.selectable_fields)))
+        items = result.encoded if result.encoded is not None else [jsonutil.dumps(i) for i in result.items]
+        response = storage_pb2.ListResponse(items=items, resource_version=result.resource_version)
+        setattr(response, "continue", result.continue_)  # noqa: B010 - "continue" is a Python keyword
+        if result.remaining_item_count is not None:
+            response.remaining_item_count = result.remaining_item_count
+            response.has_remaining_item_count = True
+        return response
+
+    async def _update(self, request: storage_pb2.UpdateRequest) -> storage_pb2.ObjectResponse:
+        return _object_response(await self._store.update(_key(request.key), _body(request.object),
+                                                         request.expected_resource_version))
+
+    async def _delete(self, request: storage_pb2.DeleteRequest) -> storage_pb2.ObjectResponse:
+        return _object_response(await self._store.delete(_key(request.key), request.expected_resource_version,
+                                                         request.expected_uid))
 
     async def Create(self, request: storage_pb2.CreateRequest,  # noqa: N802 - gRPC method name
                      context: grpc.aio.ServicerContext) -> storage_pb2.ObjectResponse:
         """Create an absent object; 409 AlreadyExists if present. The answer carries its resourceVersion."""
-        async def work() -> storage_pb2.ObjectResponse:
-            return _object_response(await self._store.create(_key(request.key), _body(request.object)))
-        return await self._unary(context, work)
+        return await self._unary(context, self._create, request)
 
     async def Get(self, request: storage_pb2.GetRequest,  # noqa: N802
                   context: grpc.aio.ServicerContext) -> storage_pb2.ObjectResponse:
         """Read one object; 404 NotFound if absent."""
-        async def work() -> storage_pb2.ObjectResponse:
-            return _object_response(await self._store.get(_key(request.key), request.resource_version))
-        return await self._unary(context, work)
+        return await self._unary(context, self._get, request)
 
     async def List(self, request: storage_pb2.ListRequest,  # noqa: N802
                    context: grpc.aio.ServicerContext) -> storage_pb2.ListResponse:
         """List a collection (selectors, limit/continue, resourceVersion semantics of :meth:`Store.list`)."""
-        async def work() -> storage_pb2.ListResponse:
-            result = await self._store.list(_key(request.key), ListOptions(
-                label_selector=request.label_selector, field_selector=request.field_selector,
-                limit=request.limit, continue_=getattr(request, "continue"),
-                resource_version=request.resource_version,
-                resource_version_match=request.resource_version_match,
-                selectable_fields=tuple(request.selectable_fields)))
-            items = result.encoded if result.encoded is not None else [jsonutil.dumps(i) for i in result.items]
-            response = storage_pb2.ListResponse(items=items, resource_version=result.resource_version)
-            setattr(response, "continue", result.continue_)  # noqa: B010 - "continue" is a Python keyword
-            if result.remaining_item_count is not None:
-                response.remaining_item_count = result.remaining_item_count
-                response.has_remaining_item_count = True
-            return response
-        return await self._unary(context, work)
+        return await self._unary(context, self._list, request)
 
     async def Update(self, request: storage_pb2.UpdateRequest,  # noqa: N802
                      context: grpc.aio.ServicerContext) -> storage_pb2.ObjectResponse:
         """Replace an object; 409 Conflict on a stale expected_resource_version, 404 if absent."""
-        async def work() -> storage_pb2.ObjectResponse:
-            return _object_response(await self._store.update(_key(request.key), _body(request.object),
-                                                             request.expected_resource_version))
-        return await self._unary(context, work)
+        return await self._unary(context, self._update, request)
 
     async def Delete(self, request: storage_pb2.DeleteRequest,  # noqa: N802
                      context: grpc.aio.ServicerContext) -> storage_pb2.ObjectResponse:
         """Delete an object (optional resourceVersion / UID preconditions); answers its last state, or, for an
         object with finalizers, its state marked for deletion with ``deletion_pending`` set."""
-        async def work() -> storage_pb2.ObjectResponse:
-            return _object_response(await self._store.delete(_key(request.key), request.expected_resource_version,
-                                                             request.expected_uid))
-        return await self._unary(context, work)
+        return await self._unary(context, self._delete, request)
+
+    async def Call(self, request_iterator: AsyncIterator[storage_pb2.CallRequests],  # noqa: N802
+                   context: grpc.aio.ServicerContext) -> AsyncIterator[storage_pb2.CallResponses]:
+        """Serve Get/List/Create/Update/Delete calls multiplexed on one stream (storage.proto ``Call``).
+
+        Each call runs as its own task through the verb's work function (as
+        the unary RPC); answers go out batched (:func:`kapi.grpcutil.batches`)
+        in completion order, each with its request's id: the response proto,
+        or a ``CallError`` with the gRPC code, message and Status JSON the
+        unary RPC would have failed with. A call past its
+        ``timeout_seconds``, or cancelled by the caller, is cancelled and not
+        answered. The request stream's end lets the running calls finish, then
+        ends the responses; a cancelled or broken stream cancels them.
+        """
+        await context.send_initial_metadata(())  # tells the caller the stream is up
+        calls = _Calls(self)
+        reader = asyncio.create_task(calls.read(request_iterator))
+        try:
+            async for responses in grpcutil.batches(calls.outbox):
+                yield storage_pb2.CallResponses(responses=responses)
+        finally:
+            calls.close()
+            if not reader.done():
+                reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, grpc.RpcError, Exception):
+                await reader
 
     async def Watch(self, request: storage_pb2.WatchRequest,  # noqa: N802
                     context: grpc.aio.ServicerContext) -> AsyncIterator[storage_pb2.WatchResponse]:
@@ -126,8 +183,72 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
                         storage_pb2.WatchEvent(type=e.type,
                                                object=e.encoded if e.encoded is not None else jsonutil.dumps(e.object),
                                                resource_version=e.resource_version) for e in events])
-        except errors.StatusError as err:
-            await errors.abort(context, err)
         except Exception as exc:
-            log.exception("storage watch failed")
-            await errors.abort(context, errors.internal(f"{type(exc).__name__}: {exc}"))
+            await errors.abort(context, _failure(exc))
+
+
+def _cancel_timer(timer: asyncio.TimerHandle, _task: asyncio.Task[None]) -> None:
+    timer.cancel()
+
+
+class _Calls:
+    """The calls of one Call stream: a task per call, answers on ``outbox`` (None ends it)."""
+
+    def __init__(self, servicer: StorageServicer) -> None:
+        self.servicer = servicer
+        self.outbox: asyncio.Queue[storage_pb2.CallResponse | None] = asyncio.Queue()
+        self.running: dict[int, asyncio.Task[None]] = {}
+        self.closed = False
+
+    async def read(self, request_iterator: AsyncIterator[storage_pb2.CallRequests]) -> None:
+        """Start a task per call, cancel on CallCancel; at the request stream's end wait for the running calls,
+        then end the answers."""
+        loop = asyncio.get_running_loop()
+        work = self.servicer._work
+        try:
+            async for batch in request_iterator:
+                for request in batch.requests:
+                    kind = request.WhichOneof("call")
+                    if kind == "cancel":
+                        task = self.running.pop(request.id, None)
+                        if task is not None:
+                            task.cancel()
+                        continue
+                    if kind is None or request.id in self.running:
+                        message = "no call in the request" if kind is None else f"duplicate call id {request.id}"
+                        self.outbox.put_nowait(storage_pb2.CallResponse(
+                            id=request.id, error=_call_error(errors.bad_request(message))))
+                        continue
+                    task = loop.create_task(self._answer(request.id, work[kind], getattr(request, kind)))
+                    self.running[request.id] = task
+                    self.servicer.stream_calls.add(task)
+                    task.add_done_callback(self.servicer.stream_calls.discard)
+                    if request.timeout_seconds > 0:  # the unary RPC's deadline: cancel the call past it
+                        timer = loop.call_later(request.timeout_seconds, task.cancel)
+                        task.add_done_callback(functools.partial(_cancel_timer, timer))
+            while self.running:
+                await asyncio.wait(list(self.running.values()))
+        finally:
+            self.outbox.put_nowait(None)
+
+    async def _answer(self, call_id: int, work: Callable[[Any], Awaitable[Any]], request: Any) -> None:
+        try:
+            result = await work(request)
+        except asyncio.CancelledError:
+            self.running.pop(call_id, None)
+            return  # the caller gave up (cancel, timeout) or the stream ended: nobody waits for an answer
+        except Exception as exc:
+            response = storage_pb2.CallResponse(id=call_id, error=_call_error(_failure(exc)))
+        else:
+            response = storage_pb2.CallResponse(id=call_id)
+            (response.list if isinstance(result, storage_pb2.ListResponse) else response.object).CopyFrom(result)
+        self.running.pop(call_id, None)
+        if not self.closed:
+            self.outbox.put_nowait(response)
+
+    def close(self) -> None:
+        """The stream ended: cancel every running call."""
+        self.closed = True
+        for task in self.running.values():
+            task.cancel()
+        self.running.clear()

@@ -149,10 +149,18 @@ async def test_only_allowed_service_identities_may_call(etcd: Any, tmp_path: Pat
                 stub = storage_pb2_grpc.StorageStub(channel)
                 err = await status_of(stub.Get(storage_pb2.GetRequest(key=key("ns", "absent")), timeout=10))
                 assert err.code == expected, (identity, err)
+                calls = stub.Call(iter([storage_pb2.CallRequests(requests=[storage_pb2.CallRequest(
+                    id=1, get=storage_pb2.GetRequest(key=key("ns", "absent")))])]))
                 if expected == 403:
                     assert err.reason == "Forbidden"
                     watch = await status_of(stub.Watch(storage_pb2.WatchRequest(key=key("ns"))).read())
                     assert watch.code == 403
+                    refused = await status_of(calls.read())  # the multiplexed stream is guarded alike
+                    assert (refused.code, refused.reason) == (403, "Forbidden")
+                    assert "/kapi.storage.v1.Storage/Call" in refused.message
+                else:
+                    answer = (await calls.read()).responses[0]
+                    assert answer.id == 1 and jsonutil.loads(answer.error.status)["code"] == 404
     finally:
         await service.stop(0)
 

@@ -129,3 +129,61 @@ class WatchResponse(_message.Message):
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[WatchEvent]
     def __init__(self, events: _Optional[_Iterable[_Union[WatchEvent, _Mapping]]] = ...) -> None: ...
+
+class CallRequests(_message.Message):
+    __slots__ = ("requests",)
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    requests: _containers.RepeatedCompositeFieldContainer[CallRequest]
+    def __init__(self, requests: _Optional[_Iterable[_Union[CallRequest, _Mapping]]] = ...) -> None: ...
+
+class CallRequest(_message.Message):
+    __slots__ = ("id", "get", "list", "create", "update", "delete", "cancel", "timeout_seconds")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    GET_FIELD_NUMBER: _ClassVar[int]
+    LIST_FIELD_NUMBER: _ClassVar[int]
+    CREATE_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    get: GetRequest
+    list: ListRequest
+    create: CreateRequest
+    update: UpdateRequest
+    delete: DeleteRequest
+    cancel: CallCancel
+    timeout_seconds: float
+    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., list: _Optional[_Union[ListRequest, _Mapping]] = ..., create: _Optional[_Union[CreateRequest, _Mapping]] = ..., update: _Optional[_Union[UpdateRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ..., cancel: _Optional[_Union[CallCancel, _Mapping]] = ..., timeout_seconds: _Optional[float] = ...) -> None: ...
+
+class CallCancel(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CallResponses(_message.Message):
+    __slots__ = ("responses",)
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    responses: _containers.RepeatedCompositeFieldContainer[CallResponse]
+    def __init__(self, responses: _Optional[_Iterable[_Union[CallResponse, _Mapping]]] = ...) -> None: ...
+
+class CallResponse(_message.Message):
+    __slots__ = ("id", "object", "list", "error")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    OBJECT_FIELD_NUMBER: _ClassVar[int]
+    LIST_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    object: ObjectResponse
+    list: ListResponse
+    error: CallError
+    def __init__(self, id: _Optional[int] = ..., object: _Optional[_Union[ObjectResponse, _Mapping]] = ..., list: _Optional[_Union[ListResponse, _Mapping]] = ..., error: _Optional[_Union[CallError, _Mapping]] = ...) -> None: ...
+
+class CallError(_message.Message):
+    __slots__ = ("code", "message", "status")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    status: bytes
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., status: _Optional[bytes] = ...) -> None: ...

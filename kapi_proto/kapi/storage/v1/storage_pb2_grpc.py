@@ -64,6 +64,11 @@ class StorageStub:
                 request_serializer=kapi_dot_storage_dot_v1_dot_storage__pb2.WatchRequest.SerializeToString,
                 response_deserializer=kapi_dot_storage_dot_v1_dot_storage__pb2.WatchResponse.FromString,
                 _registered_method=True)
+        self.Call = channel.stream_stream(
+                '/kapi.storage.v1.Storage/Call',
+                request_serializer=kapi_dot_storage_dot_v1_dot_storage__pb2.CallRequests.SerializeToString,
+                response_deserializer=kapi_dot_storage_dot_v1_dot_storage__pb2.CallResponses.FromString,
+                _registered_method=True)
 
 
 class StorageServicer:
@@ -113,6 +118,22 @@ class StorageServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Call(self, request_iterator, context):
+        """Get, List, Create, Update and Delete multiplexed on one long-lived
+        stream (a gateway holds one per storage replica): a message on an open
+        stream costs far less than a unary call. Each CallRequest is answered by
+        exactly one CallResponse with its id, in completion order (calls run
+        concurrently), with what the unary RPC of the same verb would answer or
+        its failure; a call the caller cancelled, or whose timeout passed, gets
+        no answer. The service sends its initial metadata at once (the stream
+        is up). Ending the request stream lets the outstanding calls finish,
+        then the response stream ends; a cancelled or broken stream cancels
+        them. Guarded like every RPC by the caller check (--allowed-callers).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StorageServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -145,6 +166,11 @@ def add_StorageServicer_to_server(servicer, server):
                     servicer.Watch,
                     request_deserializer=kapi_dot_storage_dot_v1_dot_storage__pb2.WatchRequest.FromString,
                     response_serializer=kapi_dot_storage_dot_v1_dot_storage__pb2.WatchResponse.SerializeToString,
+            ),
+            'Call': grpc.stream_stream_rpc_method_handler(
+                    servicer.Call,
+                    request_deserializer=kapi_dot_storage_dot_v1_dot_storage__pb2.CallRequests.FromString,
+                    response_serializer=kapi_dot_storage_dot_v1_dot_storage__pb2.CallResponses.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -309,6 +335,33 @@ class Storage:
             '/kapi.storage.v1.Storage/Watch',
             kapi_dot_storage_dot_v1_dot_storage__pb2.WatchRequest.SerializeToString,
             kapi_dot_storage_dot_v1_dot_storage__pb2.WatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Call(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/kapi.storage.v1.Storage/Call',
+            kapi_dot_storage_dot_v1_dot_storage__pb2.CallRequests.SerializeToString,
+            kapi_dot_storage_dot_v1_dot_storage__pb2.CallResponses.FromString,
             options,
             channel_credentials,
             insecure,
