@@ -522,6 +522,26 @@ def write_doc(text: str) -> None:
     DOC.write_text(body)
 
 
+HOPS = ("envoy", "gateways", "authn", "flowcontrol", "authz", "admission", "storage", "etcd", "controllers")
+
+
+def hop_table(rows: list[Row]) -> str:
+    """Per-hop CPU (us per request) of every kapi row that was accounted: the issue-16 table of docs/benchmarks.md."""
+    body = []
+    for r in rows:
+        if not r.cpu or not r.samples:
+            continue
+        per_hop: dict[str, float] = {}
+        for process, seconds in r.cpu.items():
+            hop = process.rsplit("-", 1)[0]
+            hop = {"gateway": "gateways"}.get(hop, hop)
+            per_hop[hop] = per_hop.get(hop, 0.0) + seconds
+        n = len(r.samples)
+        body.append([f"{r.target} {r.operation}", *(f"{per_hop.get(h, 0.0) / n * 1e6:,.0f}" for h in HOPS),
+                     f"{sum(per_hop.values()) / n * 1e6:,.0f}"])
+    return table(["row", *HOPS, "all"], body)
+
+
 def render(startup: float, etcd_rows: list[Row], rows: list[Row], load_rows: list[Row], per_10k: dict[str, int],
            images: list[str], args: argparse.Namespace) -> str:
     out = [f"Measured by `make bench` ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs; stack, load generator "
@@ -539,6 +559,8 @@ def render(startup: float, etcd_rows: list[Row], rows: list[Row], load_rows: lis
         load_table.append([r.target, f"{r.offered:.0f}", f"{r.throughput:,.0f}", f"{pct(r.samples, .5):.2f}",
                            f"{pct(r.samples, .9):.2f}", f"{pct(r.samples, .99):.2f}", str(r.errors)])
     out += [table(["target", "offered req/s", "served req/s", "p50 ms", "p90 ms", "p99 ms", "errors"], load_table), ""]
+    out += ["**CPU per request by hop** (us of utime+stime per request of each stack process over the row; the "
+            "gateways and storage replicas summed; the load generator is not counted):", "", hop_table(rows), ""]
     mem = [[n, f"{v / 2**20:.1f}"] for n, v in sorted(per_10k.items(), key=lambda kv: -kv[1])]
     out += [f"**Memory per 10,000 ConfigMaps** (RSS growth while {args.objects:,} ConfigMaps of ~150 bytes of data "
             "were created, scaled to 10,000):", "", table(["process", "MiB per 10,000 objects"], mem), ""]
