@@ -19,6 +19,8 @@ __all__ = [
     "is_dns1035_label",
     "is_dns1123_label",
     "is_dns1123_subdomain",
+    "is_wildcard_dns1123_subdomain",
+    "domain_prefixed_path_errors",
     "is_qualified_name",
     "is_valid_label_value",
     "is_valid_path_segment_name",
@@ -160,3 +162,33 @@ def is_valid_label_value(value: str) -> list[str]:
     """validation.IsValidLabelValue: empty or a qualified-name-like string of at most 63 characters."""
     return _format_errors(value, LABEL_VALUE_MAX, _LABEL_VALUE, LABEL_VALUE_MSG, LABEL_VALUE_FMT,
                           "MyValue", "my_value", "12345")
+
+
+WILDCARD_DNS1123_SUBDOMAIN_FMT = r"\*\." + DNS1123_SUBDOMAIN_FMT
+WILDCARD_DNS1123_SUBDOMAIN_MSG = ("a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS "
+                                  "subdomain, which must consist of lower case alphanumeric characters, '-' or '.' "
+                                  "and end with an alphanumeric character")
+_WILDCARD_DNS1123_SUBDOMAIN = re.compile(WILDCARD_DNS1123_SUBDOMAIN_FMT)
+HTTP_PATH_FMT = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
+_HTTP_PATH = re.compile(HTTP_PATH_FMT)
+
+
+def is_wildcard_dns1123_subdomain(value: str) -> list[str]:
+    """validation.IsWildcardDNS1123Subdomain: ``*.`` then a DNS subdomain (max 253 characters); [] when valid."""
+    return _format_errors(value, DNS1123_SUBDOMAIN_MAX, _WILDCARD_DNS1123_SUBDOMAIN, WILDCARD_DNS1123_SUBDOMAIN_MSG,
+                          WILDCARD_DNS1123_SUBDOMAIN_FMT, "*.example.com")
+
+
+def domain_prefixed_path_errors(value: str) -> list[tuple[str, str]]:
+    """validation.IsDomainPrefixedPath as (shown value, message) pairs; [] when valid.
+
+    ``acme.io/foo``: the host part a DNS subdomain (each problem shown with the host), the path part of
+    ``HTTP_PATH_FMT`` (shown with the path). The empty value is the caller's ``Required value``.
+    """
+    host, sep, path = value.partition("/")
+    if not sep or not host or not path:
+        return [(value, 'must be a domain-prefixed path (such as "acme.io/foo")')]
+    out = [(host, msg) for msg in is_dns1123_subdomain(host)]
+    if not _full(_HTTP_PATH, path):
+        out.append((path, regex_error("Invalid path", HTTP_PATH_FMT)))
+    return out

@@ -15,6 +15,7 @@ from kapi.kinds import (  # noqa: F401  (registration)
     base,
     batch,
     certificates,
+    coordination,
     core,
     discovery,
     flowcontrol,
@@ -23,6 +24,7 @@ from kapi.kinds import (  # noqa: F401  (registration)
     policy,
     rbac,
     resource,
+    scheduling,
     storage,
 )
 from kapi.kinds.base import Strategy, register, strategy_for

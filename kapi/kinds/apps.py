@@ -148,6 +148,14 @@ def positive_int_or_percent(value: Any, path: str) -> list[Cause]:
     return [invalid(path, number, NEGATIVE)] if number is not None and number < 0 else []
 
 
+def not_more_than_100_percent(value: Any, path: str) -> list[Cause]:
+    """IsNotMoreThan100Percent: a percent string above 100% is ``must not be greater than 100%``."""
+    percent = _percent(value)
+    if percent is None or percent <= 100:
+        return []
+    return [Cause("FieldValueInvalid", f"Invalid value: {int_or_string(value)}: must not be greater than 100%", path)]
+
+
 GO_POINTER = "0xc000000000"  # a set pointer field in %#v is an address; kapi shows this stand-in
 
 
@@ -184,10 +192,7 @@ def validate_deployment_strategy(strategy: Any) -> list[Cause]:
     if _int_or_percent_value(unavailable) == 0 and _int_or_percent_value(surge) == 0:
         out.append(Cause("FieldValueInvalid", f"Invalid value: {int_or_string(unavailable)}: may not be 0 when "
                          "`maxSurge` is 0", f"{rpath}.maxUnavailable"))
-    percent = _percent(unavailable)
-    if percent is not None and percent > 100:
-        out.append(Cause("FieldValueInvalid", f"Invalid value: {int_or_string(unavailable)}: must not be greater "
-                         "than 100%", f"{rpath}.maxUnavailable"))
+    out.extend(not_more_than_100_percent(unavailable, f"{rpath}.maxUnavailable"))
     return out
 
 
@@ -213,10 +218,7 @@ def validate_daemonset_update_strategy(strategy: Any) -> list[Cause]:
     out = positive_int_or_percent(unavailable, f"{path}.maxUnavailable")
     out.extend(positive_int_or_percent(surge, f"{path}.maxSurge"))
     for name, value in (("maxUnavailable", unavailable), ("maxSurge", surge)):
-        percent = _percent(value)
-        if percent is not None and percent > 100:
-            out.append(Cause("FieldValueInvalid", f"Invalid value: {int_or_string(value)}: must not be greater "
-                             "than 100%", f"{path}.{name}"))
+        out.extend(not_more_than_100_percent(value, f"{path}.{name}"))
     has_unavailable, has_surge = _int_or_percent_value(unavailable) != 0, _int_or_percent_value(surge) != 0
     if has_unavailable and has_surge:
         out.append(Cause("FieldValueInvalid", f"Invalid value: {int_or_string(surge)}: may not be set when "
@@ -257,10 +259,7 @@ def validate_statefulset_policies(spec: Obj) -> list[Cause]:
             if _int_or_percent_value(value) == 0:
                 out.append(Cause("FieldValueInvalid", f"Invalid value: {int_or_string(value)}: cannot be 0",
                                  f"{path}.maxUnavailable"))
-            percent = _percent(value)
-            if percent is not None and percent > 100:
-                out.append(Cause("FieldValueInvalid", f"Invalid value: {int_or_string(value)}: must not be "
-                                 "greater than 100%", f"{path}.maxUnavailable"))
+            out.extend(not_more_than_100_percent(value, f"{path}.maxUnavailable"))
     return out
 
 

@@ -1,22 +1,473 @@
-"""The networking.k8s.io group's kinds with rules here: Ingress.
+"""The networking.k8s.io group's kinds: NetworkPolicy, Ingress, IngressClass.
 
-Ingress (``pkg/registry/networking/ingress/strategy.go``): PrepareForCreate
-resets ``status`` to the zero ``IngressStatus``, whose ``loadBalancer`` is a
-struct kube's typed encoding always writes (``status: {loadBalancer: {}}``).
+From ``pkg/apis/networking/v1/defaults.go``, ``pkg/apis/networking/validation/validation.go`` and
+``pkg/registry/networking/<kind>/strategy.go`` (kube-apiserver 1.37):
+
+- NetworkPolicy: SetDefaults_NetworkPolicyPort (``protocol: TCP``), SetDefaults_NetworkPolicy
+  (no ``policyTypes``: ``[Ingress]``, plus ``Egress`` when there are egress rules); the spec is a struct
+  with a non-``omitempty`` ``podSelector`` (``spec: {podSelector: {}}`` at least). Validation: the pod
+  selector, each rule's ports (protocol, port number or name, ``endPort``) and peers (exactly one kind of
+  peer, ``ipBlock`` CIDRs, ``except`` a strict subset), at most two policy types, each Ingress or Egress.
+  Generation 1 on create, bumped by spec changes (the generic rules).
+- Ingress: PrepareForCreate resets ``status`` to the zero ``IngressStatus`` (``{loadBalancer: {}}``);
+  validation: ``defaultBackend`` or ``rules``, hosts (DNS names, wildcards), HTTP paths (``pathType``
+  required and one of the three, absolute paths without ``//``, ``/./``, ...), backends (service xor
+  resource, a DNS-1035 service name, a port name or number), TLS hosts and secret names, the
+  ``ingressClassName``; on create the ``kubernetes.io/ingress.class`` annotation must match
+  ``ingressClassName``, and it warns as deprecated.
+- IngressClass: SetDefaults_IngressClass (a parameters reference without ``scope`` is ``Cluster``);
+  ``controller`` required, a domain-prefixed path of at most 250 characters, immutable; the parameters
+  reference's kind, name, scope and namespace.
+
+Not served: ServiceCIDR and IPAddress (networking.k8s.io/v1 since kube 1.33), see docs/kube-parity.md.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
-from kapi.kinds.base import Strategy, register
+from kapi.errors import Cause
+from kapi.kinds.base import Obj, Strategy, register
+from kapi.kinds.core import ip_family
+from kapi.kinds.fields import immutable, not_supported
+from kapi.kinds.podspec import PORT_RANGE_MSG, is_valid_port_name, validate_label_selector
+from kapi.objectmeta import forbidden, invalid, required
+from kapi.validation import (
+    domain_prefixed_path_errors,
+    is_dns1035_label,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_valid_path_segment_name,
+    is_wildcard_dns1123_subdomain,
+)
+from kapi.values import as_dict as _dict
+from kapi.values import as_int as _int
+from kapi.values import as_list as _list
 
 GROUP = "networking.k8s.io"
+PROTOCOLS = ("TCP", "UDP", "SCTP")  # ValidateNetworkPolicyPort's order
+POLICY_TYPES = ("Ingress", "Egress")
+PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")  # sets.List: sorted
+PARAMETER_SCOPES = ("Cluster", "Namespace")  # sets.List: sorted
+INVALID_PATH_SEQUENCES = ("//", "/./", "/../", "%2f", "%2F")
+INVALID_PATH_SUFFIXES = ("/..", "/.")
+INGRESS_CLASS_ANNOTATION = "kubernetes.io/ingress.class"
+MAX_CONTROLLER_LENGTH = 250
+VALID_CIDR = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+NOT_AN_IP = "must be a DNS name, not an IP address"
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def parse_cidr(value: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    """netutils.ParseCIDRSloppy: ``<ip>/<prefix>``, IPv4 parts may have leading zeros; the network it names
+    (host bits masked), None when it is not a CIDR."""
+    ip, sep, prefix = value.partition("/")
+    family = ip_family(ip)
+    if not sep or family is None or not prefix.isascii() or not prefix.isdigit():
+        return None
+    if family == "IPv4":
+        ip = ".".join(str(int(part)) for part in ip.split("."))
+    try:
+        return ipaddress.ip_network(f"{ip}/{int(prefix)}", strict=False)
+    except ValueError:
+        return None
+
+
+# ------------------------------------------------------------ NetworkPolicy
+
+def default_network_policy(obj: Obj) -> None:
+    """SetDefaults_NetworkPolicy and SetDefaults_NetworkPolicyPort; the spec struct and its ``podSelector``
+    are always encoded."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        spec = obj["spec"] = {}
+    if spec.get("podSelector") is None:
+        spec["podSelector"] = {}
+    for direction in ("ingress", "egress"):
+        for rule in _list(spec.get(direction)):
+            for port in _list(_dict(rule).get("ports")):
+                if isinstance(port, dict) and port.get("protocol") is None:
+                    port["protocol"] = "TCP"
+    if not _list(spec.get("policyTypes")):
+        spec["policyTypes"] = ["Ingress", "Egress"] if _list(spec.get("egress")) else ["Ingress"]
+
+
+def validate_network_policy_port(port: Any, path: str) -> list[Cause]:
+    """ValidateNetworkPolicyPort: protocol TCP/UDP/SCTP; a numeric port 1-65535 with ``endPort`` >= it; a named
+    port an IANA service name without ``endPort``; no ``endPort`` without a port."""
+    port = _dict(port)
+    out: list[Cause] = []
+    protocol = port.get("protocol")
+    if protocol is not None and protocol not in PROTOCOLS:
+        out.append(not_supported(f"{path}.protocol", protocol, PROTOCOLS))
+    number, end = port.get("port"), _int(port.get("endPort"))
+    if number is None:
+        if end is not None:
+            out.append(invalid(f"{path}.endPort", end, "may not be specified when `port` is not specified"))
+    elif isinstance(number, str):
+        if end is not None:
+            out.append(invalid(f"{path}.endPort", end, "may not be specified when `port` is non-numeric"))
+        out.extend(invalid(f"{path}.port", number, msg) for msg in is_valid_port_name(number))
+    else:
+        value = _int(number) or 0
+        if not 1 <= value <= 65535:
+            out.append(invalid(f"{path}.port", value, PORT_RANGE_MSG))
+        if end is not None:
+            if end < value:
+                out.append(invalid(f"{path}.endPort", end, "must be greater than or equal to `port`"))
+            if not 1 <= end <= 65535:
+                out.append(invalid(f"{path}.endPort", end, PORT_RANGE_MSG))
+    return out
+
+
+def validate_ip_block(block: Any, path: str, allowed: frozenset[str]) -> list[Cause]:
+    """ValidateIPBlock: ``cidr`` required and a CIDR, each ``except[i]`` a CIDR strictly inside it; CIDRs the
+    stored object already had (``allowed``) are not checked again."""
+    block = _dict(block)
+    cidr = _str(block.get("cidr"))
+    if not cidr:
+        return [required(f"{path}.cidr")]
+    network = parse_cidr(cidr)
+    out: list[Cause] = []
+    if network is None:
+        if cidr not in allowed:
+            out.append(invalid(f"{path}.cidr", cidr, VALID_CIDR))
+        return out
+    for i, text in enumerate(_list(block.get("except"))):
+        text = _str(text)
+        epath = f"{path}.except[{i}]"
+        inner = parse_cidr(text)
+        if inner is None:
+            if text not in allowed:
+                out.append(invalid(epath, text, VALID_CIDR))
+            continue
+        if (inner.version != network.version or inner.network_address not in network
+                or network.prefixlen >= inner.prefixlen):
+            out.append(invalid(epath, text, "must be a strict subset of `cidr`"))
+    return out
+
+
+def validate_network_policy_peer(peer: Any, path: str, allowed: frozenset[str]) -> list[Cause]:
+    """ValidateNetworkPolicyPeer: at least one of podSelector, namespaceSelector, ipBlock; ipBlock alone."""
+    peer = _dict(peer)
+    out: list[Cause] = []
+    count = 0
+    for key in ("podSelector", "namespaceSelector"):
+        if peer.get(key) is not None:
+            count += 1
+            out.extend(validate_label_selector(peer[key], f"{path}.{key}"))
+    if peer.get("ipBlock") is not None:
+        count += 1
+        out.extend(validate_ip_block(peer["ipBlock"], f"{path}.ipBlock", allowed))
+    if count == 0:
+        out.append(required(path, "must specify a peer"))
+    elif count > 1 and peer.get("ipBlock") is not None:
+        out.append(forbidden(path, "may not specify both ipBlock and another peer"))
+    return out
+
+
+def validate_network_policy(obj: Obj, allowed: frozenset[str] = frozenset()) -> list[Cause]:
+    """ValidateNetworkPolicySpec in kube's order: podSelector, ingress rules (ports, from), egress rules
+    (ports, to), policyTypes (at most two, each Ingress or Egress)."""
+    spec = _dict(obj.get("spec"))
+    out = validate_label_selector(spec.get("podSelector"), "spec.podSelector")
+    for direction, peers in (("ingress", "from"), ("egress", "to")):
+        for i, rule in enumerate(_list(spec.get(direction))):
+            rule, rpath = _dict(rule), f"spec.{direction}[{i}]"
+            for j, port in enumerate(_list(rule.get("ports"))):
+                out.extend(validate_network_policy_port(port, f"{rpath}.ports[{j}]"))
+            for j, peer in enumerate(_list(rule.get(peers))):
+                out.extend(validate_network_policy_peer(peer, f"{rpath}.{peers}[{j}]", allowed))
+    types = _list(spec.get("policyTypes"))
+    if len(types) > len(POLICY_TYPES):
+        shown = "[]networking.PolicyType{" + ", ".join(f'"{_str(t)}"' for t in types) + "}"
+        out.append(Cause("FieldValueInvalid", f"Invalid value: {shown}: may not specify more than two policyTypes",
+                         "spec.policyTypes"))
+        return out
+    out.extend(not_supported(f"spec.policyTypes[{i}]", t, POLICY_TYPES)
+               for i, t in enumerate(types) if t not in POLICY_TYPES)
+    return out
+
+
+def _policy_cidrs(obj: Obj) -> frozenset[str]:
+    """Every ipBlock ``cidr`` and ``except`` value of a stored NetworkPolicy (ValidateNetworkPolicyUpdate's
+    AllowCIDRsEvenIfInvalid)."""
+    spec, out = _dict(obj.get("spec")), set()
+    for direction, peers in (("ingress", "from"), ("egress", "to")):
+        for rule in _list(spec.get(direction)):
+            for peer in _list(_dict(rule).get(peers)):
+                block = _dict(_dict(peer).get("ipBlock"))
+                out.update(_str(v) for v in [block.get("cidr"), *_list(block.get("except"))])
+    return frozenset(out)
+
+
+@register
+class NetworkPolicyStrategy(Strategy):
+    """NetworkPolicy: defaults and ValidateNetworkPolicy / ValidateNetworkPolicyUpdate."""
+
+    group, kind = GROUP, "NetworkPolicy"
+
+    def default(self, obj: Obj) -> None:
+        """:func:`default_network_policy`."""
+        default_network_policy(obj)
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """:func:`validate_network_policy`."""
+        return validate_network_policy(obj)
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """The spec again, letting CIDRs the stored object had stay (ValidateNetworkPolicyUpdate)."""
+        return validate_network_policy(new, _policy_cidrs(old))
+
+
+# ------------------------------------------------------------ Ingress
+
+def _validate_backend(backend: Any, path: str) -> list[Cause]:
+    """validateIngressBackend: exactly one of service and resource; a service needs a DNS-1035 name and a port
+    name or number."""
+    backend = _dict(backend)
+    service, resource = backend.get("service"), backend.get("resource")
+    if service is not None and resource is not None:
+        return [invalid(path, "", "cannot set both resource and service backends")]
+    if resource is not None:
+        return _validate_local_reference(resource, f"{path}.resource", scoped=False)
+    if service is None:
+        return [invalid(path, "", "resource or service backend is required")]
+    service = _dict(service)
+    out: list[Cause] = []
+    name = _str(service.get("name"))
+    if not name:
+        out.append(required(f"{path}.service.name"))
+    else:
+        out.extend(invalid(f"{path}.service.name", name, msg) for msg in is_dns1035_label(name))
+    port = _dict(service.get("port"))
+    port_name, port_number = _str(port.get("name")), _int(port.get("number")) or 0
+    if port_name and port_number:
+        out.append(invalid(path, "", "cannot set both port name & port number"))
+    elif port_name:
+        out.extend(invalid(f"{path}.service.port.name", port_name, msg) for msg in is_valid_port_name(port_name))
+    elif port_number:
+        if not 1 <= port_number <= 65535:
+            out.append(invalid(f"{path}.service.port.number", port_number, PORT_RANGE_MSG))
+    else:
+        out.append(required(path, "port name or number is required"))
+    return out
+
+
+def _validate_http_path(entry: Any, path: str) -> list[Cause]:
+    """validateHTTPIngressPath: pathType required; Exact/Prefix need an absolute path without the invalid
+    sequences and suffixes; ImplementationSpecific a path that is empty or absolute; then the backend."""
+    entry = _dict(entry)
+    path_type = entry.get("pathType")
+    if path_type is None:
+        return [required(f"{path}.pathType", "pathType must be specified")]
+    value = _str(entry.get("path"))
+    out: list[Cause] = []
+    if path_type in ("Exact", "Prefix"):
+        if not value.startswith("/"):
+            out.append(invalid(f"{path}.path", value, "must be an absolute path"))
+        out.extend(invalid(f"{path}.path", value, f"must not contain '{seq}'")
+                   for seq in INVALID_PATH_SEQUENCES if seq in value)
+        out.extend(invalid(f"{path}.path", value, f"cannot end with '{suffix}'")
+                   for suffix in INVALID_PATH_SUFFIXES if value.endswith(suffix))
+    elif path_type == "ImplementationSpecific":
+        if value and not value.startswith("/"):
+            out.append(invalid(f"{path}.path", value, "must be an absolute path"))
+    else:
+        out.append(not_supported(f"{path}.pathType", path_type, PATH_TYPES))
+    out.extend(_validate_backend(entry.get("backend"), f"{path}.backend"))
+    return out
+
+
+def _validate_rules(rules: list[Any]) -> list[Cause]:
+    """validateIngressRules: a host is a DNS name (not an IP), ``*.`` wildcards allowed; each HTTP rule needs
+    paths."""
+    out: list[Cause] = []
+    for i, rule in enumerate(rules):
+        rule, rpath = _dict(rule), f"spec.rules[{i}]"
+        host = _str(rule.get("host"))
+        if host:
+            if ip_family(host) is not None:
+                out.append(invalid(f"{rpath}.host", host, NOT_AN_IP))
+            check = is_wildcard_dns1123_subdomain if "*" in host else is_dns1123_subdomain
+            out.extend(invalid(f"{rpath}.host", host, msg) for msg in check(host))
+        http = rule.get("http")
+        if isinstance(http, dict):
+            paths = _list(http.get("paths"))
+            if not paths:
+                out.append(required(f"{rpath}.http.paths"))
+            for j, entry in enumerate(paths):
+                out.extend(_validate_http_path(entry, f"{rpath}.http.paths[{j}]"))
+    return out
+
+
+def _validate_tls(tls: list[Any]) -> list[Cause]:
+    """validateIngressTLS: hosts DNS subdomains (or wildcards), a secretName a DNS subdomain when set."""
+    out: list[Cause] = []
+    for i, entry in enumerate(tls):
+        entry = _dict(entry)
+        for j, host in enumerate(_list(entry.get("hosts"))):
+            host = _str(host)
+            check = is_wildcard_dns1123_subdomain if "*" in host else is_dns1123_subdomain
+            out.extend(invalid(f"spec.tls[{i}].hosts[{j}]", host, msg) for msg in check(host))
+        secret = _str(entry.get("secretName"))
+        if secret:
+            out.extend(invalid(f"spec.tls[{i}].secretName", secret, msg) for msg in is_dns1123_subdomain(secret))
+    return out
+
+
+def validate_ingress(obj: Obj) -> list[Cause]:
+    """ValidateIngressSpec in kube's order: rules or defaultBackend, the default backend, rules, TLS,
+    ``ingressClassName``."""
+    spec = _dict(obj.get("spec"))
+    rules = _list(spec.get("rules"))
+    out: list[Cause] = []
+    if not rules and spec.get("defaultBackend") is None:
+        shown = "[]networking.IngressRule(nil)" if spec.get("rules") is None else "[]networking.IngressRule{}"
+        out.append(Cause("FieldValueInvalid", f"Invalid value: {shown}: either `defaultBackend` or `rules` must be "
+                         "specified", "spec"))
+    if spec.get("defaultBackend") is not None:
+        out.extend(_validate_backend(spec["defaultBackend"], "spec.defaultBackend"))
+    out.extend(_validate_rules(rules))
+    out.extend(_validate_tls(_list(spec.get("tls"))))
+    class_name = spec.get("ingressClassName")
+    if isinstance(class_name, str):
+        out.extend(invalid("spec.ingressClassName", class_name, msg) for msg in is_dns1123_subdomain(class_name))
+    return out
+
+
+def _ingress_class_annotation(obj: Obj) -> str | None:
+    annotations = _dict(_dict(obj.get("metadata")).get("annotations"))
+    value = annotations.get(INGRESS_CLASS_ANNOTATION)
+    return value if isinstance(value, str) else None
 
 
 @register
 class IngressStrategy(Strategy):
-    """Ingress: the status starts as ``{loadBalancer: {}}``."""
+    """Ingress: the status starts as ``{loadBalancer: {}}``; ValidateIngressCreate / ValidateIngressUpdate."""
 
     group, kind = GROUP, "Ingress"
+    validates_required = True
     status_zero: dict[str, Any] = {"loadBalancer": {}}
+
+    def default(self, obj: Obj) -> None:
+        """No defaults in kube; the structs its typed encoding always writes: ``spec``, each service backend's
+        ``port``."""
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            spec = obj["spec"] = {}
+        backends = [spec.get("defaultBackend")]
+        for rule in _list(spec.get("rules")):
+            backends.extend(_dict(entry).get("backend") for entry in _list(_dict(_dict(rule).get("http")).get("paths")))
+        for backend in backends:
+            service = _dict(backend).get("service")
+            if isinstance(service, dict) and service.get("port") is None:
+                service["port"] = {}
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateIngressCreate: :func:`validate_ingress`, and the class annotation matches
+        ``ingressClassName`` when both are set."""
+        out = validate_ingress(obj)
+        annotation = _ingress_class_annotation(obj)
+        class_name = _dict(obj.get("spec")).get("ingressClassName")
+        if annotation is not None and isinstance(class_name, str) and annotation != class_name:
+            out.append(invalid(f"annotations.{INGRESS_CLASS_ANNOTATION}", annotation,
+                               "must match `ingressClassName` when both are specified"))
+        return out
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """ValidateIngressUpdate: the spec again (no annotation check on update)."""
+        return validate_ingress(new)
+
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: the class annotation is deprecated."""
+        if _ingress_class_annotation(obj) is None:
+            return []
+        return [f'annotation "{INGRESS_CLASS_ANNOTATION}" is deprecated, please use \'spec.ingressClassName\' '
+                "instead"]
+
+
+# ------------------------------------------------------------ IngressClass
+
+def _validate_local_reference(ref: Any, path: str, scoped: bool) -> list[Cause]:
+    """validateIngressTypedLocalObjectReference (``scoped`` False) / validateIngressClassParametersReference:
+    apiGroup a DNS subdomain, kind and name required path segments; a parameters reference also needs
+    ``scope`` Cluster (no namespace) or Namespace (with a namespace)."""
+    ref = _dict(ref)
+    out: list[Cause] = []
+    group = ref.get("apiGroup")
+    if isinstance(group, str):
+        out.extend(invalid(f"{path}.apiGroup", group, msg) for msg in is_dns1123_subdomain(group))
+    for key in ("kind", "name"):
+        value = _str(ref.get(key))
+        if not value:
+            out.append(required(f"{path}.{key}"))
+        else:
+            out.extend(invalid(f"{path}.{key}", value, msg) for msg in is_valid_path_segment_name(value))
+    if not scoped:
+        return out
+    scope = ref.get("scope")
+    if scope is None:
+        out.append(required(f"{path}.scope"))
+        return out
+    namespace = ref.get("namespace")
+    if scope not in PARAMETER_SCOPES:
+        out.append(not_supported(f"{path}.scope", scope, PARAMETER_SCOPES))
+    elif scope == "Namespace":
+        if namespace is None:
+            out.append(required(f"{path}.namespace", "`parameters.scope` is set to 'Namespace'"))
+        else:
+            out.extend(invalid(f"{path}.namespace", namespace, msg) for msg in is_dns1123_label(_str(namespace)))
+    elif namespace is not None:
+        out.append(forbidden(f"{path}.namespace", "`parameters.scope` is set to 'Cluster'"))
+    return out
+
+
+def validate_ingress_class(obj: Obj) -> list[Cause]:
+    """validateIngressClassSpec: ``controller`` required, at most 250 characters, a domain-prefixed path; the
+    parameters reference."""
+    spec = _dict(obj.get("spec"))
+    controller = _str(spec.get("controller"))
+    out: list[Cause] = []
+    if not controller:
+        out.append(required("spec.controller"))
+    else:
+        if len(controller) > MAX_CONTROLLER_LENGTH:
+            out.append(Cause("FieldValueTooLong", f"Too long: may not be more than {MAX_CONTROLLER_LENGTH} bytes",
+                             "spec.controller"))
+        out.extend(invalid("spec.controller", shown, msg) for shown, msg in domain_prefixed_path_errors(controller))
+    if spec.get("parameters") is not None:
+        out.extend(_validate_local_reference(spec["parameters"], "spec.parameters", scoped=True))
+    return out
+
+
+@register
+class IngressClassStrategy(Strategy):
+    """IngressClass: SetDefaults_IngressClass, ValidateIngressClass, ``controller`` immutable."""
+
+    group, kind = GROUP, "IngressClass"
+    validates_required = True
+
+    def default(self, obj: Obj) -> None:
+        """A parameters reference without ``scope`` is ``Cluster``; the spec struct is always encoded."""
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            spec = obj["spec"] = {}
+        params = spec.get("parameters")
+        if isinstance(params, dict) and params.get("scope") is None:
+            params["scope"] = "Cluster"
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """:func:`validate_ingress_class`."""
+        return validate_ingress_class(obj)
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """validateIngressClassSpecUpdate: ``spec.controller`` immutable."""
+        controller = _dict(new.get("spec")).get("controller")
+        if subresource or controller == _dict(old.get("spec")).get("controller"):
+            return []
+        return [immutable("spec.controller", _str(controller))]

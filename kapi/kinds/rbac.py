@@ -108,6 +108,12 @@ class _RoleStrategy(Strategy):
     validates_required = True
     namespaced = True
 
+    def default(self, obj: Obj) -> None:
+        """No defaults; ``Rules []PolicyRule `json:"rules"``` has no ``omitempty``, so a role without rules is
+        encoded ``rules: null`` (an aggregated ClusterRole before the controller fills it, a Role created empty)."""
+        if obj.get("rules") is None:
+            obj["rules"] = None
+
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateRole/ValidateClusterRole: every ``rules[i]`` (:func:`validate_policy_rule`)."""
         return _rules(obj, self.namespaced)

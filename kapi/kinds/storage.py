@@ -1,4 +1,5 @@
-"""The storage.k8s.io group's CSI kinds: CSIDriver, CSINode, VolumeAttachment, CSIStorageCapacity.
+"""The storage.k8s.io group's kinds: StorageClass and the CSI kinds (CSIDriver, CSINode, VolumeAttachment,
+CSIStorageCapacity).
 
 From ``pkg/apis/storage/v1/defaults.go`` and ``pkg/apis/storage/validation``:
 
@@ -14,6 +15,10 @@ From ``pkg/apis/storage/v1/defaults.go`` and ``pkg/apis/storage/validation``:
   spec immutable.
 - CSIStorageCapacity: storageClassName a DNS subdomain, capacities not
   negative; storageClassName and nodeTopology immutable.
+- StorageClass: reclaimPolicy Delete and volumeBindingMode Immediate by
+  default; provisioner a qualified name, parameters, the two enums;
+  parameters, provisioner and reclaimPolicy Forbidden to change,
+  volumeBindingMode immutable (allowedTopologies: not checked yet).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import duplicate, immutable, not_supported
-from kapi.objectmeta import invalid, required
+from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import is_dns1123_subdomain, is_qualified_name
 from kapi.values import as_dict as _dict
 from kapi.values import as_list as _list
@@ -217,6 +222,7 @@ class VolumeAttachmentStrategy(Strategy):
 
     group, kind = GROUP, "VolumeAttachment"
     status_zero = {"attached": False}  # VolumeAttachmentStatus.Attached has no omitempty; v1 resets it on create
+    tracks_generation = False  # the strategy never sets it ("we don't allow updates to spec")
 
     def validate(self, obj: Obj) -> list[Cause]:
         """:func:`validate_volume_attachment`."""
@@ -246,4 +252,73 @@ class CSIStorageCapacityStrategy(Strategy):
         if not subresource:
             _same(out, "storageClassName", new.get("storageClassName"), old.get("storageClassName"))
             _same(out, "nodeTopology", new.get("nodeTopology"), old.get("nodeTopology"), "nodeTopology")
+        return out
+
+
+# ------------------------------------------------------------ StorageClass
+
+RECLAIM_POLICIES = ("Delete", "Retain")  # sets.List: sorted
+BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
+MAX_PARAMETERS = 512  # maxProvisionerParameterLen
+MAX_PARAMETERS_SIZE = 256 * 1024  # maxProvisionerParameterSize
+
+
+def validate_storage_class(obj: Obj) -> list[Cause]:
+    """ValidateStorageClass in kube's order: ``provisioner`` required and (lower-cased) a qualified name,
+    ``parameters`` (at most 512, no empty key, 256 KiB in all), ``reclaimPolicy`` Delete or Retain,
+    ``volumeBindingMode`` Immediate or WaitForFirstConsumer (required; the defaults set both)."""
+    out: list[Cause] = []
+    provisioner = obj.get("provisioner") if isinstance(obj.get("provisioner"), str) else ""
+    if not provisioner:
+        out.append(required("provisioner"))
+    else:
+        out.extend(invalid("provisioner", provisioner.lower(), m) for m in is_qualified_name(provisioner.lower()))
+    params = _dict(obj.get("parameters"))
+    if len(params) > MAX_PARAMETERS:
+        out.append(Cause("FieldValueTooLong", f"Too long: may not be more than {MAX_PARAMETERS} bytes", "parameters"))
+    else:
+        out.extend(invalid("parameters", "", "field can not be empty.") for key in params if not key)
+        if sum(len(k) + len(str(v)) for k, v in params.items()) > MAX_PARAMETERS_SIZE:
+            out.append(Cause("FieldValueTooLong", f"Too long: may not be more than {MAX_PARAMETERS_SIZE} bytes",
+                             "parameters"))
+    policy = obj.get("reclaimPolicy")
+    if isinstance(policy, str) and policy and policy not in RECLAIM_POLICIES:
+        out.append(not_supported("reclaimPolicy", policy, RECLAIM_POLICIES))
+    mode = obj.get("volumeBindingMode")
+    if mode is None:
+        out.append(required("volumeBindingMode"))
+    elif mode not in BINDING_MODES:
+        out.append(not_supported("volumeBindingMode", mode, BINDING_MODES))
+    return out
+
+
+@register
+class StorageClassStrategy(Strategy):
+    """StorageClass: SetDefaults_StorageClass, ValidateStorageClass, ValidateStorageClassUpdate."""
+
+    group, kind = GROUP, "StorageClass"
+    validates_required = True
+
+    def default(self, obj: Obj) -> None:
+        """``reclaimPolicy: Delete``, ``volumeBindingMode: Immediate`` when unset."""
+        if obj.get("reclaimPolicy") is None:
+            obj["reclaimPolicy"] = "Delete"
+        if obj.get("volumeBindingMode") is None:
+            obj["volumeBindingMode"] = "Immediate"
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """:func:`validate_storage_class`."""
+        return validate_storage_class(obj)
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """``parameters``, ``provisioner`` and ``reclaimPolicy`` are Forbidden to change (``updates to <field>
+        are forbidden.``); ``volumeBindingMode`` is immutable."""
+        out: list[Cause] = []
+        if _dict(new.get("parameters")) != _dict(old.get("parameters")):
+            out.append(forbidden("parameters", "updates to parameters are forbidden."))
+        # an object stored before kapi defaulted these reads as defaulted (kube decodes with the defaults)
+        for key, default in (("provisioner", None), ("reclaimPolicy", "Delete")):
+            if (new.get(key) or default) != (old.get(key) or default):
+                out.append(forbidden(key, f"updates to {key} are forbidden."))
+        _same(out, "volumeBindingMode", new.get("volumeBindingMode"), old.get("volumeBindingMode") or "Immediate")
         return out

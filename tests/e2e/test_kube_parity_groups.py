@@ -1,0 +1,343 @@
+"""kube-apiserver 1.37's answers for the other API groups' v1 kinds (issue 17's systematic pass, docs/kube-parity.md).
+
+Per group: what a create of a minimal object stores and returns (SetDefaults_*, PrepareForCreate, the structs kube
+always encodes, generation), the messages of the common mistakes (field paths, ``Required value``,
+``Invalid value``, ``Unsupported value``, ``Forbidden``), and the update rules (``field is immutable``, forbidden
+changes). Raw REST through Envoy, so the bodies are what any client reads; kubectl where it shows what users see.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kapi.local.launcher import Stack
+from tests.e2e.conftest import Kubectl
+from tests.e2e.test_kube_parity_defaults import _raw
+
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+NETWORKING = "/apis/networking.k8s.io/v1"
+STORAGE = "/apis/storage.k8s.io/v1"
+
+
+def _call(stack: Stack, method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
+    code, raw = _raw(stack, method, path, body)
+    return code, json.loads(raw)
+
+
+def _created(stack: Stack, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST ``body`` expecting 201; the answer without the server-set metadata."""
+    code, reply = _call(stack, "POST", path, body)
+    assert code == 201, reply
+    for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields"):
+        reply["metadata"].pop(key)
+    return reply
+
+
+def _invalid(stack: Stack, method: str, path: str, body: dict[str, Any]) -> str:
+    """The message of a 422 Invalid answer to ``method path body``."""
+    code, reply = _call(stack, method, path, body)
+    assert (code, reply.get("reason")) == (422, "Invalid"), reply
+    return reply["message"]
+
+
+def _replace(stack: Stack, path: str, **changes: Any) -> dict[str, Any]:
+    """The stored object at ``path`` with ``changes`` applied to its top level (a PUT body)."""
+    code, obj = _call(stack, "GET", path)
+    assert code == 200, obj
+    obj.update(changes)
+    return obj
+
+
+# ------------------------------------------------------------ rbac.authorization.k8s.io
+
+def test_rbac_roles_bindings_defaults_and_messages(stack: Stack, namespace: str) -> None:
+    roles = f"{RBAC}/namespaces/{namespace}/roles"
+    role = _created(stack, roles, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                                   "metadata": {"name": "empty"}})
+    # Rules []PolicyRule `json:"rules"` (no omitempty): an empty Role is `"rules": null`, also when read back.
+    assert role == {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                    "metadata": {"name": "empty", "namespace": namespace}, "rules": None}
+    code, raw = _raw(stack, "GET", f"{roles}/empty")
+    assert code == 200 and b'"rules":null' in raw, raw
+
+    assert _invalid(stack, "POST", roles, {"metadata": {"name": "bad"}, "rules": [{}, {
+        "verbs": ["get"], "nonResourceURLs": ["/healthz"]}]}) == (
+        'Role.rbac.authorization.k8s.io "bad" is invalid: ['
+        "rules[0].verbs: Required value: verbs must contain at least one value, "
+        "rules[0].apiGroups: Required value: resource rules must supply at least one api group, "
+        "rules[0].resources: Required value: resource rules must supply at least one resource, "
+        'rules[1].nonResourceURLs: Invalid value: []string{"/healthz"}: namespaced rules cannot apply to '
+        "non-resource URLs]")
+
+    bindings = f"{RBAC}/namespaces/{namespace}/rolebindings"
+    binding = _created(stack, bindings, {"metadata": {"name": "rb"}, "roleRef": {"kind": "Role", "name": "empty"},
+                                         "subjects": [{"kind": "User", "name": "u"},
+                                                      {"kind": "ServiceAccount", "name": "default"}]})
+    # SetDefaults_RoleBinding / SetDefaults_Subject: the RBAC group on the roleRef and User/Group subjects only.
+    assert binding["roleRef"] == {"kind": "Role", "name": "empty", "apiGroup": "rbac.authorization.k8s.io"}
+    assert binding["subjects"] == [{"kind": "User", "name": "u", "apiGroup": "rbac.authorization.k8s.io"},
+                                   {"kind": "ServiceAccount", "name": "default"}]
+    assert _invalid(stack, "PUT", f"{bindings}/rb", _replace(stack, f"{bindings}/rb", roleRef={
+        "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"})) == (
+        'RoleBinding.rbac.authorization.k8s.io "rb" is invalid: roleRef: Invalid value: rbac.RoleRef{'
+        'APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"view"}: cannot change roleRef')
+    assert _invalid(stack, "POST", f"{RBAC}/clusterrolebindings", {
+        "metadata": {"name": f"{namespace}-crb"}, "roleRef": {"kind": "Role", "name": "x"},
+        "subjects": [{"kind": "ServiceAccount", "name": "s"}, {"kind": "Robot", "name": "r"}]}) == (
+        f'ClusterRoleBinding.rbac.authorization.k8s.io "{namespace}-crb" is invalid: ['
+        'roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole", '
+        "subjects[0].namespace: Required value, "
+        'subjects[1].kind: Unsupported value: "Robot": supported values: "ServiceAccount", "User", "Group"]')
+
+
+# ------------------------------------------------------------ networking.k8s.io
+
+def test_network_policy_defaults_and_validation(stack: Stack, namespace: str) -> None:
+    policies = f"{NETWORKING}/namespaces/{namespace}/networkpolicies"
+    bare = _created(stack, policies, {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                                      "metadata": {"name": "bare"}})
+    # the spec struct with its podSelector is always encoded; no policyTypes -> [Ingress]; generation 1
+    assert bare["spec"] == {"podSelector": {}, "policyTypes": ["Ingress"]}
+    assert bare["metadata"]["generation"] == 1 and "status" not in bare
+    egress = _created(stack, policies, {"metadata": {"name": "egress"}, "spec": {
+        "podSelector": {}, "egress": [{"ports": [{"port": 53}]}]}})
+    assert egress["spec"] == {"podSelector": {}, "egress": [{"ports": [{"port": 53, "protocol": "TCP"}]}],
+                              "policyTypes": ["Ingress", "Egress"]}
+
+    assert _invalid(stack, "POST", policies, {"metadata": {"name": "bad"}, "spec": {
+        "podSelector": {}, "policyTypes": ["Sideways"],
+        "ingress": [{"ports": [{"protocol": "ICMP", "port": 0}, {"port": "http", "endPort": 90}],
+                     "from": [{}, {"ipBlock": {"cidr": "10.0.0.0/33"}},
+                              {"ipBlock": {"cidr": "10.0.0.0/8", "except": ["11.0.0.0/16"]}},
+                              {"ipBlock": {"cidr": "10.0.0.0/8"}, "podSelector": {}}]}]}}) == (
+        'NetworkPolicy.networking.k8s.io "bad" is invalid: ['
+        'spec.ingress[0].ports[0].protocol: Unsupported value: "ICMP": supported values: "TCP", "UDP", "SCTP", '
+        "spec.ingress[0].ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive, "
+        "spec.ingress[0].ports[1].endPort: Invalid value: 90: may not be specified when `port` is non-numeric, "
+        "spec.ingress[0].from[0]: Required value: must specify a peer, "
+        'spec.ingress[0].from[1].ipBlock.cidr: Invalid value: "10.0.0.0/33": must be a valid CIDR value, '
+        "(e.g. 10.9.8.0/24 or 2001:db8::/64), "
+        'spec.ingress[0].from[2].ipBlock.except[0]: Invalid value: "11.0.0.0/16": must be a strict subset of '
+        "`cidr`, "
+        "spec.ingress[0].from[3]: Forbidden: may not specify both ipBlock and another peer, "
+        'spec.policyTypes[0]: Unsupported value: "Sideways": supported values: "Ingress", "Egress"]')
+
+    # a spec change bumps the generation
+    changed = _replace(stack, f"{policies}/bare", spec={"podSelector": {"matchLabels": {"app": "web"}}})
+    code, reply = _call(stack, "PUT", f"{policies}/bare", changed)
+    assert code == 200 and reply["metadata"]["generation"] == 2, reply
+
+
+def test_ingress_validation_status_and_class_annotation(stack: Stack, kubectl: Kubectl, namespace: str) -> None:
+    ingresses = f"{NETWORKING}/namespaces/{namespace}/ingresses"
+    backend = {"service": {"name": "web", "port": {"number": 80}}}
+    ingress = _created(stack, ingresses, {"metadata": {"name": "web"}, "spec": {"defaultBackend": backend},
+                                          "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}})
+    assert ingress["status"] == {"loadBalancer": {}} and ingress["metadata"]["generation"] == 1
+    assert _invalid(stack, "POST", ingresses, {"metadata": {"name": "empty"}}) == (
+        'Ingress.networking.k8s.io "empty" is invalid: spec: Invalid value: []networking.IngressRule(nil): either '
+        "`defaultBackend` or `rules` must be specified")
+    assert _invalid(stack, "POST", ingresses, {"metadata": {"name": "bad"}, "spec": {"rules": [
+        {"host": "1.2.3.4", "http": {"paths": [{"path": "/a", "backend": backend}]}},
+        {"host": "*.Example.com", "http": {"paths": [
+            {"path": "a//b", "pathType": "Prefix", "backend": {"service": {"name": "Web"}}},
+            {"path": "/x", "pathType": "Regex", "backend": {}}]}}]}}) == (
+        'Ingress.networking.k8s.io "bad" is invalid: ['
+        'spec.rules[0].host: Invalid value: "1.2.3.4": must be a DNS name, not an IP address, '
+        "spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified, "
+        "spec.rules[1].host: Invalid value: \"*.Example.com\": a wildcard DNS-1123 subdomain must start with '*.', "
+        "followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' "
+        "and end with an alphanumeric character (e.g. '*.example.com', regex used for validation is "
+        "'\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), "
+        'spec.rules[1].http.paths[0].path: Invalid value: "a//b": must be an absolute path, '
+        "spec.rules[1].http.paths[0].path: Invalid value: \"a//b\": must not contain '//', "
+        'spec.rules[1].http.paths[0].backend.service.name: Invalid value: "Web": a DNS-1035 label must consist of '
+        "lower case alphanumeric characters or '-', start with an alphabetic character, and end with an "
+        "alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is "
+        "'[a-z]([-a-z0-9]*[a-z0-9])?'), "
+        "spec.rules[1].http.paths[0].backend: Required value: port name or number is required, "
+        'spec.rules[1].http.paths[1].pathType: Unsupported value: "Regex": supported values: "Exact", '
+        '"ImplementationSpecific", "Prefix", '
+        'spec.rules[1].http.paths[1].backend: Invalid value: "": resource or service backend is required]')
+    annotated = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                 "metadata": {"name": "annotated", "annotations": {"kubernetes.io/ingress.class": "nginx"}},
+                 "spec": {"ingressClassName": "other", "defaultBackend": backend}}
+    assert _invalid(stack, "POST", ingresses, annotated) == (
+        'Ingress.networking.k8s.io "annotated" is invalid: annotations.kubernetes.io/ingress.class: Invalid value: '
+        '"nginx": must match `ingressClassName` when both are specified')
+    del annotated["spec"]["ingressClassName"]
+    proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(annotated))
+    assert ("Warning: annotation \"kubernetes.io/ingress.class\" is deprecated, please use 'spec.ingressClassName' "
+            "instead") in proc.stderr, proc.stderr
+
+
+def test_ingress_class_controller_rules(stack: Stack, namespace: str) -> None:
+    classes = f"{NETWORKING}/ingressclasses"
+    name = f"{namespace}-ic"
+    created = _created(stack, classes, {"metadata": {"name": name}, "spec": {
+        "controller": "example.com/ingress", "parameters": {"kind": "Params", "name": "p"}}})
+    # SetDefaults_IngressClass: a parameters reference without scope is Cluster
+    assert created["spec"]["parameters"] == {"kind": "Params", "name": "p", "scope": "Cluster"}
+    assert created["metadata"]["generation"] == 1
+    assert _invalid(stack, "POST", classes, {"metadata": {"name": f"{name}-none"}}) == (
+        f'IngressClass.networking.k8s.io "{name}-none" is invalid: spec.controller: Required value')
+    assert _invalid(stack, "POST", classes, {"metadata": {"name": f"{name}-bad"}, "spec": {
+        "controller": "nginx", "parameters": {"kind": "K", "name": "n", "scope": "Namespace"}}}) == (
+        f'IngressClass.networking.k8s.io "{name}-bad" is invalid: ['
+        'spec.controller: Invalid value: "nginx": must be a domain-prefixed path (such as "acme.io/foo"), '
+        "spec.parameters.namespace: Required value: `parameters.scope` is set to 'Namespace']")
+    body = _replace(stack, f"{classes}/{name}", spec={**created["spec"], "controller": "example.com/other"})
+    assert _invalid(stack, "PUT", f"{classes}/{name}", body) == (
+        f'IngressClass.networking.k8s.io "{name}" is invalid: spec.controller: Invalid value: "example.com/other": '
+        "field is immutable")
+
+
+# ------------------------------------------------------------ storage.k8s.io
+
+def test_storage_class_defaults_validation_and_updates(stack: Stack, namespace: str) -> None:
+    classes = f"{STORAGE}/storageclasses"
+    name = f"{namespace}-sc"
+    created = _created(stack, classes, {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                                        "metadata": {"name": name}, "provisioner": "example.com/disk"})
+    assert created == {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
+                       "provisioner": "example.com/disk", "reclaimPolicy": "Delete",
+                       "volumeBindingMode": "Immediate"}
+    assert _invalid(stack, "POST", classes, {"metadata": {"name": f"{name}-none"}}) == (
+        f'StorageClass.storage.k8s.io "{name}-none" is invalid: provisioner: Required value')
+    assert _invalid(stack, "POST", classes, {"metadata": {"name": f"{name}-bad"}, "provisioner": "My Disk",
+                                             "reclaimPolicy": "Recycle", "volumeBindingMode": "Later"}) == (
+        f'StorageClass.storage.k8s.io "{name}-bad" is invalid: ['
+        "provisioner: Invalid value: \"my disk\": name part must consist of alphanumeric characters, '-', '_' or "
+        "'.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
+        "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), "
+        'reclaimPolicy: Unsupported value: "Recycle": supported values: "Delete", "Retain", '
+        'volumeBindingMode: Unsupported value: "Later": supported values: "Immediate", "WaitForFirstConsumer"]')
+    body = _replace(stack, f"{classes}/{name}", provisioner="example.com/other", parameters={"type": "ssd"},
+                    reclaimPolicy="Retain", volumeBindingMode="WaitForFirstConsumer")
+    assert _invalid(stack, "PUT", f"{classes}/{name}", body) == (
+        f'StorageClass.storage.k8s.io "{name}" is invalid: ['
+        "parameters: Forbidden: updates to parameters are forbidden., "
+        "provisioner: Forbidden: updates to provisioner are forbidden., "
+        "reclaimPolicy: Forbidden: updates to reclaimPolicy are forbidden., "
+        'volumeBindingMode: Invalid value: "WaitForFirstConsumer": field is immutable]')
+    # other fields may change
+    body = _replace(stack, f"{classes}/{name}", allowVolumeExpansion=True, mountOptions=["ro"])
+    code, reply = _call(stack, "PUT", f"{classes}/{name}", body)
+    assert code == 200 and reply["allowVolumeExpansion"] is True, reply
+
+
+def test_volume_attachment_keeps_no_generation(stack: Stack, namespace: str) -> None:
+    created = _created(stack, f"{STORAGE}/volumeattachments", {"metadata": {"name": f"{namespace}-va"}, "spec": {
+        "attacher": "csi.example.com", "nodeName": "n1", "source": {"persistentVolumeName": "pv1"}}})
+    # the strategy never sets a generation ("we don't allow updates to spec"); status resets to attached: false
+    assert "generation" not in created["metadata"] and created["status"] == {"attached": False}
+
+
+# ------------------------------------------------------------ policy
+
+def test_pod_disruption_budget_validation(stack: Stack, namespace: str) -> None:
+    budgets = f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets"
+    bare = _created(stack, budgets, {"metadata": {"name": "bare"}})
+    assert bare["spec"] == {} and bare["metadata"]["generation"] == 1
+    assert bare["status"] == {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}
+    message = _invalid(stack, "POST", budgets, {"metadata": {"name": "both"}, "spec": {
+        "minAvailable": 1, "maxUnavailable": 1}})
+    # kube prints the internal spec struct with pointer addresses here: only the path and the detail are stable
+    assert message.startswith('PodDisruptionBudget.policy "both" is invalid: spec: Invalid value: ')
+    assert message.endswith(": minAvailable and maxUnavailable cannot be both set")
+    assert _invalid(stack, "POST", budgets, {"metadata": {"name": "bad"}, "spec": {
+        "minAvailable": "150%", "selector": {"matchExpressions": [{"key": "a", "operator": "In"}]},
+        "unhealthyPodEvictionPolicy": "Never"}}) == (
+        'PodDisruptionBudget.policy "bad" is invalid: ['
+        'spec.minAvailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"150%"}: must not be '
+        "greater than 100%, "
+        "spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or "
+        "'NotIn', "
+        'spec.unhealthyPodEvictionPolicy: Unsupported value: "Never": supported values: "AlwaysAllow", '
+        '"IfHealthyBudget"]')
+    assert _invalid(stack, "POST", budgets, {"metadata": {"name": "negative"}, "spec": {"maxUnavailable": -1}}) == (
+        'PodDisruptionBudget.policy "negative" is invalid: spec.maxUnavailable: Invalid value: -1: must be greater '
+        "than or equal to 0")
+    # the spec may change (kube 1.15+); status counts may not go negative
+    body = _replace(stack, f"{budgets}/bare", spec={"minAvailable": "50%"})
+    code, reply = _call(stack, "PUT", f"{budgets}/bare", body)
+    assert code == 200 and reply["metadata"]["generation"] == 2, reply
+    reply["status"]["expectedPods"] = -1
+    assert _invalid(stack, "PUT", f"{budgets}/bare/status", reply) == (
+        'PodDisruptionBudget.policy "bare" is invalid: status.expectedPods: Invalid value: -1: must be greater than '
+        "or equal to 0")
+
+
+# ------------------------------------------------------------ coordination.k8s.io
+
+def test_lease_has_no_generation_and_drops_gated_fields(stack: Stack, namespace: str) -> None:
+    leases = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+    bare = _created(stack, leases, {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                    "metadata": {"name": "bare"}})
+    assert bare == {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                    "metadata": {"name": "bare", "namespace": namespace}, "spec": {}}
+    # CoordinatedLeaderElection is off by default: strategy and preferredHolder are dropped
+    gated = _created(stack, leases, {"metadata": {"name": "gated"}, "spec": {
+        "holderIdentity": "me", "strategy": "OldestEmulationVersion", "preferredHolder": "you"}})
+    assert gated["spec"] == {"holderIdentity": "me"}
+    assert _invalid(stack, "POST", leases, {"metadata": {"name": "bad"}, "spec": {
+        "leaseDurationSeconds": 0, "leaseTransitions": -1}}) == (
+        'Lease.coordination.k8s.io "bad" is invalid: ['
+        "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0, "
+        "spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0]")
+    body = _replace(stack, f"{leases}/gated", spec={"holderIdentity": "other", "leaseDurationSeconds": 15})
+    code, reply = _call(stack, "PUT", f"{leases}/gated", body)
+    assert code == 200 and "generation" not in reply["metadata"], reply
+
+
+# ------------------------------------------------------------ scheduling.k8s.io
+
+def test_priority_class_defaults_limits_and_updates(stack: Stack, namespace: str) -> None:
+    classes = "/apis/scheduling.k8s.io/v1/priorityclasses"
+    name = f"{namespace}-pc"
+    created = _created(stack, classes, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                        "metadata": {"name": name}, "value": 1000})
+    assert created == {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                       "value": 1000, "preemptionPolicy": "PreemptLowerPriority"}
+    assert _invalid(stack, "POST", classes, {"metadata": {"name": f"{name}-high"}, "value": 1_000_000_001}) == (
+        f'PriorityClass.scheduling.k8s.io "{name}-high" is invalid: value: Forbidden: maximum allowed value of a '
+        "user defined priority is 1000000000")
+    assert _invalid(stack, "POST", classes, {"metadata": {"name": "system-mine"}, "value": 1}) == (
+        'PriorityClass.scheduling.k8s.io "system-mine" is invalid: metadata.name: Forbidden: priority class names '
+        "with 'system-' prefix are reserved for system use only. error: system-mine is not a known system priority "
+        "class")
+    assert _invalid(stack, "POST", classes, {"metadata": {"name": "system-node-critical"}, "value": 1}) == (
+        'PriorityClass.scheduling.k8s.io "system-node-critical" is invalid: metadata.name: Forbidden: priority '
+        "class names with 'system-' prefix are reserved for system use only. error: value of system-node-critical "
+        "PriorityClass must be 2000001000")
+    assert _invalid(stack, "POST", classes, {"metadata": {"name": f"{name}-p"}, "value": 1,
+                                             "preemptionPolicy": "Always"}) == (
+        f'PriorityClass.scheduling.k8s.io "{name}-p" is invalid: preemptionPolicy: Unsupported value: "Always": '
+        'supported values: "PreemptLowerPriority", "Never"')
+    body = _replace(stack, f"{classes}/{name}", value=2000, preemptionPolicy="Never", description="now described")
+    assert _invalid(stack, "PUT", f"{classes}/{name}", body) == (
+        f'PriorityClass.scheduling.k8s.io "{name}" is invalid: [value: Forbidden: may not be changed in an update., '
+        'preemptionPolicy: Invalid value: "Never": field is immutable]')
+
+
+# ------------------------------------------------------------ node.k8s.io
+
+def test_runtime_class_handler_and_overhead(stack: Stack, namespace: str) -> None:
+    classes = "/apis/node.k8s.io/v1/runtimeclasses"
+    name = f"{namespace}-rc"
+    # an empty handler is the DNS-label message alone: kube's Go struct has no required fields to report
+    assert _invalid(stack, "POST", classes, {"metadata": {"name": name}}) == (
+        f'RuntimeClass.node.k8s.io "{name}" is invalid: handler: Invalid value: "": a lowercase RFC 1123 label must '
+        "consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric "
+        "character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+    # the overhead is checked as a container's limits, so the path says limits
+    assert _invalid(stack, "POST", classes, {"metadata": {"name": name}, "handler": "runc",
+                                             "overhead": {"podFixed": {"cpu": "-1"}}}) == (
+        f'RuntimeClass.node.k8s.io "{name}" is invalid: overhead.limits[cpu]: Invalid value: "-1": must be greater '
+        "than or equal to 0")
+    created = _created(stack, classes, {"metadata": {"name": name}, "handler": "runc"})
+    assert "generation" not in created["metadata"]
+    body = _replace(stack, f"{classes}/{name}", handler="crun")
+    assert _invalid(stack, "PUT", f"{classes}/{name}", body) == (
+        f'RuntimeClass.node.k8s.io "{name}" is invalid: handler: Invalid value: "crun": field is immutable')
