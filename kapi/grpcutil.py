@@ -398,6 +398,57 @@ async def wait_ready(channel: grpc.aio.Channel, seconds: float) -> None:
         state = channel.get_state(try_to_connect=True)
 
 
+async def stream_opened(call: Any) -> None:
+    """Return once a just-started streaming ``call`` is up: its server sent initial metadata on a call still
+    running (the server must send it at once, ``context.send_initial_metadata(())``). Raises ConnectionError
+    if the call failed instead (a call that could not connect also "returns" empty metadata, already done)."""
+    await call.initial_metadata()
+    if call.done():
+        raise ConnectionError(f"no stream: {await call.code()}")
+
+
+async def keep_stream(name: str, channel: grpc.aio.Channel | None, session: Callable[[Callable[[], None]],
+                      Awaitable[None]], *, retry: float = 0.1, retry_max: float = 5.0) -> None:
+    """Keep one long-lived stream to the ``name`` service up, forever (cancel the task to stop).
+
+    ``session(connected)`` opens the stream, calls ``connected()`` once it
+    is up (:func:`stream_opened`) and reads it until it ends; a return or a
+    ``grpc.RpcError`` / ``ConnectionError`` counts as broken (anything else
+    propagates). One log line when it breaks, one when it is back. Between
+    attempts it waits ``retry`` seconds, doubling per failed attempt up to
+    ``retry_max``, or less once ``channel`` is READY (:func:`wait_ready`), so
+    a peer that is back is used within about 200 ms without a stream attempt
+    every 100 ms while it is away.
+    """
+    loop = asyncio.get_running_loop()
+    backoff, broken_since = retry, 0.0
+
+    def connected() -> None:
+        nonlocal backoff, broken_since
+        backoff = retry
+        if broken_since:
+            log.info("%s stream back after %.1fs", name, loop.time() - broken_since)
+            broken_since = 0.0
+        else:
+            log.info("%s stream connected", name)
+
+    while True:
+        try:
+            await session(connected)
+            raise ConnectionError(f"the {name} service ended the stream")
+        except (grpc.RpcError, ConnectionError) as exc:
+            if not broken_since:
+                broken_since = loop.time()
+                log.warning("%s stream broke (%s)", name, exc.code() if isinstance(exc, grpc.RpcError) else exc)
+            else:
+                log.debug("%s stream still down: %s", name, exc)
+        if channel is not None:
+            await wait_ready(channel, backoff)
+        else:
+            await asyncio.sleep(backoff)
+        backoff = min(backoff * 2, retry_max)
+
+
 # Where the current request (a task's context) adds the seconds each unary call took, by peer service name;
 # unset outside a request. The gateway's Server-Timing filter sets it (services/gateway/filters/servertiming.py).
 CALL_TIMINGS: contextvars.ContextVar[dict[str, float]] = contextvars.ContextVar("kapi_call_timings")

@@ -35,8 +35,8 @@ from aiohttp import web
 
 from kapi import errors, flags, grpcutil, jsonutil, limits
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import aggregation, audit, authtrust, chain, dynamic, grpcapi, healthz
-from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, Backends, Config, storage_stub
+from services.gateway import aggregation, audit, authtrust, chain, dynamic, grpcapi, healthz, storageclient
+from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, Backends, Config
 from services.gateway.context import Handler
 from services.gateway.filters import health as health_filter
 from services.gateway.flowcontrol import FlowControlClient, LocalLimiter
@@ -205,8 +205,9 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         config=Config(frozenset(n.strip() for n in args.requestheader_allowed_names.split(",") if n.strip()),
                       args.request_timeout, front_proxy_cas(args.requestheader_client_ca_file)),
         authn=AuthnClient(chan(args.authn_address)), authz=AuthzClient(chan(args.authz_address)),
-        admission=AdmissionClient(chan(args.admission_address)), storage=storage_stub(storage_channel),
-        flowcontrol=FlowControlClient(flow_channel, fallback),
+        admission=AdmissionClient(chan(args.admission_address)),
+        storage=storageclient.open_client(storage_channel, args.storage_address, tls),  # a Call stream per replica
+        flowcontrol=FlowControlClient(flow_channel, fallback, args.apf_seat_leases),
     )
     backends.storage_health = healthz.StorageHealth(storage_channel)  # etcd's health as storage sees it
     backends.storage_health.start()
@@ -214,6 +215,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         ipallocator.Allocator(backends.storage, ipallocator.ip_range(args.service_cluster_ip_range)),
         ipallocator.Allocator(backends.storage, ipallocator.port_range(args.service_node_port_range)))
     backends.flowcontrol.start()
+    backends.storage.start()
     backends.post_start_hooks.update((healthz.HOOK_INFORMERS, healthz.HOOK_APF, healthz.HOOK_APF_BOOTSTRAP))
     backends.audit = audit.from_args(args)
     app = web.Application(client_max_size=limits.MAX_BODY_BYTES + 1)
@@ -281,6 +283,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         await backends.aggregator.stop()
     await backends.flowcontrol.close()
     await backends.storage_health.close()
+    await backends.storage.close()
     for channel in channels:
         with contextlib.suppress(Exception):
             await channel.close()
