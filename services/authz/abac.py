@@ -42,7 +42,7 @@ GROUP = "abac.authorization.kubernetes.io"
 V1BETA1, V0 = f"{GROUP}/v1beta1", f"{GROUP}/v0"
 KIND = "Policy"
 READ_ONLY_VERBS = frozenset({"get", "list", "watch"})
-NO_MATCH = Result(Decision.NO_OPINION, "No policy matched.")
+NO_MATCH = Result(Decision.NO_OPINION, "No policy matched.", name_independent=True)  # ABAC policies name nothing
 
 
 class PolicyLoadError(ValueError):
@@ -216,7 +216,7 @@ class ABACAuthorizer:
         """Allow when a policy matches, else NoOpinion "No policy matched."."""
         for policy in self._policies:
             if policy.matches(attributes):
-                return Result(Decision.ALLOW)
+                return Result(Decision.ALLOW, name_independent=True)
         return NO_MATCH
 
     def rules_for(self, user: UserInfo, namespace: str) -> RulesResult:

@@ -37,9 +37,14 @@ class Result(NamedTuple):
     # False when the answer may change without the RBAC policy revision changing (Node graph, Webhook):
     # gateways must not cache it.
     cacheable: bool = True
+    # True when the same answer (decision and reason) holds for every name of the resource: the authorizer
+    # looked at no name-specific rule (RBAC resourceNames, the Node graph, a webhook). Gateways may then serve
+    # it for other names of the same request (update, patch, delete of many objects). False unless known.
+    name_independent: bool = False
 
 
 NO_OPINION = Result(Decision.NO_OPINION)
+NOT_PRIVILEGED = Result(Decision.NO_OPINION, name_independent=True)  # depends on the user's groups only
 
 
 class RulesResult(NamedTuple):
@@ -82,7 +87,7 @@ class AlwaysAllow:
 
     async def authorize(self, attributes: Attributes) -> Result:
         """Allow."""
-        return Result(Decision.ALLOW)
+        return Result(Decision.ALLOW, name_independent=True)
 
     def rules_for(self, user: UserInfo, namespace: str) -> RulesResult:
         """Everything (``*`` resource and non-resource rules)."""
@@ -98,7 +103,7 @@ class AlwaysDeny:
 
     async def authorize(self, attributes: Attributes) -> Result:
         """NoOpinion, "Everything is forbidden."."""
-        return Result(Decision.NO_OPINION, "Everything is forbidden.")
+        return Result(Decision.NO_OPINION, "Everything is forbidden.", name_independent=True)
 
     def rules_for(self, user: UserInfo, namespace: str) -> RulesResult:
         """Nothing, complete."""
@@ -118,5 +123,5 @@ class PrivilegedGroups:
     async def authorize(self, attributes: Attributes) -> Result:
         """Allow when the user is in one of the groups, else NoOpinion."""
         if not self._groups.isdisjoint(attributes.user.groups):
-            return Result(Decision.ALLOW)
-        return NO_OPINION
+            return Result(Decision.ALLOW, name_independent=True)
+        return NOT_PRIVILEGED

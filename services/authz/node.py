@@ -47,7 +47,7 @@ from kapi.nodeidentity import (
     references,
     str_field,
 )
-from services.authz.authorizer import NO_OPINION, Decision, Result, RulesResult
+from services.authz.authorizer import Decision, Result, RulesResult
 from services.authz.bootstrap import NODE_RULES
 from services.authz.rbac import PolicyRule
 
@@ -148,6 +148,7 @@ def _no(reason: str) -> Result:
 
 
 _ALLOW = Result(Decision.ALLOW, cacheable=False)
+NOT_A_NODE = Result(Decision.NO_OPINION, name_independent=True)  # decided by the user name alone
 
 
 class NodeAuthorizer:
@@ -164,7 +165,7 @@ class NodeAuthorizer:
         """Synchronous core of :meth:`authorize`."""
         node, is_node = node_identity(attributes.user)
         if not is_node:
-            return NO_OPINION
+            return NOT_A_NODE
         if not node:
             return _no(f'unknown node for user "{attributes.user.username}"')
         if attributes.resource_request:

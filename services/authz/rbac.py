@@ -11,6 +11,7 @@ them by subject (see ``policy.py``), not by scanning every binding.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from collections.abc import Callable, Iterable, Mapping
@@ -19,7 +20,7 @@ from typing import Any, Protocol
 
 from kapi import errors
 from kapi.attributes import Attributes, UserInfo
-from services.authz.authorizer import NO_OPINION, Decision, Result, RulesResult
+from services.authz.authorizer import Decision, Result, RulesResult
 
 GROUP = "rbac.authorization.k8s.io"
 USER, GROUP_KIND, SERVICE_ACCOUNT = "User", "Group", "ServiceAccount"
@@ -338,24 +339,31 @@ class RBACAuthorizer:
             raise errors.unavailable("authorization policy not yet synced")
         problems: list[str] = []
         allowed_by: list[str] = []
+        named = False  # a rule visited so far has resourceNames and would match another name of this request
 
         def allows(binding: Binding, subject: Subject, rule: PolicyRule | None, problem: str | None) -> bool:
+            nonlocal named
             if problem is not None:
                 problems.append(problem)
-            elif rule is not None and rule.allows(attributes):
-                allowed_by.append(describe(binding, subject))
-                return False
+            elif rule is not None:
+                if rule.resource_names and not named and attributes.resource_request:
+                    named = rule.allows(dataclasses.replace(attributes, name=next(iter(rule.resource_names))))
+                if rule.allows(attributes):
+                    allowed_by.append(describe(binding, subject))
+                    return False
             return True
 
         # Non-resource rules only come from ClusterRoles bound cluster-wide.
         namespace = attributes.namespace if attributes.resource_request else ""
         visit_rules_for(source, attributes.user, namespace, allows)
+        # The rules visited up to the answer (all of them for NoOpinion) decide every name alike unless one of
+        # them lists resourceNames that another name of this request would match.
         if allowed_by:
-            return Result(Decision.ALLOW, f"RBAC: allowed by {allowed_by[0]}")
+            return Result(Decision.ALLOW, f"RBAC: allowed by {allowed_by[0]}", name_independent=not named)
         if problems:
             text = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
-            return Result(Decision.NO_OPINION, f"RBAC: {text}")
-        return NO_OPINION
+            return Result(Decision.NO_OPINION, f"RBAC: {text}", name_independent=not named)
+        return Result(Decision.NO_OPINION, name_independent=not named)
 
     def rules_for(self, user: UserInfo, namespace: str) -> RulesResult:
         """The user's rules split into resource and non-resource rules (RBACAuthorizer.RulesFor).

@@ -67,7 +67,8 @@ class AuthorizationServicer(authz_pb2_grpc.AuthorizationServicer):
             log.warning("authorization evaluation error for %s: %s", attributes.user.username, result.error)
         return authz_pb2.AuthorizeResponse(decision=_DECISIONS[result.decision], reason=result.reason,
                                            evaluation_error=result.error, policy_revision=revision,
-                                           no_cache=not result.cacheable)
+                                           no_cache=not result.cacheable,
+                                           name_independent=result.cacheable and result.name_independent)
 
     async def RulesReview(self, request: authz_pb2.RulesReviewRequest,  # noqa: N802
                           context: grpc.aio.ServicerContext) -> authz_pb2.RulesReviewResponse:

@@ -42,17 +42,18 @@ class Union:
         """The first Allow/Deny, or NoOpinion with every reason (newline-joined) and error ("; "-joined)."""
         reasons: list[str] = []
         errors: list[str] = []
-        cacheable = True
+        cacheable = independent = True
         for authorizer in self._authorizers:
             result = await authorizer.authorize(attributes)
             cacheable = cacheable and result.cacheable
+            independent = independent and result.name_independent  # every answer asked must be name-free
             if result.decision != Decision.NO_OPINION:
-                return result._replace(cacheable=cacheable)
+                return result._replace(cacheable=cacheable, name_independent=independent)
             if result.reason:
                 reasons.append(result.reason)
             if result.error:
                 errors.append(result.error)
-        return Result(Decision.NO_OPINION, "\n".join(reasons), "; ".join(errors), cacheable)
+        return Result(Decision.NO_OPINION, "\n".join(reasons), "; ".join(errors), cacheable, independent)
 
     def rules_for(self, user: UserInfo, namespace: str) -> RulesResult:
         """Every resolver's rules concatenated (union.RulesFor); incomplete if any resolver is, or cannot resolve.

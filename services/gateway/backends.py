@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import logging
 import time
@@ -140,6 +141,14 @@ class AuthnClient:
         return reply
 
 
+ANY_NAME = "\x00"  # not a valid object name: the key of a decision authz said holds for every name
+
+
+def _any_name(attrs: Attributes) -> Attributes:
+    """``attrs`` for any object name: name ANY_NAME and no path (a resource request's path only repeats it)."""
+    return dataclasses.replace(attrs, name=ANY_NAME, path="")
+
+
 class AuthzClient:
     """Ask the authz service for decisions, caching them while the policy revision is unchanged
     (docs/architecture.md, "The request path").
@@ -149,8 +158,12 @@ class AuthzClient:
     by the whole :class:`Attributes` (user, groups, extra, verb, resource,
     namespace, name, path ...), only when it was made at the revision the
     stream last reported and authz did not mark it ``no_cache`` (Node,
-    Webhook). Any new revision clears the cache; while the stream is down
-    nothing is cached or served from the cache. At most ``max_entries``
+    Webhook). A decision authz marks ``name_independent`` (no RBAC
+    resourceNames rule could have matched another name) is also kept under
+    the request's name-free key and answers the same request for any other
+    name: an update, patch or delete of many objects asks authz once. Any
+    new revision clears the cache; while the stream is down nothing is
+    cached or served from the cache. At most ``max_entries``
     decisions are kept (least recently used dropped). ``backoff`` is the
     stream reconnect delay in seconds.
     """
@@ -210,8 +223,12 @@ class AuthzClient:
         revision = self._revision
         if revision is not None:
             hit = self._cache.get(attrs)
+            key = attrs
+            if hit is None and attrs.name:
+                key = _any_name(attrs)
+                hit = self._cache.get(key)
             if hit is not None:
-                self._cache.move_to_end(attrs)
+                self._cache.move_to_end(key)
                 self.hits += 1
                 return hit
         self.misses += 1
@@ -219,7 +236,7 @@ class AuthzClient:
                                          authz_pb2.AuthorizeRequest(attributes=attrs.to_proto()), timeout=timeout)
         decision = (reply.decision == authz_pb2.DECISION_ALLOW, reply.reason)
         if revision is not None and not reply.no_cache and reply.policy_revision == revision == self._revision:
-            self._cache[attrs] = decision
+            self._cache[_any_name(attrs) if reply.name_independent and attrs.name else attrs] = decision
             if len(self._cache) > self._max:
                 self._cache.popitem(last=False)
         return decision

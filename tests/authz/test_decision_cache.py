@@ -158,3 +158,73 @@ async def test_cache_hit_latency_vs_rpc(served: Served) -> None:
     rpc = (time.perf_counter() - start) / n
     print(f"\nauthz decision: cache hit {hit * 1e6:.1f} us, Authorize RPC {rpc * 1e6:.1f} us ({rpc / hit:.0f}x)")
     assert hit * 10 < rpc
+
+
+def _named(verb: str, name: str) -> Attributes:
+    return Attributes(user=ALICE, verb=verb, resource_request=True, resource="pods", namespace="demo",
+                      api_version="v1", name=name, path=f"/api/v1/namespaces/demo/pods/{name}")
+
+
+async def _grant(index: PolicyIndex, rules: list[dict[str, object]], revision: int) -> None:
+    """Bind a new ClusterRole of ``rules`` to alice in demo (policy revisions ``revision`` and ``revision + 1``)."""
+    index.apply("clusterroles", "ADDED", role(f"r{revision}", rules), revision)  # type: ignore[arg-type]
+    index.apply("rolebindings", "ADDED", binding(f"b{revision}", "ClusterRole", f"r{revision}",
+                                                 [subject("User", "alice")], "demo"), revision + 1)
+
+
+async def test_name_free_decisions_serve_other_names(served: Served) -> None:
+    """An allow by a rule without resourceNames answers the same request for every name with one Authorize."""
+    client, index = served.client, served.index
+    client.start()
+    await _grant(index, [rule(["update"], [""], ["pods"])], 30)
+    await eventually(lambda: client.revision == 31)
+    first = await client.authorize(_named("update", "p0"))
+    misses = client.misses
+    for i in range(1, 20):
+        assert await client.authorize(_named("update", f"p{i}")) == first
+    assert first[0] and client.misses == misses  # no further RPC
+    assert (await client.authorize(_named("delete", "p1")))[0] is False  # another verb is another request
+
+
+async def test_resource_names_keep_decisions_per_name(served: Served) -> None:
+    """A resourceNames rule that another name could match makes each name its own decision, allowed or not,
+    and keeps the reason of the rule that decided for that name."""
+    client, index = served.client, served.index
+    client.start()
+    await _grant(index, [rule(["update"], [""], ["pods"], names=["only"])], 40)
+    await eventually(lambda: client.revision == 41)
+    assert (await client.authorize(_named("update", "other")))[0] is False
+    assert (await client.authorize(_named("update", "only")))[0] is True  # the "no" for "other" is not reused
+    assert (await client.authorize(_named("update", "third")))[0] is False
+    assert (await client.authorize(_named("update", "only")))[0] is True
+    # A broad grant after the named one: both rules are visited for "only", so it stays per name, and
+    # its reason names the named role's binding, not the broad one's.
+    await _grant(index, [rule(["update"], [""], ["pods"])], 50)
+    await eventually(lambda: client.revision == 51)
+    allowed, reason = await client.authorize(_named("update", "only"))
+    other_allowed, other_reason = await client.authorize(_named("update", "x"))
+    assert allowed and other_allowed
+    fresh = AuthzClient(served.channel)  # the same two questions, uncached
+    try:
+        assert (await fresh.authorize(_named("update", "only")))[1] == reason
+        assert (await fresh.authorize(_named("update", "x")))[1] == other_reason
+    finally:
+        await fresh.close()
+
+
+async def test_rbac_marks_name_independence() -> None:
+    """The authorizer's own flag: a named rule that matches the request in all but name makes it dependent."""
+    index = PolicyIndex()
+    for i, resource in enumerate(RESOURCES):
+        index.replace(resource, [], 10 + i)
+    rbac = RBACAuthorizer(index)
+    assert (await rbac.authorize(_named("update", "a"))).name_independent  # nothing granted, no named rule
+    index.apply("clusterroles", "ADDED", role("secret-one", [rule(["get"], [""], ["secrets"], names=["s"])]), 20)
+    index.apply("rolebindings", "ADDED", binding("b", "ClusterRole", "secret-one", [subject("User", "alice")],
+                                                 "demo"), 21)
+    assert (await rbac.authorize(_named("update", "a"))).name_independent  # the named rule is about secrets
+    secret = Attributes(user=ALICE, verb="get", resource_request=True, resource="secrets", namespace="demo",
+                        api_version="v1", name="t")
+    assert not (await rbac.authorize(secret)).name_independent  # "s" would be allowed
+    union_result = await union.build(["AlwaysDeny", "RBAC"], {"RBAC": lambda: rbac}).authorize(_named("update", "a"))
+    assert union_result.name_independent

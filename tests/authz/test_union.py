@@ -61,7 +61,9 @@ async def test_union_collects_evaluation_errors() -> None:
     ],
 )
 async def test_builtin_authorizers(authorizer, attributes: Attributes, decision: Decision, reason: str) -> None:
-    assert await authorizer.authorize(attributes) == Result(decision, reason)
+    result = await authorizer.authorize(attributes)
+    assert (result.decision, result.reason, result.error, result.cacheable) == (decision, reason, "", True)
+    assert result.name_independent  # none of them looks at the object name
 
 
 @pytest.mark.parametrize(

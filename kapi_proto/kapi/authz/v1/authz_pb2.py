@@ -25,35 +25,35 @@ _sym_db = _symbol_database.Default()
 from kapi_proto.kapi.common.v1 import common_pb2 as kapi_dot_common_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19kapi/authz/v1/authz.proto\x12\rkapi.authz.v1\x1a\x1bkapi/common/v1/common.proto\"I\n\x10\x41uthorizeRequest\x12\x35\n\nattributes\x18\x01 \x01(\x0b\x32!.kapi.common.v1.RequestAttributes\"\x93\x01\n\x11\x41uthorizeResponse\x12)\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0e\x32\x17.kapi.authz.v1.Decision\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x18\n\x10\x65valuation_error\x18\x03 \x01(\t\x12\x17\n\x0fpolicy_revision\x18\x04 \x01(\x03\x12\x10\n\x08no_cache\x18\x05 \x01(\x08\"O\n\x12RulesReviewRequest\x12&\n\x04user\x18\x01 \x01(\x0b\x32\x18.kapi.common.v1.UserInfo\x12\x11\n\tnamespace\x18\x02 \x01(\t\"\\\n\x0cResourceRule\x12\r\n\x05verbs\x18\x01 \x03(\t\x12\x12\n\napi_groups\x18\x02 \x03(\t\x12\x11\n\tresources\x18\x03 \x03(\t\x12\x16\n\x0eresource_names\x18\x04 \x03(\t\";\n\x0fNonResourceRule\x12\r\n\x05verbs\x18\x01 \x03(\t\x12\x19\n\x11non_resource_urls\x18\x02 \x03(\t\"\xb4\x01\n\x13RulesReviewResponse\x12\x33\n\x0eresource_rules\x18\x01 \x03(\x0b\x32\x1b.kapi.authz.v1.ResourceRule\x12:\n\x12non_resource_rules\x18\x02 \x03(\x0b\x32\x1e.kapi.authz.v1.NonResourceRule\x12\x12\n\nincomplete\x18\x03 \x01(\x08\x12\x18\n\x10\x65valuation_error\x18\x04 \x01(\t\"s\n\x16\x43heckEscalationRequest\x12\x35\n\nattributes\x18\x01 \x01(\x0b\x32!.kapi.common.v1.RequestAttributes\x12\x0e\n\x06object\x18\x02 \x01(\x0c\x12\x12\n\nold_object\x18\x03 \x01(\x0c\"\x19\n\x17\x43heckEscalationResponse\"\x1c\n\x1aWatchPolicyRevisionRequest\"\"\n\x0ePolicyRevision\x12\x10\n\x08revision\x18\x01 \x01(\x03*J\n\x08\x44\x65\x63ision\x12\x17\n\x13\x44\x45\x43ISION_NO_OPINION\x10\x00\x12\x12\n\x0e\x44\x45\x43ISION_ALLOW\x10\x01\x12\x11\n\rDECISION_DENY\x10\x02\x32\xfa\x02\n\rAuthorization\x12N\n\tAuthorize\x12\x1f.kapi.authz.v1.AuthorizeRequest\x1a .kapi.authz.v1.AuthorizeResponse\x12T\n\x0bRulesReview\x12!.kapi.authz.v1.RulesReviewRequest\x1a\".kapi.authz.v1.RulesReviewResponse\x12`\n\x0f\x43heckEscalation\x12%.kapi.authz.v1.CheckEscalationRequest\x1a&.kapi.authz.v1.CheckEscalationResponse\x12\x61\n\x13WatchPolicyRevision\x12).kapi.authz.v1.WatchPolicyRevisionRequest\x1a\x1d.kapi.authz.v1.PolicyRevision0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19kapi/authz/v1/authz.proto\x12\rkapi.authz.v1\x1a\x1bkapi/common/v1/common.proto\"I\n\x10\x41uthorizeRequest\x12\x35\n\nattributes\x18\x01 \x01(\x0b\x32!.kapi.common.v1.RequestAttributes\"\xad\x01\n\x11\x41uthorizeResponse\x12)\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0e\x32\x17.kapi.authz.v1.Decision\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x18\n\x10\x65valuation_error\x18\x03 \x01(\t\x12\x17\n\x0fpolicy_revision\x18\x04 \x01(\x03\x12\x10\n\x08no_cache\x18\x05 \x01(\x08\x12\x18\n\x10name_independent\x18\x06 \x01(\x08\"O\n\x12RulesReviewRequest\x12&\n\x04user\x18\x01 \x01(\x0b\x32\x18.kapi.common.v1.UserInfo\x12\x11\n\tnamespace\x18\x02 \x01(\t\"\\\n\x0cResourceRule\x12\r\n\x05verbs\x18\x01 \x03(\t\x12\x12\n\napi_groups\x18\x02 \x03(\t\x12\x11\n\tresources\x18\x03 \x03(\t\x12\x16\n\x0eresource_names\x18\x04 \x03(\t\";\n\x0fNonResourceRule\x12\r\n\x05verbs\x18\x01 \x03(\t\x12\x19\n\x11non_resource_urls\x18\x02 \x03(\t\"\xb4\x01\n\x13RulesReviewResponse\x12\x33\n\x0eresource_rules\x18\x01 \x03(\x0b\x32\x1b.kapi.authz.v1.ResourceRule\x12:\n\x12non_resource_rules\x18\x02 \x03(\x0b\x32\x1e.kapi.authz.v1.NonResourceRule\x12\x12\n\nincomplete\x18\x03 \x01(\x08\x12\x18\n\x10\x65valuation_error\x18\x04 \x01(\t\"s\n\x16\x43heckEscalationRequest\x12\x35\n\nattributes\x18\x01 \x01(\x0b\x32!.kapi.common.v1.RequestAttributes\x12\x0e\n\x06object\x18\x02 \x01(\x0c\x12\x12\n\nold_object\x18\x03 \x01(\x0c\"\x19\n\x17\x43heckEscalationResponse\"\x1c\n\x1aWatchPolicyRevisionRequest\"\"\n\x0ePolicyRevision\x12\x10\n\x08revision\x18\x01 \x01(\x03*J\n\x08\x44\x65\x63ision\x12\x17\n\x13\x44\x45\x43ISION_NO_OPINION\x10\x00\x12\x12\n\x0e\x44\x45\x43ISION_ALLOW\x10\x01\x12\x11\n\rDECISION_DENY\x10\x02\x32\xfa\x02\n\rAuthorization\x12N\n\tAuthorize\x12\x1f.kapi.authz.v1.AuthorizeRequest\x1a .kapi.authz.v1.AuthorizeResponse\x12T\n\x0bRulesReview\x12!.kapi.authz.v1.RulesReviewRequest\x1a\".kapi.authz.v1.RulesReviewResponse\x12`\n\x0f\x43heckEscalation\x12%.kapi.authz.v1.CheckEscalationRequest\x1a&.kapi.authz.v1.CheckEscalationResponse\x12\x61\n\x13WatchPolicyRevision\x12).kapi.authz.v1.WatchPolicyRevisionRequest\x1a\x1d.kapi.authz.v1.PolicyRevision0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'kapi.authz.v1.authz_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_DECISION']._serialized_start=927
-  _globals['_DECISION']._serialized_end=1001
+  _globals['_DECISION']._serialized_start=953
+  _globals['_DECISION']._serialized_end=1027
   _globals['_AUTHORIZEREQUEST']._serialized_start=73
   _globals['_AUTHORIZEREQUEST']._serialized_end=146
   _globals['_AUTHORIZERESPONSE']._serialized_start=149
-  _globals['_AUTHORIZERESPONSE']._serialized_end=296
-  _globals['_RULESREVIEWREQUEST']._serialized_start=298
-  _globals['_RULESREVIEWREQUEST']._serialized_end=377
-  _globals['_RESOURCERULE']._serialized_start=379
-  _globals['_RESOURCERULE']._serialized_end=471
-  _globals['_NONRESOURCERULE']._serialized_start=473
-  _globals['_NONRESOURCERULE']._serialized_end=532
-  _globals['_RULESREVIEWRESPONSE']._serialized_start=535
-  _globals['_RULESREVIEWRESPONSE']._serialized_end=715
-  _globals['_CHECKESCALATIONREQUEST']._serialized_start=717
-  _globals['_CHECKESCALATIONREQUEST']._serialized_end=832
-  _globals['_CHECKESCALATIONRESPONSE']._serialized_start=834
-  _globals['_CHECKESCALATIONRESPONSE']._serialized_end=859
-  _globals['_WATCHPOLICYREVISIONREQUEST']._serialized_start=861
-  _globals['_WATCHPOLICYREVISIONREQUEST']._serialized_end=889
-  _globals['_POLICYREVISION']._serialized_start=891
-  _globals['_POLICYREVISION']._serialized_end=925
-  _globals['_AUTHORIZATION']._serialized_start=1004
-  _globals['_AUTHORIZATION']._serialized_end=1382
+  _globals['_AUTHORIZERESPONSE']._serialized_end=322
+  _globals['_RULESREVIEWREQUEST']._serialized_start=324
+  _globals['_RULESREVIEWREQUEST']._serialized_end=403
+  _globals['_RESOURCERULE']._serialized_start=405
+  _globals['_RESOURCERULE']._serialized_end=497
+  _globals['_NONRESOURCERULE']._serialized_start=499
+  _globals['_NONRESOURCERULE']._serialized_end=558
+  _globals['_RULESREVIEWRESPONSE']._serialized_start=561
+  _globals['_RULESREVIEWRESPONSE']._serialized_end=741
+  _globals['_CHECKESCALATIONREQUEST']._serialized_start=743
+  _globals['_CHECKESCALATIONREQUEST']._serialized_end=858
+  _globals['_CHECKESCALATIONRESPONSE']._serialized_start=860
+  _globals['_CHECKESCALATIONRESPONSE']._serialized_end=885
+  _globals['_WATCHPOLICYREVISIONREQUEST']._serialized_start=887
+  _globals['_WATCHPOLICYREVISIONREQUEST']._serialized_end=915
+  _globals['_POLICYREVISION']._serialized_start=917
+  _globals['_POLICYREVISION']._serialized_end=951
+  _globals['_AUTHORIZATION']._serialized_start=1030
+  _globals['_AUTHORIZATION']._serialized_end=1408
 # @@protoc_insertion_point(module_scope)

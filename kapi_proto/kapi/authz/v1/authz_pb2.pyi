@@ -24,18 +24,20 @@ class AuthorizeRequest(_message.Message):
     def __init__(self, attributes: _Optional[_Union[_common_pb2.RequestAttributes, _Mapping]] = ...) -> None: ...
 
 class AuthorizeResponse(_message.Message):
-    __slots__ = ("decision", "reason", "evaluation_error", "policy_revision", "no_cache")
+    __slots__ = ("decision", "reason", "evaluation_error", "policy_revision", "no_cache", "name_independent")
     DECISION_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     EVALUATION_ERROR_FIELD_NUMBER: _ClassVar[int]
     POLICY_REVISION_FIELD_NUMBER: _ClassVar[int]
     NO_CACHE_FIELD_NUMBER: _ClassVar[int]
+    NAME_INDEPENDENT_FIELD_NUMBER: _ClassVar[int]
     decision: Decision
     reason: str
     evaluation_error: str
     policy_revision: int
     no_cache: bool
-    def __init__(self, decision: _Optional[_Union[Decision, str]] = ..., reason: _Optional[str] = ..., evaluation_error: _Optional[str] = ..., policy_revision: _Optional[int] = ..., no_cache: _Optional[bool] = ...) -> None: ...
+    name_independent: bool
+    def __init__(self, decision: _Optional[_Union[Decision, str]] = ..., reason: _Optional[str] = ..., evaluation_error: _Optional[str] = ..., policy_revision: _Optional[int] = ..., no_cache: _Optional[bool] = ..., name_independent: _Optional[bool] = ...) -> None: ...
 
 class RulesReviewRequest(_message.Message):
     __slots__ = ("user", "namespace")
