@@ -204,6 +204,11 @@ FLAGS: tuple[Flag, ...] = (
     Flag("max-mutating-requests-inflight", frozenset({FLOWCONTROL, GATEWAY}), 200,
          "Maximum mutating requests in flight (kube-apiserver --max-mutating-requests-inflight).", type=int,
          passthrough=True),
+    Flag("apf-seat-leases", frozenset({GATEWAY}), True,
+         "Take seat leases from the flowcontrol service: requests of a classification seen before run without a "
+         "Start on seats their priority level leased to this gateway while it is uncontended (exempt ones "
+         "always), and go back to a Start per request as soon as a request queues (kapi's flag; kube-apiserver "
+         "has none; docs/architecture.md, \"API Priority and Fairness\").", type=_bool, passthrough=True),
     # admission
     Flag("enable-admission-plugins", frozenset({ADMISSION}), "",
          "Admission plugins to enable in addition to the defaults (kube-apiserver --enable-admission-plugins).",

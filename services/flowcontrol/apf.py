@@ -17,6 +17,15 @@ other level's unlent seats stay reserved, i.e. while
 ``sum over levels of max(seats in use, nominal - lendable) <= sum of nominals``.
 Exempt requests never wait and take no seat from anyone.
 
+Seat leases (:mod:`services.flowcontrol.leases`): seats a gateway holds to
+run requests without a Start count in ``seats_in_use`` of their level
+(``Level.leased``) like executing requests; :meth:`Controller.take_leased`
+grants them only while nothing waits, :meth:`Controller.give_back_leased`
+frees them, and ``on_contention`` is called whenever a request has to
+queue or is refused for lack of seats so the leases can be revoked.
+``generation`` counts configuration changes (a classification remembered
+at an older one is void); ``on_reconfigure`` is called when it moves.
+
 Requests: a Queue level enqueues by shuffle sharding and serves its queues
 fairly (:mod:`~services.flowcontrol.queueset`); a full queue or a wait past
 ``queue_wait_limit`` seconds is a 429; a Reject level rejects at once when
@@ -42,6 +51,7 @@ from kapi.attributes import Attributes
 from services.flowcontrol import config as cfg
 from services.flowcontrol import defaults
 from services.flowcontrol.dispatcher import TOO_MANY_REQUESTS, Decision, StartRequest
+from services.flowcontrol.leases import Leases
 from services.flowcontrol.queueset import ESTIMATED_SERVICE_SECONDS, QueueSet, Request
 
 QUEUE_WAIT_LIMIT = 15.0  # seconds; kube: --request-timeout / 4
@@ -69,6 +79,7 @@ class Ticket:
     reason: str = ""
     retry_after: int = 0
     notify: Callable[[], None] | None = None
+    generation: int = 0  # the Controller's configuration generation when it was classified
 
     @property
     def rejected_message(self) -> str:
@@ -115,8 +126,9 @@ class Level:
     lendable: int = 0
     borrow_limit: int | None = None
     executing: dict[int, Ticket] = field(default_factory=dict)
-    seats_in_use: int = 0
+    seats_in_use: int = 0  # executing requests' seats plus leased seats
     quiescing: bool = False
+    leased: int = 0  # seats gateways hold as leases (part of seats_in_use)
 
     @property
     def name(self) -> str:
@@ -135,8 +147,8 @@ class Level:
 
     @property
     def idle(self) -> bool:
-        """Nothing waiting or executing."""
-        return not self.executing and not self.waiting
+        """Nothing waiting or executing, and no seat leased."""
+        return not self.executing and not self.waiting and not self.leased
 
 
 class Controller:
@@ -163,6 +175,11 @@ class Controller:
         self.wait_histogram: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0] * len(_WAIT_BUCKETS))
         self.wait_sum: dict[tuple[str, str, str], float] = defaultdict(float)
         self._ids = 0
+        self.generation = 0  # bumped by each configure that changes schemas or levels
+        self.on_contention: Callable[[Level], None] | None = None
+        self.on_reconfigure: Callable[[], None] | None = None
+        # (priority level, flow schema) -> requests gateways run without a Start now (their reports, summed)
+        self.local_executing: dict[tuple[str, str], int] = defaultdict(int)
         self.configure([], [])
 
     # ------------------------------------------------------------ configuration
@@ -175,6 +192,9 @@ class Controller:
         """
         configs = {pl.name: pl for pl in priority_levels}
         configs.setdefault(defaults.CATCH_ALL, cfg.FALLBACK_CATCH_ALL_LEVEL)
+        schemas = {fs.name: fs for fs in flow_schemas}
+        current = {name: lv.config for name, lv in self.levels.items() if not lv.quiescing}
+        changed = schemas != self.schemas or configs != current or not self.generation
         for name, pl in configs.items():
             level = self.levels.get(name)
             if level is None or level.config != pl or level.quiescing:
@@ -184,21 +204,25 @@ class Controller:
                 level.quiescing = True
                 if level.idle:
                     del self.levels[name]
-        self.schemas = {fs.name: fs for fs in flow_schemas}
+        self.schemas = schemas
         self.classifier = cfg.Classifier(self.schemas.values(), configs)
         self._compute_limits()
+        if changed:
+            self.generation += 1
+            if self.on_reconfigure is not None:
+                self.on_reconfigure()
         self._dispatch()
 
     def _new_level(self, pl: cfg.PriorityLevel, old: Level | None) -> Level:
         queueset = None if pl.exempt else QueueSet(pl.queues, pl.hand_size, pl.queue_length_limit, self.clock)
         level = Level(pl, queueset, old.drain if old else DrainMeter(self.clock))
         if old is not None:  # keep what executes; requeue what waits (in arrival order)
-            level.executing, level.seats_in_use = old.executing, old.seats_in_use
+            level.executing, level.seats_in_use, level.leased = old.executing, old.seats_in_use, old.leased
             for ticket in level.executing.values():
                 ticket.level = level
             if level.queueset is not None:
                 level.queueset.executing = len(level.executing)
-                level.queueset.seats_in_use = level.seats_in_use
+                level.queueset.seats_in_use = level.seats_in_use - level.leased
             waiting = sorted((t for _, _, t in self._waiting_tickets(old)), key=lambda t: t.request.arrival)
             for ticket in waiting:
                 ticket.level = level
@@ -232,7 +256,7 @@ class Controller:
         if not level.config.exempt:
             width = max(1, min(width, level.nominal))
         request = Request(schema.name, classification.distinguisher, width, self.clock())
-        ticket = Ticket(attrs, schema, level, request, self.wall())
+        ticket = Ticket(attrs, schema, level, request, self.wall(), generation=self.generation)
         request.payload = ticket
         self._count("arrived", level.name, schema.name)
         if level.config.exempt:
@@ -244,12 +268,78 @@ class Controller:
                 self._execute(ticket)
             else:
                 self._reject(ticket, CONCURRENCY_LIMIT)
+                self._contended(level)
             return ticket
         if not level.queueset.enqueue(request):
             self._reject(ticket, QUEUE_FULL)
+            self._contended(level)
             return ticket
         self._dispatch()
+        if ticket.state == QUEUED:
+            self._contended(level)
         return ticket
+
+    def _contended(self, level: Level) -> None:
+        if self.on_contention is not None:
+            self.on_contention(level)
+
+    # ------------------------------------------------------------ leases and local reports
+
+    def take_leased(self, level: Level, seats: int) -> bool:
+        """Count ``seats`` more seats of ``level`` as leased if that takes nothing from a waiting request.
+
+        True (and ``seats_in_use``/``leased`` raised) when no request waits at
+        ``level``, the seats fit its limit and borrowing rules as a request of
+        that width would (:meth:`_fits`), and, while a request waits at any
+        other level, ``level`` stays within its guaranteed (unlendable) seats.
+        False for the exempt level (it needs no seats) and a quiescing one.
+        """
+        if seats < 1 or level.config.exempt or level.quiescing or level.waiting:
+            return False
+        if not self._fits(level, seats):
+            return False
+        if level.seats_in_use + seats > level.guaranteed and any(lv.waiting for lv in self.levels.values()):
+            return False
+        level.seats_in_use += seats
+        level.leased += seats
+        return True
+
+    def give_back_leased(self, level_name: str, seats: int) -> None:
+        """``seats`` leased seats of the level named ``level_name`` are free again; dispatches what now fits.
+
+        A level gone from the configuration has already forgotten them (nothing
+        to do); at most the level's leased seats are given back.
+        """
+        level = self.levels.get(level_name)
+        if level is None or seats < 1:
+            return
+        seats = min(seats, level.leased)
+        level.leased -= seats
+        level.seats_in_use -= seats
+        if level.quiescing and level.idle:
+            del self.levels[level.name]
+        self._dispatch()
+
+    def record_local(self, level_name: str, flow_schema: str, dispatched: int, finished: int) -> None:
+        """Count requests a gateway ran without a Start (a leased seat, or exempt).
+
+        ``dispatched`` requests arrived and were dispatched with a zero queue
+        wait (``dispatched_requests_total``, ``request_wait_duration_seconds``
+        execute="true"); ``finished`` ones completed (the level's drain rate,
+        one seat each). A level not (or no longer) configured counts nothing.
+        """
+        level = self.levels.get(level_name)
+        if level is None:
+            return
+        key = (level_name, flow_schema)
+        if dispatched > 0:
+            self.counters["arrived"][key] += dispatched
+            self.counters["dispatched"][key] += dispatched
+            histogram = self.wait_histogram[key + ("true",)]
+            for i in range(len(_WAIT_BUCKETS)):  # 0 s is in every bucket
+                histogram[i] += dispatched
+        if finished > 0:
+            level.drain.record(finished)
 
     def finish(self, ticket: Ticket) -> None:
         """The request completed (or its stream broke): free its seats and dispatch what now fits."""
@@ -378,7 +468,8 @@ class Controller:
         ``{"rejected_requests_total": [{"priority_level", "flow_schema", "reason", "value"}],
         "dispatched_requests_total": [{"priority_level", "flow_schema", "value"}],
         "current_inqueue_requests" / "current_executing_requests" / "current_executing_seats":
-        [{"priority_level", "flow_schema", "value"}], "nominal_limit_seats" / "current_limit_seats":
+        [{"priority_level", "flow_schema", "value"}] (executing includes what gateways run on leased seats or
+        exempt without a Start, one seat each, as last reported), "nominal_limit_seats" / "current_limit_seats":
         [{"priority_level", "value"}], "request_wait_duration_seconds": [{"priority_level", "flow_schema",
         "execute", "buckets", "sum", "count"}]}``; ``buckets`` maps upper bounds (seconds, as strings) to
         cumulative counts; ``execute`` is "true" for dispatched and "false" for rejected requests. Label sets
@@ -403,6 +494,10 @@ class Controller:
             for ticket in lv.executing.values():
                 executing[(lv.name, ticket.flow_schema.name)] += 1
                 seats[(lv.name, ticket.flow_schema.name)] += ticket.request.width
+        for key, value in self.local_executing.items():  # run on leased seats (one each) or exempt
+            if value > 0:
+                executing[key] += value
+                seats[key] += value
         for name, table in (("current_inqueue_requests", inqueue), ("current_executing_requests", executing),
                             ("current_executing_seats", seats)):
             out[name] = [{"priority_level": level, "flow_schema": schema, "value": value}
@@ -442,13 +537,19 @@ class Controller:
         RejectedRequests (queue full or concurrency limit), TimedoutRequests,
         CancelledRequests; the exempt level has a queue-less set (0 active
         queues, nothing waiting) as in kube since exempt borrowing.
+        ExecutingRequests includes what gateways run without a Start (leased
+        seats, exempt) as last reported; a level holding leased seats is not idle.
         """
         rows = [["PriorityLevelName", "ActiveQueues", "IsIdle", "IsQuiescing", "WaitingRequests", "ExecutingRequests",
                  "DispatchedRequests", "RejectedRequests", "TimedoutRequests", "CancelledRequests"]]
+        local: dict[str, int] = defaultdict(int)
+        for (name, _), value in self.local_executing.items():
+            local[name] += value
         for level in sorted(self.levels.values(), key=lambda lv: lv.name):
             active = sum(1 for q in level.queueset.queues if q.waiting) if level.queueset else 0
-            rows.append([level.name, str(active), _bool(level.idle), _bool(level.quiescing), str(level.waiting),
-                         str(len(level.executing)), *map(str, self._level_totals(level))])
+            executing = len(level.executing) + local[level.name]
+            rows.append([level.name, str(active), _bool(level.idle and not executing), _bool(level.quiescing),
+                         str(level.waiting), str(executing), *map(str, self._level_totals(level))])
         return tabwrite(rows)
 
     def dump_queues(self) -> str:
@@ -580,16 +681,23 @@ class APFDispatcher:
 
     A queued request waits on a future until dispatched or rejected, at most
     ``controller.queue_wait_limit`` seconds (then 429); a cancelled wait
-    (the gateway gave up) withdraws it from its queue.
+    (the gateway gave up) withdraws it from its queue. ``leases`` is the
+    seat-lease book (:mod:`services.flowcontrol.leases`): a leasable request
+    of a stream that takes leases, executed without waiting, may earn that
+    stream a leased seat of its level.
     """
 
     def __init__(self, controller: Controller):
         self.controller = controller
+        self.leases = Leases(controller)
 
     async def dispatch(self, request: StartRequest) -> Decision:
         """Admit, queue or reject ``request`` (see :class:`Controller`)."""
         ctl = self.controller
         ticket = ctl.submit(request.attributes, request.list_limit)
+        leasable = not request.long_running and cfg.width(request.attributes, 0) == 1
+        if ticket.state == EXECUTING and leasable and request.holder is not None:
+            self.leases.started(request.holder, ticket.level)
         if ticket.state == QUEUED:
             loop = asyncio.get_running_loop()
             waiter: asyncio.Future[None] = loop.create_future()
@@ -607,18 +715,21 @@ class APFDispatcher:
                 raise
             finally:
                 timer.cancel()
-        return self.decision(ticket)
+        return self.decision(ticket, leasable)
 
-    def decision(self, ticket: Ticket) -> Decision:
-        """The Decision for a ticket that is executing or rejected."""
+    def decision(self, ticket: Ticket, leasable: bool = False) -> Decision:
+        """The Decision for a ticket that is executing or rejected (``leasable``: see :class:`Decision`)."""
         ctl = self.controller
         fs_uid = ticket.flow_schema.uid
         pl_uid = ticket.level.config.uid
+        exempt = ticket.level.config.exempt
         if ticket.state == EXECUTING:
             return Decision(True, ticket.flow_schema.name, ticket.level.name, release=lambda: ctl.finish(ticket),
-                            flow_schema_uid=fs_uid, priority_level_uid=pl_uid)
+                            flow_schema_uid=fs_uid, priority_level_uid=pl_uid, config_generation=ticket.generation,
+                            exempt=exempt, leasable=leasable)
         return Decision(False, ticket.flow_schema.name, ticket.level.name, ticket.retry_after or 1,
-                        TOO_MANY_REQUESTS, flow_schema_uid=fs_uid, priority_level_uid=pl_uid)
+                        TOO_MANY_REQUESTS, flow_schema_uid=fs_uid, priority_level_uid=pl_uid,
+                        config_generation=ticket.generation, exempt=exempt, leasable=leasable)
 
     def dump(self, kind: str, include_request_details: bool = False) -> str:
         """One debug view: priority_levels, queues, requests, seats (CSV) or counters (JSON); KeyError if unknown."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from kapi.attributes import Attributes
 
@@ -32,6 +32,9 @@ class StartRequest:
     mutating: bool
     long_running: bool
     list_limit: int = 0  # a LIST's ?limit= (0 = none), for its width in seats
+    # The Dispatch stream's lease holder (services.flowcontrol.leases.Holder) when that stream takes seat
+    # leases; a dispatcher that leases may grant it seats of the request's level.
+    holder: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,11 @@ class Decision:
     ``priority_level_uid`` are the values of the ``X-Kubernetes-PF-*-UID``
     response headers.
     ``release`` frees the seat an executing request holds; calling it more
-    than once is harmless.
+    than once is harmless. ``config_generation`` is the configuration
+    generation the request was classified at (0: the dispatcher does not
+    lease, the classification is not to be remembered); ``exempt`` marks
+    the Exempt level, ``leasable`` a request of width 1 whatever its
+    ``?limit=`` that is not long-running (it may run on a leased seat).
     """
 
     execute: bool
@@ -55,6 +62,9 @@ class Decision:
     release: Callable[[], None] = field(default=_no_seat, compare=False)
     flow_schema_uid: str = ""
     priority_level_uid: str = ""
+    config_generation: int = 0
+    exempt: bool = False
+    leasable: bool = False
 
 
 class Dispatcher(Protocol):

@@ -9,6 +9,14 @@ others pass), replies go out in the order decisions are taken. A Finish
 releases the request's seat; a Finish for a request still waiting cancels
 the wait (the gateway gave up; it is answered with a rejection). When the
 stream ends or breaks, every seat it holds is released (docs/architecture.md, "Failure policy").
+
+Seat leases (:mod:`services.flowcontrol.leases`), when the dispatcher
+keeps a lease book (APF): a stream whose Starts set ``accept_leases`` gets
+a :class:`~services.flowcontrol.leases.Holder`; its LeaseChanges and the
+configuration generation travel in the same response batches as the
+decisions (``DispatchResponses.lease_changes``, ``config_generation``), its
+LeaseReturns and LocalReports are handled in order with the Starts and
+Finishes, and its leased seats are freed when the stream ends or breaks.
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import cast
 
 import grpc
 
@@ -25,6 +35,7 @@ from kapi.attributes import Attributes
 from kapi_proto.kapi.common.v1 import common_pb2
 from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc
 from services.flowcontrol.dispatcher import Decision, Dispatcher, StartRequest
+from services.flowcontrol.leases import Holder, Leases
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +63,41 @@ def _response(request_id: int, decision: Decision) -> flowcontrol_pb2.DispatchRe
     return flowcontrol_pb2.DispatchResponse(
         request_id=request_id, execute=decision.execute, retry_after_seconds=decision.retry_after_seconds,
         flow_schema=decision.flow_schema, priority_level=decision.priority_level, reason=decision.reason,
-        flow_schema_uid=decision.flow_schema_uid, priority_level_uid=decision.priority_level_uid)
+        flow_schema_uid=decision.flow_schema_uid, priority_level_uid=decision.priority_level_uid,
+        config_generation=decision.config_generation, exempt=decision.exempt, leasable=decision.leasable)
+
+
+@dataclass(frozen=True, slots=True)
+class NewGeneration:
+    """An outbox item: the service's configuration moved to ``value``."""
+
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReportAck:
+    """An outbox item: the LocalReport numbered ``sequence`` has been applied."""
+
+    sequence: int
+
+
+# What the outbox carries: a decision, a lease change, a new configuration generation, a report's answer.
+_Outgoing = flowcontrol_pb2.DispatchResponse | flowcontrol_pb2.LeaseChange | NewGeneration | ReportAck
+
+
+def response_batch(items: list[_Outgoing]) -> flowcontrol_pb2.DispatchResponses:
+    """One DispatchResponses of outbox items: decisions, lease changes in order, the newest generation."""
+    batch = flowcontrol_pb2.DispatchResponses()
+    for item in items:
+        if isinstance(item, flowcontrol_pb2.DispatchResponse):
+            batch.responses.append(item)
+        elif isinstance(item, flowcontrol_pb2.LeaseChange):
+            batch.lease_changes.append(item)
+        elif isinstance(item, NewGeneration):
+            batch.config_generation = max(batch.config_generation, item.value)
+        else:
+            batch.report_ack = max(batch.report_ack, item.sequence)
+    return batch
 
 
 def _refusal(request_id: int, reason: str) -> flowcontrol_pb2.DispatchResponse:
@@ -65,10 +110,13 @@ class _Stream:
 
     def __init__(self, dispatcher: Dispatcher):
         self.dispatcher = dispatcher
-        self.outbox: asyncio.Queue[flowcontrol_pb2.DispatchResponse | None] = asyncio.Queue()
+        self.outbox: asyncio.Queue[_Outgoing | None] = asyncio.Queue()
         self.waiting: dict[int, asyncio.Task[None]] = {}
         self.held: dict[int, Decision] = {}
         self.closed = False
+        leases = getattr(dispatcher, "leases", None)
+        self.leases: Leases | None = leases if isinstance(leases, Leases) else None
+        self.holder: Holder | None = None  # made at the first Start that accepts leases
 
     async def read(self, requests: AsyncIterator[flowcontrol_pb2.DispatchRequests]) -> None:
         """Consume the request stream (batches, in order); when it ends, answer what is waiting and close the outbox."""
@@ -80,6 +128,16 @@ class _Stream:
                         self.start(message.start)
                     elif kind == "finish":
                         self.finish(message.finish.request_id)
+                    elif kind == "lease_return":
+                        if self.leases is not None and self.holder is not None:
+                            ret = message.lease_return
+                            self.leases.returned(self.holder, ret.priority_level, ret.seats)
+                    elif kind == "report":
+                        holder = self._holder()
+                        if self.leases is not None and holder is not None:
+                            self.leases.report(holder, message.report)
+                        if message.report.sequence:
+                            self.outbox.put_nowait(ReportAck(message.report.sequence))
         finally:  # ended, broke or cancelled: the Dispatch handler releases what is held
 
             if self.waiting:
@@ -93,9 +151,18 @@ class _Stream:
             log.warning("duplicate request_id %d on a Dispatch stream", request_id)
             self.outbox.put_nowait(_refusal(request_id, f"duplicate request_id {request_id}"))
             return
+        holder = self._holder() if start.accept_leases else None
         request = StartRequest(decode_attributes(start.attributes), start.mutating, start.long_running,
-                               start.list_limit)
+                               start.list_limit, holder)
         self.waiting[request_id] = asyncio.create_task(self._decide(request_id, request))
+
+    def _holder(self) -> Holder | None:
+        """This stream's lease holder, made (and attached) the first time; None without a lease book or once closed."""
+        if self.holder is None and self.leases is not None and not self.closed:
+            outbox = self.outbox
+            self.holder = Holder(outbox.put_nowait, lambda generation: outbox.put_nowait(NewGeneration(generation)))
+            self.leases.attach(self.holder)
+        return self.holder
 
     async def _decide(self, request_id: int, request: StartRequest) -> None:
         try:
@@ -126,8 +193,10 @@ class _Stream:
             task.cancel()
 
     def close(self) -> None:
-        """Release every seat and cancel every wait (the stream ended or broke)."""
+        """Release every seat (leased ones too) and cancel every wait (the stream ended or broke)."""
         self.closed = True
+        if self.leases is not None and self.holder is not None:
+            self.leases.detach(self.holder)
         for task in self.waiting.values():
             task.cancel()
         self.waiting.clear()
@@ -163,8 +232,9 @@ class FlowControlServicer(flowcontrol_pb2_grpc.FlowControlServicer):
         stream = _Stream(self._dispatcher)
         reader = asyncio.create_task(stream.read(request_iterator))
         try:
-            async for responses in grpcutil.batches(stream.outbox):
-                yield flowcontrol_pb2.DispatchResponses(responses=responses)
+            outbox = cast("asyncio.Queue[object | None]", stream.outbox)  # mypy cannot solve batches' TypeVar
+            async for items in grpcutil.batches(outbox):                   # from a three-member union
+                yield response_batch(cast("list[_Outgoing]", items))
         finally:
             stream.close()
             if not reader.done():

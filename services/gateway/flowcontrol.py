@@ -12,6 +12,20 @@ PriorityLevel UIDs (the ``X-Kubernetes-PF-*-UID`` response headers) and can
 be given back early: a long-running request (watch) holds its seat only
 until its response starts. Source: KEP-1040 and k8s.io/apiserver
 pkg/server/filters/maxinflight.go.
+
+Seat leases (``--apf-seat-leases``, on by default; services/flowcontrol/leases.py
+has the service's rules): each Start's Decision tells how the request was
+classified; the gateway remembers it per :func:`classification_key`, tagged
+with the service's configuration generation (a newer generation voids every
+entry). A request whose key is remembered as exempt runs without a Start; one
+remembered as leasable (width 1) and not long-running runs on a seat its level
+leased to this stream while one is free, else it sends a Start as before.
+Revocations stop the use of a level's lease at once; idle seats go back at
+once, busy ones when their request finishes. What ran without a Start is
+reported every ``REPORT_SECONDS`` (counts per flow schema and level, and the
+peak in-flight demand per level). All of it belongs to one stream session: a
+broken stream forgets the leases and classifications (the service frees the
+seats) and the local fallback applies as without leases.
 """
 
 from __future__ import annotations
@@ -20,7 +34,9 @@ import asyncio
 import contextlib
 import itertools
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 
 import grpc
 
@@ -33,6 +49,180 @@ log = logging.getLogger(__name__)
 TOO_MANY = "Too many requests, please try again later."
 RETRY_SECONDS = 0.1  # the first wait after the Dispatch stream broke; doubles per failed attempt
 RETRY_MAX_SECONDS = 5.0  # the cap of that wait (a channel that turns READY ends it sooner)
+REPORT_SECONDS = 0.1  # how often what ran without a Start is reported (when something changed)
+CLASSIFIED_MAX = 4096  # remembered classifications per stream session (cleared when full)
+FLUSH_SECONDS = 1.0  # longest a Dump waits for the service to apply this gateway's report first
+# The APF debug dumps list the requests holding seats, the dumping request included: those always send a Start.
+SEAT_VIEWS = "/debug/api_priority_and_fairness/"
+
+ClassificationKey = tuple[str, tuple[str, ...], str, bool, str, str, str, str, str]
+
+
+def classification_key(attrs: Attributes) -> ClassificationKey:
+    """Everything APF classification reads of a request, as a hashable tuple.
+
+    FlowSchema subjects match the user name and groups; resource rules the
+    verb, API group, ``resource/subresource`` and namespace (none: cluster
+    scope); non-resource rules the verb and path; distinguishers use the user
+    name or the namespace (services/flowcontrol/config.py, kube's rule.go).
+    Name, API version, uid and extra are not read, so a GET of any object of
+    a collection shares one key. The path counts only for a non-resource
+    request.
+    """
+    user = attrs.user
+    return (user.username, user.groups, attrs.verb, attrs.resource_request, attrs.api_group, attrs.resource,
+            attrs.subresource, attrs.namespace, "" if attrs.resource_request else attrs.path)
+
+
+@dataclass(frozen=True, slots=True)
+class Classified:
+    """A remembered classification: generation it was made at, names, UIDs, and whether it can skip the Start."""
+
+    generation: int
+    flow_schema: str
+    priority_level: str
+    flow_schema_uid: str
+    priority_level_uid: str
+    exempt: bool
+    leasable: bool
+
+
+class Lease:
+    """This stream's seats of one priority level: ``held`` (granted, not returned), ``limit`` (may use), ``busy``.
+
+    ``in_flight`` counts every leasable request of the level in progress on
+    this gateway (leased or through a Start) and ``peak`` its maximum since
+    the last report: the demand the service sizes the lease from.
+    """
+
+    __slots__ = ("held", "limit", "busy", "in_flight", "peak", "reported_peak")
+
+    def __init__(self) -> None:
+        self.held = self.limit = self.busy = self.in_flight = self.peak = 0
+        self.reported_peak = -1
+
+    def enter(self) -> None:
+        """One more leasable request of the level in progress."""
+        self.in_flight += 1
+        if self.in_flight > self.peak:
+            self.peak = self.in_flight
+
+    def excess(self) -> int:
+        """Seats to give back now: held beyond both the limit and the busy ones (subtracted from ``held``)."""
+        extra = self.held - max(self.limit, self.busy)
+        if extra <= 0:
+            return 0
+        self.held -= extra
+        return extra
+
+
+class Session:
+    """One Dispatch stream's state: its outbox, remembered classifications, leases and what to report.
+
+    ``open`` turns False when the stream ends; seats released after that
+    send nothing (the service freed them with the stream).
+    """
+
+    def __init__(self, outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequest | None], leases: bool,
+                 sent: Counter[str]):
+        self.outbox = outbox
+        self.leases_on = leases
+        self.open = True
+        self.generation = 0
+        self.classified: dict[ClassificationKey, Classified] = {}
+        self.leases: dict[str, Lease] = {}
+        # (flow schema, priority level) -> [dispatched, finished, executing, executing last reported]
+        self.local: dict[tuple[str, str], list[int]] = {}
+        self.acks: dict[int, asyncio.Future[None]] = {}  # report sequence -> resolved when the service applied it
+        self._sent = sent
+
+    def send(self, kind: str, message: flowcontrol_pb2.DispatchRequest) -> None:
+        """Queue one message (counted by kind in the client's ``sent``)."""
+        self._sent[kind] += 1
+        self.outbox.put_nowait(message)
+
+    def acknowledged(self, sequence: int) -> None:
+        """The service applied every report up to ``sequence``."""
+        for seq in [s for s in self.acks if s <= sequence]:
+            fut = self.acks.pop(seq)
+            if not fut.done():
+                fut.set_result(None)
+
+    def close(self) -> None:
+        """The stream ended: nothing more is sent; flushes waiting for an answer stop waiting."""
+        self.open = False
+        self.acknowledged(max(self.acks, default=0))
+
+    def new_generation(self, generation: int) -> None:
+        """The service's configuration moved to ``generation``: forget older classifications."""
+        if generation > self.generation:
+            self.generation = generation
+            self.classified.clear()
+
+    def learn(self, key: ClassificationKey, reply: flowcontrol_pb2.DispatchResponse) -> None:
+        """Remember a Decision's classification if it can skip a Start (exempt or leasable) and is current."""
+        self.new_generation(reply.config_generation)
+        if reply.config_generation != self.generation or not (reply.exempt or reply.leasable):
+            return
+        if len(self.classified) >= CLASSIFIED_MAX:
+            self.classified.clear()
+        self.classified[key] = Classified(reply.config_generation, reply.flow_schema, reply.priority_level,
+                                          reply.flow_schema_uid, reply.priority_level_uid, reply.exempt,
+                                          reply.leasable)
+
+    def lease(self, level: str) -> Lease:
+        """The lease of ``level`` (an empty one at first)."""
+        lease = self.leases.get(level)
+        if lease is None:
+            lease = self.leases[level] = Lease()
+        return lease
+
+    def apply(self, change: flowcontrol_pb2.LeaseChange) -> None:
+        """A grant adds seats (all usable); a revocation lowers the limit to ``keep`` and returns what is idle."""
+        lease = self.lease(change.priority_level)
+        if change.grant:
+            lease.held += change.grant
+            lease.limit = lease.held
+        if change.revoke:
+            lease.limit = min(change.keep, lease.held)
+            self.give_back(change.priority_level, lease)
+
+    def give_back(self, level: str, lease: Lease) -> None:
+        """Return the seats of ``lease`` beyond its limit that no request uses."""
+        extra = lease.excess()
+        if extra and self.open:
+            self.send("lease_return", flowcontrol_pb2.DispatchRequest(
+                lease_return=flowcontrol_pb2.LeaseReturn(priority_level=level, seats=extra)))
+
+    def count(self, entry: Classified) -> list[int]:
+        """The report counters of ``entry``'s flow schema and level."""
+        key = (entry.flow_schema, entry.priority_level)
+        counts = self.local.get(key)
+        if counts is None:
+            counts = self.local[key] = [0, 0, 0, 0]
+        return counts
+
+    def report(self) -> flowcontrol_pb2.DispatchRequest | None:
+        """The LocalReport of what changed since the last one (None: nothing did); resets the counters."""
+        report = flowcontrol_pb2.LocalReport()
+        for (schema, level), counts in list(self.local.items()):
+            dispatched, finished, executing, reported = counts
+            if dispatched or finished or executing != reported:
+                report.counts.append(flowcontrol_pb2.LocalCount(
+                    flow_schema=schema, priority_level=level, dispatched=dispatched, finished=finished,
+                    executing=executing))
+                counts[0] = counts[1] = 0
+                counts[3] = executing
+            if not executing and not counts[3]:
+                del self.local[(schema, level)]
+        for level, lease in self.leases.items():
+            if lease.peak != lease.reported_peak and (lease.held or lease.reported_peak > 0):
+                report.demand.append(flowcontrol_pb2.LevelDemand(priority_level=level, peak_in_flight=lease.peak))
+                lease.reported_peak = lease.peak
+            lease.peak = lease.in_flight
+        if not report.counts and not report.demand:
+            return None
+        return flowcontrol_pb2.DispatchRequest(report=report)
 
 
 class LocalLimiter:
@@ -79,17 +269,31 @@ class Seat:
 
 
 class FlowControlClient:
-    """Multiplexes request admission over one Dispatch stream, with a local fallback."""
+    """Multiplexes request admission over one Dispatch stream, with a local fallback.
 
-    def __init__(self, channel: grpc.aio.Channel | None, fallback: LocalLimiter):
+    ``leases`` (``--apf-seat-leases``) lets it take seat leases and skip the
+    Start of requests it has seen classified (module docstring). ``sent``
+    counts the messages queued on the stream by kind (start, finish,
+    lease_return, report).
+    """
+
+    def __init__(self, channel: grpc.aio.Channel | None, fallback: LocalLimiter, leases: bool = False):
         self._channel = channel
         self._stub = flowcontrol_pb2_grpc.FlowControlStub(channel) if channel is not None else None
         self._fallback = fallback
+        self._leases = leases
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[flowcontrol_pb2.DispatchResponse]] = {}
-        self._outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequest | None] | None = None
+        self._session: Session | None = None
         self._connected = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self.sent: Counter[str] = Counter()
+        self._report_sequence = itertools.count(1)
+
+    @property
+    def session(self) -> Session | None:
+        """The current stream's state (None while the stream is down)."""
+        return self._session
 
     @property
     def configured(self) -> bool:
@@ -113,10 +317,32 @@ class FlowControlClient:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
+    async def flush(self, timeout: float = FLUSH_SECONDS) -> None:
+        """Report what ran without a Start now and wait, at most ``timeout`` seconds, until the service applied it.
+
+        Nothing to do without leases or while the stream is down.
+        """
+        session = self._session
+        if session is None or not session.leases_on or not session.open:
+            return
+        message = session.report() or flowcontrol_pb2.DispatchRequest(report=flowcontrol_pb2.LocalReport())
+        sequence = next(self._report_sequence)
+        message.report.sequence = sequence
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        session.acks[sequence] = fut
+        session.send("report", message)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(fut, timeout)
+
     async def dump(self, kind: str, include_request_details: bool, timeout: float) -> str:
-        """One debug view from the flowcontrol service (``Dump`` RPC); StatusError 503 when unreachable."""
+        """One debug view from the flowcontrol service (``Dump`` RPC); StatusError 503 when unreachable.
+
+        This gateway's report is flushed first (:meth:`flush`), so the counters
+        include the requests it ran without a Start.
+        """
         if self._stub is None:
             raise errors.unavailable("flowcontrol is not configured on this gateway")
+        await self.flush(min(timeout, FLUSH_SECONDS))
         response = await grpcutil.call("flowcontrol", self._stub.Dump, flowcontrol_pb2.DumpRequest(
             kind=kind, include_request_details=include_request_details), timeout=timeout)
         assert isinstance(response, flowcontrol_pb2.DumpResponse)
@@ -143,7 +369,8 @@ class FlowControlClient:
         loop = asyncio.get_running_loop()
         while True:
             outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequest | None] = asyncio.Queue()
-            self._outbox = outbox
+            session = self._session = Session(outbox, self._leases, self.sent)
+            reporter: asyncio.Task[None] | None = None
             try:
                 call = self._stub.Dispatch(self._requests(outbox))
                 await call.initial_metadata()  # the service sends it at once: the stream is up
@@ -156,11 +383,19 @@ class FlowControlClient:
                     broken_since = 0.0
                 else:
                     log.info("flowcontrol stream connected")
+                if self._leases:
+                    reporter = asyncio.create_task(self._report(session))
                 async for replies in call:
+                    if replies.config_generation:
+                        session.new_generation(replies.config_generation)
                     for reply in replies.responses:
                         fut = self._pending.pop(reply.request_id, None)
                         if fut is not None and not fut.done():
                             fut.set_result(reply)
+                    for change in replies.lease_changes:
+                        session.apply(change)
+                    if replies.report_ack:
+                        session.acknowledged(replies.report_ack)
                 raise ConnectionError("the flowcontrol service ended the stream")
             except asyncio.CancelledError:
                 raise
@@ -173,7 +408,10 @@ class FlowControlClient:
                     log.debug("flowcontrol stream still down: %s", exc)
             finally:
                 self._connected.clear()
-                self._outbox = None
+                session.close()
+                self._session = None
+                if reporter is not None:
+                    reporter.cancel()
                 outbox.put_nowait(None)
                 for fut in self._pending.values():
                     if not fut.done():
@@ -185,6 +423,14 @@ class FlowControlClient:
                 await asyncio.sleep(backoff)
             backoff = min(backoff * 2, RETRY_MAX_SECONDS)
 
+    async def _report(self, session: Session) -> None:
+        """Every ``REPORT_SECONDS`` while the stream is up: what ran without a Start, if anything changed."""
+        while session.open:
+            await asyncio.sleep(REPORT_SECONDS)
+            message = session.report()
+            if message is not None and session.open:
+                session.send("report", message)
+
     @contextlib.asynccontextmanager
     async def seat(self, attrs: Attributes, long_running: bool, timeout: float, holder: Seat | None = None,
                    list_limit: int = 0) -> AsyncIterator[Seat]:
@@ -194,26 +440,46 @@ class FlowControlClient:
         (seconds) bounds the wait for a decision; past it the request is
         rejected with 429 as queued requests are in kube-apiserver.
         ``holder`` receives the PF UIDs (also on rejection); ``list_limit`` is
-        a LIST's ``?limit=`` for its width in seats.
+        a LIST's ``?limit=`` for its width in seats. With leases, a request of
+        a remembered exempt key, or of a leasable key while its level's lease
+        has a free seat, runs without a Start (module docstring).
         """
         seat = holder if holder is not None else Seat(long_running)
         seat.long_running = long_running
-        outbox = self._outbox
-        if outbox is None or not self._connected.is_set():
+        session = self._session
+        if session is None or not self._connected.is_set():
             async with self._local(attrs.mutating, long_running, seat):
                 yield seat
             return
+        key: ClassificationKey | None = None
+        lease: Lease | None = None
+        if session.leases_on and (attrs.resource_request or not attrs.path.startswith(SEAT_VIEWS)):
+            key = classification_key(attrs)
+            entry = session.classified.get(key)
+            if entry is not None and entry.generation == session.generation:
+                if entry.exempt:
+                    async with self._run_local(session, entry, seat, None):
+                        yield seat
+                    return
+                if entry.leasable and not long_running:
+                    lease = session.lease(entry.priority_level)
+                    if lease.busy < lease.limit:
+                        async with self._run_local(session, entry, seat, lease):
+                            yield seat
+                        return
+        outbox = session.outbox
         request_id = next(self._ids)
         fut: asyncio.Future[flowcontrol_pb2.DispatchResponse] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = fut
-        outbox.put_nowait(flowcontrol_pb2.DispatchRequest(start=flowcontrol_pb2.Start(
+        session.send("start", flowcontrol_pb2.DispatchRequest(start=flowcontrol_pb2.Start(
             request_id=request_id, attributes=attrs.to_proto(), mutating=attrs.mutating, long_running=long_running,
-            list_limit=list_limit)))
+            list_limit=list_limit, accept_leases=session.leases_on)))
         try:
             reply = await asyncio.wait_for(fut, timeout)
         except TimeoutError:
             self._pending.pop(request_id, None)
-            outbox.put_nowait(flowcontrol_pb2.DispatchRequest(finish=flowcontrol_pb2.Finish(request_id=request_id)))
+            session.send("finish", flowcontrol_pb2.DispatchRequest(finish=flowcontrol_pb2.Finish(
+                request_id=request_id)))
             # The request's own deadline passed while it waited: kube's timeout filter, outside APF, answers 504.
             raise errors.request_timeout() from None
         except ConnectionError:
@@ -221,17 +487,52 @@ class FlowControlClient:
                 yield seat
             return
         seat.flow_schema_uid, seat.priority_level_uid = reply.flow_schema_uid, reply.priority_level_uid
+        if key is not None and reply.config_generation:
+            session.learn(key, reply)
         if not reply.execute:
             raise errors.too_many_requests(reply.reason or TOO_MANY, reply.retry_after_seconds or 1)
+        demand = session.lease(reply.priority_level) if key is not None and reply.leasable and not long_running \
+            else None
+        if demand is not None:
+            demand.enter()
 
         def finish() -> None:
-            if self._outbox is outbox:
-                outbox.put_nowait(flowcontrol_pb2.DispatchRequest(finish=flowcontrol_pb2.Finish(
+            if demand is not None:
+                demand.in_flight -= 1
+            if session.open and session.outbox is outbox:
+                session.send("finish", flowcontrol_pb2.DispatchRequest(finish=flowcontrol_pb2.Finish(
                     request_id=request_id)))
 
         seat._release = finish
         try:
             yield seat
+        finally:
+            seat.release()
+
+    @contextlib.asynccontextmanager
+    async def _run_local(self, session: Session, entry: Classified, seat: Seat,
+                         lease: Lease | None) -> AsyncIterator[None]:
+        """Run a request without a Start: on a seat of ``lease``, or (``lease`` None) exempt; counted for the report."""
+        seat.flow_schema_uid, seat.priority_level_uid = entry.flow_schema_uid, entry.priority_level_uid
+        counts = session.count(entry)
+        counts[0] += 1
+        counts[2] += 1
+        if lease is not None:
+            lease.busy += 1
+            lease.enter()
+
+        def done() -> None:
+            counts[1] += 1
+            counts[2] -= 1
+            if lease is not None:
+                lease.busy -= 1
+                lease.in_flight -= 1
+                if lease.held > lease.limit:
+                    session.give_back(entry.priority_level, lease)
+
+        seat._release = done
+        try:
+            yield
         finally:
             seat.release()
 

@@ -5,7 +5,9 @@ The gateway asks the flowcontrol service over its long-lived stream
 queued, admitted, or refused with 429 and Retry-After; long-running
 requests (watches) hold a seat only while they start. When flowcontrol is
 unreachable the gateway's local max-in-flight limits apply (docs/architecture.md,
-"Failure policy"). The ``X-Kubernetes-PF-*-UID`` headers and the debug
+"Failure policy"). With ``--apf-seat-leases`` a request whose classification
+the gateway remembers may run on a seat leased to it instead of a Start
+(docs/architecture.md, "API Priority and Fairness"). The ``X-Kubernetes-PF-*-UID`` headers and the debug
 seat bookkeeping are services/gateway/debug.py.
 """
 
