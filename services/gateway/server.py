@@ -207,7 +207,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         authn=AuthnClient(chan(args.authn_address)), authz=AuthzClient(chan(args.authz_address)),
         admission=AdmissionClient(chan(args.admission_address)),
         storage=storageclient.open_client(storage_channel, args.storage_address, tls),  # a Call stream per replica
-        flowcontrol=FlowControlClient(flow_channel, fallback),
+        flowcontrol=FlowControlClient(flow_channel, fallback, args.apf_seat_leases),
     )
     backends.storage_health = healthz.StorageHealth(storage_channel)  # etcd's health as storage sees it
     backends.storage_health.start()
