@@ -65,7 +65,7 @@ class StorageService:
     store: Store
     health: health.HealthServicer
     compactor: Compactor
-    servicer: StorageServicer | None = None
+    servicer: StorageServicer
     _health_task: asyncio.Task[None] | None = None
 
     async def stop(self, grace: float = GRACE_SECONDS) -> None:
