@@ -27,7 +27,10 @@ All requests are a GET of one ConfigMap through Envoy. Phases:
    processes) while B keeps its rate: how long every request takes to be
    answered (from its scheduled send time, so client-side waiting counts),
    how many are 429 and whether each 429 carries Retry-After, and the served
-   p99.
+   p99;
+6. overload, tuned: the same, with C-F moved to their own priority level
+   ``bench-overload`` whose queues hold about 0.2 s of this stack's work
+   (8 queues of 8, hand size 2), as an admin sizes APF to a server.
 
 Every loop is bounded by time and stops by itself. It prints B's p50/p99
 latency per phase, the slowest requests, 429 counts per user, A's
@@ -68,6 +71,7 @@ from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc
 TOKENS = {"user-a": "bench-token-user-a-0123456789", "user-b": "bench-token-user-b-0123456789",
           **{f"user-{c}": f"bench-token-user-{c}-0123456789" for c in "cdef"}}
 OVERLOAD_USERS = ("user-c", "user-d", "user-e", "user-f")
+OVERLOAD_LEVEL = "bench-overload"  # the tuned level (and FlowSchema) of the second overload phase
 OPEN_LOOP_CONNECTIONS = 256  # per client process: requests beyond it wait in the client (and that wait counts)
 TRICKLE_SCHEMA, LEVEL, SEATS = "bench-trickle", "global-default", 6
 NAMESPACE, CONFIGMAP = "apf-bench", "target"
@@ -363,32 +367,67 @@ async def run(stack: Stack, seconds: float, warmup: float, workers: int, rate: f
             b_same, a_same = await with_flood(TOKENS["user-a"], False, workers, trickle(steady, url, a, rate, seconds))
         results["same_flow"] = {"A": a_same, "B_as_A": b_same.summary(), "stack_cores": cpu.cores}
 
-        # Overload: four users offer together twice what the A flood got served, in an open loop.
+        # Overload: four users offer together twice what the A flood got served, in an open loop: first in
+        # global-default as configured (128 queues of 50), then in a level whose queues hold ~0.2 s of work.
         capacity = float(a_summary["throughput_per_s"])
-        per_user = max(1.0, capacity / 2)
-        halves = [list(OVERLOAD_USERS[:2]), list(OVERLOAD_USERS[2:])]
-        with Cpu(stack) as cpu:
-            events = [asyncio.Event(), asyncio.Event()]
-            loads = [asyncio.ensure_future(open_loop_elsewhere(stack, users, per_user, seconds, ev))
-                     for users, ev in zip(halves, events, strict=True)]
-            await asyncio.gather(*(ev.wait() for ev in events))
-            b_over = await trickle(steady, url, b, rate, seconds)
-            per_user_results = [r for load in loads for r in await load]
-        results["overload"] = {"capacity_per_s": capacity, "offered_per_user_per_s": per_user,
-                               "users": dict(zip(OVERLOAD_USERS, per_user_results, strict=True)),
-                               "B": b_over.summary(), "stack_cores": cpu.cores}
+        results["overload"] = await overload(stack, steady, url, b, rate, seconds, capacity)
+        await asyncio.get_running_loop().run_in_executor(None, tuned_level, stack)
+        await asyncio.sleep(2.0)  # the flowcontrol service has the new configuration
+        results["overload_tuned"] = await overload(stack, steady, url, b, rate, seconds, capacity)
     return results
 
 
-def setup(stack: Stack) -> None:
-    """The namespace, the ConfigMap, view rights for both users, and B's FlowSchema (admin kubectl)."""
+async def overload(stack: Stack, steady: aiohttp.ClientSession, url: str, b: dict[str, str], rate: float,
+                   seconds: float, capacity: float) -> dict[str, Any]:
+    """Users C-F each offer ``capacity / 2`` requests/s (open loop, two client processes) while B trickles."""
+    per_user = max(1.0, capacity / 2)
+    halves = [list(OVERLOAD_USERS[:2]), list(OVERLOAD_USERS[2:])]
+    with Cpu(stack) as cpu:
+        events = [asyncio.Event(), asyncio.Event()]
+        loads = [asyncio.ensure_future(open_loop_elsewhere(stack, users, per_user, seconds, ev))
+                 for users, ev in zip(halves, events, strict=True)]
+        await asyncio.gather(*(ev.wait() for ev in events))
+        b_over = await trickle(steady, url, b, rate, seconds)
+        per_user_results = [r for load in loads for r in await load]
+    return {"capacity_per_s": capacity, "offered_per_user_per_s": per_user,
+            "users": dict(zip(OVERLOAD_USERS, per_user_results, strict=True)), "B": b_over.summary(),
+            "stack_cores": cpu.cores}
+
+
+def kubectl(stack: Stack, *args: str, stdin: str | None = None) -> None:
+    """Run the pinned kubectl as the stack's admin; raises CalledProcessError when it fails."""
     import subprocess
 
     from kapi.local import binaries
 
+    subprocess.run([str(binaries.kubectl()), "--kubeconfig", str(stack.kubeconfig), *args], check=True,
+                   capture_output=True, text=True, input=stdin)
+
+
+def tuned_level(stack: Stack) -> None:
+    """Users C-F to their own level ``bench-overload`` whose queues are sized to this stack (8 queues of 8,
+    hand size 2: at most 16 requests of a flow wait, ~0.2 s of work at the measured capacity), as an admin
+    tunes APF for a server's real capacity. ByUser: still four flows."""
+    kubectl(stack, "apply", "-f", "-", stdin=json.dumps({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration",
+        "metadata": {"name": OVERLOAD_LEVEL},
+        "spec": {"type": "Limited", "limited": {
+            "nominalConcurrencyShares": 100, "lendablePercent": 0,
+            "limitResponse": {"type": "Queue", "queuing": {"queues": 8, "handSize": 2, "queueLengthLimit": 8}}}}}))
+    kubectl(stack, "apply", "-f", "-", stdin=json.dumps({
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema", "metadata": {"name": OVERLOAD_LEVEL},
+        "spec": {"priorityLevelConfiguration": {"name": OVERLOAD_LEVEL}, "matchingPrecedence": 9000,
+                 "distinguisherMethod": {"type": "ByUser"},
+                 "rules": [{"subjects": [{"kind": "User", "user": {"name": u}} for u in OVERLOAD_USERS],
+                            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"],
+                                               "namespaces": ["*"]}]}]}}))
+
+
+def setup(stack: Stack) -> None:
+    """The namespace, the ConfigMap, view rights for every user, and B's FlowSchema (admin kubectl)."""
+
     def kubectl(*args: str, stdin: str | None = None) -> None:
-        subprocess.run([str(binaries.kubectl()), "--kubeconfig", str(stack.kubeconfig), *args], check=True,
-                       capture_output=True, text=True, input=stdin)
+        globals()["kubectl"](stack, *args, stdin=stdin)
 
     kubectl("create", "namespace", NAMESPACE)
     kubectl("create", "configmap", CONFIGMAP, "-n", NAMESPACE, "--from-literal=k=v")
@@ -423,9 +462,9 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def overload_table(results: dict[str, Any]) -> str:
-    """The overload phase's markdown table: per user offered/served/429 rates, latencies and Retry-After."""
-    over = results["overload"]
+def overload_table(results: dict[str, Any], phase: str = "overload") -> str:
+    """An overload phase's markdown table: per user offered/served/429 rates, latencies and Retry-After."""
+    over = results[phase]
     lines = ["| client | offered req/s | served req/s (to the last answer) | 429/s | other errors | served p50 ms | "
              "served p99 ms | slowest answer ms (any status) | 429s without Retry-After |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -460,9 +499,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(table(results))
     print()
-    print(f"overload: capacity {results['overload']['capacity_per_s']} req/s (the loaded phase's A), "
-          f"stack cores {results['overload']['stack_cores']}")
-    print(overload_table(results))
+    for phase, what in (("overload", "global-default as configured"), ("overload_tuned", OVERLOAD_LEVEL)):
+        print(f"\n{phase} ({what}): capacity {results[phase]['capacity_per_s']} req/s (the loaded phase's A), "
+              f"stack cores {results[phase]['stack_cores']}")
+        print(overload_table(results, phase))
     unloaded, control, loaded = results["unloaded"]["B"], results["cpu_only"]["B"], results["loaded"]["B"]
 
     def ratio(x: float, y: float) -> str:
