@@ -268,6 +268,32 @@ class Seat:
             release()
 
 
+def _run_local(session: Session, entry: Classified, seat: Seat, lease: Lease | None) -> None:
+    """Start a request without a Start: on a seat of ``lease``, or (``lease`` None) exempt; counted for the report.
+
+    ``seat.release`` ends it (the seat goes back to the lease, and to the
+    service if the lease was revoked or shrunk meanwhile).
+    """
+    seat.flow_schema_uid, seat.priority_level_uid = entry.flow_schema_uid, entry.priority_level_uid
+    counts = session.count(entry)
+    counts[0] += 1
+    counts[2] += 1
+    if lease is not None:
+        lease.busy += 1
+        lease.enter()
+
+    def done() -> None:
+        counts[1] += 1
+        counts[2] -= 1
+        if lease is not None:
+            lease.busy -= 1
+            lease.in_flight -= 1
+            if lease.held > lease.limit:
+                session.give_back(entry.priority_level, lease)
+
+    seat._release = done
+
+
 class FlowControlClient:
     """Multiplexes request admission over one Dispatch stream, with a local fallback.
 
@@ -457,16 +483,17 @@ class FlowControlClient:
             key = classification_key(attrs)
             entry = session.classified.get(key)
             if entry is not None and entry.generation == session.generation:
-                if entry.exempt:
-                    async with self._run_local(session, entry, seat, None):
-                        yield seat
-                    return
-                if entry.leasable and not long_running:
+                local = entry.exempt
+                if not local and entry.leasable and not long_running:
                     lease = session.lease(entry.priority_level)
-                    if lease.busy < lease.limit:
-                        async with self._run_local(session, entry, seat, lease):
-                            yield seat
-                        return
+                    local = lease.busy < lease.limit
+                if local:
+                    _run_local(session, entry, seat, lease if not entry.exempt else None)
+                    try:
+                        yield seat
+                    finally:
+                        seat.release()
+                    return
         outbox = session.outbox
         request_id = next(self._ids)
         fut: asyncio.Future[flowcontrol_pb2.DispatchResponse] = asyncio.get_running_loop().create_future()
@@ -506,33 +533,6 @@ class FlowControlClient:
         seat._release = finish
         try:
             yield seat
-        finally:
-            seat.release()
-
-    @contextlib.asynccontextmanager
-    async def _run_local(self, session: Session, entry: Classified, seat: Seat,
-                         lease: Lease | None) -> AsyncIterator[None]:
-        """Run a request without a Start: on a seat of ``lease``, or (``lease`` None) exempt; counted for the report."""
-        seat.flow_schema_uid, seat.priority_level_uid = entry.flow_schema_uid, entry.priority_level_uid
-        counts = session.count(entry)
-        counts[0] += 1
-        counts[2] += 1
-        if lease is not None:
-            lease.busy += 1
-            lease.enter()
-
-        def done() -> None:
-            counts[1] += 1
-            counts[2] -= 1
-            if lease is not None:
-                lease.busy -= 1
-                lease.in_flight -= 1
-                if lease.held > lease.limit:
-                    session.give_back(entry.priority_level, lease)
-
-        seat._release = done
-        try:
-            yield
         finally:
             seat.release()
 
