@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -70,6 +71,45 @@ async def test_batches_take_what_queued_up_and_stop_at_none() -> None:
     assert await later == [4, 5]  # items before the None still go out
     with pytest.raises(StopAsyncIteration):
         await anext(stream)
+
+
+
+async def test_keep_stream_retries_with_a_doubling_capped_backoff_reset_once_up() -> None:
+    loop = asyncio.get_running_loop()
+    starts: list[float] = []
+    outcomes = iter(["fail", "fail", "fail", "up-then-break", "fail", "up-then-stay"])
+    stay = asyncio.Event()
+
+    async def session(connected: Callable[[], None]) -> None:
+        starts.append(loop.time())
+        outcome = next(outcomes)
+        if outcome == "fail":
+            raise ConnectionError("refused")
+        connected()
+        if outcome == "up-then-break":
+            raise grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata())
+        stay.set()
+        await asyncio.Event().wait()
+
+    task = asyncio.create_task(grpcutil.keep_stream("test", None, session, retry=0.1, retry_max=0.4))
+    try:
+        await asyncio.wait_for(stay.wait(), 5)
+        gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+        # 0.1, 0.2, then capped at 0.4 (not 0.8); being up resets it: 0.1 after the break, then 0.2
+        for gap, want in zip(gaps, [0.1, 0.2, 0.4, 0.1, 0.2], strict=True):
+            assert want - 0.01 <= gap < want + 0.09, (gaps, want)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+async def test_keep_stream_lets_other_errors_through() -> None:
+    async def session(connected: Callable[[], None]) -> None:
+        raise ValueError("a bug, not a broken stream")
+
+    with pytest.raises(ValueError, match="a bug"):
+        await grpcutil.keep_stream("test", None, session, retry=0.01)
 
 
 _PEER = """
