@@ -25,7 +25,6 @@ from kapi.attributes import Attributes, UserInfo
 from kapi_proto.kapi.admission.v1 import admission_pb2, admission_pb2_grpc
 from kapi_proto.kapi.authn.v1 import authn_pb2, authn_pb2_grpc
 from kapi_proto.kapi.authz.v1 import authz_pb2, authz_pb2_grpc
-from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
 
 if TYPE_CHECKING:  # the handler chain's view of its peers; none of these import this module's users
     from services.gateway.aggregation import Aggregator
@@ -271,11 +270,6 @@ class AdmissionClient:
             operation=operation, attributes=attrs.to_proto(), kind=kind, object=obj, old_object=old,
             dry_run=dry_run, field_validation=field_validation), timeout=timeout)
         return reply.object, list(reply.warnings)  # type: ignore[attr-defined]
-
-
-def storage_stub(channel: object) -> storage_pb2_grpc.StorageStub:
-    """A Storage stub over ``channel``."""
-    return storage_pb2_grpc.StorageStub(channel)
 
 
 @dataclass(frozen=True)
