@@ -53,10 +53,12 @@ def generate_name(base: str, rng: random.Random | None = None) -> str:
 
 
 def tracks_generation(resource: Resource) -> bool:
-    """True when the kind keeps metadata.generation: it has a spec and its strategy's ``tracks_generation`` (kube
-    sets it for workloads, Pods since KEP-5067 and custom resources; not for Namespace, Service, Node, ...)."""
-    return kinds.strategy_for(resource.group, resource.kind).tracks_generation and "spec" in \
-        schema.top_level_fields(resource.group, resource.version, resource.kind)
+    """True when the kind keeps metadata.generation: it has a spec (or its strategy's ``generation_without_spec``,
+    EndpointSlice) and its strategy's ``tracks_generation`` (kube sets it for workloads, Pods since KEP-5067 and
+    custom resources; not for Namespace, Service, Node, ...)."""
+    kind = kinds.strategy_for(resource.group, resource.kind)
+    return kind.tracks_generation and (kind.generation_without_spec or "spec" in
+                                       schema.top_level_fields(resource.group, resource.version, resource.kind))
 
 
 def _object_and_meta(obj: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

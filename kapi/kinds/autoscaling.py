@@ -304,14 +304,19 @@ class HorizontalPodAutoscalerStrategy(Strategy):
 
     group, kind = GROUP, KIND
     status_zero = {"desiredReplicas": 0}  # v2 HorizontalPodAutoscalerStatus.DesiredReplicas has no omitempty
+    # kube decodes into Go structs: only the validation below names missing fields (``scaleTargetRef.kind``, ...),
+    # never the schema (v1's status ``currentReplicas`` is required there, yet a create resets the status)
+    validates_required = True
 
     def default(self, obj: Obj) -> None:
         """v1 or v2 SetDefaults_HorizontalPodAutoscaler by the object's ``apiVersion`` (:func:`apply_defaults`)."""
         apply_defaults(obj)
 
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
-        """PrepareForCreate: the status is the controller's (``desiredReplicas`` 0)."""
-        obj["status"] = {"desiredReplicas": 0}
+        """PrepareForCreate: the status is the controller's, the zero status of the object's version (v1:
+        ``currentReplicas`` and ``desiredReplicas`` 0, neither ``omitempty``; v2: ``desiredReplicas`` 0)."""
+        obj["status"] = {"currentReplicas": 0, "desiredReplicas": 0} if obj.get("apiVersion") == V1 \
+            else {"desiredReplicas": 0}
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateHorizontalPodAutoscaler (:func:`validate`)."""

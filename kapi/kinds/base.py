@@ -45,6 +45,9 @@ class Strategy:
     #: Whether updates keep ``metadata.generation`` (bumped when ``spec`` changes; kind strategies that never set
     #: it say False). Only kinds with a ``spec`` track it (:func:`kapi.strategy.tracks_generation`).
     tracks_generation: bool = True
+    #: Whether the kind keeps a generation though it has no ``spec`` (an EndpointSlice's strategy sets it to 1 and
+    #: bumps it on any change but metadata, see :meth:`bumps_generation`).
+    generation_without_spec: bool = False
     #: The kind's field labels beyond ``metadata.name``/``metadata.namespace`` (its ``GetAttrs`` and field label
     #: conversion): label -> the object's value as a string ("" when absent). Read by storage's field selectors.
     selectable_fields: Mapping[str, Callable[[Obj], str]] = MappingProxyType({})

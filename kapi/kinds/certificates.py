@@ -168,27 +168,34 @@ def validate_signer_name(path: str, name: Any) -> list[Cause]:
 
 
 def _validateconditions(obj: Obj) -> list[Cause]:
+    """validateConditions: each type required, the status required and True/False/Unknown (True alone for
+    Approved, Denied and Failed), Approved and Denied mutually exclusive (reported on the later one's type),
+    no type twice."""
     out: list[Cause] = []
     seen: set[Any] = set()
     approved = denied = False
     for i, condition in enumerate(_list(_dict(obj.get("status")).get("conditions"))):
         condition = _dict(condition)
         path = f"status.conditions[{i}]"
-        kind, status = condition.get("type"), condition.get("status")
+        kind, status = condition.get("type") or "", condition.get("status") or ""
         if not kind:
             out.append(required(f"{path}.type"))
-        if status not in ("True", "False", "Unknown"):
-            out.append(not_supported(f"{path}.status", status or "", ("False", "True", "Unknown")))
-        if kind in (APPROVED, DENIED):
-            approved, denied = approved or kind == APPROVED, denied or kind == DENIED
-            if status != "True":
-                out.append(not_supported(f"{path}.status", status or "", ("True",)))
+        allowed = ("True",) if kind in (APPROVED, DENIED, FAILED) else ("False", "True", "Unknown")
+        if not status:
+            out.append(required(f"{path}.status"))
+        elif status not in allowed:
+            out.append(not_supported(f"{path}.status", status, allowed))
+        if kind == APPROVED:
+            approved = True
+            if denied:
+                out.append(invalid(f"{path}.type", kind, "Approved and Denied conditions are mutually exclusive"))
+        elif kind == DENIED:
+            denied = True
+            if approved:
+                out.append(invalid(f"{path}.type", kind, "Approved and Denied conditions are mutually exclusive"))
         if kind in seen:
             out.append(duplicate(f"{path}.type", kind))
         seen.add(kind)
-    if approved and denied:
-        out.append(Cause("FieldValueInvalid", f"Invalid value: \"{_list(_dict(obj.get('status')).get('conditions'))}"
-                         f"\": only one of {APPROVED} or {DENIED} is allowed", "status.conditions"))
     return out
 
 
@@ -201,7 +208,8 @@ def validate(obj: Obj) -> list[Cause]:
     try:
         parse_csr(request)
     except ValueError as exc:
-        out.append(Cause("FieldValueInvalid", f"Invalid value: {go_bytes(request)}: {exc}", "spec.request"))
+        shown = "[]byte(nil)" if spec.get("request") is None else go_bytes(request)  # absent: a nil slice
+        out.append(Cause("FieldValueInvalid", f"Invalid value: {shown}: {exc}", "spec.request"))
     usages = _list(spec.get("usages"))
     if not usages:
         out.append(required("spec.usages"))
@@ -257,6 +265,7 @@ class CertificateSigningRequestStrategy(Strategy):
 
     group, kind = GROUP, KIND
     status_zero: dict[str, Any] = {}  # CertificateSigningRequestStatus: every field omitempty
+    validates_required = True  # kube names no missing field but usages, signerName and condition types/statuses
     selectable_fields = {"spec.signerName": field_value("spec", "signerName")}
 
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:

@@ -5,13 +5,22 @@ From ``pkg/apis/discovery/v1/defaults.go`` and ``pkg/apis/discovery/validation``
 endpoints of 1-100 addresses valid for the address type; hostname a DNS
 label, nodeName a DNS subdomain; at most 20000 ports, names DNS labels and
 unique, protocol TCP/UDP/SCTP (default TCP), appProtocol a qualified name.
+
+The strategy (``pkg/registry/discovery/endpointslice/strategy.go``): generation 1
+on create, bumped by an update that changes anything but metadata, or the
+labels (the kind has no spec); ``deprecatedTopology`` is dropped on v1 writes
+(kept on an update that leaves the endpoints as they were). Kube's typed
+encoding always writes ``endpoints`` and ``ports`` (no ``omitempty``: ``null``
+when absent) and each endpoint's ``conditions`` struct (``{}``).
 """
 
 from __future__ import annotations
 
 import ipaddress
+from datetime import datetime
 from typing import Any
 
+from kapi.attributes import UserInfo
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import duplicate, immutable, not_supported, too_many
@@ -29,11 +38,25 @@ MAX_TOPOLOGY_LABELS = 16
 
 
 def default_endpoint_slice(obj: Obj) -> None:
-    """SetDefaults_EndpointPort: port name "" and protocol TCP."""
+    """SetDefaults_EndpointPort: port name "" and protocol TCP; the fields kube always encodes (``endpoints`` and
+    ``ports`` ``null`` when absent, each endpoint's ``conditions`` ``{}``)."""
+    for key in ("endpoints", "ports"):
+        if obj.get(key) is None:
+            obj[key] = None
     for port in _list(obj.get("ports")):
         if isinstance(port, dict):
             port.setdefault("name", "")
             port.setdefault("protocol", "TCP")
+    for endpoint in _list(obj.get("endpoints")):
+        if isinstance(endpoint, dict) and endpoint.get("conditions") is None:
+            endpoint["conditions"] = {}
+
+
+def drop_deprecated_topology(obj: Obj) -> None:
+    """dropTopologyOnV1: writes to ``endpoints[i].deprecatedTopology`` through v1 are ignored."""
+    for endpoint in _list(obj.get("endpoints")):
+        if isinstance(endpoint, dict):
+            endpoint.pop("deprecatedTopology", None)
 
 
 def _address_errors(kind: Any, path: str, address: Any) -> list[Cause]:
@@ -115,10 +138,28 @@ class EndpointSliceStrategy(Strategy):
     """EndpointSlice: port defaults, ValidateEndpointSlice, ``addressType`` immutable."""
 
     group, kind = "discovery.k8s.io", "EndpointSlice"
+    generation_without_spec = True
 
     def default(self, obj: Obj) -> None:
         """:func:`default_endpoint_slice`."""
         default_endpoint_slice(obj)
+
+    def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
+        """Generation 1 (the generic rule, with :attr:`generation_without_spec`); no deprecatedTopology."""
+        drop_deprecated_topology(obj)
+
+    def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
+        """deprecatedTopology dropped unless the endpoints are unchanged (kube also moves a stored node name
+        from the topology into ``nodeName``; kapi does not)."""
+        if new.get("endpoints") != old.get("endpoints"):
+            drop_deprecated_topology(new)
+
+    def bumps_generation(self, new: Obj, old: Obj) -> bool:
+        """Anything but metadata changed, or the labels."""
+        def rest(obj: Obj) -> Obj:
+            return {k: v for k, v in obj.items() if k not in ("metadata", "apiVersion", "kind")}
+        labels = [_dict(_dict(o.get("metadata")).get("labels")) for o in (new, old)]
+        return rest(new) != rest(old) or labels[0] != labels[1]
 
     def validate(self, obj: Obj) -> list[Cause]:
         """:func:`validate_endpoint_slice`."""

@@ -595,6 +595,9 @@ class _FlowControlStrategy(Strategy):
 
     group = GROUP
     status_zero: dict[str, Any] = {}  # FlowSchemaStatus / PriorityLevelConfigurationStatus: conditions, omitempty
+    # the validation above names every missing field as kube does (``limitResponse.type: Unsupported value: ""``,
+    # never the schema's bare ``limitResponse: Required value``)
+    validates_required = True
 
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
         """``Status = {}`` (the generic strategy sets ``generation`` 1)."""

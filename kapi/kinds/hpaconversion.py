@@ -352,7 +352,8 @@ def to_v2(obj: Obj) -> Obj:
         v2_status: Obj = {}
         for key in ("observedGeneration", "lastScaleTime"):
             _put(v2_status, key, status.get(key))
-        v2_status["currentReplicas"] = status.get("currentReplicas", 0)
+        if status.get("currentReplicas"):  # v2's CurrentReplicas is omitempty, v1's is not
+            v2_status["currentReplicas"] = status["currentReplicas"]
         v2_status["desiredReplicas"] = status.get("desiredReplicas", 0)
         current = _json_list(annotations.get(METRIC_STATUSES_ANNOTATION))
         if current is not None:

@@ -141,7 +141,11 @@ def test_main_update_keeps_status_and_status_keeps_approval() -> None:
 
 @pytest.mark.parametrize(("subresource", "status", "field", "message"), [
     ("approval", {"conditions": [{"type": "Approved", "status": "True"}, {"type": "Denied", "status": "True"}]},
-     "status.conditions", "only one of Approved or Denied is allowed"),
+     "status.conditions[1].type", 'Invalid value: "Denied": Approved and Denied conditions are mutually exclusive'),
+    ("status", {"conditions": [{"type": "Failed", "status": ""}, {"type": "Failed", "status": "False"}]},
+     "status.conditions[0].status", "Required value"),
+    ("status", {"conditions": [{"type": "Failed", "status": "False"}]}, "status.conditions[0].status",
+     'Unsupported value: "False": supported values: "True"'),
     ("approval", {"conditions": [{"type": "Approved", "status": "False"}]}, "status.conditions[0].status",
      'Unsupported value: "False": supported values: "True"'),
     ("status", {"conditions": [{"type": "Denied", "status": "True"}]}, "status.conditions",
