@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from kapi.local.launcher import Stack
-from tests.e2e.conftest import Kubectl
+from tests.e2e.conftest import Kubectl, wait_for
 from tests.e2e.test_kube_parity_defaults import _raw
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
@@ -319,6 +319,33 @@ def test_priority_class_defaults_limits_and_updates(stack: Stack, namespace: str
     assert _invalid(stack, "PUT", f"{classes}/{name}", body) == (
         f'PriorityClass.scheduling.k8s.io "{name}" is invalid: [value: Forbidden: may not be changed in an update., '
         'preemptionPolicy: Invalid value: "Never": field is immutable]')
+
+
+def test_only_one_global_default_priority_class(stack: Stack, namespace: str) -> None:
+    classes = "/apis/scheduling.k8s.io/v1/priorityclasses"
+    first, second = f"{namespace}-d1", f"{namespace}-d2"
+    _created(stack, classes, {"metadata": {"name": first}, "value": 0, "globalDefault": True})
+    try:
+        def refused() -> dict[str, Any] | None:  # the Priority plugin reads classes from its informer
+            code, reply = _call(stack, "POST", f"{classes}?dryRun=All",
+                                {"metadata": {"name": second}, "value": 1, "globalDefault": True})
+            return reply if code == 403 else None
+        reply = wait_for(refused)
+        assert (reply["reason"], reply["message"]) == (
+            "Forbidden", f'priorityclasses.scheduling.k8s.io "{second}" is forbidden: PriorityClass {first} is '
+            "already marked as default. Only one default can exist")
+        # the default itself may be updated; another class may not become a default
+        code, reply = _call(stack, "PUT", f"{classes}/{first}", _replace(stack, f"{classes}/{first}",
+                                                                           description="the default"))
+        assert code == 200, reply
+        _created(stack, classes, {"metadata": {"name": second}, "value": 1})
+        code, reply = _call(stack, "PUT", f"{classes}/{second}", _replace(stack, f"{classes}/{second}",
+                                                                            globalDefault=True))
+        assert code == 403 and reply["message"].endswith(f"PriorityClass {first} is already marked as default. "
+                                                         "Only one default can exist"), reply
+    finally:
+        for name in (first, second):
+            _raw(stack, "DELETE", f"{classes}/{name}")
 
 
 # ------------------------------------------------------------ node.k8s.io

@@ -16,7 +16,10 @@
   the IngressClass annotated ``ingressclass.kubernetes.io/is-default-class``.
 - Priority: a Pod's ``priorityClassName`` resolves to ``priority`` and
   ``preemptionPolicy``; a missing class -> 403 ``no PriorityClass with name
-  X was found``; no name -> the globalDefault class, else priority 0.
+  X was found``; no name -> the globalDefault class, else priority 0. A
+  PriorityClass create (or an update of another class) with ``globalDefault``
+  while a default exists -> 403 ``PriorityClass X is already marked as
+  default. Only one default can exist``.
 """
 
 from __future__ import annotations
@@ -24,13 +27,14 @@ from __future__ import annotations
 from typing import Any
 
 from kapi import errors
+from kapi.kinds import scheduling
 from services.admission.chain import CREATE, UPDATE, AdmissionRequest
 from services.admission.informers import Informers
 
 _NOT_READY = "node.kubernetes.io/not-ready"
 _UNREACHABLE = "node.kubernetes.io/unreachable"
 DEFAULT_TOLERATION_SECONDS = 300
-SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
+SYSTEM_PRIORITY_CLASSES = {name: value for name, (value, _) in scheduling.SYSTEM_PRIORITY_CLASSES.items()}
 
 
 def _is_pod(request: AdmissionRequest) -> bool:
@@ -213,12 +217,12 @@ class Priority:
         self.classes = informers.cache("scheduling.k8s.io", "priorityclasses")
 
     def handles(self, operation: str) -> bool:
-        """CREATE."""
-        return operation == CREATE
+        """CREATE (Pods, PriorityClasses) and UPDATE (PriorityClasses)."""
+        return operation in (CREATE, UPDATE)
 
     async def admit(self, request: AdmissionRequest) -> None:
-        """Resolve the class; raises 403 for a class that does not exist."""
-        if not _is_pod(request):
+        """Resolve a created Pod's class; raises 403 for a class that does not exist."""
+        if request.operation != CREATE or not _is_pod(request):
             return
         spec = request.object.setdefault("spec", {})  # type: ignore[union-attr]
         name = spec.get("priorityClassName") or ""
@@ -243,3 +247,17 @@ class Priority:
                                    f"{value} from the given PriorityClass name")
         spec["priority"] = value
         spec.setdefault("preemptionPolicy", pc.get("preemptionPolicy") or "PreemptLowerPriority")
+
+    async def validate(self, request: AdmissionRequest) -> None:
+        """validatePriorityClass: one globalDefault class; 403 when another is already the default (on create,
+        any existing default)."""
+        res = request.resource
+        if (res.group, res.resource) != (scheduling.GROUP, "priorityclasses") or request.subresource \
+                or not isinstance(request.object, dict) or request.object.get("globalDefault") is not True:
+            return
+        await self.classes.wait_synced(min(request.timeout, 5.0))
+        for pc in self.classes.list():
+            other = (pc.get("metadata") or {}).get("name")
+            if pc.get("globalDefault") is True and (request.operation == CREATE or other != request.name):
+                raise errors.forbidden("priorityclasses", request.name, f"PriorityClass {other} is already marked "
+                                       "as default. Only one default can exist", scheduling.GROUP)
