@@ -68,12 +68,15 @@ def validate_csi_driver_name(name: Any, path: str) -> list[Cause]:
 
 
 def validate_csi_driver(obj: Obj) -> list[Cause]:
-    """ValidateCSIDriver: name, fsGroupPolicy, volumeLifecycleModes, tokenRequests."""
+    """ValidateCSIDriver: attachRequired and podInfoOnMount set (kube's path for the first is
+    ``spec.attachedRequired``), fsGroupPolicy, volumeLifecycleModes, tokenRequests. The name is the generic
+    ObjectMeta rule (a DNS subdomain, ``metadata.name``: storage validation's ValidateCSIDriverName is
+    NameIsDNSSubdomain), not the 63-character driver name rule of the fields naming a driver."""
     spec = _dict(obj.get("spec"))
-    out = validate_csi_driver_name(_dict(obj.get("metadata")).get("name"), "name")
-    for key in ("attachRequired", "podInfoOnMount"):
+    out: list[Cause] = []
+    for key, path in (("attachRequired", "spec.attachedRequired"), ("podInfoOnMount", "spec.podInfoOnMount")):
         if spec.get(key) is None:
-            out.append(required(f"spec.{key}"))
+            out.append(required(path))
     policy = spec.get("fsGroupPolicy")
     if policy is not None and policy not in FS_GROUP_POLICIES:
         out.append(not_supported("spec.fsGroupPolicy", policy, FS_GROUP_POLICIES))
@@ -132,17 +135,31 @@ def validate_csi_node(obj: Obj) -> list[Cause]:
     return out
 
 
+ONE_SOURCE = "must specify exactly one of inlineVolumeSpec and persistentVolumeName"
+
+
 def validate_volume_attachment(obj: Obj) -> list[Cause]:
-    """ValidateVolumeAttachment: attacher (a CSI driver name), nodeName, exactly one source."""
+    """ValidateVolumeAttachment then ValidateVolumeAttachmentV1, in kube's order: attacher required; the source
+    (``Required value``/``Forbidden: must specify exactly one of inlineVolumeSpec and persistentVolumeName``, an
+    empty persistentVolumeName ``Required value: must specify non empty persistentVolumeName``); nodeName a DNS
+    subdomain (an empty one is the subdomain message, not ``Required value``); then the attacher as a CSI driver
+    name and the persistentVolumeName as a volume name (a DNS subdomain)."""
     spec = _dict(obj.get("spec"))
-    out = validate_csi_driver_name(spec.get("attacher"), "spec.attacher")
-    if not spec.get("nodeName"):
-        out.append(required("spec.nodeName"))
+    attacher = spec.get("attacher") if isinstance(spec.get("attacher"), str) else ""
+    out = [required("spec.attacher")] if not attacher else []
     source = _dict(spec.get("source"))
-    given = [k for k in ("persistentVolumeName", "inlineVolumeSpec") if source.get(k)]
-    if len(given) != 1:
-        out.append(Cause("FieldValueRequired", "Required value: must specify exactly one of persistentVolumeName "
-                         "and inlineVolumeSpec", "spec.source"))
+    pv, inline = source.get("persistentVolumeName"), source.get("inlineVolumeSpec")
+    if pv is None and inline is None:
+        out.append(required("spec.source", ONE_SOURCE))
+    elif pv is not None and inline is not None:
+        out.append(forbidden("spec.source", ONE_SOURCE))
+    elif pv == "":
+        out.append(required("spec.source.persistentVolumeName", "must specify non empty persistentVolumeName"))
+    node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else ""
+    out.extend(invalid("spec.nodeName", node, m) for m in is_dns1123_subdomain(node))
+    out.extend(validate_csi_driver_name(attacher, "spec.attacher"))
+    if isinstance(pv, str):
+        out.extend(invalid("spec.source.persistentVolumeName", pv, m) for m in is_dns1123_subdomain(pv))
     return out
 
 
@@ -221,6 +238,7 @@ class VolumeAttachmentStrategy(Strategy):
     """VolumeAttachment: ValidateVolumeAttachment; the spec immutable."""
 
     group, kind = GROUP, "VolumeAttachment"
+    validates_required = True  # kube names the missing fields itself (above), never the schema
     status_zero = {"attached": False}  # VolumeAttachmentStatus.Attached has no omitempty; v1 resets it on create
     tracks_generation = False  # the strategy never sets it ("we don't allow updates to spec")
 

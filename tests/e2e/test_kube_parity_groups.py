@@ -227,11 +227,45 @@ def test_storage_class_defaults_validation_and_updates(stack: Stack, namespace: 
     assert code == 200 and reply["allowVolumeExpansion"] is True, reply
 
 
-def test_volume_attachment_keeps_no_generation(stack: Stack, namespace: str) -> None:
-    created = _created(stack, f"{STORAGE}/volumeattachments", {"metadata": {"name": f"{namespace}-va"}, "spec": {
+def test_volume_attachment_generation_and_messages(stack: Stack, namespace: str) -> None:
+    attachments = f"{STORAGE}/volumeattachments"
+    created = _created(stack, attachments, {"metadata": {"name": f"{namespace}-va"}, "spec": {
         "attacher": "csi.example.com", "nodeName": "n1", "source": {"persistentVolumeName": "pv1"}}})
     # the strategy never sets a generation ("we don't allow updates to spec"); status resets to attached: false
     assert "generation" not in created["metadata"] and created["status"] == {"attached": False}
+    assert _invalid(stack, "POST", attachments, {"metadata": {"name": f"{namespace}-bad"}, "spec": {
+        "attacher": "CSI_Driver", "source": {"persistentVolumeName": ""}}}) == (
+        f'VolumeAttachment.storage.k8s.io "{namespace}-bad" is invalid: ['
+        "spec.source.persistentVolumeName: Required value: must specify non empty persistentVolumeName, "
+        'spec.nodeName: Invalid value: "": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric '
+        "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
+        "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), "
+        'spec.attacher: Invalid value: "CSI_Driver": a lowercase RFC 1123 subdomain must consist of lower case '
+        "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"
+        "[a-z0-9])?)*'), "
+        "spec.source.persistentVolumeName: Invalid value: \"\": a lowercase RFC 1123 subdomain must consist of "
+        "lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character "
+        "(e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]"
+        "([-a-z0-9]*[a-z0-9])?)*')]")
+    assert _invalid(stack, "POST", attachments, {"metadata": {"name": f"{namespace}-two"}, "spec": {
+        "attacher": "csi.example.com", "nodeName": "n1",
+        "source": {"persistentVolumeName": "pv1", "inlineVolumeSpec": {}}}}) == (
+        f'VolumeAttachment.storage.k8s.io "{namespace}-two" is invalid: spec.source: Forbidden: must specify '
+        "exactly one of inlineVolumeSpec and persistentVolumeName")
+
+
+def test_csi_driver_name_is_a_subdomain_and_attach_required_is_immutable(stack: Stack, namespace: str) -> None:
+    drivers = f"{STORAGE}/csidrivers"
+    # storage validation names CSIDriver objects as DNS subdomains: 64 characters are fine (the 63-character limit
+    # is for the fields that name a driver, such as a VolumeAttachment's attacher)
+    name = f"{namespace}-{'d' * 64}"[:60] + ".com"
+    created = _created(stack, drivers, {"metadata": {"name": name}})
+    assert len(name) == 64 and created["spec"]["attachRequired"] is True
+    body = _replace(stack, f"{drivers}/{name}", spec={**created["spec"], "attachRequired": False})
+    assert _invalid(stack, "PUT", f"{drivers}/{name}", body) == (
+        f'CSIDriver.storage.k8s.io "{name}" is invalid: spec.attachedRequired: Invalid value: false: field is '
+        "immutable")
 
 
 # ------------------------------------------------------------ policy

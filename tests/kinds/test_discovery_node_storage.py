@@ -52,9 +52,8 @@ BAD = [
     ("discovery.k8s.io", "EndpointSlice", slice_(ports=[{"name": "a", "protocol": "ICMP"}]), "ports[0].protocol",
      'Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP"'),
     ("node.k8s.io", "RuntimeClass", {"handler": "Not_A_Label"}, "handler", 'Invalid value: "Not_A_Label": '),
-    ("storage.k8s.io", "CSIDriver", {"metadata": {"name": "x" * 64}, "spec": {"attachRequired": True,
-                                                                              "podInfoOnMount": False}},
-     "name", "Too long: may not be more than 63 bytes"),
+    ("storage.k8s.io", "CSIDriver", {"metadata": {"name": "d.io"}, "spec": {"podInfoOnMount": False}},
+     "spec.attachedRequired", "Required value"),  # kube's path (sic)
     ("storage.k8s.io", "CSIDriver", {"metadata": {"name": "d.io"}, "spec": {
         "attachRequired": True, "podInfoOnMount": False, "fsGroupPolicy": "Sometimes"}}, "spec.fsGroupPolicy",
      'Unsupported value: "Sometimes": supported values: "File", "None", "ReadWriteOnceWithFSType"'),
@@ -62,7 +61,11 @@ BAD = [
                                                                                         "nodeID": "2"}]}},
      "spec.drivers[1].name", 'Duplicate value: "d.io"'),
     ("storage.k8s.io", "VolumeAttachment", {"spec": {"attacher": "d.io", "nodeName": "n", "source": {}}},
-     "spec.source", "Required value: must specify exactly one of persistentVolumeName and inlineVolumeSpec"),
+     "spec.source", "Required value: must specify exactly one of inlineVolumeSpec and persistentVolumeName"),
+    ("storage.k8s.io", "VolumeAttachment", {"spec": {"attacher": "d.io", "source": {"persistentVolumeName": ""}}},
+     "spec.source.persistentVolumeName", "Required value: must specify non empty persistentVolumeName"),
+    ("storage.k8s.io", "VolumeAttachment", {"spec": {"attacher": "d.io", "source": {"persistentVolumeName": "p"}}},
+     "spec.nodeName", 'Invalid value: "": a lowercase RFC 1123 subdomain'),
     ("storage.k8s.io", "CSIStorageCapacity", {"storageClassName": "fast", "capacity": "-1"}, "capacity",
      'Invalid value: "-1": must be greater than or equal to 0'),
 ]
