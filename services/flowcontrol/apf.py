@@ -28,7 +28,7 @@ at an older one is void); ``on_reconfigure`` is called when it moves.
 
 Requests: a Queue level enqueues by shuffle sharding and serves its queues
 fairly (:mod:`~services.flowcontrol.queueset`); a full queue or a wait past
-``queue_wait_limit`` seconds is a 429; a Reject level rejects at once when
+:func:`wait_limit` seconds (a fourth of its deadline) is a 429; a Reject level rejects at once when
 no seat is free. A request's width (seats) comes from
 :func:`services.flowcontrol.config.width`, at most its level's nominal limit.
 Retry-After is the time the level's measured drain rate (seats finished
@@ -54,7 +54,14 @@ from services.flowcontrol.dispatcher import TOO_MANY_REQUESTS, Decision, StartRe
 from services.flowcontrol.leases import Leases
 from services.flowcontrol.queueset import ESTIMATED_SERVICE_SECONDS, QueueSet, Request
 
-QUEUE_WAIT_LIMIT = 15.0  # seconds; kube: --request-timeout / 4
+QUEUE_WAIT_LIMIT = 15.0  # seconds; kube: --request-timeout / 4, for a request without a deadline
+MAX_QUEUE_WAIT = 60.0  # seconds; kube's hard limit on any request's queue wait
+
+
+def wait_limit(asked: float, default: float = QUEUE_WAIT_LIMIT) -> float:
+    """Seconds a queued request may wait before its 429: ``asked`` (a fourth of its deadline, from the gateway)
+    or, when 0, ``default``; never above MAX_QUEUE_WAIT (kube's getRequestWaitContext)."""
+    return min(asked if asked > 0 else default, MAX_QUEUE_WAIT)
 DRAIN_WINDOW = 10.0  # seconds of finished requests that measure the drain rate
 MAX_RETRY_AFTER = 60
 
@@ -707,7 +714,7 @@ class APFDispatcher:
                     waiter.set_result(None)
 
             ticket.notify = wake
-            timer = loop.call_later(ctl.queue_wait_limit, ctl.expire, ticket)
+            timer = loop.call_later(wait_limit(request.queue_wait_limit, ctl.queue_wait_limit), ctl.expire, ticket)
             try:
                 await waiter
             except asyncio.CancelledError:

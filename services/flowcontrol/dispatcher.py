@@ -35,6 +35,7 @@ class StartRequest:
     # The Dispatch stream's lease holder (services.flowcontrol.leases.Holder) when that stream takes seat
     # leases; a dispatcher that leases may grant it seats of the request's level.
     holder: Any = field(default=None, compare=False)
+    queue_wait_limit: float = 0.0  # seconds it may wait in a queue (0 = the controller's default)
 
 
 @dataclass(frozen=True)

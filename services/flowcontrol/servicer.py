@@ -153,7 +153,7 @@ class _Stream:
             return
         holder = self._holder() if start.accept_leases else None
         request = StartRequest(decode_attributes(start.attributes), start.mutating, start.long_running,
-                               start.list_limit, holder)
+                               start.list_limit, holder, start.queue_wait_limit_seconds)
         self.waiting[request_id] = asyncio.create_task(self._decide(request_id, request))
 
     def _holder(self) -> Holder | None:

@@ -463,8 +463,10 @@ class FlowControlClient:
         """Hold a seat for the body of the ``async with`` (or until ``Seat.release``).
 
         Raises 429 TooManyRequests (with Retry-After) when rejected. ``timeout``
-        (seconds) bounds the wait for a decision; past it the request is
-        rejected with 429 as queued requests are in kube-apiserver.
+        (seconds) is the request's deadline: it may wait in its APF queue for a
+        fourth of it (at most 60 s; a long-running request 15 s) and is then
+        rejected with 429, as kube-apiserver's getRequestWaitContext decides;
+        a decision that has not come within ``timeout`` is a 504.
         ``holder`` receives the PF UIDs (also on rejection); ``list_limit`` is
         a LIST's ``?limit=`` for its width in seats. With leases, a request of
         a remembered exempt key, or of a leasable key while its level's lease
@@ -500,7 +502,9 @@ class FlowControlClient:
         self._pending[request_id] = fut
         session.send("start", flowcontrol_pb2.DispatchRequest(start=flowcontrol_pb2.Start(
             request_id=request_id, attributes=attrs.to_proto(), mutating=attrs.mutating, long_running=long_running,
-            list_limit=list_limit, accept_leases=session.leases_on)))
+            list_limit=list_limit, accept_leases=session.leases_on,
+            # kube's getRequestWaitContext: a fourth of the request's deadline; a watch has none (the default).
+            queue_wait_limit_seconds=0.0 if long_running or timeout <= 0 else timeout / 4)))
         try:
             reply = await asyncio.wait_for(fut, timeout)
         except TimeoutError:

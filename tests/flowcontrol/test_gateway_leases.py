@@ -251,3 +251,36 @@ async def test_under_contention_requests_queue_centrally_and_429_as_before(tiny:
     finally:
         release.set()
         await _close(gateway1, gateway2)
+
+
+@pytest.mark.parametrize("leases", [True, False])
+async def test_a_queued_request_waits_a_fourth_of_its_deadline(tiny: Flow, leases: bool) -> None:
+    """kube's getRequestWaitContext: a request that cannot get a seat waits in its queue for a fourth of its
+    deadline and is then rejected with 429 (time-out), not held until the deadline itself (504)."""
+    gateway = await _client(tiny, leases)
+    client = gateway[0]
+    level = tiny.controller.levels[GD]
+    release = asyncio.Event()
+    try:
+        limit = tiny.controller.current_limit(level)
+
+        async def hold(i: int) -> None:
+            async with client.seat(get(BOB, f"h{i}"), False, 30.0):
+                await release.wait()
+
+        holders = [asyncio.create_task(hold(i)) for i in range(limit)]
+        await _until(lambda: len(level.executing) + level.leased >= limit and not any(h.done() for h in holders))
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        with pytest.raises(errors.StatusError) as info:
+            async with client.seat(get(ALICE), False, 2.0):
+                raise AssertionError("ran without a seat")
+        waited = loop.time() - started
+        assert info.value.code == 429 and info.value.retry_after is not None
+        assert 0.4 <= waited < 1.5, waited  # 2 s / 4 = 0.5 s, far from the 2 s deadline
+        assert tiny.controller.counters["rejected:time-out"].get((GD, GD), 0) >= 1
+        release.set()
+        await asyncio.gather(*holders)
+    finally:
+        release.set()
+        await _close(gateway)

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from kapi_proto.kapi.common.v1 import common_pb2 as kapi_dot_common_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%kapi/flowcontrol/v1/flowcontrol.proto\x12\x13kapi.flowcontrol.v1\x1a\x1bkapi/common/v1/common.proto\"\xa5\x01\n\x05Start\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x35\n\nattributes\x18\x02 \x01(\x0b\x32!.kapi.common.v1.RequestAttributes\x12\x10\n\x08mutating\x18\x03 \x01(\x08\x12\x14\n\x0clong_running\x18\x04 \x01(\x08\x12\x12\n\nlist_limit\x18\x05 \x01(\x03\x12\x15\n\raccept_leases\x18\x06 \x01(\x08\"\x1c\n\x06\x46inish\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\"4\n\x0bLeaseReturn\x12\x16\n\x0epriority_level\x18\x01 \x01(\t\x12\r\n\x05seats\x18\x02 \x01(\r\"r\n\nLocalCount\x12\x13\n\x0b\x66low_schema\x18\x01 \x01(\t\x12\x16\n\x0epriority_level\x18\x02 \x01(\t\x12\x12\n\ndispatched\x18\x03 \x01(\r\x12\x10\n\x08\x66inished\x18\x04 \x01(\r\x12\x11\n\texecuting\x18\x05 \x01(\r\"=\n\x0bLevelDemand\x12\x16\n\x0epriority_level\x18\x01 \x01(\t\x12\x16\n\x0epeak_in_flight\x18\x02 \x01(\r\"\x82\x01\n\x0bLocalReport\x12/\n\x06\x63ounts\x18\x01 \x03(\x0b\x32\x1f.kapi.flowcontrol.v1.LocalCount\x12\x30\n\x06\x64\x65mand\x18\x02 \x03(\x0b\x32 .kapi.flowcontrol.v1.LevelDemand\x12\x10\n\x08sequence\x18\x03 \x01(\x04\"J\n\x10\x44ispatchRequests\x12\x36\n\x08requests\x18\x01 \x03(\x0b\x32$.kapi.flowcontrol.v1.DispatchRequest\"\xb5\x01\n\x11\x44ispatchResponses\x12\x38\n\tresponses\x18\x01 \x03(\x0b\x32%.kapi.flowcontrol.v1.DispatchResponse\x12\x37\n\rlease_changes\x18\x02 \x03(\x0b\x32 .kapi.flowcontrol.v1.LeaseChange\x12\x19\n\x11\x63onfig_generation\x18\x03 \x01(\x04\x12\x12\n\nreport_ack\x18\x04 \x01(\x04\"R\n\x0bLeaseChange\x12\x16\n\x0epriority_level\x18\x01 \x01(\t\x12\r\n\x05grant\x18\x02 \x01(\r\x12\x0e\n\x06revoke\x18\x03 \x01(\x08\x12\x0c\n\x04keep\x18\x04 \x01(\r\"\xe6\x01\n\x0f\x44ispatchRequest\x12+\n\x05start\x18\x01 \x01(\x0b\x32\x1a.kapi.flowcontrol.v1.StartH\x00\x12-\n\x06\x66inish\x18\x02 \x01(\x0b\x32\x1b.kapi.flowcontrol.v1.FinishH\x00\x12\x38\n\x0clease_return\x18\x03 \x01(\x0b\x32 .kapi.flowcontrol.v1.LeaseReturnH\x00\x12\x32\n\x06report\x18\x04 \x01(\x0b\x32 .kapi.flowcontrol.v1.LocalReportH\x00\x42\t\n\x07message\"\x83\x02\n\x10\x44ispatchResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0f\n\x07\x65xecute\x18\x02 \x01(\x08\x12\x1b\n\x13retry_after_seconds\x18\x03 \x01(\x05\x12\x13\n\x0b\x66low_schema\x18\x04 \x01(\t\x12\x16\n\x0epriority_level\x18\x05 \x01(\t\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x17\n\x0f\x66low_schema_uid\x18\x07 \x01(\t\x12\x1a\n\x12priority_level_uid\x18\x08 \x01(\t\x12\x19\n\x11\x63onfig_generation\x18\t \x01(\x04\x12\x0e\n\x06\x65xempt\x18\n \x01(\x08\x12\x10\n\x08leasable\x18\x0b \x01(\x08\"<\n\x0b\x44umpRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x1f\n\x17include_request_details\x18\x02 \x01(\x08\"\x1c\n\x0c\x44umpResponse\x12\x0c\n\x04text\x18\x01 \x01(\t2\xb9\x01\n\x0b\x46lowControl\x12]\n\x08\x44ispatch\x12%.kapi.flowcontrol.v1.DispatchRequests\x1a&.kapi.flowcontrol.v1.DispatchResponses(\x01\x30\x01\x12K\n\x04\x44ump\x12 .kapi.flowcontrol.v1.DumpRequest\x1a!.kapi.flowcontrol.v1.DumpResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%kapi/flowcontrol/v1/flowcontrol.proto\x12\x13kapi.flowcontrol.v1\x1a\x1bkapi/common/v1/common.proto\"\xc7\x01\n\x05Start\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x35\n\nattributes\x18\x02 \x01(\x0b\x32!.kapi.common.v1.RequestAttributes\x12\x10\n\x08mutating\x18\x03 \x01(\x08\x12\x14\n\x0clong_running\x18\x04 \x01(\x08\x12\x12\n\nlist_limit\x18\x05 \x01(\x03\x12\x15\n\raccept_leases\x18\x06 \x01(\x08\x12 \n\x18queue_wait_limit_seconds\x18\x07 \x01(\x01\"\x1c\n\x06\x46inish\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\"4\n\x0bLeaseReturn\x12\x16\n\x0epriority_level\x18\x01 \x01(\t\x12\r\n\x05seats\x18\x02 \x01(\r\"r\n\nLocalCount\x12\x13\n\x0b\x66low_schema\x18\x01 \x01(\t\x12\x16\n\x0epriority_level\x18\x02 \x01(\t\x12\x12\n\ndispatched\x18\x03 \x01(\r\x12\x10\n\x08\x66inished\x18\x04 \x01(\r\x12\x11\n\texecuting\x18\x05 \x01(\r\"=\n\x0bLevelDemand\x12\x16\n\x0epriority_level\x18\x01 \x01(\t\x12\x16\n\x0epeak_in_flight\x18\x02 \x01(\r\"\x82\x01\n\x0bLocalReport\x12/\n\x06\x63ounts\x18\x01 \x03(\x0b\x32\x1f.kapi.flowcontrol.v1.LocalCount\x12\x30\n\x06\x64\x65mand\x18\x02 \x03(\x0b\x32 .kapi.flowcontrol.v1.LevelDemand\x12\x10\n\x08sequence\x18\x03 \x01(\x04\"J\n\x10\x44ispatchRequests\x12\x36\n\x08requests\x18\x01 \x03(\x0b\x32$.kapi.flowcontrol.v1.DispatchRequest\"\xb5\x01\n\x11\x44ispatchResponses\x12\x38\n\tresponses\x18\x01 \x03(\x0b\x32%.kapi.flowcontrol.v1.DispatchResponse\x12\x37\n\rlease_changes\x18\x02 \x03(\x0b\x32 .kapi.flowcontrol.v1.LeaseChange\x12\x19\n\x11\x63onfig_generation\x18\x03 \x01(\x04\x12\x12\n\nreport_ack\x18\x04 \x01(\x04\"R\n\x0bLeaseChange\x12\x16\n\x0epriority_level\x18\x01 \x01(\t\x12\r\n\x05grant\x18\x02 \x01(\r\x12\x0e\n\x06revoke\x18\x03 \x01(\x08\x12\x0c\n\x04keep\x18\x04 \x01(\r\"\xe6\x01\n\x0f\x44ispatchRequest\x12+\n\x05start\x18\x01 \x01(\x0b\x32\x1a.kapi.flowcontrol.v1.StartH\x00\x12-\n\x06\x66inish\x18\x02 \x01(\x0b\x32\x1b.kapi.flowcontrol.v1.FinishH\x00\x12\x38\n\x0clease_return\x18\x03 \x01(\x0b\x32 .kapi.flowcontrol.v1.LeaseReturnH\x00\x12\x32\n\x06report\x18\x04 \x01(\x0b\x32 .kapi.flowcontrol.v1.LocalReportH\x00\x42\t\n\x07message\"\x83\x02\n\x10\x44ispatchResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0f\n\x07\x65xecute\x18\x02 \x01(\x08\x12\x1b\n\x13retry_after_seconds\x18\x03 \x01(\x05\x12\x13\n\x0b\x66low_schema\x18\x04 \x01(\t\x12\x16\n\x0epriority_level\x18\x05 \x01(\t\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x17\n\x0f\x66low_schema_uid\x18\x07 \x01(\t\x12\x1a\n\x12priority_level_uid\x18\x08 \x01(\t\x12\x19\n\x11\x63onfig_generation\x18\t \x01(\x04\x12\x0e\n\x06\x65xempt\x18\n \x01(\x08\x12\x10\n\x08leasable\x18\x0b \x01(\x08\"<\n\x0b\x44umpRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x1f\n\x17include_request_details\x18\x02 \x01(\x08\"\x1c\n\x0c\x44umpResponse\x12\x0c\n\x04text\x18\x01 \x01(\t2\xb9\x01\n\x0b\x46lowControl\x12]\n\x08\x44ispatch\x12%.kapi.flowcontrol.v1.DispatchRequests\x1a&.kapi.flowcontrol.v1.DispatchResponses(\x01\x30\x01\x12K\n\x04\x44ump\x12 .kapi.flowcontrol.v1.DumpRequest\x1a!.kapi.flowcontrol.v1.DumpResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,31 +33,31 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'kapi.flowcontrol.v1.flowcon
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_START']._serialized_start=92
-  _globals['_START']._serialized_end=257
-  _globals['_FINISH']._serialized_start=259
-  _globals['_FINISH']._serialized_end=287
-  _globals['_LEASERETURN']._serialized_start=289
-  _globals['_LEASERETURN']._serialized_end=341
-  _globals['_LOCALCOUNT']._serialized_start=343
-  _globals['_LOCALCOUNT']._serialized_end=457
-  _globals['_LEVELDEMAND']._serialized_start=459
-  _globals['_LEVELDEMAND']._serialized_end=520
-  _globals['_LOCALREPORT']._serialized_start=523
-  _globals['_LOCALREPORT']._serialized_end=653
-  _globals['_DISPATCHREQUESTS']._serialized_start=655
-  _globals['_DISPATCHREQUESTS']._serialized_end=729
-  _globals['_DISPATCHRESPONSES']._serialized_start=732
-  _globals['_DISPATCHRESPONSES']._serialized_end=913
-  _globals['_LEASECHANGE']._serialized_start=915
-  _globals['_LEASECHANGE']._serialized_end=997
-  _globals['_DISPATCHREQUEST']._serialized_start=1000
-  _globals['_DISPATCHREQUEST']._serialized_end=1230
-  _globals['_DISPATCHRESPONSE']._serialized_start=1233
-  _globals['_DISPATCHRESPONSE']._serialized_end=1492
-  _globals['_DUMPREQUEST']._serialized_start=1494
-  _globals['_DUMPREQUEST']._serialized_end=1554
-  _globals['_DUMPRESPONSE']._serialized_start=1556
-  _globals['_DUMPRESPONSE']._serialized_end=1584
-  _globals['_FLOWCONTROL']._serialized_start=1587
-  _globals['_FLOWCONTROL']._serialized_end=1772
+  _globals['_START']._serialized_end=291
+  _globals['_FINISH']._serialized_start=293
+  _globals['_FINISH']._serialized_end=321
+  _globals['_LEASERETURN']._serialized_start=323
+  _globals['_LEASERETURN']._serialized_end=375
+  _globals['_LOCALCOUNT']._serialized_start=377
+  _globals['_LOCALCOUNT']._serialized_end=491
+  _globals['_LEVELDEMAND']._serialized_start=493
+  _globals['_LEVELDEMAND']._serialized_end=554
+  _globals['_LOCALREPORT']._serialized_start=557
+  _globals['_LOCALREPORT']._serialized_end=687
+  _globals['_DISPATCHREQUESTS']._serialized_start=689
+  _globals['_DISPATCHREQUESTS']._serialized_end=763
+  _globals['_DISPATCHRESPONSES']._serialized_start=766
+  _globals['_DISPATCHRESPONSES']._serialized_end=947
+  _globals['_LEASECHANGE']._serialized_start=949
+  _globals['_LEASECHANGE']._serialized_end=1031
+  _globals['_DISPATCHREQUEST']._serialized_start=1034
+  _globals['_DISPATCHREQUEST']._serialized_end=1264
+  _globals['_DISPATCHRESPONSE']._serialized_start=1267
+  _globals['_DISPATCHRESPONSE']._serialized_end=1526
+  _globals['_DUMPREQUEST']._serialized_start=1528
+  _globals['_DUMPREQUEST']._serialized_end=1588
+  _globals['_DUMPRESPONSE']._serialized_start=1590
+  _globals['_DUMPRESPONSE']._serialized_end=1618
+  _globals['_FLOWCONTROL']._serialized_start=1621
+  _globals['_FLOWCONTROL']._serialized_end=1806
 # @@protoc_insertion_point(module_scope)

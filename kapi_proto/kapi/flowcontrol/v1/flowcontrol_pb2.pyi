@@ -8,20 +8,22 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Start(_message.Message):
-    __slots__ = ("request_id", "attributes", "mutating", "long_running", "list_limit", "accept_leases")
+    __slots__ = ("request_id", "attributes", "mutating", "long_running", "list_limit", "accept_leases", "queue_wait_limit_seconds")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     MUTATING_FIELD_NUMBER: _ClassVar[int]
     LONG_RUNNING_FIELD_NUMBER: _ClassVar[int]
     LIST_LIMIT_FIELD_NUMBER: _ClassVar[int]
     ACCEPT_LEASES_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_WAIT_LIMIT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     attributes: _common_pb2.RequestAttributes
     mutating: bool
     long_running: bool
     list_limit: int
     accept_leases: bool
-    def __init__(self, request_id: _Optional[int] = ..., attributes: _Optional[_Union[_common_pb2.RequestAttributes, _Mapping]] = ..., mutating: _Optional[bool] = ..., long_running: _Optional[bool] = ..., list_limit: _Optional[int] = ..., accept_leases: _Optional[bool] = ...) -> None: ...
+    queue_wait_limit_seconds: float
+    def __init__(self, request_id: _Optional[int] = ..., attributes: _Optional[_Union[_common_pb2.RequestAttributes, _Mapping]] = ..., mutating: _Optional[bool] = ..., long_running: _Optional[bool] = ..., list_limit: _Optional[int] = ..., accept_leases: _Optional[bool] = ..., queue_wait_limit_seconds: _Optional[float] = ...) -> None: ...
 
 class Finish(_message.Message):
     __slots__ = ("request_id",)
