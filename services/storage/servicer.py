@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
 
-from kapi import errors, grpcutil, jsonutil
+from kapi import errors, grpcmux, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.storage.keys import ObjectKey
 from services.storage.store import ListOptions, Store, StoredObject, WatchOptions
@@ -52,13 +51,6 @@ def _failure(exc: Exception) -> errors.StatusError:
     return errors.internal(f"{type(exc).__name__}: {exc}")
 
 
-def _call_error(err: errors.StatusError) -> storage_pb2.CallError:
-    """``err`` as a Call stream answer: the gRPC code number, message and trailers its unary RPC would carry."""
-    metadata = dict(errors.trailing_metadata(err))
-    return storage_pb2.CallError(code=err.grpc_code.value[0], message=err.message[:errors.MAX_GRPC_MESSAGE_CHARS],
-                                 status=metadata.get(errors.STATUS_METADATA_KEY, b""))
-
-
 def _object_response(stored: StoredObject) -> storage_pb2.ObjectResponse:
     return storage_pb2.ObjectResponse(object=jsonutil.dumps(stored.object), resource_version=stored.resource_version,
                                       deletion_pending=stored.deletion_pending)
@@ -68,33 +60,39 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
     """Serves the Storage RPCs from ``store``.
 
     Each verb has one work function (``_create``, ``_get``, ``_list``,
-    ``_update``, ``_delete``: request proto -> response proto, raising
-    :class:`kapi.errors.StatusError`) that both its unary RPC and the
-    multiplexed ``Call`` stream run, so the two answer alike.
+    ``_update``, ``_delete``: request proto and timeout -> response proto,
+    raising :class:`kapi.errors.StatusError`) that both its unary RPC and the
+    multiplexed ``Call`` stream (:func:`kapi.grpcmux.serve`) run, so the two
+    answer alike. The timeout (seconds) is unused: a call past it is
+    cancelled, on either path.
     """
 
     def __init__(self, store: Store):
         self._store = store
         # Calls of Call streams still running (all streams): what a stream's end must cancel; read by tests.
         self.stream_calls: set[asyncio.Task[None]] = set()
-        self._work: dict[str, Callable[[Any], Awaitable[Any]]] = {
+        self._work: dict[str, grpcmux.Work] = {
             "get": self._get, "list": self._list, "create": self._create, "update": self._update,
             "delete": self._delete}
 
-    async def _unary(self, context: grpc.aio.ServicerContext, work: Callable[[T], Awaitable[R]], request: T) -> R:
+    async def _unary(self, context: grpc.aio.ServicerContext, work: Callable[[T, float | None], Awaitable[R]],
+                     request: T) -> R:
         try:
-            return await work(request)
+            return await work(request, None)
         except Exception as exc:
             await errors.abort(context, _failure(exc))
         raise AssertionError("unreachable: abort raises")
 
-    async def _create(self, request: storage_pb2.CreateRequest) -> storage_pb2.ObjectResponse:
+    async def _create(self, request: storage_pb2.CreateRequest,
+                      timeout: float | None = None) -> storage_pb2.ObjectResponse:
         return _object_response(await self._store.create(_key(request.key), _body(request.object)))
 
-    async def _get(self, request: storage_pb2.GetRequest) -> storage_pb2.ObjectResponse:
+    async def _get(self, request: storage_pb2.GetRequest,
+                   timeout: float | None = None) -> storage_pb2.ObjectResponse:
         return _object_response(await self._store.get(_key(request.key), request.resource_version))
 
-    async def _list(self, request: storage_pb2.ListRequest) -> storage_pb2.ListResponse:
+    async def _list(self, request: storage_pb2.ListRequest,
+                    timeout: float | None = None) -> storage_pb2.ListResponse:
         result = await self._store.list(_key(request.key), ListOptions(
             label_selector=request.label_selector, field_selector=request.field_selector,
             limit=request.limit, continue_=getattr(request, "continue"),
@@ -109,11 +107,13 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
             response.has_remaining_item_count = True
         return response
 
-    async def _update(self, request: storage_pb2.UpdateRequest) -> storage_pb2.ObjectResponse:
+    async def _update(self, request: storage_pb2.UpdateRequest,
+                      timeout: float | None = None) -> storage_pb2.ObjectResponse:
         return _object_response(await self._store.update(_key(request.key), _body(request.object),
                                                          request.expected_resource_version))
 
-    async def _delete(self, request: storage_pb2.DeleteRequest) -> storage_pb2.ObjectResponse:
+    async def _delete(self, request: storage_pb2.DeleteRequest,
+                      timeout: float | None = None) -> storage_pb2.ObjectResponse:
         return _object_response(await self._store.delete(_key(request.key), request.expected_resource_version,
                                                          request.expected_uid))
 
@@ -147,8 +147,8 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
                    context: grpc.aio.ServicerContext) -> AsyncIterator[storage_pb2.CallResponses]:
         """Serve Get/List/Create/Update/Delete calls multiplexed on one stream (storage.proto ``Call``).
 
-        Each call runs as its own task through the verb's work function (as
-        the unary RPC); answers go out batched (:func:`kapi.grpcutil.batches`)
+        :func:`kapi.grpcmux.serve`: each call runs as its own task through the
+        verb's work function (as the unary RPC); answers go out batched
         in completion order, each with its request's id: the response proto,
         or a ``CallError`` with the gRPC code, message and Status JSON the
         unary RPC would have failed with. A call past its
@@ -156,18 +156,9 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
         answered. The request stream's end lets the running calls finish, then
         ends the responses; a cancelled or broken stream cancels them.
         """
-        await context.send_initial_metadata(())  # tells the caller the stream is up
-        calls = _Calls(self)
-        reader = asyncio.create_task(calls.read(request_iterator))
-        try:
-            async for responses in grpcutil.batches(calls.outbox):
-                yield storage_pb2.CallResponses(responses=responses)
-        finally:
-            calls.close()
-            if not reader.done():
-                reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, grpc.RpcError, Exception):
-                await reader
+        async for responses in grpcmux.serve(grpcmux.STORAGE, self._work, request_iterator, context,
+                                             failure=_failure, running=self.stream_calls):
+            yield responses
 
     async def Watch(self, request: storage_pb2.WatchRequest,  # noqa: N802
                     context: grpc.aio.ServicerContext) -> AsyncIterator[storage_pb2.WatchResponse]:
@@ -185,70 +176,3 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
                                                resource_version=e.resource_version) for e in events])
         except Exception as exc:
             await errors.abort(context, _failure(exc))
-
-
-def _cancel_timer(timer: asyncio.TimerHandle, _task: asyncio.Task[None]) -> None:
-    timer.cancel()
-
-
-class _Calls:
-    """The calls of one Call stream: a task per call, answers on ``outbox`` (None ends it)."""
-
-    def __init__(self, servicer: StorageServicer) -> None:
-        self.servicer = servicer
-        self.outbox: asyncio.Queue[storage_pb2.CallResponse | None] = asyncio.Queue()
-        self.running: dict[int, asyncio.Task[None]] = {}
-        self.closed = False
-
-    async def read(self, request_iterator: AsyncIterator[storage_pb2.CallRequests]) -> None:
-        """Start a task per call, cancel on CallCancel; at the request stream's end wait for the running calls,
-        then end the answers."""
-        loop = asyncio.get_running_loop()
-        work = self.servicer._work
-        try:
-            async for batch in request_iterator:
-                for request in batch.requests:
-                    kind = request.WhichOneof("call")
-                    if kind == "cancel":
-                        task = self.running.pop(request.id, None)
-                        if task is not None:
-                            task.cancel()
-                        continue
-                    if kind is None or request.id in self.running:
-                        message = "no call in the request" if kind is None else f"duplicate call id {request.id}"
-                        self.outbox.put_nowait(storage_pb2.CallResponse(
-                            id=request.id, error=_call_error(errors.bad_request(message))))
-                        continue
-                    task = loop.create_task(self._answer(request.id, work[kind], getattr(request, kind)))
-                    self.running[request.id] = task
-                    self.servicer.stream_calls.add(task)
-                    task.add_done_callback(self.servicer.stream_calls.discard)
-                    if request.timeout_seconds > 0:  # the unary RPC's deadline: cancel the call past it
-                        timer = loop.call_later(request.timeout_seconds, task.cancel)
-                        task.add_done_callback(functools.partial(_cancel_timer, timer))
-            while self.running:
-                await asyncio.wait(list(self.running.values()))
-        finally:
-            self.outbox.put_nowait(None)
-
-    async def _answer(self, call_id: int, work: Callable[[Any], Awaitable[Any]], request: Any) -> None:
-        try:
-            result = await work(request)
-        except asyncio.CancelledError:
-            self.running.pop(call_id, None)
-            return  # the caller gave up (cancel, timeout) or the stream ended: nobody waits for an answer
-        except Exception as exc:
-            response = storage_pb2.CallResponse(id=call_id, error=_call_error(_failure(exc)))
-        else:
-            response = storage_pb2.CallResponse(id=call_id)
-            (response.list if isinstance(result, storage_pb2.ListResponse) else response.object).CopyFrom(result)
-        self.running.pop(call_id, None)
-        if not self.closed:
-            self.outbox.put_nowait(response)
-
-    def close(self) -> None:
-        """The stream ended: cancel every running call."""
-        self.closed = True
-        for task in self.running.values():
-            task.cancel()
-        self.running.clear()
