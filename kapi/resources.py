@@ -136,6 +136,7 @@ RESOURCES: tuple[Resource, ...] = (
     _r("storage.k8s.io", "csistoragecapacities", "CSIStorageCapacity", True),
     _r("storage.k8s.io", "storageclasses", "StorageClass", False, ("sc",)),
     _r("storage.k8s.io", "volumeattachments", "VolumeAttachment", False, subresources=_ST),
+    _r("storage.k8s.io", "volumeattributesclasses", "VolumeAttributesClass", False, ("vac",)),
     _r("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", False),
     _r("admissionregistration.k8s.io", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", False),
     _r("admissionregistration.k8s.io", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", False,

@@ -15,6 +15,8 @@ From ``pkg/apis/storage/v1/defaults.go`` and ``pkg/apis/storage/validation``:
   spec immutable.
 - CSIStorageCapacity: storageClassName a DNS subdomain, capacities not
   negative; storageClassName and nodeTopology immutable.
+- VolumeAttributesClass (GA in 1.34): driverName a qualified name,
+  parameters required (at least one); both Forbidden to change.
 - StorageClass: reclaimPolicy Delete and volumeBindingMode Immediate by
   default; provisioner a qualified name, parameters, the two enums;
   parameters, provisioner and reclaimPolicy Forbidden to change,
@@ -281,24 +283,34 @@ MAX_PARAMETERS = 512  # maxProvisionerParameterLen
 MAX_PARAMETERS_SIZE = 256 * 1024  # maxProvisionerParameterSize
 
 
-def validate_storage_class(obj: Obj) -> list[Cause]:
-    """ValidateStorageClass in kube's order: ``provisioner`` required and (lower-cased) a qualified name,
-    ``parameters`` (at most 512, no empty key, 256 KiB in all), ``reclaimPolicy`` Delete or Retain,
-    ``volumeBindingMode`` Immediate or WaitForFirstConsumer (required; the defaults set both)."""
-    out: list[Cause] = []
-    provisioner = obj.get("provisioner") if isinstance(obj.get("provisioner"), str) else ""
+def validate_provisioner(value: Any, path: str) -> list[Cause]:
+    """validateProvisioner: required, and lower-cased a qualified name."""
+    provisioner = value if isinstance(value, str) else ""
     if not provisioner:
-        out.append(required("provisioner"))
-    else:
-        out.extend(invalid("provisioner", provisioner.lower(), m) for m in is_qualified_name(provisioner.lower()))
-    params = _dict(obj.get("parameters"))
+        return [required(path)]
+    return [invalid(path, provisioner.lower(), m) for m in is_qualified_name(provisioner.lower())]
+
+
+def validate_parameters(value: Any, path: str, allow_empty: bool = True) -> list[Cause]:
+    """validateParameters: at most 512, no empty key (``field can not be empty.``), 256 KiB in all; with
+    ``allow_empty`` False at least one (``Required value: must contain at least one key/value pair``)."""
+    params = _dict(value)
     if len(params) > MAX_PARAMETERS:
-        out.append(Cause("FieldValueTooLong", f"Too long: may not be more than {MAX_PARAMETERS} bytes", "parameters"))
-    else:
-        out.extend(invalid("parameters", "", "field can not be empty.") for key in params if not key)
-        if sum(len(k) + len(str(v)) for k, v in params.items()) > MAX_PARAMETERS_SIZE:
-            out.append(Cause("FieldValueTooLong", f"Too long: may not be more than {MAX_PARAMETERS_SIZE} bytes",
-                             "parameters"))
+        return [Cause("FieldValueTooLong", f"Too long: may not be more than {MAX_PARAMETERS} bytes", path)]
+    out = [invalid(path, "", "field can not be empty.") for key in params if not key]
+    if sum(len(k) + len(str(v)) for k, v in params.items()) > MAX_PARAMETERS_SIZE:
+        out.append(Cause("FieldValueTooLong", f"Too long: may not be more than {MAX_PARAMETERS_SIZE} bytes", path))
+    if not allow_empty and not params:
+        out.append(required(path, "must contain at least one key/value pair"))
+    return out
+
+
+def validate_storage_class(obj: Obj) -> list[Cause]:
+    """ValidateStorageClass in kube's order: ``provisioner`` (:func:`validate_provisioner`), ``parameters``
+    (:func:`validate_parameters`), ``reclaimPolicy`` Delete or Retain, ``volumeBindingMode`` Immediate or
+    WaitForFirstConsumer (required; the defaults set both)."""
+    out = validate_provisioner(obj.get("provisioner"), "provisioner")
+    out.extend(validate_parameters(obj.get("parameters"), "parameters"))
     policy = obj.get("reclaimPolicy")
     if isinstance(policy, str) and policy and policy not in RECLAIM_POLICIES:
         out.append(not_supported("reclaimPolicy", policy, RECLAIM_POLICIES))
@@ -339,4 +351,28 @@ class StorageClassStrategy(Strategy):
             if (new.get(key) or default) != (old.get(key) or default):
                 out.append(forbidden(key, f"updates to {key} are forbidden."))
         _same(out, "volumeBindingMode", new.get("volumeBindingMode"), old.get("volumeBindingMode") or "Immediate")
+        return out
+
+
+@register
+class VolumeAttributesClassStrategy(Strategy):
+    """VolumeAttributesClass: ValidateVolumeAttributesClass and ValidateVolumeAttributesClassUpdate; no generation
+    (no spec), no defaults."""
+
+    group, kind = GROUP, "VolumeAttributesClass"
+    validates_required = True
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """``driverName`` as a provisioner, ``parameters`` with at least one pair."""
+        out = validate_provisioner(obj.get("driverName"), "driverName")
+        out.extend(validate_parameters(obj.get("parameters"), "parameters", allow_empty=False))
+        return out
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """``driverName`` and ``parameters``: ``Forbidden: updates to <field> are forbidden.``"""
+        out: list[Cause] = []
+        if new.get("driverName") != old.get("driverName"):
+            out.append(forbidden("driverName", "updates to driverName are forbidden."))
+        if _dict(new.get("parameters")) != _dict(old.get("parameters")):
+            out.append(forbidden("parameters", "updates to parameters are forbidden."))
         return out

@@ -325,6 +325,8 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("resource.k8s.io", "resourceslices"): Printer((Column("Node"), Column("Driver"), Column("Pool")), lambda o: [
         get(o, "spec", "nodeName", default=""), get(o, "spec", "driver", default=""),
         get(o, "spec", "pool", "name", default="")]),
+    ("storage.k8s.io", "volumeattributesclasses"): Printer((Column("DriverName"),),
+                                                            lambda o: [o.get("driverName", "")]),
     ("storage.k8s.io", "csidrivers"): Printer(
         (Column("AttachRequired", "boolean"), Column("PodInfoOnMount", "boolean"), Column("StorageCapacity", "boolean"),
          Column("TokenRequests"), Column("RequiresRepublish", "boolean"), Column("Modes")), _csi_driver),

@@ -268,6 +268,29 @@ def test_csi_driver_name_is_a_subdomain_and_attach_required_is_immutable(stack: 
         "immutable")
 
 
+def test_volume_attributes_class_is_served(stack: Stack, kubectl: Kubectl, namespace: str) -> None:
+    classes = f"{STORAGE}/volumeattributesclasses"
+    name = f"{namespace}-vac"
+    created = _created(stack, classes, {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttributesClass",
+                                        "metadata": {"name": name}, "driverName": "example.com/disk",
+                                        "parameters": {"iops": "3000"}})
+    assert created == {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttributesClass", "metadata": {"name": name},
+                       "driverName": "example.com/disk", "parameters": {"iops": "3000"}}
+    rows = {line.split()[0]: line.split() for line in kubectl.run("api-resources").stdout.splitlines()[1:]}
+    assert rows["volumeattributesclasses"] == ["volumeattributesclasses", "vac", "storage.k8s.io/v1", "false",
+                                               "VolumeAttributesClass"]
+    table = kubectl.run("get", "vac", name).stdout.splitlines()
+    assert table[0].split() == ["NAME", "DRIVERNAME", "AGE"] and table[1].split()[:2] == [name, "example.com/disk"]
+    assert _invalid(stack, "POST", classes, {"metadata": {"name": f"{name}-bad"}}) == (
+        f'VolumeAttributesClass.storage.k8s.io "{name}-bad" is invalid: [driverName: Required value, '
+        "parameters: Required value: must contain at least one key/value pair]")
+    body = _replace(stack, f"{classes}/{name}", driverName="example.com/other", parameters={"iops": "1"})
+    assert _invalid(stack, "PUT", f"{classes}/{name}", body) == (
+        f'VolumeAttributesClass.storage.k8s.io "{name}" is invalid: ['
+        "driverName: Forbidden: updates to driverName are forbidden., "
+        "parameters: Forbidden: updates to parameters are forbidden.]")
+
+
 # ------------------------------------------------------------ policy
 
 def test_pod_disruption_budget_validation(stack: Stack, namespace: str) -> None:
