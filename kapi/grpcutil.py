@@ -408,7 +408,8 @@ async def stream_opened(call: Any) -> None:
 
 
 async def keep_stream(name: str, channel: grpc.aio.Channel | None, session: Callable[[Callable[[], None]],
-                      Awaitable[None]], *, retry: float = 0.1, retry_max: float = 5.0) -> None:
+                      Awaitable[None]], *, retry: float = 0.1, retry_max: float = 5.0,
+                      logger: logging.Logger | None = None, while_broken: str = "") -> None:
     """Keep one long-lived stream to the ``name`` service up, forever (cancel the task to stop).
 
     ``session(connected)`` opens the stream, calls ``connected()`` once it
@@ -418,19 +419,22 @@ async def keep_stream(name: str, channel: grpc.aio.Channel | None, session: Call
     attempts it waits ``retry`` seconds, doubling per failed attempt up to
     ``retry_max``, or less once ``channel`` is READY (:func:`wait_ready`), so
     a peer that is back is used within about 200 ms without a stream attempt
-    every 100 ms while it is away.
+    every 100 ms while it is away. The lines go to ``logger`` (default this
+    module's); ``while_broken`` is appended to the "broke" line (what the
+    caller does meanwhile).
     """
     loop = asyncio.get_running_loop()
     backoff, broken_since = retry, 0.0
+    out = logger or log
 
     def connected() -> None:
         nonlocal backoff, broken_since
         backoff = retry
         if broken_since:
-            log.info("%s stream back after %.1fs", name, loop.time() - broken_since)
+            out.info("%s stream back after %.1fs", name, loop.time() - broken_since)
             broken_since = 0.0
         else:
-            log.info("%s stream connected", name)
+            out.info("%s stream connected", name)
 
     while True:
         try:
@@ -439,9 +443,10 @@ async def keep_stream(name: str, channel: grpc.aio.Channel | None, session: Call
         except (grpc.RpcError, ConnectionError) as exc:
             if not broken_since:
                 broken_since = loop.time()
-                log.warning("%s stream broke (%s)", name, exc.code() if isinstance(exc, grpc.RpcError) else exc)
+                out.warning("%s stream broke (%s)%s", name, exc.code() if isinstance(exc, grpc.RpcError) else exc,
+                            while_broken)
             else:
-                log.debug("%s stream still down: %s", name, exc)
+                out.debug("%s stream still down: %s", name, exc)
         if channel is not None:
             await wait_ready(channel, backoff)
         else:

@@ -380,74 +380,49 @@ class FlowControlClient:
             yield flowcontrol_pb2.DispatchRequests(requests=batch)
 
     async def _run(self) -> None:
-        """Keep the Dispatch stream up: one log line when it breaks, one when it is back, a capped backoff between.
+        """Keep the Dispatch stream up (:func:`kapi.grpcutil.keep_stream`): one log line when it breaks, one when
+        it is back, a backoff from ``RETRY_SECONDS`` doubling to ``RETRY_MAX_SECONDS`` between attempts (less
+        once the channel is READY), so a flowcontrol that is back is used within about 200 ms."""
+        await grpcutil.keep_stream("flowcontrol", self._channel, self._stream, retry=RETRY_SECONDS,
+                                   retry_max=RETRY_MAX_SECONDS, logger=log,
+                                   while_broken="; local max-in-flight limits until it is back")
 
-        The stream counts as up once the service's initial metadata arrives on a
-        call still running (a call that failed to connect also "returns" empty
-        metadata, already done). Between attempts it waits ``RETRY_SECONDS``,
-        doubling per failed attempt up to ``RETRY_MAX_SECONDS``, or less if the
-        channel reports READY first (the channel reconnects on its own backoff,
-        kapi/grpcutil.py), so a flowcontrol that is back is used within about
-        200 ms without a stream attempt every 100 ms while it is away.
-        """
+    async def _stream(self, connected: Callable[[], None]) -> None:
+        """One Dispatch stream session: open it, read decisions, lease changes and acks until it ends or breaks;
+        then forget the session and fail every pending Start (its requests fall back to the local limits)."""
         assert self._stub is not None
-        backoff, broken_since = RETRY_SECONDS, 0.0
-        loop = asyncio.get_running_loop()
-        while True:
-            outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequest | None] = asyncio.Queue()
-            session = self._session = Session(outbox, self._leases, self.sent)
-            reporter: asyncio.Task[None] | None = None
-            try:
-                call = self._stub.Dispatch(self._requests(outbox))
-                await call.initial_metadata()  # the service sends it at once: the stream is up
-                if call.done():  # never connected: the metadata of a failed call
-                    raise ConnectionError(f"no stream: {await call.code()}")
-                self._connected.set()
-                backoff = RETRY_SECONDS
-                if broken_since:
-                    log.info("flowcontrol stream back after %.1fs", loop.time() - broken_since)
-                    broken_since = 0.0
-                else:
-                    log.info("flowcontrol stream connected")
-                if self._leases:
-                    reporter = asyncio.create_task(self._report(session))
-                async for replies in call:
-                    if replies.config_generation:
-                        session.new_generation(replies.config_generation)
-                    for reply in replies.responses:
-                        fut = self._pending.pop(reply.request_id, None)
-                        if fut is not None and not fut.done():
-                            fut.set_result(reply)
-                    for change in replies.lease_changes:
-                        session.apply(change)
-                    if replies.report_ack:
-                        session.acknowledged(replies.report_ack)
-                raise ConnectionError("the flowcontrol service ended the stream")
-            except asyncio.CancelledError:
-                raise
-            except (grpc.RpcError, ConnectionError) as exc:
-                if not broken_since:
-                    broken_since = loop.time()
-                    log.warning("flowcontrol stream broke (%s); local max-in-flight limits until it is back",
-                                exc.code() if isinstance(exc, grpc.RpcError) else exc)
-                else:
-                    log.debug("flowcontrol stream still down: %s", exc)
-            finally:
-                self._connected.clear()
-                session.close()
-                self._session = None
-                if reporter is not None:
-                    reporter.cancel()
-                outbox.put_nowait(None)
-                for fut in self._pending.values():
-                    if not fut.done():
-                        fut.set_exception(ConnectionError("flowcontrol stream closed"))
-                self._pending.clear()
-            if self._channel is not None:
-                await grpcutil.wait_ready(self._channel, backoff)
-            else:
-                await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, RETRY_MAX_SECONDS)
+        outbox: asyncio.Queue[flowcontrol_pb2.DispatchRequest | None] = asyncio.Queue()
+        session = self._session = Session(outbox, self._leases, self.sent)
+        reporter: asyncio.Task[None] | None = None
+        try:
+            call = self._stub.Dispatch(self._requests(outbox))
+            await grpcutil.stream_opened(call)  # the service sends its metadata at once: the stream is up
+            self._connected.set()
+            connected()
+            if self._leases:
+                reporter = asyncio.create_task(self._report(session))
+            async for replies in call:
+                if replies.config_generation:
+                    session.new_generation(replies.config_generation)
+                for reply in replies.responses:
+                    fut = self._pending.pop(reply.request_id, None)
+                    if fut is not None and not fut.done():
+                        fut.set_result(reply)
+                for change in replies.lease_changes:
+                    session.apply(change)
+                if replies.report_ack:
+                    session.acknowledged(replies.report_ack)
+        finally:
+            self._connected.clear()
+            session.close()
+            self._session = None
+            if reporter is not None:
+                reporter.cancel()
+            outbox.put_nowait(None)
+            for fut in self._pending.values():
+                if not fut.done():
+                    fut.set_exception(ConnectionError("flowcontrol stream closed"))
+            self._pending.clear()
 
     async def _report(self, session: Session) -> None:
         """Every ``REPORT_SECONDS`` while the stream is up: what ran without a Start, if anything changed."""
