@@ -21,6 +21,10 @@ SYSTEM_PREFIX = "system-"
 # schedulingapiv1.systemPriorityClasses: name -> (value, globalDefault)
 SYSTEM_PRIORITY_CLASSES = {"system-node-critical": (2_000_001_000, False),
                            "system-cluster-critical": (2_000_000_000, False)}
+SYSTEM_PRIORITY_CLASS_DESCRIPTIONS = {
+    "system-node-critical": "Used for system critical pods that must not be moved from their current node.",
+    "system-cluster-critical": "Used for system critical pods that must run in the cluster, but can be moved to "
+                               "another node if necessary."}
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")  # ValidatePreemptionPolicy's order
 
 

@@ -48,13 +48,14 @@ HOOK_APF = "priority-and-fairness-filter"
 HOOK_CRD_SYNCED = "crd-informer-synced"
 HOOK_NAMESPACES = "start-system-namespaces-controller"
 HOOK_BOOTSTRAP = "bootstrap-controller"
+HOOK_PRIORITY_CLASSES = "scheduling/bootstrap-system-priority-classes"
 # The flowcontrol service keeps the bootstrap configuration; the gateway counts it done at start since its
 # local max-in-flight fallback serves until the stream is up (docs/architecture.md, "Failure policy").
 HOOK_APF_BOOTSTRAP = "apiserver/bootstrap-system-flowcontrol-configuration"
 HOOK_AUTH_INFO = "start-cluster-authentication-info-controller"
 HOOK_AGGREGATOR = "start-kube-aggregator-informers"
-POST_START_HOOKS = (HOOK_INFORMERS, HOOK_APF, HOOK_CRD_SYNCED, HOOK_NAMESPACES, HOOK_BOOTSTRAP, HOOK_APF_BOOTSTRAP,
-                    HOOK_AUTH_INFO, HOOK_AGGREGATOR)
+POST_START_HOOKS = (HOOK_INFORMERS, HOOK_APF, HOOK_CRD_SYNCED, HOOK_NAMESPACES, HOOK_BOOTSTRAP, HOOK_PRIORITY_CLASSES,
+                    HOOK_APF_BOOTSTRAP, HOOK_AUTH_INFO, HOOK_AGGREGATOR)
 
 HEADERS = {"Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff"}
 

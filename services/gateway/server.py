@@ -34,6 +34,7 @@ import grpc
 from aiohttp import web
 
 from kapi import errors, flags, grpcutil, jsonutil, limits
+from kapi.kinds import scheduling
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import aggregation, audit, authtrust, chain, dynamic, grpcapi, healthz, storageclient
 from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, Backends, Config
@@ -144,6 +145,32 @@ async def ensure_system_namespaces(storage: Any, stop: asyncio.Event) -> None:
             await asyncio.sleep(0.5)
 
 
+async def ensure_system_priority_classes(storage: Any, stop: asyncio.Event) -> None:
+    """Create ``system-node-critical`` and ``system-cluster-critical`` if absent (kube's
+    ``scheduling/bootstrap-system-priority-classes`` post-start hook; values from
+    :data:`kapi.kinds.scheduling.SYSTEM_PRIORITY_CLASSES`). Existing objects are kept; retries while storage is
+    unavailable, returns once both exist or ``stop`` is set."""
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    pending = list(scheduling.SYSTEM_PRIORITY_CLASSES.items())
+    while pending and not stop.is_set():
+        name, (value, _) = pending[0]
+        obj = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+               "metadata": {"name": name, "uid": str(uuid.uuid4()), "creationTimestamp": now},
+               "value": value, "description": scheduling.SYSTEM_PRIORITY_CLASS_DESCRIPTIONS[name],
+               "preemptionPolicy": "PreemptLowerPriority"}
+        try:
+            await grpcutil.call("storage", storage.Create, storage_pb2.CreateRequest(
+                key=storage_pb2.ResourceKey(group=scheduling.GROUP, resource="priorityclasses", name=name),
+                object=jsonutil.dumps(obj)), timeout=5)
+            pending.pop(0)
+        except errors.StatusError as err:
+            if err.reason == "AlreadyExists":
+                pending.pop(0)
+                continue
+            log.info("waiting for storage to create PriorityClass %s: %s", name, err.message)
+            await asyncio.sleep(0.5)
+
+
 async def ensure_kubernetes_service(backends: Backends, port: int, stop: asyncio.Event) -> None:
     """Create the ``kubernetes`` Service in ``default`` with the range's first IP, and its Endpoints.
 
@@ -240,6 +267,8 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     backends.post_start_hooks.add(healthz.HOOK_NAMESPACES)
     await ensure_kubernetes_service(backends, args.secure_port, stop)
     backends.post_start_hooks.add(healthz.HOOK_BOOTSTRAP)
+    await ensure_system_priority_classes(backends.storage, stop)
+    backends.post_start_hooks.add(healthz.HOOK_PRIORITY_CLASSES)
     backends.custom_resources = dynamic.CustomResourceRegistry(backends.storage)
     if not await backends.custom_resources.wait_synced(5.0):
         log.warning("CustomResourceDefinitions not listed after 5s; serving built-in resources meanwhile")

@@ -378,6 +378,22 @@ def test_priority_class_defaults_limits_and_updates(stack: Stack, namespace: str
         'preemptionPolicy: Invalid value: "Never": field is immutable]')
 
 
+def test_system_priority_classes_exist(stack: Stack, kubectl: Kubectl) -> None:
+    # the scheduling/bootstrap-system-priority-classes post-start hook
+    for name, value, description in (
+            ("system-node-critical", 2000001000,
+             "Used for system critical pods that must not be moved from their current node."),
+            ("system-cluster-critical", 2000000000,
+             "Used for system critical pods that must run in the cluster, but can be moved to another node if "
+             "necessary.")):
+        code, reply = _call(stack, "GET", f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}")
+        assert code == 200, reply
+        assert (reply["value"], reply["description"], reply["preemptionPolicy"], "globalDefault" in reply) == (
+            value, description, "PreemptLowerPriority", False)
+    code, raw = _raw(stack, "GET", "/healthz/poststarthook/scheduling/bootstrap-system-priority-classes")
+    assert (code, raw) == (200, b"ok")
+
+
 def test_only_one_global_default_priority_class(stack: Stack, namespace: str) -> None:
     classes = "/apis/scheduling.k8s.io/v1/priorityclasses"
     first, second = f"{namespace}-d1", f"{namespace}-d2"
