@@ -2,7 +2,8 @@
 
 ValidateRuntimeClass: ``handler`` a DNS label (an empty one is the label message, not ``Required value``: kube
 decodes into a Go struct and only this rule names it), ``overhead.podFixed`` as a container's limits (causes on
-``overhead.limits[<name>]``, as kube reuses ValidateResourceRequirements), ``scheduling.tolerations``;
+``overhead.limits[<name>]``, as kube reuses ValidateResourceRequirements), ``scheduling.nodeSelector`` as labels,
+``scheduling.tolerations``;
 ValidateRuntimeClassUpdate: ``handler`` immutable. No generation (the kind has no spec).
 """
 
@@ -12,7 +13,7 @@ from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import immutable
 from kapi.kinds.podspec import validate_resources, validate_tolerations
-from kapi.objectmeta import invalid
+from kapi.objectmeta import invalid, validate_labels
 from kapi.validation import is_dns1123_label
 
 
@@ -25,8 +26,11 @@ def validate_runtime_class(obj: Obj) -> list[Cause]:
     if isinstance(overhead, dict):
         out.extend(validate_resources({"limits": overhead.get("podFixed")}, "overhead"))
     scheduling = obj.get("scheduling")
-    if isinstance(scheduling, dict) and isinstance(scheduling.get("tolerations"), list):
-        out.extend(validate_tolerations(scheduling["tolerations"], "scheduling.tolerations"))
+    if isinstance(scheduling, dict):
+        if scheduling.get("nodeSelector") is not None:
+            out.extend(validate_labels(scheduling["nodeSelector"], "scheduling.nodeSelector"))
+        if isinstance(scheduling.get("tolerations"), list):
+            out.extend(validate_tolerations(scheduling["tolerations"], "scheduling.tolerations"))
     return out
 
 

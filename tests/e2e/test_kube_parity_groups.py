@@ -433,9 +433,13 @@ def test_runtime_class_handler_and_overhead(stack: Stack, namespace: str) -> Non
         "character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
     # the overhead is checked as a container's limits, so the path says limits
     assert _invalid(stack, "POST", classes, {"metadata": {"name": name}, "handler": "runc",
-                                             "overhead": {"podFixed": {"cpu": "-1"}}}) == (
-        f'RuntimeClass.node.k8s.io "{name}" is invalid: overhead.limits[cpu]: Invalid value: "-1": must be greater '
-        "than or equal to 0")
+                                             "overhead": {"podFixed": {"cpu": "-1"}},
+                                             "scheduling": {"nodeSelector": {"zone": "a b"}}}) == (
+        f'RuntimeClass.node.k8s.io "{name}" is invalid: [overhead.limits[cpu]: Invalid value: "-1": must be greater '
+        'than or equal to 0, scheduling.nodeSelector: Invalid value: "a b": a valid label must be an empty string or '
+        "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+        "(e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+        "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')]")
     created = _created(stack, classes, {"metadata": {"name": name}, "handler": "runc"})
     assert "generation" not in created["metadata"]
     body = _replace(stack, f"{classes}/{name}", handler="crun")
