@@ -20,7 +20,7 @@ From ``pkg/apis/storage/v1/defaults.go`` and ``pkg/apis/storage/validation``:
 - StorageClass: reclaimPolicy Delete and volumeBindingMode Immediate by
   default; provisioner a qualified name, parameters, the two enums;
   parameters, provisioner and reclaimPolicy Forbidden to change,
-  volumeBindingMode immutable (allowedTopologies: not checked yet).
+  volumeBindingMode immutable; allowedTopologies terms.
 """
 
 from __future__ import annotations
@@ -305,6 +305,34 @@ def validate_parameters(value: Any, path: str, allow_empty: bool = True) -> list
     return out
 
 
+def validate_allowed_topologies(terms: Any, path: str = "allowedTopologies") -> list[Cause]:
+    """validateAllowedTopologies: each term's match label expressions (ValidateTopologySelectorTerm: values
+    required and unique, the key a qualified name, no key twice in a term) and no two terms alike
+    (``<term>.matchLabelExpressions: Duplicate value: ""``). Terms without expressions are not compared (kube's
+    comparison also counts them as duplicates of its pre-sized empty entries)."""
+    out: list[Cause] = []
+    seen: list[dict[str, frozenset[str]]] = []
+    for i, term in enumerate(_list(terms)):
+        tpath = f"{path}[{i}]"
+        exprs: dict[str, frozenset[str]] = {}
+        for j, expr in enumerate(_list(_dict(term).get("matchLabelExpressions"))):
+            expr, epath = _dict(expr), f"{tpath}.matchLabelExpressions[{j}]"
+            values = _list(expr.get("values"))
+            if not values:
+                out.append(required(f"{epath}.values"))
+            out.extend(duplicate(f"{epath}.values[{k}]", value)
+                       for k, value in enumerate(values) if value in values[:k])
+            key = expr.get("key") if isinstance(expr.get("key"), str) else ""
+            out.extend(invalid(f"{epath}.key", key, m) for m in is_qualified_name(key))
+            if key in exprs:
+                out.append(duplicate(f"{epath}.key", key))
+            exprs[key] = frozenset(str(v) for v in values)
+        if exprs and exprs in seen:
+            out.append(duplicate(f"{tpath}.matchLabelExpressions", ""))
+        seen.append(exprs)
+    return out
+
+
 def validate_storage_class(obj: Obj) -> list[Cause]:
     """ValidateStorageClass in kube's order: ``provisioner`` (:func:`validate_provisioner`), ``parameters``
     (:func:`validate_parameters`), ``reclaimPolicy`` Delete or Retain, ``volumeBindingMode`` Immediate or
@@ -319,6 +347,7 @@ def validate_storage_class(obj: Obj) -> list[Cause]:
         out.append(required("volumeBindingMode"))
     elif mode not in BINDING_MODES:
         out.append(not_supported("volumeBindingMode", mode, BINDING_MODES))
+    out.extend(validate_allowed_topologies(obj.get("allowedTopologies")))
     return out
 
 

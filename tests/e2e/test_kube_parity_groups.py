@@ -213,6 +213,20 @@ def test_storage_class_defaults_validation_and_updates(stack: Stack, namespace: 
         "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), "
         'reclaimPolicy: Unsupported value: "Recycle": supported values: "Delete", "Retain", '
         'volumeBindingMode: Unsupported value: "Later": supported values: "Immediate", "WaitForFirstConsumer"]')
+    zone = {"key": "topology.kubernetes.io/zone", "values": ["a", "a"]}
+    assert _invalid(stack, "POST", classes, {"metadata": {"name": f"{name}-topo"}, "provisioner": "example.com/d",
+                                             "allowedTopologies": [
+                                                 {"matchLabelExpressions": [zone, {"key": "bad key", "values": []}]},
+                                                 {"matchLabelExpressions": [{**zone, "values": ["b"]}]},
+                                                 {"matchLabelExpressions": [{**zone, "values": ["b"]}]}]}) == (
+        f'StorageClass.storage.k8s.io "{name}-topo" is invalid: ['
+        'allowedTopologies[0].matchLabelExpressions[0].values[1]: Duplicate value: "a", '
+        "allowedTopologies[0].matchLabelExpressions[1].values: Required value, "
+        "allowedTopologies[0].matchLabelExpressions[1].key: Invalid value: \"bad key\": name part must consist of "
+        "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), "
+        'allowedTopologies[2].matchLabelExpressions: Duplicate value: ""]')
     body = _replace(stack, f"{classes}/{name}", provisioner="example.com/other", parameters={"type": "ssd"},
                     reclaimPolicy="Retain", volumeBindingMode="WaitForFirstConsumer")
     assert _invalid(stack, "PUT", f"{classes}/{name}", body) == (
