@@ -25,6 +25,7 @@ Not served: ServiceCIDR and IPAddress (networking.k8s.io/v1 since kube 1.33), se
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 from typing import Any
 
 from kapi.errors import Cause
@@ -226,9 +227,38 @@ class NetworkPolicyStrategy(Strategy):
 
 # ------------------------------------------------------------ Ingress
 
-def _validate_backend(backend: Any, path: str) -> list[Cause]:
-    """validateIngressBackend: exactly one of service and resource; a service needs a DNS-1035 name and a port
-    name or number."""
+@dataclass(frozen=True)
+class IngressOptions:
+    """IngressValidationOptions: what an update tolerates because the stored Ingress already had it."""
+
+    allow_invalid_secret_name: bool = False
+    allow_invalid_wildcard_rule: bool = False
+    relaxed_service_names: bool = False  # RelaxedServiceNameValidation is alpha (off) in kube 1.37
+
+
+def _service_names(spec: Obj) -> list[str]:
+    backends = [spec.get("defaultBackend")]
+    for rule in _list(spec.get("rules")):
+        backends.extend(_dict(e).get("backend") for e in _list(_dict(_dict(rule).get("http")).get("paths")))
+    return [_str(_dict(_dict(b).get("service")).get("name")) for b in backends if _dict(b).get("service")]
+
+
+def update_options(old: Obj) -> IngressOptions:
+    """allowInvalidSecretName, allowInvalidWildcardHostRule and allowRelaxedServiceNameValidation of the stored
+    Ingress: an invalid TLS secret name; a wildcard-host rule whose value is invalid; a backend service name that
+    is a DNS label but not a DNS-1035 label."""
+    spec = _dict(old.get("spec"))
+    secret = any(is_dns1123_subdomain(_str(_dict(t).get("secretName"))) for t in _list(spec.get("tls"))
+                 if _str(_dict(t).get("secretName")))
+    wildcard = any("*" in _str(_dict(r).get("host")) and _validate_rules([{**_dict(r), "host": ""}], IngressOptions())
+                   for r in _list(spec.get("rules")))
+    relaxed = any(not is_dns1123_label(n) and is_dns1035_label(n) for n in _service_names(spec) if n)
+    return IngressOptions(secret, wildcard, relaxed)
+
+
+def _validate_backend(backend: Any, path: str, opts: IngressOptions) -> list[Cause]:
+    """validateIngressBackend: exactly one of service and resource; a service needs a DNS-1035 name (a DNS label
+    with ``opts.relaxed_service_names``) and a port name or number."""
     backend = _dict(backend)
     service, resource = backend.get("service"), backend.get("resource")
     if service is not None and resource is not None:
@@ -243,7 +273,8 @@ def _validate_backend(backend: Any, path: str) -> list[Cause]:
     if not name:
         out.append(required(f"{path}.service.name"))
     else:
-        out.extend(invalid(f"{path}.service.name", name, msg) for msg in is_dns1035_label(name))
+        check = is_dns1123_label if opts.relaxed_service_names else is_dns1035_label
+        out.extend(invalid(f"{path}.service.name", name, msg) for msg in check(name))
     port = _dict(service.get("port"))
     port_name, port_number = _str(port.get("name")), _int(port.get("number")) or 0
     if port_name and port_number:
@@ -258,7 +289,7 @@ def _validate_backend(backend: Any, path: str) -> list[Cause]:
     return out
 
 
-def _validate_http_path(entry: Any, path: str) -> list[Cause]:
+def _validate_http_path(entry: Any, path: str, opts: IngressOptions) -> list[Cause]:
     """validateHTTPIngressPath: pathType required; Exact/Prefix need an absolute path without the invalid
     sequences and suffixes; ImplementationSpecific a path that is empty or absolute; then the backend."""
     entry = _dict(entry)
@@ -279,11 +310,11 @@ def _validate_http_path(entry: Any, path: str) -> list[Cause]:
             out.append(invalid(f"{path}.path", value, "must be an absolute path"))
     else:
         out.append(not_supported(f"{path}.pathType", path_type, PATH_TYPES))
-    out.extend(_validate_backend(entry.get("backend"), f"{path}.backend"))
+    out.extend(_validate_backend(entry.get("backend"), f"{path}.backend", opts))
     return out
 
 
-def _validate_rules(rules: list[Any]) -> list[Cause]:
+def _validate_rules(rules: list[Any], opts: IngressOptions) -> list[Cause]:
     """validateIngressRules: a host is a DNS name (not an IP), ``*.`` wildcards allowed; each HTTP rule needs
     paths."""
     out: list[Cause] = []
@@ -296,16 +327,16 @@ def _validate_rules(rules: list[Any]) -> list[Cause]:
             check = is_wildcard_dns1123_subdomain if "*" in host else is_dns1123_subdomain
             out.extend(invalid(f"{rpath}.host", host, msg) for msg in check(host))
         http = rule.get("http")
-        if isinstance(http, dict):
+        if isinstance(http, dict) and not ("*" in host and opts.allow_invalid_wildcard_rule):
             paths = _list(http.get("paths"))
             if not paths:
                 out.append(required(f"{rpath}.http.paths"))
             for j, entry in enumerate(paths):
-                out.extend(_validate_http_path(entry, f"{rpath}.http.paths[{j}]"))
+                out.extend(_validate_http_path(entry, f"{rpath}.http.paths[{j}]", opts))
     return out
 
 
-def _validate_tls(tls: list[Any]) -> list[Cause]:
+def _validate_tls(tls: list[Any], opts: IngressOptions) -> list[Cause]:
     """validateIngressTLS: hosts DNS subdomains (or wildcards), a secretName a DNS subdomain when set."""
     out: list[Cause] = []
     for i, entry in enumerate(tls):
@@ -315,14 +346,15 @@ def _validate_tls(tls: list[Any]) -> list[Cause]:
             check = is_wildcard_dns1123_subdomain if "*" in host else is_dns1123_subdomain
             out.extend(invalid(f"spec.tls[{i}].hosts[{j}]", host, msg) for msg in check(host))
         secret = _str(entry.get("secretName"))
-        if secret:
+        if secret and not opts.allow_invalid_secret_name:
             out.extend(invalid(f"spec.tls[{i}].secretName", secret, msg) for msg in is_dns1123_subdomain(secret))
     return out
 
 
-def validate_ingress(obj: Obj) -> list[Cause]:
+def validate_ingress(obj: Obj, opts: IngressOptions | None = None) -> list[Cause]:
     """ValidateIngressSpec in kube's order: rules or defaultBackend, the default backend, rules, TLS,
     ``ingressClassName``."""
+    opts = opts or IngressOptions()
     spec = _dict(obj.get("spec"))
     rules = _list(spec.get("rules"))
     out: list[Cause] = []
@@ -331,9 +363,9 @@ def validate_ingress(obj: Obj) -> list[Cause]:
         out.append(Cause("FieldValueInvalid", f"Invalid value: {shown}: either `defaultBackend` or `rules` must be "
                          "specified", "spec"))
     if spec.get("defaultBackend") is not None:
-        out.extend(_validate_backend(spec["defaultBackend"], "spec.defaultBackend"))
-    out.extend(_validate_rules(rules))
-    out.extend(_validate_tls(_list(spec.get("tls"))))
+        out.extend(_validate_backend(spec["defaultBackend"], "spec.defaultBackend", opts))
+    out.extend(_validate_rules(rules, opts))
+    out.extend(_validate_tls(_list(spec.get("tls")), opts))
     class_name = spec.get("ingressClassName")
     if isinstance(class_name, str):
         out.extend(invalid("spec.ingressClassName", class_name, msg) for msg in is_dns1123_subdomain(class_name))
@@ -380,8 +412,9 @@ class IngressStrategy(Strategy):
         return out
 
     def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
-        """ValidateIngressUpdate: the spec again (no annotation check on update)."""
-        return validate_ingress(new)
+        """ValidateIngressUpdate: the spec again (no annotation check on update), tolerating what the stored
+        Ingress already had (:func:`update_options`)."""
+        return validate_ingress(new, update_options(old))
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
         """WarningsOnCreate: the class annotation is deprecated."""
