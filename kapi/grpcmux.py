@@ -46,6 +46,8 @@ from typing import Any
 import grpc
 
 from kapi import errors, grpcutil, observability
+from kapi_proto.kapi.admission.v1 import admission_pb2
+from kapi_proto.kapi.common.v1 import common_pb2
 from kapi_proto.kapi.storage.v1 import storage_pb2
 
 log = logging.getLogger(__name__)
@@ -416,3 +418,10 @@ STORAGE = Protocol(
     request=storage_pb2.CallRequest, cancel=storage_pb2.CallCancel, responses=storage_pb2.CallResponses,
     response=storage_pb2.CallResponse, error=storage_pb2.CallError,
     results={"get": "object", "list": "list", "create": "object", "update": "object", "delete": "object"})
+
+# Admission's Call stream (admission.proto): Admit, with kapi.common.v1's CallCancel and CallError.
+ADMISSION = Protocol(
+    name="admission", method="/kapi.admission.v1.Admission/Call", requests=admission_pb2.AdmitCallRequests,
+    request=admission_pb2.AdmitCallRequest, cancel=common_pb2.CallCancel,
+    responses=admission_pb2.AdmitCallResponses, response=admission_pb2.AdmitCallResponse, error=common_pb2.CallError,
+    results={"admit": "admit"})

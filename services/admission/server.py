@@ -45,6 +45,7 @@ class Running:
     namespaces: NamespaceCache
     chain: Chain
     context: plugins.PluginContext | None = None
+    servicer: AdmissionServicer | None = None  # its stream_calls: the Call streams' running calls (tests)
 
     async def stop(self, grace: float = GRACE_SECONDS) -> None:
         """Stop serving, the caches, the webhook client and the storage channel."""
@@ -111,11 +112,12 @@ async def start(args: argparse.Namespace, names: list[str], config: dict[str, An
         args.listen_address, tls, allowed_callers=grpcutil.allowed_callers(args), services=[SERVICE_NAME])
     assert context.informers is not None
     admitter = Admitter(chain, custom_resources=crd_schema.CustomResources(context.informers))
-    admission_pb2_grpc.add_AdmissionServicer_to_server(AdmissionServicer(admitter), server)
+    servicer = AdmissionServicer(admitter)
+    admission_pb2_grpc.add_AdmissionServicer_to_server(servicer, server)
     grpcutil.set_serving(health, [SERVICE_NAME])
     await grpcutil.start_serving(server, port, args.port_file)
     log.info("admission serving on port %d with plugins %s", port, ",".join(chain.names) or "(none)")
-    return Running(server, port, storage_channel, namespaces, chain, context)
+    return Running(server, port, storage_channel, namespaces, chain, context, servicer)
 
 
 async def serve(args: argparse.Namespace, names: list[str], config: dict[str, Any], stop: asyncio.Event) -> None:

@@ -15,12 +15,13 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from kapi import errors, grpcutil
+from kapi import errors, grpcmux, grpcutil
 from kapi.attributes import Attributes, UserInfo
 from kapi_proto.kapi.admission.v1 import admission_pb2, admission_pb2_grpc
 from kapi_proto.kapi.authn.v1 import authn_pb2, authn_pb2_grpc
@@ -258,15 +259,47 @@ class AuthzClient:
 
 
 class AdmissionClient:
-    """Run the admission chain for one write."""
+    """Run the admission chain for one write: Admit on a Call stream per admission replica (:mod:`kapi.grpcmux`).
 
-    def __init__(self, channel: object):
+    ``channel`` is the round-robin channel to every replica (the unary
+    ``Admit``, used while no stream is up); ``streams`` one (address,
+    channel) per replica, ``owned`` the channels made for them
+    (:meth:`open` builds all three; none: every call unary). A call fails as
+    the unary Admit would (the same Status), DEADLINE_EXCEEDED past its
+    timeout, UNAVAILABLE (503, not retried) when its stream breaks.
+    """
+
+    def __init__(self, channel: object, streams: Sequence[tuple[str, grpc.aio.Channel]] = (),
+                 owned: Sequence[grpc.aio.Channel] = ()):
         self._stub = admission_pb2_grpc.AdmissionStub(channel)
+        self.mux = grpcmux.Client(grpcmux.ADMISSION, streams, owned)
+
+    @classmethod
+    def open(cls, channel: grpc.aio.Channel, addresses: str, tls: grpcutil.TLSFiles | None,
+             streams: bool | None = None) -> AdmissionClient:
+        """The gateway's client of ``--admission-address`` ``addresses`` (comma-separated) over ``channel``, with a
+        Call stream per address unless ``streams`` is False (:func:`kapi.grpcmux.stream_channels`). Call
+        :meth:`start` on the running loop."""
+        pairs, owned = grpcmux.stream_channels(channel, addresses, tls, streams)
+        return cls(channel, pairs, owned)
+
+    def start(self) -> None:
+        """Begin (re)connecting the Call streams in the background (idempotent)."""
+        self.mux.start()
+
+    async def close(self) -> None:
+        """Stop the streams (outstanding calls fail 503) and close the channels made for them."""
+        await self.mux.close()
+
+    async def _admit(self, request: admission_pb2.AdmitRequest, timeout: float | None = None,
+                     metadata: Any = None) -> admission_pb2.AdmitResponse:
+        return await self.mux.call("admit", self._stub.Admit, request, timeout, metadata)
 
     async def admit(self, operation: str, attrs: Attributes, kind: str, obj: bytes, old: bytes, dry_run: bool,
                     field_validation: str, timeout: float = RPC_TIMEOUT) -> tuple[bytes, list[str]]:
-        """(final object JSON, warnings); raises the refusal's StatusError, 503 if admission is unreachable."""
-        reply = await grpcutil.call("admission", self._stub.Admit, admission_pb2.AdmitRequest(
+        """(final object JSON, warnings); raises the refusal's StatusError, 503 if admission is unreachable, 504
+        past ``timeout`` seconds."""
+        reply = await grpcutil.call("admission", self._admit, admission_pb2.AdmitRequest(
             operation=operation, attributes=attrs.to_proto(), kind=kind, object=obj, old_object=old,
             dry_run=dry_run, field_validation=field_validation), timeout=timeout)
         return reply.object, list(reply.warnings)  # type: ignore[attr-defined]

@@ -232,7 +232,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         config=Config(frozenset(n.strip() for n in args.requestheader_allowed_names.split(",") if n.strip()),
                       args.request_timeout, front_proxy_cas(args.requestheader_client_ca_file)),
         authn=AuthnClient(chan(args.authn_address)), authz=AuthzClient(chan(args.authz_address)),
-        admission=AdmissionClient(chan(args.admission_address)),
+        admission=AdmissionClient.open(chan(args.admission_address), args.admission_address, tls),  # Call streams
         storage=storageclient.open_client(storage_channel, args.storage_address, tls),  # a Call stream per replica
         flowcontrol=FlowControlClient(flow_channel, fallback, args.apf_seat_leases),
     )
@@ -243,6 +243,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
         ipallocator.Allocator(backends.storage, ipallocator.port_range(args.service_node_port_range)))
     backends.flowcontrol.start()
     backends.storage.start()
+    backends.admission.start()
     backends.post_start_hooks.update((healthz.HOOK_INFORMERS, healthz.HOOK_APF, healthz.HOOK_APF_BOOTSTRAP))
     backends.audit = audit.from_args(args)
     app = web.Application(client_max_size=limits.MAX_BODY_BYTES + 1)
@@ -313,6 +314,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     await backends.flowcontrol.close()
     await backends.storage_health.close()
     await backends.storage.close()
+    await backends.admission.close()
     for channel in channels:
         with contextlib.suppress(Exception):
             await channel.close()

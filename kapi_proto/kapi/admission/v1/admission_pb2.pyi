@@ -41,3 +41,37 @@ class AdmitResponse(_message.Message):
     warnings: _containers.RepeatedScalarFieldContainer[str]
     audit_annotations: _containers.ScalarMap[str, str]
     def __init__(self, object: _Optional[bytes] = ..., warnings: _Optional[_Iterable[str]] = ..., audit_annotations: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class AdmitCallRequests(_message.Message):
+    __slots__ = ("requests",)
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    requests: _containers.RepeatedCompositeFieldContainer[AdmitCallRequest]
+    def __init__(self, requests: _Optional[_Iterable[_Union[AdmitCallRequest, _Mapping]]] = ...) -> None: ...
+
+class AdmitCallRequest(_message.Message):
+    __slots__ = ("id", "admit", "cancel", "timeout_seconds")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ADMIT_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    admit: AdmitRequest
+    cancel: _common_pb2.CallCancel
+    timeout_seconds: float
+    def __init__(self, id: _Optional[int] = ..., admit: _Optional[_Union[AdmitRequest, _Mapping]] = ..., cancel: _Optional[_Union[_common_pb2.CallCancel, _Mapping]] = ..., timeout_seconds: _Optional[float] = ...) -> None: ...
+
+class AdmitCallResponses(_message.Message):
+    __slots__ = ("responses",)
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    responses: _containers.RepeatedCompositeFieldContainer[AdmitCallResponse]
+    def __init__(self, responses: _Optional[_Iterable[_Union[AdmitCallResponse, _Mapping]]] = ...) -> None: ...
+
+class AdmitCallResponse(_message.Message):
+    __slots__ = ("id", "admit", "error")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ADMIT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    admit: AdmitResponse
+    error: _common_pb2.CallError
+    def __init__(self, id: _Optional[int] = ..., admit: _Optional[_Union[AdmitResponse, _Mapping]] = ..., error: _Optional[_Union[_common_pb2.CallError, _Mapping]] = ...) -> None: ...

@@ -39,6 +39,11 @@ class AdmissionStub:
                 request_serializer=kapi_dot_admission_dot_v1_dot_admission__pb2.AdmitRequest.SerializeToString,
                 response_deserializer=kapi_dot_admission_dot_v1_dot_admission__pb2.AdmitResponse.FromString,
                 _registered_method=True)
+        self.Call = channel.stream_stream(
+                '/kapi.admission.v1.Admission/Call',
+                request_serializer=kapi_dot_admission_dot_v1_dot_admission__pb2.AdmitCallRequests.SerializeToString,
+                response_deserializer=kapi_dot_admission_dot_v1_dot_admission__pb2.AdmitCallResponses.FromString,
+                _registered_method=True)
 
 
 class AdmissionServicer:
@@ -53,6 +58,22 @@ class AdmissionServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Call(self, request_iterator, context):
+        """Admit multiplexed on one long-lived stream (a gateway holds one per
+        admission replica): a message on an open stream costs the service far
+        less CPU than a unary call. Each AdmitCallRequest is answered by exactly
+        one AdmitCallResponse with its id, in completion order (calls run
+        concurrently), with what the unary Admit would answer or its failure; a
+        call the caller cancelled, or whose timeout passed, gets no answer. The
+        service sends its initial metadata at once (the stream is up). Ending
+        the request stream lets the outstanding calls finish, then the response
+        stream ends; a cancelled or broken stream cancels them. Guarded like
+        every RPC by the caller check (--allowed-callers), once when it opens.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdmissionServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -60,6 +81,11 @@ def add_AdmissionServicer_to_server(servicer, server):
                     servicer.Admit,
                     request_deserializer=kapi_dot_admission_dot_v1_dot_admission__pb2.AdmitRequest.FromString,
                     response_serializer=kapi_dot_admission_dot_v1_dot_admission__pb2.AdmitResponse.SerializeToString,
+            ),
+            'Call': grpc.stream_stream_rpc_method_handler(
+                    servicer.Call,
+                    request_deserializer=kapi_dot_admission_dot_v1_dot_admission__pb2.AdmitCallRequests.FromString,
+                    response_serializer=kapi_dot_admission_dot_v1_dot_admission__pb2.AdmitCallResponses.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -89,6 +115,33 @@ class Admission:
             '/kapi.admission.v1.Admission/Admit',
             kapi_dot_admission_dot_v1_dot_admission__pb2.AdmitRequest.SerializeToString,
             kapi_dot_admission_dot_v1_dot_admission__pb2.AdmitResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Call(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/kapi.admission.v1.Admission/Call',
+            kapi_dot_admission_dot_v1_dot_admission__pb2.AdmitCallRequests.SerializeToString,
+            kapi_dot_admission_dot_v1_dot_admission__pb2.AdmitCallResponses.FromString,
             options,
             channel_credentials,
             insecure,

@@ -54,3 +54,17 @@ class RequestAttributes(_message.Message):
     name: str
     path: str
     def __init__(self, user: _Optional[_Union[UserInfo, _Mapping]] = ..., verb: _Optional[str] = ..., resource_request: _Optional[bool] = ..., api_group: _Optional[str] = ..., api_version: _Optional[str] = ..., resource: _Optional[str] = ..., subresource: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., path: _Optional[str] = ...) -> None: ...
+
+class CallCancel(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CallError(_message.Message):
+    __slots__ = ("code", "message", "status")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    status: bytes
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., status: _Optional[bytes] = ...) -> None: ...
