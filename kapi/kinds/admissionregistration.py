@@ -21,6 +21,7 @@ checks are the CRD conversion webhook's (:mod:`kapi.crd.validation`).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kapi.crd.validation import webhook_service, webhook_url
@@ -29,7 +30,7 @@ from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import duplicate, go_strings, not_supported
 from kapi.kinds.podspec import spec_of, validate_label_selector
 from kapi.objectmeta import invalid, required
-from kapi.validation import is_dns1123_subdomain
+from kapi.validation import is_dns1035_label, is_dns1123_subdomain, is_qualified_name, is_valid_path_segment_name
 from kapi.values import as_dict as _dict
 from kapi.values import as_list as _list
 
@@ -202,6 +203,7 @@ class ValidatingAdmissionPolicyStrategy(Strategy):
     """ValidatingAdmissionPolicy: SetDefaults_ValidatingAdmissionPolicySpec and its MatchResources."""
 
     group, kind = GROUP, "ValidatingAdmissionPolicy"
+    validates_required = True
     status_zero: dict[str, Any] = {}  # ValidatingAdmissionPolicyStatus: every field omitempty, reset on create
 
     def default(self, obj: Obj) -> None:
@@ -216,3 +218,201 @@ class ValidatingAdmissionPolicyStrategy(Strategy):
             for rule in constraints.get("resourceRules") or ():
                 if isinstance(rule, dict):
                     rule.setdefault("scope", "*")
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """:func:`validate_policy`."""
+        return validate_policy(obj)
+
+
+VALIDATION_REASONS = ("Forbidden", "Invalid", "RequestEntityTooLarge", "Unauthorized")  # sets.List: sorted
+VALIDATION_ACTIONS = ("Audit", "Deny", "Warn")
+_CEL_IDENTIFIER = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*")
+
+
+def _param_kind(kind: Any, path: str) -> list[Cause]:
+    """validateParamKind: apiVersion required, ``group/version`` with a DNS-subdomain group and a DNS-1035
+    version; kind required, a DNS-1035 label once lower-cased."""
+    kind = _dict(kind)
+    out: list[Cause] = []
+    api_version = kind.get("apiVersion") if isinstance(kind.get("apiVersion"), str) else ""
+    if not api_version:
+        out.append(required(f"{path}.apiVersion"))
+    elif api_version.count("/") > 1:
+        out.append(invalid(f"{path}.apiVersion", api_version, f"unexpected GroupVersion string: {api_version}"))
+    elif api_version != "/":
+        group, _, version = api_version.rpartition("/")
+        if group and is_dns1123_subdomain(group):
+            out.append(invalid(f"{path}.apiVersion", group, ",".join(is_dns1123_subdomain(group))))
+        if not version:
+            out.append(invalid(f"{path}.apiVersion", api_version, "version must be specified"))
+        elif is_dns1035_label(version):
+            out.append(invalid(f"{path}.apiVersion", version, ",".join(is_dns1035_label(version))))
+    name = kind.get("kind") if isinstance(kind.get("kind"), str) else ""
+    if not name:
+        out.append(required(f"{path}.kind"))
+    elif is_dns1035_label(name.lower()):
+        out.append(invalid(f"{path}.kind", name, "may have mixed case, but should otherwise match: "
+                           + ",".join(is_dns1035_label(name.lower()))))
+    return out
+
+
+def _named_rule(rule: Any, path: str) -> list[Cause]:
+    """validateNamedRuleWithOperations: resourceNames path segments and unique, then the rule."""
+    names = _list(_dict(rule).get("resourceNames"))
+    out: list[Cause] = []
+    for i, name in enumerate(names):
+        out.extend(invalid(f"{path}.resourceNames[{i}]", name, m) for m in is_valid_path_segment_name(str(name)))
+        if name in names[:i]:
+            out.append(duplicate(f"{path}.resourceNames[{i}]", name))
+    return out + validate_rule(rule, path)
+
+
+def _match_resources(match: Obj, path: str) -> list[Cause]:
+    """validateMatchResources: matchPolicy, the two selectors (required; the defaults set them), the rules."""
+    out: list[Cause] = []
+    policy = match.get("matchPolicy")
+    if policy is None:
+        out.append(required(f"{path}.matchPolicy"))
+    elif policy not in MATCH_POLICIES:
+        out.append(not_supported(f"{path}.matchPolicy", policy, MATCH_POLICIES))
+    for key in ("namespaceSelector", "objectSelector"):
+        if match.get(key) is None:
+            out.append(required(f"{path}.{key}"))
+        else:
+            out.extend(validate_label_selector(match[key], f"{path}.{key}"))
+    for key in ("resourceRules", "excludeResourceRules"):
+        for i, rule in enumerate(_list(match.get(key))):
+            out.extend(_named_rule(rule, f"{path}.{key}[{i}]"))
+    return out
+
+
+def _validation(item: Any, path: str) -> list[Cause]:
+    """validateValidation without the CEL compilation: expression, messageExpression, message, reason."""
+    item = _dict(item)
+    out: list[Cause] = []
+    expression, message, message_expression = (item.get(k) if isinstance(item.get(k), str) else ""
+                                                for k in ("expression", "message", "messageExpression"))
+    if not expression.strip():
+        out.append(required(f"{path}.expression", "expression is not specified"))
+    if message_expression and not message_expression.strip():
+        out.append(invalid(f"{path}.messageExpression", message_expression, "must be non-empty if specified"))
+    if message and not message.strip():
+        out.append(invalid(f"{path}.message", message, "message must be non-empty if specified"))
+    elif "\n" in message.strip():
+        out.append(invalid(f"{path}.message", message, "message must not contain line breaks"))
+    reason = item.get("reason")
+    if reason is not None and reason not in VALIDATION_REASONS:
+        out.append(not_supported(f"{path}.reason", reason, VALIDATION_REASONS))
+    return out
+
+
+def validate_policy(obj: Obj) -> list[Cause]:
+    """ValidateValidatingAdmissionPolicy's structure, in kube's order (the CEL compilation of expressions and its
+    cost checks are left to the admission service, which compiles them when the policy is used): failurePolicy,
+    paramKind, ``spec.matchConstraints: Required value`` and its ``resourceRules`` (at least one, for the type
+    information), matchConditions, variables, then validations or auditAnnotations (``Required value: validations
+    or auditAnnotations must contain at least one item`` on both)."""
+    spec = _dict(obj.get("spec"))
+    out: list[Cause] = []
+    failure = spec.get("failurePolicy")
+    if failure is None:
+        out.append(required("spec.failurePolicy"))
+    elif failure not in FAILURE_POLICIES:
+        out.append(not_supported("spec.failurePolicy", failure, FAILURE_POLICIES))
+    if spec.get("paramKind") is not None:
+        out.extend(_param_kind(spec["paramKind"], "spec.paramKind"))
+    constraints = spec.get("matchConstraints")
+    if constraints is None:
+        out.append(required("spec.matchConstraints"))
+    else:
+        out.extend(_match_resources(_dict(constraints), "spec.matchConstraints"))
+        if not _list(_dict(constraints).get("resourceRules")):
+            out.append(required("spec.matchConstraints.resourceRules"))
+    conditions = _list(spec.get("matchConditions"))
+    for i, condition in enumerate(conditions):
+        condition, cpath = _dict(condition), f"spec.matchConditions[{i}]"
+        if not str(condition.get("expression") or "").strip():
+            out.append(required(f"{cpath}.expression"))
+        name = condition.get("name") if isinstance(condition.get("name"), str) else ""
+        if not name:
+            out.append(required(f"{cpath}.name"))
+        else:
+            out.extend(invalid(f"{cpath}.name", name, m) for m in is_qualified_name(name))
+            if name in [_dict(c).get("name") for c in conditions[:i]]:
+                out.append(duplicate(f"{cpath}.name", name))
+    for i, variable in enumerate(_list(spec.get("variables"))):
+        variable, vpath = _dict(variable), f"spec.variables[{i}]"
+        name = variable.get("name") if isinstance(variable.get("name"), str) else ""
+        if not name.strip():
+            out.append(required(f"{vpath}.name", "name is not specified"))
+        elif not _CEL_IDENTIFIER.fullmatch(name):
+            out.append(invalid(f"{vpath}.name", name, "name is not a valid CEL identifier"))
+        if not str(variable.get("expression") or "").strip():
+            out.append(required(f"{vpath}.expression", "expression is not specified"))
+    validations, annotations = _list(spec.get("validations")), _list(spec.get("auditAnnotations"))
+    if not validations and not annotations:
+        for key in ("validations", "auditAnnotations"):
+            out.append(required(f"spec.{key}", "validations or auditAnnotations must contain at least one item"))
+        return out
+    for i, item in enumerate(validations):
+        out.extend(_validation(item, f"spec.validations[{i}]"))
+    policy_name = str(_dict(obj.get("metadata")).get("name") or "")
+    for i, annotation in enumerate(annotations):
+        annotation, apath = _dict(annotation), f"spec.auditAnnotations[{i}]"
+        key = annotation.get("key") if isinstance(annotation.get("key"), str) else ""
+        qualified = f"{policy_name}/{key}"
+        out.extend(invalid(f"{apath}.key", qualified, m) for m in is_qualified_name(qualified))
+        if not str(annotation.get("valueExpression") or "").strip():
+            out.append(required(f"{apath}.valueExpression", "valueExpression is not specified"))
+        if key in [_dict(a).get("key") for a in annotations[:i]]:
+            out.append(duplicate(f"{apath}.key", key))
+    return out
+
+
+def validate_binding(obj: Obj) -> list[Cause]:
+    """validateValidatingAdmissionPolicyBindingSpec's policyName (required, a DNS subdomain) and
+    validationActions (each Audit/Deny/Warn and unique, not both Deny and Warn, at least one)."""
+    spec = _dict(obj.get("spec"))
+    out: list[Cause] = []
+    name = spec.get("policyName") if isinstance(spec.get("policyName"), str) else ""
+    if not name:
+        out.append(required("spec.policyName"))
+    else:
+        out.extend(invalid("spec.policyName", name, m) for m in is_dns1123_subdomain(name))
+    actions = _list(spec.get("validationActions"))
+    for i, action in enumerate(actions):
+        if action not in VALIDATION_ACTIONS:
+            out.append(not_supported(f"spec.validationActions[{i}]", action, VALIDATION_ACTIONS))
+        if action in actions[:i]:
+            out.append(duplicate(f"spec.validationActions[{i}]", action))
+    if "Deny" in actions and "Warn" in actions:
+        out.append(Cause("FieldValueInvalid", f"Invalid value: []admissionregistration.ValidationAction"
+                         f"{go_strings(actions)[len('[]string'):]}: must not contain both Deny and Warn (repeating "
+                         "the same validation failure information in the API response and headers serves no purpose)",
+                         "spec.validationActions"))
+    if not actions:
+        out.append(required("spec.validationActions", "at least one validation action is required"))
+    return out
+
+
+@register
+class ValidatingAdmissionPolicyBindingStrategy(Strategy):
+    """ValidatingAdmissionPolicyBinding: the matchResources defaults, :func:`validate_binding`."""
+
+    group, kind = GROUP, "ValidatingAdmissionPolicyBinding"
+    validates_required = True
+
+    def default(self, obj: Obj) -> None:
+        """matchResources: matchPolicy Equivalent, selectors {}, rule scope "*" (SetDefaults_MatchResources)."""
+        match = spec_of(obj).get("matchResources")
+        if isinstance(match, dict):
+            match.setdefault("matchPolicy", "Equivalent")
+            match.setdefault("namespaceSelector", {})
+            match.setdefault("objectSelector", {})
+            for rule in match.get("resourceRules") or ():
+                if isinstance(rule, dict):
+                    rule.setdefault("scope", "*")
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """:func:`validate_binding`."""
+        return validate_binding(obj)

@@ -583,6 +583,50 @@ def test_webhook_configuration_messages(stack: Stack, namespace: str) -> None:
         'webhooks[0].reinvocationPolicy: Unsupported value: "Always": supported values: "IfNeeded", "Never"')
 
 
+def test_validating_admission_policy_and_binding_messages(stack: Stack, namespace: str) -> None:
+    policies = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+    name = f"{namespace}-vap"
+    # the most common mistake: no matchConstraints (was: accepted, and the policy never matched)
+    assert _invalid(stack, "POST", policies, {"metadata": {"name": name}, "spec": {
+        "validations": [{"expression": "true"}]}}) == (
+        f'ValidatingAdmissionPolicy.admissionregistration.k8s.io "{name}" is invalid: '
+        "spec.matchConstraints: Required value")
+    assert _invalid(stack, "POST", policies, {"metadata": {"name": name}, "spec": {
+        "paramKind": {"apiVersion": "v1"}, "matchConstraints": {}, "variables": [{"name": "my-var"}]}}) == (
+        f'ValidatingAdmissionPolicy.admissionregistration.k8s.io "{name}" is invalid: ['
+        "spec.paramKind.kind: Required value, spec.matchConstraints.resourceRules: Required value, "
+        'spec.variables[0].name: Invalid value: "my-var": name is not a valid CEL identifier, '
+        "spec.variables[0].expression: Required value: expression is not specified, "
+        "spec.validations: Required value: validations or auditAnnotations must contain at least one item, "
+        "spec.auditAnnotations: Required value: validations or auditAnnotations must contain at least one item]")
+    rules = {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE"],
+                                "resources": ["deployments"]}]}
+    assert _invalid(stack, "POST", policies, {"metadata": {"name": name}, "spec": {
+        "matchConstraints": rules, "validations": [{"expression": " ", "reason": "Teapot",
+                                                    "message": "two\nlines"}]}}) == (
+        f'ValidatingAdmissionPolicy.admissionregistration.k8s.io "{name}" is invalid: ['
+        "spec.validations[0].expression: Required value: expression is not specified, "
+        'spec.validations[0].message: Invalid value: "two\\nlines": message must not contain line breaks, '
+        'spec.validations[0].reason: Unsupported value: "Teapot": supported values: "Forbidden", "Invalid", '
+        '"RequestEntityTooLarge", "Unauthorized"]')
+    created = _created(stack, policies, {"metadata": {"name": name}, "spec": {
+        "matchConstraints": rules, "validations": [{"expression": "true"}]}})
+    assert created["spec"]["failurePolicy"] == "Fail" and created["status"] == {}
+    bindings = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
+    assert _invalid(stack, "POST", bindings, {"metadata": {"name": name}, "spec": {}}) == (
+        f'ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io "{name}" is invalid: ['
+        "spec.policyName: Required value, "
+        "spec.validationActions: Required value: at least one validation action is required]")
+    assert _invalid(stack, "POST", bindings, {"metadata": {"name": name}, "spec": {
+        "policyName": name, "validationActions": ["Deny", "Warn", "Deny", "Block"]}}) == (
+        f'ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io "{name}" is invalid: ['
+        'spec.validationActions[2]: Duplicate value: "Deny", '
+        'spec.validationActions[3]: Unsupported value: "Block": supported values: "Audit", "Deny", "Warn", '
+        'spec.validationActions: Invalid value: []admissionregistration.ValidationAction{"Deny", "Warn", "Deny", '
+        '"Block"}: must not contain both Deny and Warn (repeating the same validation failure information in the '
+        "API response and headers serves no purpose)]")
+
+
 # ------------------------------------------------------------ flowcontrol.apiserver.k8s.io
 
 def test_flowcontrol_messages_name_only_what_kube_names(stack: Stack, namespace: str) -> None:
