@@ -24,10 +24,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kapi.crd import rules
 from kapi.crd.validation import webhook_service, webhook_url
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
-from kapi.kinds.fields import duplicate, go_strings, not_supported
+from kapi.kinds.fields import duplicate, go_strings, not_supported, too_many
 from kapi.kinds.podspec import spec_of, validate_label_selector
 from kapi.objectmeta import invalid, required
 from kapi.validation import is_dns1035_label, is_dns1123_subdomain, is_qualified_name, is_valid_path_segment_name
@@ -108,6 +109,35 @@ def validate_rule(rule: Any, path: str) -> list[Cause]:
     return out
 
 
+def cel_syntax(path: str, expression: str) -> list[Cause]:
+    """The admission CEL compiler's syntax errors for ``expression``: ``Invalid value: "<expr>": compilation failed:
+    ERROR: <input>:1:13: Syntax error: ...`` (declarations and types are not checked: variables are dynamic)."""
+    failed = rules.compile_errors(expression, {}, False, check_types=False)
+    return [invalid(path, expression, f"compilation failed: {failed}")] if failed else []
+
+
+def validate_match_conditions(conditions: Any, path: str) -> list[Cause]:
+    """validateMatchConditions: at most 64; each expression required and compiling, each name required, a
+    qualified name and unique."""
+    conditions = _list(conditions)
+    out = [too_many(path, len(conditions), 64)] if len(conditions) > 64 else []
+    for i, condition in enumerate(conditions):
+        condition, cpath = _dict(condition), f"{path}[{i}]"
+        expression = str(condition.get("expression") or "").strip()
+        if not expression:
+            out.append(required(f"{cpath}.expression"))
+        else:
+            out.extend(cel_syntax(f"{cpath}.expression", expression))
+        name = condition.get("name") if isinstance(condition.get("name"), str) else ""
+        if not name:
+            out.append(required(f"{cpath}.name"))
+        else:
+            out.extend(invalid(f"{cpath}.name", name, m) for m in is_qualified_name(name))
+            if name in [_dict(c).get("name") for c in conditions[:i]]:
+                out.append(duplicate(f"{cpath}.name", name))
+    return out
+
+
 def validate_webhook(hook: Any, path: str, mutating: bool) -> list[Cause]:
     """validateValidatingWebhook / validateMutatingWebhook in kube's order, then admissionReviewVersions."""
     hook = _dict(hook)
@@ -141,6 +171,7 @@ def validate_webhook(hook: Any, path: str, mutating: bool) -> list[Cause]:
         out.extend(webhook_url(f"{path}.clientConfig.url", url))
     elif isinstance(service, dict):
         out.extend(webhook_service(f"{path}.clientConfig.service", service))
+    out.extend(validate_match_conditions(hook.get("matchConditions"), f"{path}.matchConditions"))
     versions = _list(hook.get("admissionReviewVersions"))
     if not versions:
         out.append(required(f"{path}.admissionReviewVersions", f"must specify one of {', '.join(REVIEW_VERSIONS)}"))
@@ -287,15 +318,19 @@ def _match_resources(match: Obj, path: str) -> list[Cause]:
 
 
 def _validation(item: Any, path: str) -> list[Cause]:
-    """validateValidation without the CEL compilation: expression, messageExpression, message, reason."""
+    """validateValidation: expression (its syntax), messageExpression, message, reason."""
     item = _dict(item)
     out: list[Cause] = []
     expression, message, message_expression = (item.get(k) if isinstance(item.get(k), str) else ""
                                                 for k in ("expression", "message", "messageExpression"))
     if not expression.strip():
         out.append(required(f"{path}.expression", "expression is not specified"))
+    else:
+        out.extend(cel_syntax(f"{path}.expression", expression))
     if message_expression and not message_expression.strip():
         out.append(invalid(f"{path}.messageExpression", message_expression, "must be non-empty if specified"))
+    elif message_expression.strip():
+        out.extend(cel_syntax(f"{path}.messageExpression", message_expression))
     if message and not message.strip():
         out.append(invalid(f"{path}.message", message, "message must be non-empty if specified"))
     elif "\n" in message.strip():
@@ -307,8 +342,8 @@ def _validation(item: Any, path: str) -> list[Cause]:
 
 
 def validate_policy(obj: Obj) -> list[Cause]:
-    """ValidateValidatingAdmissionPolicy's structure, in kube's order (the CEL compilation of expressions and its
-    cost checks are left to the admission service, which compiles them when the policy is used): failurePolicy,
+    """ValidateValidatingAdmissionPolicy, in kube's order (expressions are checked for CEL syntax, not for types or
+    cost: the admission service compiles them when the policy is used): failurePolicy,
     paramKind, ``spec.matchConstraints: Required value`` and its ``resourceRules`` (at least one, for the type
     information), matchConditions, variables, then validations or auditAnnotations (``Required value: validations
     or auditAnnotations must contain at least one item`` on both)."""
@@ -328,18 +363,7 @@ def validate_policy(obj: Obj) -> list[Cause]:
         out.extend(_match_resources(_dict(constraints), "spec.matchConstraints"))
         if not _list(_dict(constraints).get("resourceRules")):
             out.append(required("spec.matchConstraints.resourceRules"))
-    conditions = _list(spec.get("matchConditions"))
-    for i, condition in enumerate(conditions):
-        condition, cpath = _dict(condition), f"spec.matchConditions[{i}]"
-        if not str(condition.get("expression") or "").strip():
-            out.append(required(f"{cpath}.expression"))
-        name = condition.get("name") if isinstance(condition.get("name"), str) else ""
-        if not name:
-            out.append(required(f"{cpath}.name"))
-        else:
-            out.extend(invalid(f"{cpath}.name", name, m) for m in is_qualified_name(name))
-            if name in [_dict(c).get("name") for c in conditions[:i]]:
-                out.append(duplicate(f"{cpath}.name", name))
+    out.extend(validate_match_conditions(spec.get("matchConditions"), "spec.matchConditions"))
     for i, variable in enumerate(_list(spec.get("variables"))):
         variable, vpath = _dict(variable), f"spec.variables[{i}]"
         name = variable.get("name") if isinstance(variable.get("name"), str) else ""
@@ -347,8 +371,11 @@ def validate_policy(obj: Obj) -> list[Cause]:
             out.append(required(f"{vpath}.name", "name is not specified"))
         elif not _CEL_IDENTIFIER.fullmatch(name):
             out.append(invalid(f"{vpath}.name", name, "name is not a valid CEL identifier"))
-        if not str(variable.get("expression") or "").strip():
+        expression = variable.get("expression") if isinstance(variable.get("expression"), str) else ""
+        if not expression.strip():
             out.append(required(f"{vpath}.expression", "expression is not specified"))
+        else:
+            out.extend(cel_syntax(f"{vpath}.expression", expression))
     validations, annotations = _list(spec.get("validations")), _list(spec.get("auditAnnotations"))
     if not validations and not annotations:
         for key in ("validations", "auditAnnotations"):
@@ -362,8 +389,11 @@ def validate_policy(obj: Obj) -> list[Cause]:
         key = annotation.get("key") if isinstance(annotation.get("key"), str) else ""
         qualified = f"{policy_name}/{key}"
         out.extend(invalid(f"{apath}.key", qualified, m) for m in is_qualified_name(qualified))
-        if not str(annotation.get("valueExpression") or "").strip():
+        value_expression = str(annotation.get("valueExpression") or "")
+        if not value_expression.strip():
             out.append(required(f"{apath}.valueExpression", "valueExpression is not specified"))
+        else:
+            out.extend(cel_syntax(f"{apath}.valueExpression", value_expression))
         if key in [_dict(a).get("key") for a in annotations[:i]]:
             out.append(duplicate(f"{apath}.key", key))
     return out

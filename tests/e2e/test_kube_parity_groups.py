@@ -609,6 +609,15 @@ def test_validating_admission_policy_and_binding_messages(stack: Stack, namespac
         'spec.validations[0].message: Invalid value: "two\\nlines": message must not contain line breaks, '
         'spec.validations[0].reason: Unsupported value: "Teapot": supported values: "Forbidden", "Invalid", '
         '"RequestEntityTooLarge", "Unauthorized"]')
+    assert _invalid(stack, "POST", policies, {"metadata": {"name": name}, "spec": {
+        "matchConstraints": rules, "matchConditions": [{"name": "c", "expression": "1 +"}],
+        "validations": [{"expression": "object.spec.("}]}}) == (
+        f'ValidatingAdmissionPolicy.admissionregistration.k8s.io "{name}" is invalid: ['
+        'spec.matchConditions[0].expression: Invalid value: "1 +": compilation failed: ERROR: <input>:1:4: Syntax '
+        "error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', "
+        "NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | 1 +\n | ...^, "
+        'spec.validations[0].expression: Invalid value: "object.spec.(": compilation failed: ERROR: <input>:1:13: '
+        "Syntax error: no viable alternative at input '.('\n | object.spec.(\n | ............^]")
     created = _created(stack, policies, {"metadata": {"name": name}, "spec": {
         "matchConstraints": rules, "validations": [{"expression": "true"}]}})
     assert created["spec"]["failurePolicy"] == "Fail" and created["status"] == {}
