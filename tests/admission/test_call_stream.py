@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -52,6 +53,7 @@ class Env:
                  hook_port: int, prefix: str, state: Path) -> None:
         self.storage_service, self.admission = storage, admission
         self.hook_ca, self.hook_port, self.prefix, self.state = hook_ca, hook_port, prefix, state
+        self.etcd_endpoint = ""
         self.storage_channel = grpc.aio.insecure_channel(f"127.0.0.1:{storage.port}")
         self.storage = storage_pb2_grpc.StorageStub(self.storage_channel)
 
@@ -121,8 +123,11 @@ async def env(etcd: Any, tmp_path_factory: pytest.TempPathFactory) -> AsyncItera
     state = tmp_path_factory.mktemp("admit-stream")
     hook_pki = pki.ensure_pki(state, port=None)
 
+    release = asyncio.Event()  # set at the end, so the server's cleanup does not wait out the hanging requests
+
     async def hang(http: web.Request) -> web.Response:
-        await asyncio.sleep(30)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(release.wait(), 30)
         return web.Response(status=500)
 
     app = common.make_app({"/validate": require_labels.review})
@@ -134,6 +139,7 @@ async def env(etcd: Any, tmp_path_factory: pytest.TempPathFactory) -> AsyncItera
     hook_ca = base64.b64encode(Path(hook_pki.ca_cert).read_bytes()).decode()
     placeholder: Any = None
     e = Env(storage, placeholder, hook_ca, hook_port, prefix, state)
+    e.etcd_endpoint = etcd.endpoint
     for name, phase in (("demo", "Active"), ("going", "Terminating")):
         obj = strategy.prepare_for_create({"metadata": {"name": name}}, NAMESPACES, "", datetime.now())
         obj["status"]["phase"] = phase
@@ -149,6 +155,7 @@ async def env(etcd: Any, tmp_path_factory: pytest.TempPathFactory) -> AsyncItera
     await e.admission.stop(0)
     await e.storage_channel.close()
     await storage.stop(0)
+    release.set()
     await runner.cleanup()
 
 
@@ -329,10 +336,14 @@ async def test_call_refuses_an_identity_outside_allowed_callers(env: Env) -> Non
     def tls(stem: str) -> grpcutil.TLSFiles:
         return grpcutil.TLSFiles(str(pki_dir / f"{stem}.crt"), str(pki_dir / f"{stem}.key"), str(pki_dir / "ca.crt"))
 
-    own = tls("kapi-admission")  # (its storage channel is TLS too, to a plaintext storage: writes answer 503)
-    args = flags.parse("admission", ["--storage-address", f"127.0.0.1:{env.storage_service.port}",
-                                     "--listen-address", "127.0.0.1:0", "--grpc-cert-file", own.cert_file,
-                                     "--grpc-key-file", own.key_file, "--grpc-ca-file", own.ca_file])
+    def tls_flags(stem: str) -> list[str]:
+        files = tls(stem)
+        return ["--grpc-cert-file", files.cert_file, "--grpc-key-file", files.key_file, "--grpc-ca-file", files.ca_file]
+
+    storage = await storage_server.start(flags.parse("storage", [
+        "--etcd-servers", env.etcd_endpoint, "--etcd-prefix", env.prefix, *tls_flags("kapi-storage")]))
+    args = flags.parse("admission", ["--storage-address", f"127.0.0.1:{storage.port}",
+                                     "--listen-address", "127.0.0.1:0", *tls_flags("kapi-admission")])
     secure = await admission_server.start(args, admission_server.plugin_names(args))
     assert secure.servicer is not None
     address = f"127.0.0.1:{secure.port}"
@@ -355,7 +366,7 @@ async def test_call_refuses_an_identity_outside_allowed_callers(env: Env) -> Non
                 # The gateway's client never gets a stream from it, so its calls go unary and are refused too.
                 client = AdmissionClient.open(channel, address, None, streams=True)
                 client.start()
-                await asyncio.sleep(0.3)
+                await asyncio.sleep(0.5)  # its attempts (on a connected channel) are refused within milliseconds
                 assert client.mux.streams_up == 0
                 with pytest.raises(errors.StatusError) as refused:
                     await client.admit("CREATE", Attributes.from_proto(request.attributes), "ConfigMap",
@@ -366,11 +377,53 @@ async def test_call_refuses_an_identity_outside_allowed_callers(env: Env) -> Non
         async with grpcutil.channel(address, tls("kapi-gateway")) as channel:  # the gateway is served on the stream
             client, counting = await connected(address, channel)
             try:
-                want = await failure(admission_pb2_grpc.AdmissionStub(channel).Admit(request, timeout=10))
-                got = await failure(client._admit(request, timeout=10))
-                assert shape(got) == shape(want) and got.code() != grpc.StatusCode.PERMISSION_DENIED
-                assert counting.unary == [] and client.mux.streams[0].calls == 1
+                _, warnings = await client.admit("CREATE", Attributes.from_proto(request.attributes), "ConfigMap",
+                                                 request.object, b"", False, "", timeout=10)
+                assert warnings == [] and counting.unary == [] and client.mux.streams[0].calls == 1
             finally:
                 await client.close()
     finally:
         await secure.stop(0)
+        await storage.stop(0)
+
+
+async def test_call_stream_on_the_wire(env: Env) -> None:
+    """The server's side (kapi.grpcmux.serve): answers by id in completion order, a duplicate id and an empty call
+    refused 400, a cancelled call not answered, half-close ends the stream once the rest finished."""
+    servicer = env.admission.servicer
+    assert servicer is not None
+    async with grpc.aio.insecure_channel(env.address) as channel:
+        queue: asyncio.Queue[admission_pb2.AdmitCallRequests | None] = asyncio.Queue()
+
+        async def feed() -> AsyncIterator[admission_pb2.AdmitCallRequests]:
+            while (item := await queue.get()) is not None:
+                yield item
+        call = admission_pb2_grpc.AdmissionStub(channel).Call(feed())
+        await call.initial_metadata()  # sent at once: the stream is up
+        hang = admit_request("demo", cm("h", "hang"))
+        await queue.put(admission_pb2.AdmitCallRequests(requests=[
+            admission_pb2.AdmitCallRequest(id=1, admit=hang, timeout_seconds=30),
+            admission_pb2.AdmitCallRequest(id=1, admit=admit_request("demo", cm("ok"))),
+            admission_pb2.AdmitCallRequest(id=2),
+            admission_pb2.AdmitCallRequest(id=3, admit=admit_request("nowhere", cm("x")))]))
+        answers = []
+        while len(answers) < 3:
+            batch = await call.read()
+            answers.extend(batch.responses)
+        by_id = {(a.id, a.WhichOneof("result")): a for a in answers}
+        assert sorted(by_id) == [(1, "error"), (2, "error"), (3, "error")]  # the hanging call 1 is still running
+        assert (by_id[1, "error"].error.code, by_id[1, "error"].error.message) == (
+            grpc.StatusCode.INVALID_ARGUMENT.value[0], "duplicate call id 1")
+        assert by_id[2, "error"].error.message == "no call in the request"
+        assert jsonutil.loads(by_id[3, "error"].error.status)["reason"] == "NotFound"
+        assert len(servicer.stream_calls) == 1
+        await queue.put(admission_pb2.AdmitCallRequests(requests=[
+            admission_pb2.AdmitCallRequest(id=1, cancel={}),
+            admission_pb2.AdmitCallRequest(id=4, admit=admit_request("demo", cm("ok")))]))
+        await queue.put(None)  # half-close
+        rest = []
+        while (batch := await call.read()) is not grpc.aio.EOF:
+            rest.extend(batch.responses)
+        assert [(r.id, r.WhichOneof("result")) for r in rest] == [(4, "admit")]  # call 1 withdrawn: no answer
+        assert jsonutil.loads(rest[0].admit.object)["metadata"]["name"] == "ok"
+        assert await call.code() == grpc.StatusCode.OK and not servicer.stream_calls
