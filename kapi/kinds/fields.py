@@ -13,6 +13,7 @@ kinds need.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -20,6 +21,7 @@ from kapi import objectmeta
 from kapi.errors import Cause
 from kapi.objectmeta import invalid
 from kapi.selectors import SelectorError, label_selector_matches
+from kapi.validation import is_qualified_name, regex_error
 from kapi.values import as_dict as _dict
 
 IMMUTABLE = "field is immutable"  # apivalidation.FieldImmutableErrorMsg
@@ -137,3 +139,52 @@ def field_value(*parts: str) -> Callable[[Obj], str]:
 def flag_value(*parts: str) -> Callable[[Obj], str]:
     """A boolean selectable field: ``true`` when the value at ``parts`` is set and truthy, else ``false``."""
     return lambda obj: "true" if _at(obj, parts) else "false"
+
+
+CONDITION_STATUSES = ("False", "True", "Unknown")  # sets.List: sorted
+CONDITION_REASON_FMT = "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?"
+CONDITION_REASON_MSG = ("a condition reason must start with alphabetic character, optionally followed by a string "
+                        "of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'")
+_CONDITION_REASON = re.compile(CONDITION_REASON_FMT)
+MAX_CONDITION_REASON = 1024
+MAX_CONDITION_MESSAGE = 32768
+
+
+def validate_conditions(conditions: Any, path: str) -> list[Cause]:
+    """metav1validation.ValidateConditions on ``[]metav1.Condition``: no type twice (``Duplicate value``), then
+    each condition: type a qualified name, status True/False/Unknown, observedGeneration not negative,
+    ``lastTransitionTime: Required value: must be set``, ``reason: Required value: must be set`` or the reason
+    format (at most 1024 characters), message at most 32768."""
+    out: list[Cause] = []
+    seen: set[Any] = set()
+    for i, condition in enumerate(conditions if isinstance(conditions, list) else []):
+        condition, cpath = _dict(condition), f"{path}[{i}]"
+        kind = condition.get("type") if isinstance(condition.get("type"), str) else ""
+        if kind in seen:
+            out.append(duplicate(f"{cpath}.type", kind))
+        seen.add(kind)
+        out.extend(invalid(f"{cpath}.type", kind, m) for m in is_qualified_name(kind))
+        status = condition.get("status") if isinstance(condition.get("status"), str) else ""
+        if status not in CONDITION_STATUSES:
+            out.append(not_supported(f"{cpath}.status", status, CONDITION_STATUSES))
+        generation = condition.get("observedGeneration")
+        if isinstance(generation, int) and generation < 0:
+            out.append(invalid(f"{cpath}.observedGeneration", generation, "must be greater than or equal to zero"))
+        if not condition.get("lastTransitionTime"):
+            out.append(objectmeta.required(f"{cpath}.lastTransitionTime", "must be set"))
+        reason = condition.get("reason") if isinstance(condition.get("reason"), str) else ""
+        if not reason:
+            out.append(objectmeta.required(f"{cpath}.reason", "must be set"))
+        else:
+            if not _CONDITION_REASON.fullmatch(reason):
+                out.append(invalid(f"{cpath}.reason", reason, regex_error(
+                    CONDITION_REASON_MSG, CONDITION_REASON_FMT, "my_name", "MY_NAME", "MyName", "ReasonA,ReasonB",
+                    "ReasonA:ReasonB")))
+            if len(reason) > MAX_CONDITION_REASON:
+                out.append(Cause("FieldValueTooLong", f"Too long: may not be more than {MAX_CONDITION_REASON} bytes",
+                                 f"{cpath}.reason"))
+        message = condition.get("message")
+        if isinstance(message, str) and len(message) > MAX_CONDITION_MESSAGE:
+            out.append(Cause("FieldValueTooLong", f"Too long: may not be more than {MAX_CONDITION_MESSAGE} bytes",
+                             f"{cpath}.message"))
+    return out

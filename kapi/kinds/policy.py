@@ -7,7 +7,7 @@
 - ValidatePodDisruptionBudgetSpec: not both ``minAvailable`` and ``maxUnavailable``; each a non-negative
   integer or a percent of at most 100%; the selector; ``unhealthyPodEvictionPolicy`` IfHealthyBudget or
   AlwaysAllow. The spec may change (no immutable fields since kube 1.15).
-- Status updates (ValidatePodDisruptionBudgetStatusUpdate): the four counts not negative.
+- Status updates (ValidatePodDisruptionBudgetStatusUpdate): the conditions, the four counts not negative.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from kapi.errors import Cause
 from kapi.kinds.apps import NEGATIVE, not_more_than_100_percent, positive_int_or_percent
 from kapi.kinds.base import Obj, Strategy, register
-from kapi.kinds.fields import not_supported
+from kapi.kinds.fields import not_supported, validate_conditions
 from kapi.kinds.podspec import validate_label_selector
 from kapi.objectmeta import invalid
 from kapi.values import as_dict as _dict
@@ -52,6 +52,7 @@ class PodDisruptionBudgetStrategy(Strategy):
     """PodDisruptionBudget: the status starts as the four zero counts; ValidatePodDisruptionBudget."""
 
     group, kind = GROUP, "PodDisruptionBudget"
+    validates_required = True  # only kube's rules name missing fields (a condition's reason, lastTransitionTime)
     status_zero = {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}
 
     def default(self, obj: Obj) -> None:
@@ -64,11 +65,12 @@ class PodDisruptionBudgetStrategy(Strategy):
         return validate_pdb(obj)
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
-        """On ``status``: each of the four counts ``must be greater than or equal to 0``."""
+        """On ``status``: the conditions (metav1 ValidateConditions), then each of the four counts ``must be greater
+        than or equal to 0``."""
         if subresource != "status":
             return []
         status = _dict(new.get("status"))
-        out: list[Cause] = []
+        out = validate_conditions(status.get("conditions"), "status.conditions")
         for key in STATUS_COUNTS:
             value = _int(status.get(key))
             if value is not None and value < 0:

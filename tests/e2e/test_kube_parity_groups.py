@@ -338,6 +338,16 @@ def test_pod_disruption_budget_validation(stack: Stack, namespace: str) -> None:
     assert _invalid(stack, "PUT", f"{budgets}/bare/status", reply) == (
         'PodDisruptionBudget.policy "bare" is invalid: status.expectedPods: Invalid value: -1: must be greater than '
         "or equal to 0")
+    reply["status"]["expectedPods"] = 0
+    reply["status"]["conditions"] = [{"type": "DisruptionAllowed", "status": "Maybe", "reason": "1"}]
+    assert _invalid(stack, "PUT", f"{budgets}/bare/status", reply) == (
+        'PodDisruptionBudget.policy "bare" is invalid: ['
+        'status.conditions[0].status: Unsupported value: "Maybe": supported values: "False", "True", "Unknown", '
+        "status.conditions[0].lastTransitionTime: Required value: must be set, "
+        'status.conditions[0].reason: Invalid value: "1": a condition reason must start with alphabetic character, '
+        "optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric "
+        "character or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or "
+        "'ReasonA:ReasonB', regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')]")
 
 
 # ------------------------------------------------------------ coordination.k8s.io
