@@ -290,4 +290,6 @@ async def test_webhook_batches(tmp_path: Path):
     finally:
         await backend.close()  # flushes the pending event
         await server.close()
-    assert received[-1] == [{"n": 7}]
+    # Delivery is at least once: a batch whose answer was lost (a pooled connection the sink closed under load)
+    # is sent again, merged with what came since, so the last batch ends with event 7, maybe after event 6.
+    assert received[-1][-1] == {"n": 7} and received[-1] in ([{"n": 7}], [{"n": 6}, {"n": 7}])
