@@ -341,6 +341,18 @@ def encode(items: list[Entry]) -> list[dict[str, Any]]:
     return [e.to_json() for e in kept]
 
 
+def force_apply_fields(live: Mapping[str, Any] | None, fields: FieldSet, manager: str, api_version: str,
+                       time: str) -> list[dict[str, Any]]:
+    """The managedFields after ``manager`` force-applies exactly ``fields`` (paths of atomic or scalar fields, as
+    from :func:`from_fields_v1`): its Apply entry owns them, every other entry loses them (and goes when empty).
+    For controllers that server-side apply a fixed set of fields, e.g. the ClusterRole aggregation's
+    ``rules``; the values are the caller's to write."""
+    me = Entry(manager, APPLY, api_version, fields, time)
+    others = [Entry(e.manager, e.operation, e.api_version, e.fields - fields, e.time, e.subresource)
+              for e in entries(live) if not e.same_owner(me)]
+    return encode([*others, me])
+
+
 def incoming_entries(live: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[Entry]:
     """The entries an update starts from: the request's managedFields if it sets any, else the live ones.
 

@@ -7,7 +7,10 @@ any selector, selectors in order, matching roles sorted by name, each rule
 once. When the computed rules differ from the stored ones the role is
 written back through storage (conditioned on the revision read, so a
 concurrent change wins and triggers a new pass), and the watch brings the
-result into the policy index like any other change.
+result into the policy index like any other change. As kube's controller
+server-side applies ``rules`` with Force as
+``clusterrole-aggregation-controller``, the write gives that manager an
+Apply entry owning ``f:rules`` and takes the field from the others.
 """
 
 from __future__ import annotations
@@ -15,17 +18,21 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import grpc
 
 from kapi import errors, jsonutil
+from kapi import managedfields as mf
 from kapi.selectors import SelectorError, label_selector_matches
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.authz.policy import PolicyIndex
 from services.authz.rbac import GROUP
 
 log = logging.getLogger(__name__)
+FIELD_MANAGER = "clusterrole-aggregation-controller"  # kube's controller applies with Force as this manager
+RULES_FIELDS = mf.from_fields_v1({"f:rules": {}})  # rules is an atomic list
 
 
 def selector_matches(selector: Any, labels: Mapping[str, str]) -> bool:
@@ -99,8 +106,11 @@ class Aggregator:
             wanted = aggregate(name, rule_, roles)
             if wanted == list(obj.get("rules") or []):
                 continue
+            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            meta = {**(obj.get("metadata") or {}), "managedFields": mf.force_apply_fields(
+                obj, RULES_FIELDS, FIELD_MANAGER, f"{GROUP}/v1", now)}
             try:
-                if await self._write(name, {**obj, "rules": wanted}):
+                if await self._write(name, {**obj, "metadata": meta, "rules": wanted}):
                     written += 1
             except errors.StatusError as err:  # one failed write must not hold back the other roles
                 log.warning("aggregating ClusterRole %s failed: %s", name, err.message)

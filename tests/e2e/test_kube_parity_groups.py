@@ -91,6 +91,24 @@ def test_rbac_roles_bindings_defaults_and_messages(stack: Stack, namespace: str)
         'subjects[1].kind: Unsupported value: "Robot": supported values: "ServiceAccount", "User", "Group"]')
 
 
+def test_aggregated_cluster_role_rules_belong_to_the_aggregation_controller(kubectl: Kubectl,
+                                                                             namespace: str) -> None:
+    aggregated, part = f"{namespace}-agg", f"{namespace}-part"
+    kubectl.run("create", "clusterrole", aggregated, f"--aggregation-rule=parity-{namespace}=yes")
+    kubectl.run("create", "clusterrole", part, "--verb=get", "--resource=pods")
+    kubectl.run("label", "clusterrole", part, f"parity-{namespace}=yes")
+
+    def aggregated_role() -> dict[str, Any] | None:
+        role = json.loads(kubectl.run("get", "clusterrole", aggregated, "-o", "json", "--show-managed-fields").stdout)
+        return role if role.get("rules") else None
+    role = wait_for(aggregated_role)
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
+    # kube's controller server-side applies rules with Force as clusterrole-aggregation-controller
+    owners = {e["manager"]: (e["operation"], e["fieldsV1"]) for e in role["metadata"]["managedFields"]}
+    assert owners["clusterrole-aggregation-controller"] == ("Apply", {"f:rules": {}})
+    assert owners["kubectl-create"] == ("Update", {"f:aggregationRule": {"f:clusterRoleSelectors": {}}})
+
+
 # ------------------------------------------------------------ networking.k8s.io
 
 def test_network_policy_defaults_and_validation(stack: Stack, namespace: str) -> None:
