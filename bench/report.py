@@ -10,9 +10,11 @@ One run, all on 127.0.0.1, bounded in count and time, stops by itself:
 3. kapi through Envoy with the admin's client certificate: GET at fixed offered
    loads (open loop; the same loads against the baseline), LIST of 100 and
    5,000 ConfigMaps (resourceVersion "0" and unset), CREATE, UPDATE, PATCH,
-   DELETE (sequential and 16-way), WATCH fan-out (``--watchers`` watches, each
-   write's delivery latency to each); GET and CREATE also over the public gRPC
-   API (``kapi.api.v1``, docs/grpc.md; target "kapi gRPC", one grpc.aio channel);
+   DELETE (sequential and 16-way; CREATE also 64-way), WATCH fan-out (``--watchers``
+   watches, each write's delivery latency to each); GET and CREATE also over the
+   public gRPC API (``kapi.api.v1``, docs/grpc.md; target "kapi gRPC", one grpc.aio
+   channel); GET and CREATE in an open loop at half their best closed-loop rate;
+   ``--idle-watches`` watches held open, the stack's idle CPU before and with them;
 4. CPU seconds per request of every stack process (utime+stime from
    ``/proc/<pid>/stat`` around each row), memory (RSS) per 10,000 ConfigMaps;
 5. writes its section of docs/benchmarks.md (between report-bench markers)
@@ -226,15 +228,19 @@ async def measured(target: str, operation: str, op: Callable[[int], Awaitable[ob
 
 async def open_loop(target: str, operation: str, op: Callable[[int], Awaitable[object]], rate: float,
                     seconds: float, acct: Accounting | None, max_inflight: int = 512) -> Row:
-    """Open loop: start ``op`` ``rate`` times per second for ``seconds`` (late starts are not skipped)."""
+    """Open loop: start ``op`` ``rate`` times per second for ``seconds`` (late starts are not skipped).
+
+    Each latency is measured from the request's scheduled start, so time spent waiting for one of the
+    ``max_inflight`` slots counts.
+    """
     samples: list[float] = []
     errors = 0
     gate = asyncio.Semaphore(max_inflight)
 
     async def one(i: int) -> None:
         nonlocal errors
+        t0 = start + i / rate  # the scheduled start: waiting for the in-flight gate counts (no coordinated omission)
         async with gate:
-            t0 = time.perf_counter()
             try:
                 await op(i)
                 samples.append(time.perf_counter() - t0)
@@ -313,10 +319,12 @@ class Baseline:
 
 
 async def raw_etcd_rows(address: str, seconds: float, count: int) -> list[Row]:
-    """The stack's etcd directly: get/create sequential and 16-way, range of 100 and 5,000 keys."""
+    """The stack's etcd directly: get/create sequential and 16-way, create 64-way, range of 100 and 5,000 keys."""
     etcd = EtcdClient([address])
     rows: list[Row] = []
     value = json.dumps(cm("x")).encode()
+    rows_64 = await measured("etcd", "create (64-way)", lambda i: etcd.create(f"/bench-raw/c64/o{i}".encode(), value),
+                             count * 4, 64, seconds, None)
     for conc in (1, 16):
         rows.append(await measured("etcd", f"create ({conc}-way)", lambda i, c=conc: etcd.create(
             f"/bench-raw/c{c}/o{i}".encode(), value), count, conc, seconds, None))
@@ -328,6 +336,7 @@ async def raw_etcd_rows(address: str, seconds: float, count: int) -> list[Row]:
         await timed(lambda i, p=prefix: etcd.create(p + f"o{i:05d}".encode(), value), size, 32, 120)
         rows.append(await measured("etcd", f"range {size:,}", lambda i, p=prefix: etcd.range(p, prefix_end(p)),
                                    max(10, count // (10 if size == 100 else 50)), 1, seconds, None))
+    rows.append(rows_64)
     await etcd.close()
     return rows
 
@@ -395,9 +404,60 @@ async def watch_fanout(http: Http, watchers: int, events: int, seconds: float, a
     return Row("kapi", f"watch: {events} creates -> {opened:,} watchers (delivery)", samples, wall, missing, cpu)
 
 
-async def kapi_rows(stack: Stack, baseline: Baseline, args: argparse.Namespace) -> tuple[list[Row], list[Row],
-                                                                                         dict[str, int]]:
-    """(table rows, GET offered-load rows for the plot, RSS bytes per 10,000 objects per process)."""
+@dataclass
+class Extra:
+    """Issue 16's other measurements: open loops at half the best closed-loop rate, idle watches' CPU."""
+
+    half_load: list[Row] = field(default_factory=list)
+    idle_watches: int = 0
+    idle_cores_before: float = 0.0  # the stack's cores while idle, before the watches were opened
+    idle_cores_with: float = 0.0  # the same with ``idle_watches`` watches held open
+    idle_open_seconds: float = 0.0  # wall time to open them
+    idle_rss_per_watch: dict[str, float] = field(default_factory=dict)  # bytes per watch by process
+
+
+async def idle_watches(stack: Stack, acct: Accounting, count: int, seconds: float, extra: Extra) -> None:
+    """Hold ``count`` watches without bookmarks on one quiet namespace; stack cores idle before vs with them."""
+    ns = "idle-watched"
+    http = Http(stack.url, stack, limit=count + 16)
+    try:
+        await http.call("POST", "/api/v1/namespaces", {"metadata": {"name": ns}}, ok=(201, 409))
+        acct.start()
+        await asyncio.sleep(seconds)
+        extra.idle_cores_before = sum(acct.stop().values()) / seconds
+        rss_before = acct.rss()
+        url = f"{http.url}/api/v1/namespaces/{ns}/configmaps?watch=1&timeoutSeconds={int(seconds) * 4 + 120}"
+        replies: list[aiohttp.ClientResponse] = []
+        t0 = time.perf_counter()
+
+        async def open_one() -> None:
+            for _ in range(20):  # as client-go: a watch refused with 429 (too many starting at once) is retried
+                reply = await http.session.get(url)
+                if reply.status == 200:
+                    replies.append(reply)
+                    return
+                retry = float(reply.headers.get("Retry-After") or 1)
+                reply.release()
+                await asyncio.sleep(retry * random.random())
+
+        await asyncio.gather(*(open_one() for _ in range(count)), return_exceptions=True)
+        extra.idle_open_seconds = time.perf_counter() - t0
+        extra.idle_watches = len(replies)
+        await asyncio.sleep(2.0)  # settled
+        acct.start()
+        await asyncio.sleep(seconds)
+        extra.idle_cores_with = sum(acct.stop().values()) / seconds
+        rss = acct.rss()
+        extra.idle_rss_per_watch = {n: (rss[n] - rss_before.get(n, 0)) / max(1, len(replies)) for n in rss}
+        for reply in replies:
+            reply.close()
+    finally:
+        await http.close()
+
+
+async def kapi_rows(stack: Stack, baseline: Baseline, args: argparse.Namespace
+                    ) -> tuple[list[Row], list[Row], dict[str, int], Extra]:
+    """(table rows, GET offered-load rows for the plot, RSS bytes per 10,000 objects per process, Extra)."""
     acct = Accounting(stack)
     http = Http(stack.url, stack)
     base = Http(baseline.url, stack)
@@ -435,9 +495,13 @@ async def kapi_rows(stack: Stack, baseline: Baseline, args: argparse.Namespace) 
             rows.append(await measured("kapi", f"LIST {size:,} (rv={rv or 'unset'})", lambda i, s=size, q=query:
                                        http.call("GET", f"/api/v1/namespaces/list{s}/configmaps{q}"), reps, 1,
                                        seconds, acct))
-    for conc in (1, 16):
+    for conc in (1, 16, 64):
         n = count * (4 if conc > 1 else 1)
         tag = f"w{conc}-"
+        if conc == 64:  # only the create (issue 16's write-throughput target is CREATE at 64-way)
+            rows.append(await measured("kapi", "CREATE (64-way)", lambda i, t=tag: http.call(
+                "POST", p, cm(f"{t}{i}", i)), n, conc, seconds, acct))
+            continue
         rows.append(await measured("kapi", f"CREATE ({conc}-way)", lambda i, t=tag: http.call(
             "POST", p, cm(f"{t}{i}", i)), n, conc, seconds, acct))
         made = len(rows[-1].samples)
@@ -451,10 +515,20 @@ async def kapi_rows(stack: Stack, baseline: Baseline, args: argparse.Namespace) 
         rows.append(await measured("kapi gRPC", f"CREATE ({conc}-way)", lambda i, t=f"g{conc}-": rpc.create(
             NS, cm(f"{t}{i}", i)), n, conc, seconds, acct))
     rows.append(await watch_fanout(http, args.watchers, args.events, seconds, acct))
+    extra = Extra()
+    # Open loop at half the best closed-loop rate (GET, CREATE), latency from each request's scheduled start.
+    best_get = max(r.throughput for r in rows if r.target == "kapi" and r.operation.startswith("GET ("))
+    best_create = max(r.throughput for r in rows if r.target == "kapi" and r.operation.startswith("CREATE ("))
+    extra.half_load.append(await open_loop("kapi", "GET", lambda i: http.call("GET", f"{p}/o00000"), best_get / 2,
+                                           args.load_seconds * 2, acct))
+    extra.half_load.append(await open_loop("kapi", "CREATE", lambda i: http.call("POST", p, cm(f"h{i}", i)),
+                                           best_create / 2, args.load_seconds * 2, acct))
     await http.close()
     await base.close()
     await rpc.close()
-    return rows, load_rows, per_10k
+    if args.idle_watches:
+        await idle_watches(stack, acct, args.idle_watches, args.idle_seconds, extra)
+    return rows, load_rows, per_10k, extra
 
 
 # ---------------------------------------------------------------------------
@@ -543,7 +617,7 @@ def hop_table(rows: list[Row]) -> str:
 
 
 def render(startup: float, etcd_rows: list[Row], rows: list[Row], load_rows: list[Row], per_10k: dict[str, int],
-           images: list[str], args: argparse.Namespace) -> str:
+           images: list[str], args: argparse.Namespace, extra: Extra | None = None) -> str:
     out = [f"Measured by `make bench` ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs; stack, load generator "
            f"and baselines share the machine). Stack: etcd, one storage, authn, authz, flowcontrol, admission, "
            f"two gateways, Envoy; requests as the admin (client certificate) through Envoy over HTTPS/1.1.",
@@ -559,6 +633,20 @@ def render(startup: float, etcd_rows: list[Row], rows: list[Row], load_rows: lis
         load_table.append([r.target, f"{r.offered:.0f}", f"{r.throughput:,.0f}", f"{pct(r.samples, .5):.2f}",
                            f"{pct(r.samples, .9):.2f}", f"{pct(r.samples, .99):.2f}", str(r.errors)])
     out += [table(["target", "offered req/s", "served req/s", "p50 ms", "p90 ms", "p99 ms", "errors"], load_table), ""]
+    if extra is not None and extra.half_load:
+        half = [[r.operation, f"{r.offered:.0f}", f"{r.throughput:,.0f}", f"{pct(r.samples, .5):.2f}",
+                 f"{pct(r.samples, .9):.2f}", f"{pct(r.samples, .99):.2f}", str(r.errors)] for r in extra.half_load]
+        out += ["**Open loop at half the best closed-loop rate** (latency from each request's scheduled start, "
+                f"{args.load_seconds * 2:.0f} s each):", "",
+                table(["operation", "offered req/s", "served req/s", "p50 ms", "p90 ms", "p99 ms", "errors"], half),
+                ""]
+    if extra is not None and extra.idle_watches:
+        grown = ", ".join(f"{n} {v / 1024:.1f}" for n, v in sorted(extra.idle_rss_per_watch.items(),
+                                                                   key=lambda kv: -kv[1])[:4])
+        out += [f"**Idle watches**: {extra.idle_watches:,} watches held open on a quiet namespace (opened in "
+                f"{extra.idle_open_seconds:.1f} s): the stack used {extra.idle_cores_with:.3f} cores over "
+                f"{args.idle_seconds:.0f} s with them against {extra.idle_cores_before:.3f} before they were "
+                f"opened; RSS KiB per watch: {grown}.", ""]
     out += ["**CPU per request by hop** (us of utime+stime per request of each stack process over the row; the "
             "gateways and storage replicas summed; the load generator is not counted):", "", hop_table(rows), ""]
     mem = [[n, f"{v / 2**20:.1f}"] for n, v in sorted(per_10k.items(), key=lambda kv: -kv[1])]
@@ -578,12 +666,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--objects", type=int, default=10_000, help="ConfigMaps created (memory per 10,000)")
     parser.add_argument("--watchers", type=int, default=1000)
     parser.add_argument("--events", type=int, default=20)
+    parser.add_argument("--idle-watches", type=int, default=5000, help="idle watches held open (0: skip)")
+    parser.add_argument("--idle-seconds", type=float, default=10.0, help="idle CPU measured this long, before/with")
     parser.add_argument("--quick", action="store_true", help="small numbers everywhere (a smoke run)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
     args = parser.parse_args(argv)
     if args.quick:
         args.seconds, args.count, args.rates, args.load_seconds = 2.0, 40, [50, 200], 1.0
         args.objects, args.watchers, args.events = 5200, 50, 5
+        args.idle_watches, args.idle_seconds = 100, 2.0
     with tempfile.TemporaryDirectory(prefix="kapi-bench-report-") as tmp:
         stack = Stack(Path(tmp) / "state", port=0, gateways=2, log_level="WARNING")
         t0 = time.monotonic()
@@ -593,12 +684,12 @@ def main(argv: list[str] | None = None) -> int:
         try:
             baseline.start()
             etcd_rows = asyncio.run(raw_etcd_rows(stack.addresses["etcd"], args.seconds, args.count))
-            rows, load_rows, per_10k = asyncio.run(kapi_rows(stack, baseline, args))
+            rows, load_rows, per_10k, extra = asyncio.run(kapi_rows(stack, baseline, args))
         finally:
             baseline.stop()
             stack.stop()
     images = [] if args.no_write else plots(load_rows, rows)
-    text = render(startup, etcd_rows, rows, load_rows, per_10k, images, args)
+    text = render(startup, etcd_rows, rows, load_rows, per_10k, images, args, extra)
     print(text)
     if not args.no_write:
         write_doc(text)
