@@ -92,7 +92,8 @@ def prepare_for_create(obj: dict[str, Any], resource: Resource, namespace: str, 
     - ``generateName`` with an empty name -> name = prefix + 5 random
       characters (``rng`` injectable for tests).
     - uid (uuid4), creationTimestamp (``now``, RFC 3339 seconds, UTC),
-      generation 1 for kinds that track it (:func:`tracks_generation`);
+      generation 1 for kinds that track it (:func:`tracks_generation`) and set it on create
+      (``Strategy.generation_on_create``);
       deletionTimestamp, deletionGracePeriodSeconds, resourceVersion and
       selfLink cleared; managedFields kept as given.
     - apiVersion/kind filled in when absent.
@@ -116,11 +117,11 @@ def prepare_for_create(obj: dict[str, Any], resource: Resource, namespace: str, 
         meta.pop(key, None)
     meta["uid"] = str(uuid.UUID(int=rng.getrandbits(128), version=4)) if rng else str(uuid.uuid4())
     meta["creationTimestamp"] = format_time(now)
-    if tracks_generation(resource):
+    strategy = _kind(resource, kind)
+    if tracks_generation(resource) and strategy.generation_on_create:
         meta["generation"] = 1
     else:
         meta.pop("generation", None)
-    strategy = _kind(resource, kind)
     if strategy.status_zero is not None and not strategy.keeps_status_on_create:
         out["status"] = copy.deepcopy(dict(strategy.status_zero))
     strategy.prepare_for_create(out, user=user)
@@ -219,7 +220,10 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
         generation = old_generation if isinstance(old_generation, int) else 0
         if subresource in ("", "scale") and strategy.bumps_generation(out, old):
             generation += 1
-        meta["generation"] = generation
+        if generation:
+            meta["generation"] = generation
+        else:  # omitempty: a kind whose create leaves it at 0 (CSIDriver) shows none until the first bump
+            meta.pop("generation", None)
     elif "generation" in old_meta:
         meta["generation"] = old_meta["generation"]
     else:

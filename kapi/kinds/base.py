@@ -48,6 +48,9 @@ class Strategy:
     #: Whether the kind keeps a generation though it has no ``spec`` (an EndpointSlice's strategy sets it to 1 and
     #: bumps it on any change but metadata, see :meth:`bumps_generation`).
     generation_without_spec: bool = False
+    #: Whether PrepareForCreate sets ``generation`` 1 (most kinds that track it); False: the first bump sets it to 1
+    #: (a CSIDriver's strategy only bumps it on spec changes).
+    generation_on_create: bool = True
     #: The kind's field labels beyond ``metadata.name``/``metadata.namespace`` (its ``GetAttrs`` and field label
     #: conversion): label -> the object's value as a string ("" when absent). Read by storage's field selectors.
     selectable_fields: Mapping[str, Callable[[Obj], str]] = MappingProxyType({})

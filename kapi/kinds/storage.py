@@ -187,6 +187,7 @@ class CSIDriverStrategy(Strategy):
     """CSIDriver: defaults, ValidateCSIDriver, attachRequired and volumeLifecycleModes immutable."""
 
     group, kind = GROUP, "CSIDriver"
+    generation_on_create = False  # PrepareForCreate leaves it at 0; the first spec change makes it 1
 
     def default(self, obj: Obj) -> None:
         """:func:`default_csi_driver`."""

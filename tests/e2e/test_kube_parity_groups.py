@@ -294,6 +294,15 @@ def test_csi_driver_name_is_a_subdomain_and_attach_required_is_immutable(stack: 
     name = f"{namespace}-{'d' * 64}"[:60] + ".com"
     created = _created(stack, drivers, {"metadata": {"name": name}})
     assert len(name) == 64 and created["spec"]["attachRequired"] is True
+    # PrepareForCreate sets no generation; the first spec change makes it 1, a metadata change none
+    assert "generation" not in created["metadata"]
+    body = _replace(stack, f"{drivers}/{name}")
+    body["metadata"]["labels"] = {"a": "b"}
+    code, reply = _call(stack, "PUT", f"{drivers}/{name}", body)
+    assert code == 200 and "generation" not in reply["metadata"], reply
+    body = _replace(stack, f"{drivers}/{name}", spec={**created["spec"], "podInfoOnMount": True})
+    code, reply = _call(stack, "PUT", f"{drivers}/{name}", body)
+    assert code == 200 and reply["metadata"]["generation"] == 1, reply
     body = _replace(stack, f"{drivers}/{name}", spec={**created["spec"], "attachRequired": False})
     assert _invalid(stack, "PUT", f"{drivers}/{name}", body) == (
         f'CSIDriver.storage.k8s.io "{name}" is invalid: spec.attachedRequired: Invalid value: false: field is '
