@@ -23,3 +23,8 @@ def as_list(value: Any) -> list[Any]:
 def as_int(value: Any) -> int | None:
     """``value`` if it is a JSON integer (not a bool), else None."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def as_str(value: Any) -> str:
+    """``value`` if it is a JSON string, else ``""`` (a Go string field's zero value)."""
+    return value if isinstance(value, str) else ""

@@ -34,6 +34,7 @@ from kapi.objectmeta import invalid, required
 from kapi.validation import is_dns1035_label, is_dns1123_subdomain, is_qualified_name, is_valid_path_segment_name
 from kapi.values import as_dict as _dict
 from kapi.values import as_list as _list
+from kapi.values import as_str as _text
 
 GROUP = "admissionregistration.k8s.io"
 
@@ -128,7 +129,7 @@ def validate_match_conditions(conditions: Any, path: str) -> list[Cause]:
             out.append(required(f"{cpath}.expression"))
         else:
             out.extend(cel_syntax(f"{cpath}.expression", expression))
-        name = condition.get("name") if isinstance(condition.get("name"), str) else ""
+        name = _text(condition.get("name"))
         if not name:
             out.append(required(f"{cpath}.name"))
         else:
@@ -265,7 +266,7 @@ def _param_kind(kind: Any, path: str) -> list[Cause]:
     version; kind required, a DNS-1035 label once lower-cased."""
     kind = _dict(kind)
     out: list[Cause] = []
-    api_version = kind.get("apiVersion") if isinstance(kind.get("apiVersion"), str) else ""
+    api_version = _text(kind.get("apiVersion"))
     if not api_version:
         out.append(required(f"{path}.apiVersion"))
     elif api_version.count("/") > 1:
@@ -278,7 +279,7 @@ def _param_kind(kind: Any, path: str) -> list[Cause]:
             out.append(invalid(f"{path}.apiVersion", api_version, "version must be specified"))
         elif is_dns1035_label(version):
             out.append(invalid(f"{path}.apiVersion", version, ",".join(is_dns1035_label(version))))
-    name = kind.get("kind") if isinstance(kind.get("kind"), str) else ""
+    name = _text(kind.get("kind"))
     if not name:
         out.append(required(f"{path}.kind"))
     elif is_dns1035_label(name.lower()):
@@ -366,12 +367,12 @@ def validate_policy(obj: Obj) -> list[Cause]:
     out.extend(validate_match_conditions(spec.get("matchConditions"), "spec.matchConditions"))
     for i, variable in enumerate(_list(spec.get("variables"))):
         variable, vpath = _dict(variable), f"spec.variables[{i}]"
-        name = variable.get("name") if isinstance(variable.get("name"), str) else ""
+        name = _text(variable.get("name"))
         if not name.strip():
             out.append(required(f"{vpath}.name", "name is not specified"))
         elif not _CEL_IDENTIFIER.fullmatch(name):
             out.append(invalid(f"{vpath}.name", name, "name is not a valid CEL identifier"))
-        expression = variable.get("expression") if isinstance(variable.get("expression"), str) else ""
+        expression = _text(variable.get("expression"))
         if not expression.strip():
             out.append(required(f"{vpath}.expression", "expression is not specified"))
         else:
@@ -386,7 +387,7 @@ def validate_policy(obj: Obj) -> list[Cause]:
     policy_name = str(_dict(obj.get("metadata")).get("name") or "")
     for i, annotation in enumerate(annotations):
         annotation, apath = _dict(annotation), f"spec.auditAnnotations[{i}]"
-        key = annotation.get("key") if isinstance(annotation.get("key"), str) else ""
+        key = _text(annotation.get("key"))
         qualified = f"{policy_name}/{key}"
         out.extend(invalid(f"{apath}.key", qualified, m) for m in is_qualified_name(qualified))
         value_expression = str(annotation.get("valueExpression") or "")
@@ -404,7 +405,7 @@ def validate_binding(obj: Obj) -> list[Cause]:
     validationActions (each Audit/Deny/Warn and unique, not both Deny and Warn, at least one)."""
     spec = _dict(obj.get("spec"))
     out: list[Cause] = []
-    name = spec.get("policyName") if isinstance(spec.get("policyName"), str) else ""
+    name = _text(spec.get("policyName"))
     if not name:
         out.append(required("spec.policyName"))
     else:

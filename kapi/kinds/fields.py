@@ -23,6 +23,7 @@ from kapi.objectmeta import invalid
 from kapi.selectors import SelectorError, label_selector_matches
 from kapi.validation import is_qualified_name, regex_error
 from kapi.values import as_dict as _dict
+from kapi.values import as_str as _text
 
 IMMUTABLE = "field is immutable"  # apivalidation.FieldImmutableErrorMsg
 
@@ -159,12 +160,12 @@ def validate_conditions(conditions: Any, path: str) -> list[Cause]:
     seen: set[Any] = set()
     for i, condition in enumerate(conditions if isinstance(conditions, list) else []):
         condition, cpath = _dict(condition), f"{path}[{i}]"
-        kind = condition.get("type") if isinstance(condition.get("type"), str) else ""
+        kind = _text(condition.get("type"))
         if kind in seen:
             out.append(duplicate(f"{cpath}.type", kind))
         seen.add(kind)
         out.extend(invalid(f"{cpath}.type", kind, m) for m in is_qualified_name(kind))
-        status = condition.get("status") if isinstance(condition.get("status"), str) else ""
+        status = _text(condition.get("status"))
         if status not in CONDITION_STATUSES:
             out.append(not_supported(f"{cpath}.status", status, CONDITION_STATUSES))
         generation = condition.get("observedGeneration")
@@ -172,7 +173,7 @@ def validate_conditions(conditions: Any, path: str) -> list[Cause]:
             out.append(invalid(f"{cpath}.observedGeneration", generation, "must be greater than or equal to zero"))
         if not condition.get("lastTransitionTime"):
             out.append(objectmeta.required(f"{cpath}.lastTransitionTime", "must be set"))
-        reason = condition.get("reason") if isinstance(condition.get("reason"), str) else ""
+        reason = _text(condition.get("reason"))
         if not reason:
             out.append(objectmeta.required(f"{cpath}.reason", "must be set"))
         else:

@@ -197,7 +197,7 @@ def validate_network_policy(obj: Obj, allowed: frozenset[str] = frozenset()) -> 
 def _policy_cidrs(obj: Obj) -> frozenset[str]:
     """Every ipBlock ``cidr`` and ``except`` value of a stored NetworkPolicy (ValidateNetworkPolicyUpdate's
     AllowCIDRsEvenIfInvalid)."""
-    spec, out = _dict(obj.get("spec")), set()
+    spec, out = _dict(obj.get("spec")), set[str]()
     for direction, peers in (("ingress", "from"), ("egress", "to")):
         for rule in _list(spec.get(direction)):
             for peer in _list(_dict(rule).get(peers)):

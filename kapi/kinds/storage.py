@@ -34,6 +34,7 @@ from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import is_dns1123_subdomain, is_qualified_name
 from kapi.values import as_dict as _dict
 from kapi.values import as_list as _list
+from kapi.values import as_str as _text
 
 GROUP = "storage.k8s.io"
 FS_GROUP_POLICIES = ("File", "None", "ReadWriteOnceWithFSType")
@@ -147,7 +148,7 @@ def validate_volume_attachment(obj: Obj) -> list[Cause]:
     subdomain (an empty one is the subdomain message, not ``Required value``); then the attacher as a CSI driver
     name and the persistentVolumeName as a volume name (a DNS subdomain)."""
     spec = _dict(obj.get("spec"))
-    attacher = spec.get("attacher") if isinstance(spec.get("attacher"), str) else ""
+    attacher = _text(spec.get("attacher"))
     out = [required("spec.attacher")] if not attacher else []
     source = _dict(spec.get("source"))
     pv, inline = source.get("persistentVolumeName"), source.get("inlineVolumeSpec")
@@ -157,7 +158,7 @@ def validate_volume_attachment(obj: Obj) -> list[Cause]:
         out.append(forbidden("spec.source", ONE_SOURCE))
     elif pv == "":
         out.append(required("spec.source.persistentVolumeName", "must specify non empty persistentVolumeName"))
-    node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else ""
+    node = _text(spec.get("nodeName"))
     out.extend(invalid("spec.nodeName", node, m) for m in is_dns1123_subdomain(node))
     out.extend(validate_csi_driver_name(attacher, "spec.attacher"))
     if isinstance(pv, str):
@@ -323,7 +324,7 @@ def validate_allowed_topologies(terms: Any, path: str = "allowedTopologies") -> 
                 out.append(required(f"{epath}.values"))
             out.extend(duplicate(f"{epath}.values[{k}]", value)
                        for k, value in enumerate(values) if value in values[:k])
-            key = expr.get("key") if isinstance(expr.get("key"), str) else ""
+            key = _text(expr.get("key"))
             out.extend(invalid(f"{epath}.key", key, m) for m in is_qualified_name(key))
             if key in exprs:
                 out.append(duplicate(f"{epath}.key", key))
