@@ -256,7 +256,7 @@ class ValidatingAdmissionPolicyStrategy(Strategy):
         return validate_policy(obj)
 
 
-VALIDATION_REASONS = ("Forbidden", "Invalid", "RequestEntityTooLarge", "Unauthorized")  # sets.List: sorted
+VALIDATION_REASONS = ("Forbidden", "Invalid", "RequestEntityTooLarge")  # sets.List: sorted
 VALIDATION_ACTIONS = ("Audit", "Deny", "Warn")
 _CEL_IDENTIFIER = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*")
 
