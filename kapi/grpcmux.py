@@ -323,6 +323,9 @@ async def serve(protocol: Protocol, work: Mapping[str, Work], request_iterator: 
     answered. The request stream's end lets the running calls finish, then
     ends the responses; a cancelled or broken stream cancels them.
     ``running`` (if given) holds every call task while it runs (tests read it).
+    A servicer that re-yields these batches must close this generator with
+    its own (``contextlib.aclosing``), so its stream's end cancels the calls
+    at once rather than when the generator is collected.
     """
     await context.send_initial_metadata(())
     calls = _Calls(protocol, work, failure, running)

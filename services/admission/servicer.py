@@ -9,6 +9,7 @@ server's caller check (``--allowed-callers``,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 
@@ -79,6 +80,9 @@ class AdmissionServicer(admission_pb2_grpc.AdmissionServicer):
         caller, is cancelled and not answered; the stream's end cancels the
         running calls.
         """
-        async for responses in grpcmux.serve(grpcmux.ADMISSION, self._work, request_iterator, context,
-                                             running=self.stream_calls):
-            yield responses
+        # aclosing: the stream's end (grpc closes this generator) cancels the running calls at once, not when
+        # the inner generator is collected.
+        async with contextlib.aclosing(grpcmux.serve(grpcmux.ADMISSION, self._work, request_iterator, context,
+                                                     running=self.stream_calls)) as answers:
+            async for responses in answers:
+                yield responses

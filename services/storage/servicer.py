@@ -156,9 +156,12 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
         answered. The request stream's end lets the running calls finish, then
         ends the responses; a cancelled or broken stream cancels them.
         """
-        async for responses in grpcmux.serve(grpcmux.STORAGE, self._work, request_iterator, context,
-                                             failure=_failure, running=self.stream_calls):
-            yield responses
+        # aclosing: the stream's end (grpc closes this generator) cancels the running calls at once, not when
+        # the inner generator is collected.
+        async with contextlib.aclosing(grpcmux.serve(grpcmux.STORAGE, self._work, request_iterator, context,
+                                                     failure=_failure, running=self.stream_calls)) as answers:
+            async for responses in answers:
+                yield responses
 
     async def Watch(self, request: storage_pb2.WatchRequest,  # noqa: N802
                     context: grpc.aio.ServicerContext) -> AsyncIterator[storage_pb2.WatchResponse]:
