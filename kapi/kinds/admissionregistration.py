@@ -82,6 +82,40 @@ def _strings_cause(path: str, values: list[Any], detail: str) -> Cause:
     return Cause("FieldValueInvalid", f"Invalid value: {go_strings(values)}: {detail}", path)
 
 
+def _resources(resources: list[Any], path: str) -> list[Cause]:
+    """validateResources (subresources allowed): required, no empty entry, ``x/*`` and ``*/x`` exclude the
+    entries they cover, ``*/*`` alone, ``*`` with no other resource without a subresource."""
+    out = [required(path)] if not resources else []
+    with_any_sub: set[str] = set()
+    with_any_res: set[str] = set()
+    double = single = plain = False
+    for i, entry in enumerate(resources):
+        entry = _text(entry)
+        if not entry:
+            out.append(required(f"{path}[{i}]"))
+            continue
+        double = double or entry == "*/*"
+        single = single or entry == "*"
+        res, sep, sub = entry.partition("/")
+        if not sep:
+            plain = entry != "*"
+            continue
+        if res in with_any_sub:
+            out.append(invalid(f"{path}[{i}]", entry, f"if '{res}/*' is present, must not specify {entry}"))
+        if sub in with_any_res:
+            out.append(invalid(f"{path}[{i}]", entry, f"if '*/{sub}' is present, must not specify {entry}"))
+        if sub == "*":
+            with_any_sub.add(res)
+        if res == "*":
+            with_any_res.add(sub)
+    if len(resources) > 1 and double:
+        out.append(_strings_cause(path, resources, "if '*/*' is present, must not specify other resources"))
+    if single and plain:
+        out.append(_strings_cause(path, resources, "if '*' is present, must not specify other resources without "
+                                  "subresources"))
+    return out
+
+
 def validate_rule(rule: Any, path: str) -> list[Cause]:
     """validateRuleWithOperations: operations (``*`` alone), apiGroups, apiVersions, resources, scope."""
     rule = _dict(rule)
@@ -90,8 +124,9 @@ def validate_rule(rule: Any, path: str) -> list[Cause]:
     if not operations:
         out.append(required(f"{path}.operations"))
     if len(operations) > 1 and "*" in operations:
-        out.append(_strings_cause(f"{path}.operations", operations, "if '*' is present, must not specify other "
-                                  "operations"))
+        shown = "[]admissionregistration.OperationType" + go_strings(operations)[len("[]string"):]
+        out.append(Cause("FieldValueInvalid", f"Invalid value: {shown}: if '*' is present, must not specify other "
+                         "operations", f"{path}.operations"))
     out.extend(not_supported(f"{path}.operations[{i}]", op, OPERATIONS)
                for i, op in enumerate(operations) if op not in OPERATIONS)
     for key, what in (("apiGroups", "API groups"), ("apiVersions", "API versions")):
@@ -102,8 +137,7 @@ def validate_rule(rule: Any, path: str) -> list[Cause]:
             out.append(_strings_cause(f"{path}.{key}", values, f"if '*' is present, must not specify other {what}"))
     out.extend(required(f"{path}.apiVersions[{i}]")
                for i, version in enumerate(_list(rule.get("apiVersions"))) if version == "")
-    if not _list(rule.get("resources")):
-        out.append(required(f"{path}.resources"))
+    out.extend(_resources(_list(rule.get("resources")), f"{path}.resources"))
     scope = rule.get("scope")
     if scope is not None and scope not in SCOPES:
         out.append(not_supported(f"{path}.scope", scope, SCOPES))
@@ -158,12 +192,12 @@ def validate_webhook(hook: Any, path: str, mutating: bool) -> list[Cause]:
     timeout = hook.get("timeoutSeconds")
     if isinstance(timeout, int) and not isinstance(timeout, bool) and not 1 <= timeout <= 30:
         out.append(invalid(f"{path}.timeoutSeconds", timeout, "the timeout value must be between 1 and 30 seconds"))
-    reinvocation = hook.get("reinvocationPolicy")
-    if mutating and reinvocation is not None and reinvocation not in REINVOCATION_POLICIES:
-        out.append(not_supported(f"{path}.reinvocationPolicy", reinvocation, REINVOCATION_POLICIES))
     for key in ("namespaceSelector", "objectSelector"):
         if hook.get(key) is not None:
             out.extend(validate_label_selector(hook[key], f"{path}.{key}"))
+    reinvocation = hook.get("reinvocationPolicy")
+    if mutating and reinvocation is not None and reinvocation not in REINVOCATION_POLICIES:
+        out.append(not_supported(f"{path}.reinvocationPolicy", reinvocation, REINVOCATION_POLICIES))
     config = _dict(hook.get("clientConfig"))
     url, service = config.get("url"), config.get("service")
     if (url is None) == (service is None):
@@ -173,12 +207,23 @@ def validate_webhook(hook: Any, path: str, mutating: bool) -> list[Cause]:
     elif isinstance(service, dict):
         out.extend(webhook_service(f"{path}.clientConfig.service", service))
     out.extend(validate_match_conditions(hook.get("matchConditions"), f"{path}.matchConditions"))
-    versions = _list(hook.get("admissionReviewVersions"))
+    return out + _review_versions(_list(hook.get("admissionReviewVersions")), f"{path}.admissionReviewVersions")
+
+
+def _review_versions(versions: list[Any], path: str) -> list[Cause]:
+    """validateAdmissionReviewVersions: at least one; each unique (``duplicate version``) and a DNS-1035 label; one
+    of v1, v1beta1 among them."""
     if not versions:
-        out.append(required(f"{path}.admissionReviewVersions", f"must specify one of {', '.join(REVIEW_VERSIONS)}"))
-    elif not any(v in REVIEW_VERSIONS for v in versions):
-        out.append(_strings_cause(f"{path}.admissionReviewVersions", versions,
-                                  f"must include at least one of {', '.join(REVIEW_VERSIONS)}"))
+        return [required(path, f"must specify one of {', '.join(REVIEW_VERSIONS)}")]
+    out: list[Cause] = []
+    for i, version in enumerate(versions):
+        version = _text(version)
+        if version in versions[:i]:
+            out.append(invalid(f"{path}[{i}]", version, "duplicate version"))
+            continue
+        out.extend(invalid(f"{path}[{i}]", version, m) for m in is_dns1035_label(version))
+    if not any(v in REVIEW_VERSIONS for v in versions):
+        out.append(_strings_cause(path, versions, f"must include at least one of {', '.join(REVIEW_VERSIONS)}"))
     return out
 
 

@@ -590,9 +590,9 @@ def test_webhook_configuration_messages(stack: Stack, namespace: str) -> None:
                                     "namespaceSelector": {}, "objectSelector": {}, "timeoutSeconds": 10}]
     assert _invalid(stack, "POST", configs, {"metadata": {"name": f"{name}-bad"}, "webhooks": [
         {"name": "check", "clientConfig": {"url": "http://hooks.example.com/?x=1"}},
-        {"name": "two.example.com", "clientConfig": {}, "sideEffects": "Some", "admissionReviewVersions": ["v2"],
+        {"name": "two.example.com", "clientConfig": {}, "sideEffects": "Some", "admissionReviewVersions": ["v2", "v2"],
          "timeoutSeconds": 31, "rules": [{"operations": ["*", "CREATE"], "apiVersions": ["v1"],
-                                          "resources": ["pods"], "scope": "Everywhere"}]},
+                                          "resources": ["pods/*", "pods/log"], "scope": "Everywhere"}]},
         {**hook, "name": "two.example.com"}]}) == (
         f'ValidatingWebhookConfiguration.admissionregistration.k8s.io "{name}-bad" is invalid: ['
         'webhooks[0].name: Invalid value: "check": should be a domain with at least three segments separated by '
@@ -602,16 +602,19 @@ def test_webhook_configuration_messages(stack: Stack, namespace: str) -> None:
         "format: https://host[/path], "
         'webhooks[0].clientConfig.url: Invalid value: "x=1": query parameters are not permitted in the URL, '
         "webhooks[0].admissionReviewVersions: Required value: must specify one of v1, v1beta1, "
-        'webhooks[1].rules[0].operations: Invalid value: []string{"*", "CREATE"}: if \'*\' is present, must not '
-        "specify other operations, "
+        'webhooks[1].rules[0].operations: Invalid value: []admissionregistration.OperationType{"*", "CREATE"}: '
+        "if '*' is present, must not specify other operations, "
         "webhooks[1].rules[0].apiGroups: Required value, "
+        'webhooks[1].rules[0].resources[1]: Invalid value: "pods/log": if \'pods/*\' is present, must not specify '
+        "pods/log, "
         'webhooks[1].rules[0].scope: Unsupported value: "Everywhere": supported values: "*", "Cluster", '
         '"Namespaced", '
         'webhooks[1].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun", '
         "webhooks[1].timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 seconds, "
         "webhooks[1].clientConfig: Required value: exactly one of url or service is required, "
-        'webhooks[1].admissionReviewVersions: Invalid value: []string{"v2"}: must include at least one of v1, '
-        "v1beta1, "
+        'webhooks[1].admissionReviewVersions[1]: Invalid value: "v2": duplicate version, '
+        'webhooks[1].admissionReviewVersions: Invalid value: []string{"v2", "v2"}: must include at least one of '
+        "v1, v1beta1, "
         'webhooks[2].name: Duplicate value: "two.example.com"]')
     mutating = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
     assert _invalid(stack, "POST", mutating, {"metadata": {"name": f"{name}-m"}, "webhooks": [
