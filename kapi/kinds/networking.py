@@ -30,7 +30,7 @@ from typing import Any
 
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
-from kapi.kinds.core import ip_family
+from kapi.kinds.core import VALID_IP, ip_family
 from kapi.kinds.fields import immutable, not_supported
 from kapi.kinds.podspec import PORT_RANGE_MSG, is_valid_port_name, validate_label_selector
 from kapi.objectmeta import forbidden, invalid, required
@@ -45,6 +45,7 @@ from kapi.validation import (
 from kapi.values import as_dict as _dict
 from kapi.values import as_int as _int
 from kapi.values import as_list as _list
+from kapi.values import as_str as _text
 
 GROUP = "networking.k8s.io"
 PROTOCOLS = ("TCP", "UDP", "SCTP")  # ValidateNetworkPolicyPort's order
@@ -415,6 +416,26 @@ class IngressStrategy(Strategy):
         """ValidateIngressUpdate: the spec again (no annotation check on update), tolerating what the stored
         Ingress already had (:func:`update_options`)."""
         return validate_ingress(new, update_options(old))
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateIngressStatusUpdate on ``status``: each load balancer ingress ``ip`` an IP (those the stored
+        status had stay allowed), each ``hostname`` a DNS subdomain and not an IP."""
+        if subresource != "status":
+            return []
+        def ingresses(obj: Obj) -> list[Any]:
+            return _list(_dict(_dict(obj.get("status")).get("loadBalancer")).get("ingress"))
+        known = {_text(_dict(i).get("ip")) for i in ingresses(old)}
+        out: list[Cause] = []
+        for i, entry in enumerate(ingresses(new)):
+            entry, path = _dict(entry), f"status.loadBalancer.ingress[{i}]"
+            ip, hostname = _text(entry.get("ip")), _text(entry.get("hostname"))
+            if ip and ip_family(ip) is None and ip not in known:
+                out.append(invalid(f"{path}.ip", ip, VALID_IP))
+            if hostname:
+                out.extend(invalid(f"{path}.hostname", hostname, m) for m in is_dns1123_subdomain(hostname))
+                if ip_family(hostname) is not None:
+                    out.append(invalid(f"{path}.hostname", hostname, NOT_AN_IP))
+        return out
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
         """WarningsOnCreate: the class annotation is deprecated."""

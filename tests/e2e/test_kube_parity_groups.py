@@ -153,6 +153,17 @@ def test_ingress_validation_status_and_class_annotation(stack: Stack, kubectl: K
     ingress = _created(stack, ingresses, {"metadata": {"name": "web"}, "spec": {"defaultBackend": backend},
                                           "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}})
     assert ingress["status"] == {"loadBalancer": {}} and ingress["metadata"]["generation"] == 1
+    ingress["status"] = {"loadBalancer": {"ingress": [{"ip": "10.0.0.300"}, {"hostname": "10.0.0.1"},
+                                                      {"ip": "10.0.0.7", "hostname": "lb.example.com"}]}}
+    assert _invalid(stack, "PUT", f"{ingresses}/web/status", ingress) == (
+        'Ingress.networking.k8s.io "web" is invalid: ['
+        'status.loadBalancer.ingress[0].ip: Invalid value: "10.0.0.300": must be a valid IP address, (e.g. 10.9.8.7 '
+        "or 2001:db8::ffff), "
+        'status.loadBalancer.ingress[1].hostname: Invalid value: "10.0.0.1": must be a DNS name, not an IP address]')
+    ingress["status"]["loadBalancer"]["ingress"] = ingress["status"]["loadBalancer"]["ingress"][2:]
+    code, reply = _call(stack, "PUT", f"{ingresses}/web/status", ingress)
+    assert code == 200 and reply["status"]["loadBalancer"]["ingress"] == [{"ip": "10.0.0.7",
+                                                                          "hostname": "lb.example.com"}], reply
     assert _invalid(stack, "POST", ingresses, {"metadata": {"name": "empty"}}) == (
         'Ingress.networking.k8s.io "empty" is invalid: spec: Invalid value: []networking.IngressRule(nil): either '
         "`defaultBackend` or `rules` must be specified")
