@@ -25,7 +25,7 @@ from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import duplicate, immutable, not_supported, too_many
 from kapi.objectmeta import invalid, required, validate_labels
-from kapi.validation import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from kapi.validation import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from kapi.values import as_dict as _dict
 from kapi.values import as_list as _list
 
@@ -76,6 +76,28 @@ def _address_errors(kind: Any, path: str, address: Any) -> list[Cause]:
     return []
 
 
+MAX_ZONE_HINTS = 8
+
+
+def _validate_hints(hints: Obj, path: str) -> list[Cause]:
+    """validateHints: at most 8 ``forZones`` (then nothing else is checked), each name unique and a label value.
+    (``forNodes``, newer than the source read, is not checked.)"""
+    zones = _list(hints.get("forZones"))
+    if len(zones) > MAX_ZONE_HINTS:
+        return [too_many(f"{path}.forZones", len(zones), MAX_ZONE_HINTS)]
+    out: list[Cause] = []
+    seen: set[str] = set()
+    for i, zone in enumerate(zones):
+        name = _dict(zone).get("name")
+        name = name if isinstance(name, str) else ""
+        zpath = f"{path}.forZones[{i}].name"
+        if name in seen:
+            out.append(duplicate(zpath, name))
+        seen.add(name)
+        out.extend(invalid(zpath, name, m) for m in is_valid_label_value(name))
+    return out
+
+
 def validate_endpoint_slice(obj: Obj) -> list[Cause]:
     """ValidateEndpointSlice: addressType, endpoints, ports."""
     out: list[Cause] = []
@@ -108,6 +130,8 @@ def validate_endpoint_slice(obj: Obj) -> list[Cause]:
             if isinstance(endpoint.get("hostname"), str):
                 out.extend(invalid(f"{path}.hostname", endpoint["hostname"], m)
                            for m in is_dns1123_label(endpoint["hostname"]))
+            if isinstance(endpoint.get("hints"), dict):
+                out.extend(_validate_hints(endpoint["hints"], f"{path}.hints"))
     ports = _list(obj.get("ports"))
     if len(ports) > MAX_PORTS:
         out.append(too_many("ports", len(ports), MAX_PORTS))

@@ -534,10 +534,12 @@ def test_endpoint_slice_encoding_generation_and_messages(stack: Stack, namespace
     code, reply = _call(stack, "PUT", f"{slices}/full", body)
     assert code == 200 and reply["metadata"]["generation"] == 2, reply  # metadata alone: no bump
     assert _invalid(stack, "POST", slices, {"metadata": {"name": "bad"}, "addressType": "IPv5", "endpoints": [
-        {"addresses": []}], "ports": [{"name": "A", "protocol": "ICMP"}, {"name": "A"}]}) == (
+        {"addresses": [], "hints": {"forZones": [{"name": "a"}, {"name": "a"}]}}],
+        "ports": [{"name": "A", "protocol": "ICMP"}, {"name": "A"}]}) == (
         'EndpointSlice.discovery.k8s.io "bad" is invalid: ['
         'addressType: Unsupported value: "IPv5": supported values: "FQDN", "IPv4", "IPv6", '
         "endpoints[0].addresses: Required value: must contain at least 1 address, "
+        'endpoints[0].hints.forZones[1].name: Duplicate value: "a", '
         'ports[0].name: Invalid value: "A": a lowercase RFC 1123 label must consist of lower case alphanumeric '
         "characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
         "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?'), "
