@@ -277,6 +277,8 @@ class Informer:
 
     async def wait_synced(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the first list (does not start); returns :attr:`has_synced`."""
+        if self.synced.is_set():  # the common case (every admission plugin asks per request): no timer, no task
+            return self.has_synced
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.synced.wait(), timeout)
         return self.has_synced

@@ -302,3 +302,21 @@ async def test_resync_redelivers_stored_objects_as_updates() -> None:
         await eventually(lambda: len(updates) >= 4, timeout=2)
     assert updates[:4] == [("a", "a"), ("b", "b"), ("a", "a"), ("b", "b")]
     assert 30.0 in clock.sleeps
+
+
+async def test_wait_synced_once_synced_answers_without_a_timer(stub: storage_pb2_grpc.StorageStub,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Admission plugins ask on every request: once listed, the answer needs no asyncio.wait_for (a task and a
+    timer each time); before, it waits (and a too-short wait says False)."""
+    ns = unique("synced")
+    informer = Informer(StorageListerWatcher(stub, "", "configmaps", ns), name="configmaps")
+    assert await informer.wait_synced(0.01) is False  # not started: waits, then says not synced
+    async with running(informer):
+        assert await informer.wait_synced(5)
+
+        def no_wait_for(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("waited although synced")
+
+        monkeypatch.setattr(asyncio, "wait_for", no_wait_for)
+        for _ in range(3):
+            assert await informer.wait_synced(5) is True
