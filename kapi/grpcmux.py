@@ -39,7 +39,7 @@ import contextlib
 import functools
 import itertools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -307,7 +307,7 @@ def _cancel_timer(timer: asyncio.TimerHandle, _task: asyncio.Task[None]) -> None
 async def serve(protocol: Protocol, work: Mapping[str, Work], request_iterator: AsyncIterator[Any],
                 context: grpc.aio.ServicerContext, *,
                 failure: Callable[[Exception], errors.StatusError] = _default_failure,
-                running: set[asyncio.Task[None]] | None = None) -> AsyncIterator[Any]:
+                running: set[asyncio.Task[None]] | None = None) -> AsyncGenerator[Any, None]:
     """The server's side of ``Call``: the response batches to yield for the request batches of one stream.
 
     Sends the initial metadata at once (the caller's "stream is up",

@@ -15,8 +15,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from kapi import errors, grpcmux
-from kapi.attributes import Attributes
+from kapi import attributes, errors, grpcmux
 from kapi_proto.kapi.admission.v1 import admission_pb2, admission_pb2_grpc
 from services.admission.pipeline import Admitter
 
@@ -42,7 +41,7 @@ class AdmissionServicer(admission_pb2_grpc.AdmissionServicer):
         timeout = max(timeout, MIN_TIMEOUT) if timeout is not None else DEFAULT_TIMEOUT
         try:
             result = await self._admitter.admit(
-                request.operation, Attributes.from_proto(request.attributes), request.kind, request.object,
+                request.operation, attributes.decode(request.attributes), request.kind, request.object,
                 request.old_object, dry_run=request.dry_run, field_validation=request.field_validation,
                 timeout=timeout)
         except errors.StatusError:

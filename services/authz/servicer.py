@@ -10,7 +10,8 @@ from typing import Any, TypeVar, cast
 import grpc
 
 from kapi import errors, jsonutil
-from kapi.attributes import Attributes, UserInfo
+from kapi.attributes import UserInfo
+from kapi.attributes import decode as decode_attributes
 from kapi_proto.kapi.authz.v1 import authz_pb2, authz_pb2_grpc
 from services.authz.authorizer import Authorizer, Decision, RuleResolver
 from services.authz.escalation import EscalationChecker
@@ -60,7 +61,7 @@ class AuthorizationServicer(authz_pb2_grpc.AuthorizationServicer):
         Fails with UNAVAILABLE (503) while the RBAC policy has not been
         synced from storage, so callers fail closed; never allows on error.
         """
-        attributes = Attributes.from_proto(request.attributes)
+        attributes = decode_attributes(request.attributes)
         revision = self._revision()
         result = await _guard(context, lambda: self._authorizer.authorize(attributes), "authorization")
         if result.error:
@@ -94,7 +95,7 @@ class AuthorizationServicer(authz_pb2_grpc.AuthorizationServicer):
     async def CheckEscalation(self, request: authz_pb2.CheckEscalationRequest,  # noqa: N802
                               context: grpc.aio.ServicerContext) -> authz_pb2.CheckEscalationResponse:
         """Empty when the RBAC write may proceed; PERMISSION_DENIED (403), NOT_FOUND (404) or 503 otherwise."""
-        attributes = Attributes.from_proto(request.attributes)
+        attributes = decode_attributes(request.attributes)
 
         async def work() -> authz_pb2.CheckEscalationResponse:
             if self._escalation is not None:

@@ -30,34 +30,12 @@ from typing import cast
 
 import grpc
 
-from kapi import errors, grpcutil
-from kapi.attributes import Attributes
-from kapi_proto.kapi.common.v1 import common_pb2
+from kapi import attributes, errors, grpcutil
 from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc
 from services.flowcontrol.dispatcher import Decision, Dispatcher, StartRequest
 from services.flowcontrol.leases import Holder, Leases
 
 log = logging.getLogger(__name__)
-
-# Serialized RequestAttributes -> the Attributes they decode to. A gateway's requests repeat the same user and
-# request over and over; decoding one was ~15 us of flowcontrol's CPU per request, serializing the parsed message
-# for the key is ~0.5 us. Attributes are immutable and from_proto a pure function of the message (deterministic
-# serialization: equal bytes, equal message), so a shared answer is the same answer. Bounded: cleared when full.
-_DECODED: dict[bytes, Attributes] = {}
-_DECODED_MAX = 4096
-
-
-def decode_attributes(msg: common_pb2.RequestAttributes) -> Attributes:
-    """``Attributes.from_proto(msg)``, remembered per distinct message."""
-    key = msg.SerializeToString(deterministic=True)
-    attrs = _DECODED.get(key)
-    if attrs is None:
-        attrs = Attributes.from_proto(msg)
-        if len(_DECODED) >= _DECODED_MAX:
-            _DECODED.clear()
-        _DECODED[key] = attrs
-    return attrs
-
 
 def _response(request_id: int, decision: Decision) -> flowcontrol_pb2.DispatchResponse:
     return flowcontrol_pb2.DispatchResponse(
@@ -152,7 +130,7 @@ class _Stream:
             self.outbox.put_nowait(_refusal(request_id, f"duplicate request_id {request_id}"))
             return
         holder = self._holder() if start.accept_leases else None
-        request = StartRequest(decode_attributes(start.attributes), start.mutating, start.long_running,
+        request = StartRequest(attributes.decode(start.attributes), start.mutating, start.long_running,
                                start.list_limit, holder, start.queue_wait_limit_seconds)
         self.waiting[request_id] = asyncio.create_task(self._decide(request_id, request))
 

@@ -1,9 +1,10 @@
-"""flowcontrol decodes a Start's attributes once per distinct message: the same answers as Attributes.from_proto."""
+"""kapi.attributes.decode: a request's attributes decoded once per distinct message, the same answers as
+Attributes.from_proto (flowcontrol's Starts, admission's Admits, authz's Authorizes)."""
 
 from __future__ import annotations
 
+from kapi import attributes as servicer
 from kapi.attributes import Attributes, UserInfo
-from services.flowcontrol import servicer
 
 
 def test_decoded_attributes_equal_from_proto_and_distinct_messages_stay_distinct() -> None:
@@ -19,19 +20,19 @@ def test_decoded_attributes_equal_from_proto_and_distinct_messages_stay_distinct
     for _ in range(2):
         for attrs in cases:
             msg = attrs.to_proto()
-            decoded = servicer.decode_attributes(msg)
+            decoded = servicer.decode(msg)
             assert decoded == Attributes.from_proto(msg) == attrs
             assert decoded.user == attrs.user  # extra and groups included
-            assert servicer.decode_attributes(attrs.to_proto()) is decoded  # remembered
+            assert servicer.decode(attrs.to_proto()) is decoded  # remembered
     # the extra map filled in another order decodes to the same (sorted) attributes
     msg = cases[0].to_proto()
     msg.user.ClearField("extra")
     msg.user.extra["zone"].values.extend(["z"])
     msg.user.extra["team"].values.extend(["a", "b"])
-    assert servicer.decode_attributes(msg) == cases[0]
+    assert servicer.decode(msg) == cases[0]
 
 
 def test_the_memory_is_bounded() -> None:
     for i in range(servicer._DECODED_MAX + 10):
-        servicer.decode_attributes(Attributes(UserInfo(f"user-{i}"), "get", False, "/version").to_proto())
+        servicer.decode(Attributes(UserInfo(f"user-{i}"), "get", False, "/version").to_proto())
         assert len(servicer._DECODED) <= servicer._DECODED_MAX
