@@ -25,6 +25,7 @@ import contextlib
 import logging
 import ssl
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -125,24 +126,36 @@ def _namespace(name: str) -> bytes:
     })
 
 
+async def _create_absent(storage: Any, key: storage_pb2.ResourceKey, obj: bytes, what: str, stop: asyncio.Event,
+                         before: Callable[[], Awaitable[None]] | None = None) -> bool:
+    """Create ``obj`` at ``key`` unless it exists, retrying every 0.5 s while storage refuses (logged as ``what``).
+
+    ``before`` runs before each attempt (a reservation the object needs). Returns True once the object exists
+    (created now or before), False if ``stop`` was set first.
+    """
+    while not stop.is_set():
+        try:
+            if before is not None:
+                await before()
+            await grpcutil.call("storage", storage.Create, storage_pb2.CreateRequest(key=key, object=obj), timeout=5)
+            return True
+        except errors.StatusError as err:
+            if err.reason == "AlreadyExists":
+                return True
+            log.info("waiting for storage to create %s: %s", what, err.message)
+            await asyncio.sleep(0.5)
+    return False
+
+
 async def ensure_system_namespaces(storage: Any, stop: asyncio.Event) -> None:
     """Create default, kube-system, kube-public and kube-node-lease if absent (kube's system namespaces controller).
 
     Retries while storage is unavailable; returns once all exist or ``stop`` is set.
     """
-    pending = list(SYSTEM_NAMESPACES)
-    while pending and not stop.is_set():
-        name = pending[0]
-        try:
-            await grpcutil.call("storage", storage.Create, storage_pb2.CreateRequest(
-                key=storage_pb2.ResourceKey(resource="namespaces", name=name), object=_namespace(name)), timeout=5)
-            pending.pop(0)
-        except errors.StatusError as err:
-            if err.reason == "AlreadyExists":
-                pending.pop(0)
-                continue
-            log.info("waiting for storage to create namespace %s: %s", name, err.message)
-            await asyncio.sleep(0.5)
+    for name in SYSTEM_NAMESPACES:
+        if not await _create_absent(storage, storage_pb2.ResourceKey(resource="namespaces", name=name),
+                                    _namespace(name), f"namespace {name}", stop):
+            return
 
 
 async def ensure_system_priority_classes(storage: Any, stop: asyncio.Event) -> None:
@@ -151,24 +164,14 @@ async def ensure_system_priority_classes(storage: Any, stop: asyncio.Event) -> N
     :data:`kapi.kinds.scheduling.SYSTEM_PRIORITY_CLASSES`). Existing objects are kept; retries while storage is
     unavailable, returns once both exist or ``stop`` is set."""
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    pending = list(scheduling.SYSTEM_PRIORITY_CLASSES.items())
-    while pending and not stop.is_set():
-        name, (value, _) = pending[0]
+    for name, (value, _) in scheduling.SYSTEM_PRIORITY_CLASSES.items():
         obj = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                "metadata": {"name": name, "uid": str(uuid.uuid4()), "creationTimestamp": now},
                "value": value, "description": scheduling.SYSTEM_PRIORITY_CLASS_DESCRIPTIONS[name],
                "preemptionPolicy": "PreemptLowerPriority"}
-        try:
-            await grpcutil.call("storage", storage.Create, storage_pb2.CreateRequest(
-                key=storage_pb2.ResourceKey(group=scheduling.GROUP, resource="priorityclasses", name=name),
-                object=jsonutil.dumps(obj)), timeout=5)
-            pending.pop(0)
-        except errors.StatusError as err:
-            if err.reason == "AlreadyExists":
-                pending.pop(0)
-                continue
-            log.info("waiting for storage to create PriorityClass %s: %s", name, err.message)
-            await asyncio.sleep(0.5)
+        key = storage_pb2.ResourceKey(group=scheduling.GROUP, resource="priorityclasses", name=name)
+        if not await _create_absent(storage, key, jsonutil.dumps(obj), f"PriorityClass {name}", stop):
+            return
 
 
 async def ensure_kubernetes_service(backends: Backends, port: int, stop: asyncio.Event) -> None:
@@ -196,23 +199,15 @@ async def ensure_kubernetes_service(backends: Backends, port: int, stop: asyncio
                               "creationTimestamp": now, "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
                  "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
                               "ports": [{"name": "https", "port": port or 6443, "protocol": "TCP"}]}]}
-    for resource, obj in (("services", svc), ("endpoints", endpoints)):
-        while not stop.is_set():
-            try:
-                if resource == "services":
-                    try:
-                        await ips.allocate(first, timeout=5)
-                    except ValueError:
-                        pass  # already reserved (another gateway, or a restart)
-                await grpcutil.call("storage", backends.storage.Create, storage_pb2.CreateRequest(
-                    key=storage_pb2.ResourceKey(resource=resource, namespace="default", name="kubernetes"),
-                    object=jsonutil.dumps(obj)), timeout=5)
-                break
-            except errors.StatusError as err:
-                if err.reason == "AlreadyExists":
-                    break
-                log.info("waiting for storage to create the kubernetes %s: %s", resource, err.message)
-                await asyncio.sleep(0.5)
+    async def reserve_first_ip() -> None:
+        with contextlib.suppress(ValueError):  # already reserved (another gateway, or a restart)
+            await ips.allocate(first, timeout=5)
+
+    for resource, obj, before in (("services", svc, reserve_first_ip), ("endpoints", endpoints, None)):
+        key = storage_pb2.ResourceKey(resource=resource, namespace="default", name="kubernetes")
+        if not await _create_absent(backends.storage, key, jsonutil.dumps(obj), f"the kubernetes {resource}", stop,
+                                    before):
+            return
 
 
 async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
