@@ -52,6 +52,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,7 +168,7 @@ async def counters(stack: Stack) -> dict[str, Any]:
 
 def waits(metrics: dict[str, Any], level: str, schema: str | None = None) -> tuple[int, dict[str, int]]:
     """(dispatched count, cumulative bucket counts) of ``level``'s wait histogram (one schema, or all)."""
-    count, buckets = 0, {}
+    count, buckets = 0, dict[str, int]()
     for entry in metrics["request_wait_duration_seconds"]:
         if entry["priority_level"] == level and entry["execute"] == "true" and schema in (None, entry["flow_schema"]):
             count += entry["count"]
@@ -218,17 +219,23 @@ async def flood_elsewhere(stack: Stack, token: str, workers: int, seconds: float
 
     ``started`` is set once the child is connected and flooding; returns the flood's summary.
     """
+    cert = (str(stack.pki.admin_cert), str(stack.pki.admin_key)) if admin else None
+    return await elsewhere(_flood_process, (stack.url + PATH, str(stack.pki.ca_cert), token, cert, workers, seconds),
+                           seconds, started)
+
+
+async def elsewhere(target: Callable[..., None], args: tuple[Any, ...], seconds: float, started: asyncio.Event) -> Any:
+    """Run ``target(*args, out)`` in a spawned process: it puts "started" on ``out`` once loading (then
+    ``started`` is set here), then its result, which is returned (waits at most ``seconds`` + 120 s)."""
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
-    cert = (str(stack.pki.admin_cert), str(stack.pki.admin_key)) if admin else None
-    process = context.Process(target=_flood_process, args=(stack.url + PATH, str(stack.pki.ca_cert), token, cert,
-                                                           workers, seconds, out), daemon=True)
+    process = context.Process(target=target, args=(*args, out), daemon=True)
     process.start()
     loop = asyncio.get_running_loop()
     try:
         assert await loop.run_in_executor(None, out.get, True, 120) == "started"
         started.set()
-        return await loop.run_in_executor(None, out.get, True, seconds + 120)  # type: ignore[no-any-return]
+        return await loop.run_in_executor(None, out.get, True, seconds + 120)
     finally:
         process.join(10)
 
@@ -287,18 +294,8 @@ def _open_loop_process(url: str, ca: str, tokens: list[str], rate: float, second
 async def open_loop_elsewhere(stack: Stack, users: list[str], rate: float, seconds: float,
                               started: asyncio.Event) -> list[dict[str, Any]]:
     """Run :func:`_open_loop_process` for ``users`` (each at ``rate``/s) in a separate process; per-user summaries."""
-    context = multiprocessing.get_context("spawn")
-    out = context.Queue()
-    process = context.Process(target=_open_loop_process, args=(
-        stack.url + PATH, str(stack.pki.ca_cert), [TOKENS[u] for u in users], rate, seconds, out), daemon=True)
-    process.start()
-    loop = asyncio.get_running_loop()
-    try:
-        assert await loop.run_in_executor(None, out.get, True, 120) == "started"
-        started.set()
-        return await loop.run_in_executor(None, out.get, True, seconds + 120)  # type: ignore[no-any-return]
-    finally:
-        process.join(10)
+    return await elsewhere(_open_loop_process, (stack.url + PATH, str(stack.pki.ca_cert), [TOKENS[u] for u in users],
+                                                rate, seconds), seconds, started)
 
 
 class Cpu:
