@@ -78,6 +78,12 @@ class Strategy:
         ``metadata.name``/``uid`` are final. ``user`` is the requester (kube's ``request.UserFrom(ctx)``).
         """
 
+    def warnings_on_prepare(self, obj: Obj) -> list[str]:
+        """The warnings kube's ``PrepareForCreate`` adds to the request (``warning.AddWarning``: a Pod's deprecated
+        AppArmor annotations), from the object as admission hands it over, before :meth:`prepare_for_create`
+        changes it; sent ahead of :meth:`warnings_on_create`'s. [] when none."""
+        return []
+
     def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
         """Per-kind ``PrepareForUpdate`` (``subresource`` "" for the main resource, "status", "scale", ...).
 

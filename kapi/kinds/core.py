@@ -45,7 +45,12 @@ from kapi.kinds.podspec import (
     validate_pod_spec,
     validate_workload,
 )
-from kapi.kinds.podwarnings import pod_spec_warnings, template_warnings, template_warnings_on_update
+from kapi.kinds.podwarnings import (
+    APPARMOR_CONTAINER_PREFIX,
+    pod_spec_warnings,
+    template_warnings,
+    template_warnings_on_update,
+)
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import (
     is_dns1123_label,
@@ -763,6 +768,53 @@ def merge_match_label_keys(pod: Obj) -> None:
             _merge_keys(constraint.get("labelSelector"), constraint.get("matchLabelKeys"), labels, "In")
 
 
+APPARMOR_MAX_LOCALHOST_PROFILE = 4095  # validation.go maxLocalhostProfileLength (bytes)
+
+
+def _apparmor_field_for_annotation(value: Any) -> Obj | None:
+    """podutil.ApparmorFieldForAnnotation, then ValidateAppArmorProfileField: ``unconfined`` and
+    ``runtime/default`` are those types, ``localhost/<name>`` a Localhost profile ``<name>`` (one without
+    padding whitespace and at most 4095 bytes); anything else None."""
+    if value == "unconfined":
+        return {"type": "Unconfined"}
+    if value == "runtime/default":
+        return {"type": "RuntimeDefault"}
+    if isinstance(value, str) and value.startswith("localhost/"):
+        name = value[len("localhost/"):]
+        if name and name.strip() == name and len(name.encode()) <= APPARMOR_MAX_LOCALHOST_PROFILE:
+            return {"type": "Localhost", "localhostProfile": name}
+    return None
+
+
+def _apparmor_skew(pod: Obj) -> list[tuple[Obj, Obj | None, str]]:
+    """applyAppArmorVersionSkew's plan for a Pod about to be created: for each container (init, regular,
+    ephemeral, in order) with a ``container.apparmor.security.beta.kubernetes.io/<name>`` annotation and no
+    ``securityContext.appArmorProfile``, ``(container, field, warning)``: the profile the annotation names
+    (None when it names none, or when it equals the Pod-level profile, which the container inherits), and the
+    deprecation warning ``metadata.annotations[<key>]: deprecated since v1.30; use the "appArmorProfile" field
+    instead`` (kube warns unless the annotation is valid and the Pod's profile already says the same). A Windows
+    Pod (``spec.os.name: windows``) is left alone."""
+    spec = _dict(pod.get("spec"))
+    if _dict(spec.get("os")).get("name") == "windows":
+        return []
+    annotations = _dict(_dict(pod.get("metadata")).get("annotations"))
+    pod_profile = _dict(spec.get("securityContext")).get("appArmorProfile")
+    out: list[tuple[Obj, Obj | None, str]] = []
+    for section in ("initContainers", "containers", "ephemeralContainers"):
+        for container in _list(spec.get(section)):
+            if not isinstance(container, dict):
+                continue
+            key = APPARMOR_CONTAINER_PREFIX + str(container.get("name", ""))
+            if key not in annotations or _dict(container.get("securityContext")).get("appArmorProfile") is not None:
+                continue
+            field = _apparmor_field_for_annotation(annotations[key])
+            if field is not None and field == pod_profile:
+                continue  # valid and the Pod-level profile already says it: no copy, no warning
+            out.append((container, field, f'metadata.annotations[{key}]: deprecated since v1.30; use the '
+                                          f'"appArmorProfile" field instead'))
+    return out
+
+
 def _pod_ips(obj: Obj) -> str:
     """The ``status.podIPs`` field label: the IPs joined by commas."""
     ips = _list(_dict(obj.get("status")).get("podIPs"))
@@ -797,7 +849,10 @@ class PodStrategy(Strategy):
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
         """PrepareForCreate: ``status`` is ``{phase: Pending, qosClass: <pod_qos_class>}``, plus
         applySchedulingGatedCondition: a Pod with ``schedulingGates`` starts with the ``PodScheduled`` False
-        ``SchedulingGated`` condition (its zero times encode as ``null``)."""
+        ``SchedulingGated`` condition (its zero times encode as ``null``); mutatePodAffinity and
+        mutateTopologySpreadConstraints (:func:`merge_match_label_keys`); applyAppArmorVersionSkew: a container's
+        deprecated AppArmor annotation becomes its ``securityContext.appArmorProfile`` (:func:`_apparmor_skew`;
+        since 1.33 kube no longer writes annotations from the fields)."""
         spec = _dict(obj.get("spec"))
         status: Obj = {"phase": "Pending"}
         if _list(spec.get("schedulingGates")):
@@ -807,6 +862,17 @@ class PodStrategy(Strategy):
         status["qosClass"] = pod_qos_class(spec)
         obj["status"] = status
         merge_match_label_keys(obj)
+        for container, field, _warning in _apparmor_skew(obj):
+            if field is not None:
+                context = container.get("securityContext")
+                if not isinstance(context, dict):
+                    context = container["securityContext"] = {}
+                context["appArmorProfile"] = field
+
+    def warnings_on_prepare(self, obj: Obj) -> list[str]:
+        """applyAppArmorVersionSkew's warnings (``warning.AddWarning`` in PrepareForCreate, ahead of
+        WarningsOnCreate's): one per deprecated AppArmor annotation :func:`_apparmor_skew` names."""
+        return [warning for _container, _field, warning in _apparmor_skew(obj)]
 
     def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
         """podStatusStrategy.PrepareForUpdate (``status``): the QoS class is immutable, so a status without one keeps

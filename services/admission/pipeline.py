@@ -136,6 +136,7 @@ class Admitter:
         kind = kinds.strategy_for(resource.group, resource.kind)
         assert request.object is not None
         if request.operation == CREATE:
+            request.warnings.extend(kind.warnings_on_prepare(request.object))  # PrepareForCreate's AddWarning
             request.object = strategy.prepare_for_create(request.object, resource, request.namespace, self.now(),
                                                          rng=self.rng, user=request.attributes.user, kind=kind)
         else:

@@ -424,3 +424,56 @@ def test_type_change_drops_what_the_new_type_does_not_use() -> None:
     external = _updated(node_port, type="ExternalName", externalName="db.example.com")
     assert not {"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"} & set(external["spec"])
     assert SERVICE.validate(external) == [] and SERVICE.validate_update(external, node_port) == []
+
+
+APPARMOR = "container.apparmor.security.beta.kubernetes.io/"
+
+
+def _apparmor_pod(annotations: dict[str, str], **spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "p", "annotations": annotations},
+            "spec": {"initContainers": [{"name": "init", "image": "i"}],
+                     "containers": [{"name": "a", "image": "i"}, {"name": "b", "image": "i",
+                                     "securityContext": {"appArmorProfile": {"type": "Unconfined"}}}], **spec}}
+
+
+def test_pod_apparmor_annotations_become_fields_with_a_warning() -> None:
+    """applyAppArmorVersionSkew (1.33+): a container's annotation becomes its field, kube warns once per
+    annotation it read; a container that has the field, an annotation equal to the Pod's profile, a Windows Pod
+    and (since 1.33) a field without an annotation are left alone."""
+    pod_strategy = strategy_for("", "Pod")
+    pod = _apparmor_pod({APPARMOR + "init": "localhost/custom", APPARMOR + "a": "runtime/default",
+                         APPARMOR + "b": "runtime/default", APPARMOR + "gone": "unconfined"})
+    assert pod_strategy.warnings_on_prepare(pod) == [
+        f'metadata.annotations[{APPARMOR}init]: deprecated since v1.30; use the "appArmorProfile" field instead',
+        f'metadata.annotations[{APPARMOR}a]: deprecated since v1.30; use the "appArmorProfile" field instead']
+    pod_strategy.prepare_for_create(pod)
+    spec = pod["spec"]
+    assert spec["initContainers"][0]["securityContext"] == {
+        "appArmorProfile": {"type": "Localhost", "localhostProfile": "custom"}}
+    assert spec["containers"][0]["securityContext"] == {"appArmorProfile": {"type": "RuntimeDefault"}}
+    assert spec["containers"][1]["securityContext"] == {"appArmorProfile": {"type": "Unconfined"}}
+    assert len(pod["metadata"]["annotations"]) == 4  # the annotations stay; none added
+
+    # the Pod-level profile already says it: no copy, no warning; a field alone writes no annotation
+    same = _apparmor_pod({APPARMOR + "a": "runtime/default"},
+                         securityContext={"appArmorProfile": {"type": "RuntimeDefault"}})
+    assert pod_strategy.warnings_on_prepare(same) == []
+    pod_strategy.prepare_for_create(same)
+    assert "securityContext" not in same["spec"]["containers"][0]
+    assert same["metadata"]["annotations"] == {APPARMOR + "a": "runtime/default"}
+
+    windows = _apparmor_pod({APPARMOR + "a": "runtime/default"}, os={"name": "windows"})
+    assert pod_strategy.warnings_on_prepare(windows) == []
+    pod_strategy.prepare_for_create(windows)
+    assert "securityContext" not in windows["spec"]["containers"][0]
+
+
+@pytest.mark.parametrize("value", ["localhost/", "localhost/ padded", "localhost/" + "x" * 4096, "bogus"])
+def test_pod_apparmor_annotation_without_a_valid_field_only_warns(value: str) -> None:
+    """An annotation naming no valid profile (ValidateAppArmorProfileField fails) warns and copies nothing."""
+    pod_strategy = strategy_for("", "Pod")
+    pod = _apparmor_pod({APPARMOR + "a": value})
+    assert pod_strategy.warnings_on_prepare(pod) == [
+        f'metadata.annotations[{APPARMOR}a]: deprecated since v1.30; use the "appArmorProfile" field instead']
+    pod_strategy.prepare_for_create(pod)
+    assert "securityContext" not in pod["spec"]["containers"][0]
