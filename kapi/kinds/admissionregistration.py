@@ -17,11 +17,15 @@ timeoutSeconds 1-30, the selectors valid, exactly one of ``clientConfig.url``
 (https, no user, query or fragment) and ``clientConfig.service``, and
 admissionReviewVersions non-empty with v1 or v1beta1. The URL and service
 checks are the CRD conversion webhook's (:mod:`kapi.crd.validation`).
+
+An update is validated with options derived from the stored object (:func:`update_options`, kube's
+ValidateValidatingWebhookConfigurationUpdate): what the stored webhooks already had stays allowed.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from kapi.crd import rules
@@ -61,6 +65,7 @@ OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")  # sets.List: sorted
 FAILURE_POLICIES = ("Fail", "Ignore")
 MATCH_POLICIES = ("Equivalent", "Exact")
 SIDE_EFFECTS = ("None", "NoneOnDryRun")  # noSideEffectClasses: what v1 accepts on create
+ALL_SIDE_EFFECTS = ("None", "NoneOnDryRun", "Some", "Unknown")  # supportedSideEffectClasses (sorted)
 REINVOCATION_POLICIES = ("IfNeeded", "Never")
 SCOPES = ("*", "Cluster", "Namespaced")
 REVIEW_VERSIONS = ("v1", "v1beta1")  # webhook.AcceptedAdmissionReviewVersions
@@ -173,8 +178,50 @@ def validate_match_conditions(conditions: Any, path: str) -> list[Cause]:
     return out
 
 
-def validate_webhook(hook: Any, path: str, mutating: bool) -> list[Cause]:
-    """validateValidatingWebhook / validateMutatingWebhook in kube's order, then admissionReviewVersions."""
+@dataclass(frozen=True)
+class WebhookOptions:
+    """validation.go validationOptions of a webhook configuration; the defaults are a create's."""
+
+    #: skip matchConditions (an update that leaves every webhook's conditions as they were)
+    ignore_match_conditions: bool = False
+    #: sideEffects must be None or NoneOnDryRun (else Some and Unknown are allowed too)
+    require_no_side_effects: bool = True
+    #: admissionReviewVersions must include v1 or v1beta1
+    require_recognized_review_version: bool = True
+    #: a repeated webhook name is ``Duplicate value``
+    require_unique_names: bool = True
+    #: selectors' matchExpressions values need not be label values
+    allow_invalid_label_values: bool = False
+
+
+def update_options(new: Obj, old: Obj) -> WebhookOptions:
+    """The options ValidateValidatingWebhookConfigurationUpdate / ValidateMutatingWebhookConfigurationUpdate derive
+    from the stored ``old`` (and ``new``): matchConditions are skipped when there are as many webhooks as before,
+    each with the conditions it had (ignore*WebhookMatchConditions); sideEffects are held to None/NoneOnDryRun only
+    when every stored webhook had one of them (*HasNoSideEffects); review versions must be recognized unless a
+    stored webhook listed only unrecognized ones (*HasAcceptedAdmissionReviewVersions); names must be unique
+    unless the stored ones repeated (*HasUniqueWebhookNames); invalid selector label values are allowed when a
+    stored selector had one (*WebhookHasInvalidLabelValueInSelector)."""
+    new_hooks = [_dict(h) for h in _list(new.get("webhooks"))]
+    old_hooks = [_dict(h) for h in _list(old.get("webhooks"))]
+    ignore = len(new_hooks) == len(old_hooks) and all(
+        n.get("matchConditions") == o.get("matchConditions") for n, o in zip(new_hooks, old_hooks, strict=True))
+    no_side_effects = all(h.get("sideEffects") in SIDE_EFFECTS for h in old_hooks)
+    recognized = all(not _list(h.get("admissionReviewVersions")) or
+                     any(v in REVIEW_VERSIONS for v in _list(h.get("admissionReviewVersions"))) for h in old_hooks)
+    names = [h.get("name") for h in old_hooks]
+    unique = all(name not in names[:i] for i, name in enumerate(names))
+    invalid_values = any(h.get(key) is not None and validate_label_selector(h[key], key)
+                         for h in old_hooks for key in ("namespaceSelector", "objectSelector"))
+    return WebhookOptions(ignore, no_side_effects, recognized, unique, invalid_values)
+
+
+CREATE_OPTIONS = WebhookOptions()
+
+
+def validate_webhook(hook: Any, path: str, mutating: bool, opts: WebhookOptions = CREATE_OPTIONS) -> list[Cause]:
+    """validateValidatingWebhook / validateMutatingWebhook in kube's order (with ``opts``), then
+    admissionReviewVersions."""
     hook = _dict(hook)
     name = hook.get("name")
     out = fully_qualified_name(f"{path}.name", name if isinstance(name, str) else "")
@@ -185,16 +232,18 @@ def validate_webhook(hook: Any, path: str, mutating: bool) -> list[Cause]:
         if value is not None and value not in supported:
             out.append(not_supported(f"{path}.{key}", value, supported))
     side_effects = hook.get("sideEffects")
+    allowed = SIDE_EFFECTS if opts.require_no_side_effects else ALL_SIDE_EFFECTS
     if side_effects is None:
-        out.append(required(f"{path}.sideEffects", f"must specify one of {', '.join(SIDE_EFFECTS)}"))
-    elif side_effects not in SIDE_EFFECTS:
-        out.append(not_supported(f"{path}.sideEffects", side_effects, SIDE_EFFECTS))
+        out.append(required(f"{path}.sideEffects", f"must specify one of {', '.join(allowed)}"))
+    elif side_effects not in allowed:
+        out.append(not_supported(f"{path}.sideEffects", side_effects, allowed))
     timeout = hook.get("timeoutSeconds")
     if isinstance(timeout, int) and not isinstance(timeout, bool) and not 1 <= timeout <= 30:
         out.append(invalid(f"{path}.timeoutSeconds", timeout, "the timeout value must be between 1 and 30 seconds"))
     for key in ("namespaceSelector", "objectSelector"):
         if hook.get(key) is not None:
-            out.extend(validate_label_selector(hook[key], f"{path}.{key}"))
+            out.extend(validate_label_selector(hook[key], f"{path}.{key}",
+                                               allow_invalid_label_values=opts.allow_invalid_label_values))
     reinvocation = hook.get("reinvocationPolicy")
     if mutating and reinvocation is not None and reinvocation not in REINVOCATION_POLICIES:
         out.append(not_supported(f"{path}.reinvocationPolicy", reinvocation, REINVOCATION_POLICIES))
@@ -206,13 +255,15 @@ def validate_webhook(hook: Any, path: str, mutating: bool) -> list[Cause]:
         out.extend(webhook_url(f"{path}.clientConfig.url", url))
     elif isinstance(service, dict):
         out.extend(webhook_service(f"{path}.clientConfig.service", service))
-    out.extend(validate_match_conditions(hook.get("matchConditions"), f"{path}.matchConditions"))
-    return out + _review_versions(_list(hook.get("admissionReviewVersions")), f"{path}.admissionReviewVersions")
+    if not opts.ignore_match_conditions:
+        out.extend(validate_match_conditions(hook.get("matchConditions"), f"{path}.matchConditions"))
+    return out + _review_versions(_list(hook.get("admissionReviewVersions")), f"{path}.admissionReviewVersions",
+                                  opts.require_recognized_review_version)
 
 
-def _review_versions(versions: list[Any], path: str) -> list[Cause]:
+def _review_versions(versions: list[Any], path: str, require_recognized: bool = True) -> list[Cause]:
     """validateAdmissionReviewVersions: at least one; each unique (``duplicate version``) and a DNS-1035 label; one
-    of v1, v1beta1 among them."""
+    of v1, v1beta1 among them (``require_recognized``)."""
     if not versions:
         return [required(path, f"must specify one of {', '.join(REVIEW_VERSIONS)}")]
     out: list[Cause] = []
@@ -222,19 +273,20 @@ def _review_versions(versions: list[Any], path: str) -> list[Cause]:
             out.append(invalid(f"{path}[{i}]", version, "duplicate version"))
             continue
         out.extend(invalid(f"{path}[{i}]", version, m) for m in is_dns1035_label(version))
-    if not any(v in REVIEW_VERSIONS for v in versions):
+    if require_recognized and not any(v in REVIEW_VERSIONS for v in versions):
         out.append(_strings_cause(path, versions, f"must include at least one of {', '.join(REVIEW_VERSIONS)}"))
     return out
 
 
-def validate_webhooks(obj: Obj, mutating: bool) -> list[Cause]:
-    """Every ``webhooks[i]`` (:func:`validate_webhook`), and ``Duplicate value`` for a repeated name."""
+def validate_webhooks(obj: Obj, mutating: bool, opts: WebhookOptions = CREATE_OPTIONS) -> list[Cause]:
+    """Every ``webhooks[i]`` (:func:`validate_webhook` with ``opts``), and ``Duplicate value`` for a repeated name
+    (``opts.require_unique_names``)."""
     out: list[Cause] = []
     seen: set[str] = set()
     for i, hook in enumerate(_list(obj.get("webhooks"))):
-        out.extend(validate_webhook(hook, f"webhooks[{i}]", mutating))
+        out.extend(validate_webhook(hook, f"webhooks[{i}]", mutating, opts))
         name = _dict(hook).get("name")
-        if isinstance(name, str) and name:
+        if opts.require_unique_names and isinstance(name, str) and name:
             if name in seen:
                 out.append(duplicate(f"webhooks[{i}].name", name))
             seen.add(name)
@@ -257,6 +309,10 @@ class MutatingWebhookConfigurationStrategy(Strategy):
         """ValidateMutatingWebhookConfiguration (:func:`validate_webhooks`)."""
         return validate_webhooks(obj, mutating=True)
 
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """ValidateMutatingWebhookConfigurationUpdate: :func:`validate_webhooks` with :func:`update_options`."""
+        return validate_webhooks(new, mutating=True, opts=update_options(new, old))
+
 
 @register
 class ValidatingWebhookConfigurationStrategy(Strategy):
@@ -273,6 +329,10 @@ class ValidatingWebhookConfigurationStrategy(Strategy):
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateValidatingWebhookConfiguration (:func:`validate_webhooks`)."""
         return validate_webhooks(obj, mutating=False)
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """ValidateValidatingWebhookConfigurationUpdate: :func:`validate_webhooks` with :func:`update_options`."""
+        return validate_webhooks(new, mutating=False, opts=update_options(new, old))
 
 
 @register

@@ -531,8 +531,10 @@ def validate_pod_spec(spec: Any, path: str, claim_volumes: frozenset[str] = froz
     return out
 
 
-def validate_label_selector(selector: Any, path: str) -> list[Cause]:
-    """metav1validation.ValidateLabelSelector (create: label values in selectors must be valid).
+def validate_label_selector(selector: Any, path: str, *, allow_invalid_label_values: bool = False) -> list[Cause]:
+    """metav1validation.ValidateLabelSelector (create: label values in selectors must be valid;
+    ``allow_invalid_label_values``, LabelSelectorValidationOptions.AllowInvalidLabelValueInSelector, skips the
+    ``matchExpressions`` values' check).
 
     ``matchLabels`` as ValidateLabels (causes on ``<path>.matchLabels``); each ``matchExpressions[i]``:
     In/NotIn need ``values`` (``Required value: must be specified when `operator` is 'In' or 'NotIn'``),
@@ -558,7 +560,7 @@ def validate_label_selector(selector: Any, path: str) -> list[Cause]:
         key = expr.get("key")
         out.extend(invalid(f"{epath}.key", key, msg) for msg in is_qualified_name(key if isinstance(key, str) else ""))
         for j, value in enumerate(values):
-            if isinstance(value, str):
+            if isinstance(value, str) and not allow_invalid_label_values:
                 out.extend(invalid(f"{epath}.values[{j}]", value, msg) for msg in is_valid_label_value(value))
     return out
 
