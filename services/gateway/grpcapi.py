@@ -59,15 +59,38 @@ _TRANSPORT_KEYS = frozenset({"content-type", "content-length", "te", "host", "ac
 _ECHOED_HEADERS = ("audit-id", "x-kubernetes-pf-flowschema-uid", "x-kubernetes-pf-prioritylevel-uid")
 
 
-def rest_path(ref: api_pb2.ResourceRef, *, collection: bool = False) -> str:
+# What an RPC does with ref.name and ref.subresource (rest_path's ``names``).
+ONE = "one"  # Get, Update, Patch, Delete: the object ``name`` (and its ``subresource``), name required
+COLLECTION = "collection"  # List: the collection; a name or subresource is refused (a field selector selects)
+WATCHED = "watched"  # Watch: the collection, ``name`` (optional) becomes a metadata.name field selector
+CREATED = "created"  # Create: the collection, or NAME/SUBRESOURCE (binding, eviction, token...) when one is named
+
+
+def rest_path(ref: api_pb2.ResourceRef, *, names: str = ONE) -> str:
     """The REST path of ``ref``: ``/api/v1[/namespaces/NS]/RESOURCE[/NAME[/SUB]]`` or ``/apis/GROUP/VERSION/...``.
 
     Each part is percent-encoded (a "/" in a name cannot reach another path).
-    ``collection`` leaves out the name and subresource (list, watch). Raises
-    400 BadRequest when version or resource is empty.
+    ``names`` says which of name and subresource the RPC takes (ONE,
+    COLLECTION, WATCHED, CREATED above). Raises 400 BadRequest (gRPC
+    INVALID_ARGUMENT) when version or resource is empty, when an RPC on one
+    object has no name (a Delete without one would be a deletecollection,
+    which this API does not offer), or when a name or subresource is given
+    where the RPC takes none.
     """
     if not ref.version or not ref.resource:
         raise errors.bad_request("ref.version and ref.resource are required")
+    if names == ONE and not ref.name:
+        raise errors.bad_request("ref.name is required")
+    if names == CREATED and ref.subresource and not ref.name:
+        raise errors.bad_request("ref.name is required with ref.subresource")
+    if names == CREATED and ref.name and not ref.subresource:
+        raise errors.bad_request("ref.name must be empty for Create without ref.subresource: the name is the "
+                                 "object's metadata.name")
+    if names == COLLECTION and (ref.name or ref.subresource):
+        raise errors.bad_request("ref.name and ref.subresource must be empty for List: select objects with "
+                                 "field_selector (metadata.name=...)")
+    if names == WATCHED and ref.subresource:
+        raise errors.bad_request("ref.subresource must be empty for Watch")
     for field in ("group", "version", "namespace", "resource", "name", "subresource"):
         value = getattr(ref, field)
         # a path segment as kube's ValidatePathSegmentName: the router decodes %2F, so "/" would reach another path
@@ -82,7 +105,7 @@ def rest_path(ref: api_pb2.ResourceRef, *, collection: bool = False) -> str:
     if ref.namespace:
         path += f"/namespaces/{seg(ref.namespace)}"
     path += f"/{seg(ref.resource)}"
-    if not collection and ref.name:
+    if names in (ONE, CREATED) and ref.name:
         path += f"/{seg(ref.name)}"
         if ref.subresource:
             path += f"/{seg(ref.subresource)}"
@@ -232,7 +255,7 @@ class ResourcesServicer(api_pb2_grpc.ResourcesServicer):
                    context: grpc.aio.ServicerContext) -> api_pb2.Response:
         """LIST the collection of ``ref`` (all namespaces when ``ref.namespace`` is "")."""
         try:
-            path = rest_path(request.ref, collection=True)
+            path = rest_path(request.ref, names=COLLECTION)
         except errors.StatusError as err:
             await self._refuse(context, err)
         return await self._unary(context, "GET", path, [
@@ -245,7 +268,7 @@ class ResourcesServicer(api_pb2_grpc.ResourcesServicer):
                      context: grpc.aio.ServicerContext) -> api_pb2.Response:
         """POST ``object`` to the collection of ``ref`` (or to ``ref``'s subresource when it names one)."""
         try:
-            path = rest_path(request.ref, collection=not request.ref.subresource)
+            path = rest_path(request.ref, names=CREATED)
         except errors.StatusError as err:
             await self._refuse(context, err)
         return await self._unary(context, "POST", path, _write_params(request.options), request.object, JSON)
@@ -287,7 +310,7 @@ class ResourcesServicer(api_pb2_grpc.ResourcesServicer):
                     context: grpc.aio.ServicerContext) -> AsyncIterator[api_pb2.WatchEvent]:
         """WATCH the collection of ``ref`` (one object when ``ref.name`` is set); one WatchEvent per REST line."""
         try:
-            path = rest_path(request.ref, collection=True)
+            path = rest_path(request.ref, names=WATCHED)
         except errors.StatusError as err:
             await self._refuse(context, err)
         fields = request.field_selector

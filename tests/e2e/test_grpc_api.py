@@ -607,3 +607,24 @@ def test_example_client_lists_creates_and_watches(stack: Stack, kubectl: Kubectl
     code, lines = _example(stack, "bob", "--namespace", namespace)
     assert code == 1 and lines[0]["grpc"] == "PERMISSION_DENIED"
     assert lines[0]["status"]["message"] == kube_forbidden("bob", "list", "", "configmaps", "", namespace)
+
+
+async def test_an_unnamed_delete_is_refused_and_deletes_nothing(stack: Stack, namespace: str) -> None:
+    """Delete (and Get/Update/Patch) take one object: without ref.name it is INVALID_ARGUMENT with a 400 Status,
+    never the collection's deletecollection (REST only); List and Create refuse a name they would ignore."""
+    async with channel(stack, admin=True) as chan:
+        api = api_pb2_grpc.ResourcesStub(chan)
+        for name in ("a", "b"):
+            await api.Create(api_pb2.CreateRequest(ref=cm_ref(namespace), object=configmap(namespace, name, {})))
+        code, st = await refused(api.Delete(api_pb2.DeleteRequest(ref=cm_ref(namespace))))
+        assert (code, st["code"], st["reason"], st["message"]) == (
+            grpc.StatusCode.INVALID_ARGUMENT, 400, "BadRequest", "ref.name is required")
+        code, st = await refused(api.Get(api_pb2.GetRequest(ref=cm_ref(namespace))))
+        assert (code, st["message"]) == (grpc.StatusCode.INVALID_ARGUMENT, "ref.name is required")
+        code, _ = await refused(api.List(api_pb2.ListRequest(ref=cm_ref(namespace, "a"))))
+        assert code == grpc.StatusCode.INVALID_ARGUMENT
+        code, _ = await refused(api.Create(api_pb2.CreateRequest(ref=cm_ref(namespace, "a"),
+                                                                 object=configmap(namespace, "c", {}))))
+        assert code == grpc.StatusCode.INVALID_ARGUMENT
+        listed = await api.List(api_pb2.ListRequest(ref=cm_ref(namespace), label_selector=""))
+        assert {"a", "b"} <= set(names(listed)) and "c" not in names(listed)  # nothing deleted, nothing created

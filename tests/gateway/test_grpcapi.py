@@ -15,15 +15,40 @@ from services.gateway import grpcapi
 from services.gateway.inprocess import QUEUE_CHUNKS, Exchange
 
 
-@pytest.mark.parametrize(("ref", "collection", "path"), [
-    (dict(version="v1", resource="configmaps", namespace="ns", name="a"), False, "/api/v1/namespaces/ns/configmaps/a"),
-    (dict(version="v1", resource="configmaps", namespace="ns", name="a"), True, "/api/v1/namespaces/ns/configmaps"),
-    (dict(version="v1", resource="namespaces"), False, "/api/v1/namespaces"),
-    (dict(group="apps", version="v1", resource="deployments", namespace="ns", name="d", subresource="scale"), False,
-     "/apis/apps/v1/namespaces/ns/deployments/d/scale"),
+@pytest.mark.parametrize(("ref", "names", "path"), [
+    (dict(version="v1", resource="configmaps", namespace="ns", name="a"), grpcapi.ONE,
+     "/api/v1/namespaces/ns/configmaps/a"),
+    (dict(version="v1", resource="configmaps", namespace="ns"), grpcapi.COLLECTION, "/api/v1/namespaces/ns/configmaps"),
+    (dict(version="v1", resource="configmaps", namespace="ns", name="a"), grpcapi.WATCHED,
+     "/api/v1/namespaces/ns/configmaps"),
+    (dict(version="v1", resource="namespaces"), grpcapi.CREATED, "/api/v1/namespaces"),
+    (dict(version="v1", resource="pods", namespace="ns", name="p", subresource="eviction"), grpcapi.CREATED,
+     "/api/v1/namespaces/ns/pods/p/eviction"),
+    (dict(group="apps", version="v1", resource="deployments", namespace="ns", name="d", subresource="scale"),
+     grpcapi.ONE, "/apis/apps/v1/namespaces/ns/deployments/d/scale"),
 ])
-def test_rest_path(ref: dict[str, str], collection: bool, path: str) -> None:
-    assert grpcapi.rest_path(api_pb2.ResourceRef(**ref), collection=collection) == path
+def test_rest_path(ref: dict[str, str], names: str, path: str) -> None:
+    assert grpcapi.rest_path(api_pb2.ResourceRef(**ref), names=names) == path
+
+
+@pytest.mark.parametrize(("ref", "names", "message"), [
+    # A Delete (Get, Update, Patch) without a name would be the collection's: deletecollection is REST only.
+    (dict(version="v1", resource="configmaps", namespace="ns"), grpcapi.ONE, "ref.name is required"),
+    (dict(version="v1", resource="configmaps", namespace="ns", subresource="status"), grpcapi.ONE,
+     "ref.name is required"),
+    (dict(version="v1", resource="configmaps", namespace="ns", name="a"), grpcapi.COLLECTION,
+     "ref.name and ref.subresource must be empty for List"),
+    (dict(version="v1", resource="configmaps", namespace="ns", name="a"), grpcapi.CREATED,
+     "ref.name must be empty for Create without ref.subresource"),
+    (dict(version="v1", resource="pods", namespace="ns", subresource="eviction"), grpcapi.CREATED,
+     "ref.name is required with ref.subresource"),
+    (dict(version="v1", resource="pods", namespace="ns", name="p", subresource="status"), grpcapi.WATCHED,
+     "ref.subresource must be empty for Watch"),
+])
+def test_rest_path_refuses_names_the_rpc_does_not_take(ref: dict[str, str], names: str, message: str) -> None:
+    with pytest.raises(errors.StatusError) as exc:
+        grpcapi.rest_path(api_pb2.ResourceRef(**ref), names=names)
+    assert exc.value.code == 400 and exc.value.status()["message"].startswith(message)
 
 
 @pytest.mark.parametrize("ref", [
