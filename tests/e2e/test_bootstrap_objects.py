@@ -34,3 +34,15 @@ def test_system_priority_classes_exist(kubectl: Kubectl) -> None:
     assert classes["system-node-critical"]["value"] == 2000001000
     assert classes["system-cluster-critical"]["value"] == 2000000000
     assert classes["system-cluster-critical"]["preemptionPolicy"] == "PreemptLowerPriority"
+
+
+def test_system_priority_classes_cannot_be_deleted(kubectl: Kubectl) -> None:
+    """kube's REST.Delete: 403 for either system class, with or without dry run; other classes delete."""
+    for extra in ((), ("--dry-run=server",)):
+        proc = kubectl.run("delete", "priorityclass", "system-node-critical", *extra, check=False)
+        assert proc.returncode != 0
+        assert ('priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority '
+                "class and cannot be deleted") in proc.stderr, proc.stderr
+    assert _get(kubectl, "priorityclass", "system-node-critical")["value"] == 2000001000
+    kubectl.run("create", "priorityclass", "bootstrap-test-deletable", "--value=10")
+    kubectl.run("delete", "priorityclass", "bootstrap-test-deletable")

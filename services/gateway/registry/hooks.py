@@ -76,6 +76,10 @@ class Hooks:
     async def before_update(self, write: Write) -> None:
         """Before storing an updated object (after admission); may change ``write.obj``."""
 
+    async def before_delete(self, write: Write) -> None:
+        """Before anything of a delete happens (dry runs included): may refuse it (``write.obj`` is the stored
+        object)."""
+
     async def after_delete(self, write: Write) -> None:
         """After the object was removed from storage (not called for dry runs or finalizer-pending deletes)."""
 

@@ -38,7 +38,7 @@ from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import fieldmanager
 
 # The hook modules register themselves on import; importing them here ties the hooks to the write path.
-from services.gateway.registry import certificates, deletion, rbac, services  # noqa: F401
+from services.gateway.registry import certificates, deletion, priorityclasses, rbac, services  # noqa: F401
 from services.gateway.registry.hooks import CREATE, DELETE, UPDATE, Write, hooks_for
 from services.gateway.scope import RequestScope, parse_resource_version, resource_version_of
 
@@ -193,12 +193,18 @@ async def delete(scope: RequestScope, name: str, options: dict[str, Any]) -> tup
     resourceVersion -> 409 when they do not hold; ``propagationPolicy``;
     ``dryRun``). Admission runs DELETE first (403 from plugins); graceful
     marks (namespaces, Foreground/Orphan propagation) are
-    :mod:`services.gateway.registry.deletion`; the hooks' ``after_delete``
-    runs once the object is gone. Errors: 404 when absent, 409, 503.
+    :mod:`services.gateway.registry.deletion`; the hooks' ``before_delete``
+    runs first (403 for a system PriorityClass), their ``after_delete`` once
+    the object is gone. Errors: 404 when absent, 403, 409, 503.
     """
     current: Any = await grpcutil.call("storage", scope.backends.storage.Get,
                                        storage_pb2.GetRequest(key=scope.key(name=name)), timeout=scope.timeout)
     dry_run = scope.dry_run() or bool(options.get("dryRun"))
+    hooks = hooks_for(scope.resource.group, scope.resource.resource)
+    if hooks:
+        refusal = Write(scope, DELETE, dict(jsonutil.loads(current.object)), dry_run=dry_run)
+        for hook in hooks:
+            await hook.before_delete(refusal)
     _, warnings = await scope.backends.admission.admit(
         DELETE, scope.attrs, scope.resource.kind, b"", current.object, dry_run, "", timeout=scope.timeout)
     scope.warnings.extend(warnings)
