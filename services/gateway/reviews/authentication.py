@@ -128,8 +128,9 @@ async def token_request(scope: RequestScope) -> web.StreamResponse:
 
     404 if the ServiceAccount or bound object is absent; 409 if the bound
     object's uid differs from ``boundObjectRef.uid``; 400 for an unsupported
-    bound kind; 422 for a bad ``expirationSeconds`` (from authn); 405 for
-    verbs other than create.
+    bound kind; 422 for a bad ``expirationSeconds`` (from authn) or a body
+    whose ``metadata.name``/``namespace`` is not the URL's; 405 for verbs
+    other than create.
     """
     if scope.info.verb != "create":
         raise errors.method_not_allowed("serviceaccounts/token", scope.info.verb)
@@ -145,6 +146,15 @@ async def token_request(scope: RequestScope) -> web.StreamResponse:
                                  f"unmarshal number {expiration} into Go struct field TokenRequestSpec.spec."
                                  "expirationSeconds of type int64")
     name, namespace = scope.info.name, scope.info.namespace
+    # kube's token REST: a name or namespace in the body must be the URL's (token.go "require name/namespace in
+    # the body to match URL if specified").
+    meta: Mapping[str, Any] = data["metadata"] if isinstance(data.get("metadata"), Mapping) else {}
+    for part, wanted, what in (("name", name, "name"), ("namespace", namespace, "namespace")):
+        given = meta.get(part)
+        if given and given != wanted:
+            raise errors.invalid("TokenRequest", name, [errors.Cause(
+                "FieldValueInvalid", f"Invalid value: {jsonutil.dumps(given).decode()}: must match the service "
+                f"account {what} if specified", f"metadata.{part}")], group="authentication.k8s.io")
     sa = await _get(scope, "serviceaccounts", name)
     request = authn_pb2.IssueServiceAccountTokenRequest(
         namespace=namespace, name=name, uid=str((sa.get("metadata") or {}).get("uid") or ""),
