@@ -102,13 +102,33 @@ def set_replicas(obj: dict[str, Any], replicas: int, paths: ScalePaths | None = 
     target[last] = replicas
 
 
-def _replicas(scale: Any) -> int:
+def _replicas(scale: Any, name: str) -> int:
     replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale, dict) else None
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-        raise errors.invalid("Scale", "", [errors.Cause("FieldValueInvalid", f"Invalid value: {replicas}: must be "
-                                                        "greater than or equal to 0", "spec.replicas")],
+        raise errors.invalid("Scale", name, [errors.Cause("FieldValueInvalid", f"Invalid value: {replicas}: must be "
+                                                          "greater than or equal to 0", "spec.replicas")],
                              "autoscaling")
     return replicas
+
+
+def _check_scale(scope: RequestScope, scale: dict[str, Any]) -> None:
+    """400 BadRequest for a Scale body (PUT, or a patch's result) of another kind or another object than the
+    URL's, as kube's update and patch handlers check (checkName) for subresources too."""
+    kind, api_version = scale.get("kind") or "", scale.get("apiVersion") or ""
+    if api_version and api_version != "autoscaling/v1":
+        raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API "
+                                 "version (autoscaling/v1)")
+    if kind and kind != "Scale":
+        raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind (Scale)")
+    meta: dict[str, Any] = scale["metadata"] if isinstance(scale.get("metadata"), dict) else {}
+    namespace = meta.get("namespace") or ""
+    if namespace and namespace != scope.info.namespace:
+        raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the "
+                                 "request")
+    name = meta.get("name") or ""
+    if name and name != scope.info.name:
+        raise errors.bad_request(f"the name of the object ({name}) does not match the name on the URL "
+                                 f"({scope.info.name})")
 
 
 def _respond(scope: RequestScope, obj: dict[str, Any] | bytes, paths: ScalePaths | None) -> web.Response:
@@ -138,12 +158,14 @@ async def scale(scope: RequestScope) -> web.Response:
         assert live is not None
         wanted = decoded if verb == "update" else apply_patch(scope.content_type, to_scale(live, paths), decoded,
                                                               scope, merge_schema=False)
+        if isinstance(wanted, dict):
+            _check_scale(scope, wanted)
         wanted = schema.check_types(wanted, "autoscaling", "v1", "Scale")
         pinned = str((wanted.get("metadata") or {}).get("resourceVersion") or "")
         if pinned and parse_resource_version(pinned) != parse_resource_version(
                 str((live.get("metadata") or {}).get("resourceVersion") or "")):
             raise store.stale(scope)
-        set_replicas(live, _replicas(wanted), paths)
+        set_replicas(live, _replicas(wanted, scope.info.name), paths)
         return live
 
     stored, _ = await store.guaranteed_update(scope, scaled)
