@@ -290,7 +290,7 @@ def validate_provisioner(value: Any, path: str) -> list[Cause]:
     provisioner = value if isinstance(value, str) else ""
     if not provisioner:
         return [required(path)]
-    return [invalid(path, provisioner.lower(), m) for m in is_qualified_name(provisioner.lower())]
+    return [invalid(path, provisioner, m) for m in is_qualified_name(provisioner.lower())]  # the value as sent
 
 
 def validate_parameters(value: Any, path: str, allow_empty: bool = True) -> list[Cause]:

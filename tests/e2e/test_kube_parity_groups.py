@@ -237,7 +237,7 @@ def test_storage_class_defaults_validation_and_updates(stack: Stack, namespace: 
     assert _invalid(stack, "POST", classes, {"metadata": {"name": f"{name}-bad"}, "provisioner": "My Disk",
                                              "reclaimPolicy": "Recycle", "volumeBindingMode": "Later"}) == (
         f'StorageClass.storage.k8s.io "{name}-bad" is invalid: ['
-        "provisioner: Invalid value: \"my disk\": name part must consist of alphanumeric characters, '-', '_' or "
+        "provisioner: Invalid value: \"My Disk\": name part must consist of alphanumeric characters, '-', '_' or "
         "'.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
         "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), "
         'reclaimPolicy: Unsupported value: "Recycle": supported values: "Delete", "Retain", '
