@@ -49,3 +49,14 @@ def test_field_selector_names_object_for_authorization():
     info = resolve("GET", "/api/v1/namespaces/d/configmaps", {"fieldSelector": "metadata.name=app"})
     attrs = attributes(info, ALICE, {"fieldSelector": "metadata.name=app"})
     assert attrs.verb == "list" and attrs.name == "app"
+
+
+@pytest.mark.parametrize(("selector", "name"), [
+    ("metadata.name=a,metadata.name=b", "a"),  # kube's RequiresExactMatch: the first term (was: the last)
+    ("metadata.name==b,metadata.namespace=d", "b"),
+    ("metadata.name!=a", ""),
+    ("metadata.namespace=d", ""),
+])
+def test_field_selector_name_is_the_first_exact_term(selector: str, name: str) -> None:
+    info = resolve("GET", "/api/v1/namespaces/d/configmaps", {"fieldSelector": selector})
+    assert attributes(info, ALICE, {"fieldSelector": selector}).name == name

@@ -30,6 +30,7 @@ def attributes(info: RequestInfo, user: UserInfo, query: Any) -> Attributes:
             key, sep, value = term.partition("==") if "==" in term else term.partition("=")
             if sep and key.strip() == "metadata.name" and "!" not in key and value and "/" not in value:
                 name = value.strip()
+                break  # kube's RequiresExactMatch: the first such term
     return Attributes(user=user, verb=info.verb, resource_request=info.is_resource_request, path=info.path,
                       api_group=info.api_group, api_version=info.api_version, resource=info.resource,
                       subresource=info.subresource, namespace=info.namespace, name=name)
