@@ -311,14 +311,19 @@ def success_status(scope: RequestScope, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_duplicates(scope: RequestScope, body: bytes) -> None:
-    """Apply fieldValidation to keys a JSON body repeats: Strict -> 400, Warn (default) -> warnings, Ignore -> none."""
-    duplicates = negotiation.duplicate_fields(body, scope.content_type)
+    """Apply fieldValidation to keys a JSON or YAML body repeats: Strict -> 400, Warn (default) -> warnings, Ignore
+    -> none. JSON: ``duplicate field "data.a"``; YAML: go-yaml's ``line 5: key "a" already set in map`` lines after
+    ``yaml: unmarshal errors:`` (one warning each)."""
     directive = scope.field_validation() or "Warn"
-    if not duplicates or directive == "Ignore":
+    if directive == "Ignore":
         return
-    messages = [f'duplicate field "{path}"' for path in duplicates]
+    messages = [f'duplicate field "{path}"' for path in negotiation.duplicate_fields(body, scope.content_type)]
+    lines = negotiation.yaml_duplicate_keys(body, scope.content_type)
+    if not messages and not lines:
+        return
     if directive == "Strict":
         kind, version = scope.resource.kind, scope.resource.version
+        detail = ", ".join(messages) if messages else "yaml: unmarshal errors:\n  " + "\n  ".join(lines)
         raise errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding '
-                                 "error: " + ", ".join(messages))
-    scope.warnings.extend(messages)
+                                 "error: " + detail)
+    scope.warnings.extend(messages or lines)

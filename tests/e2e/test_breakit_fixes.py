@@ -50,3 +50,37 @@ def test_scale_put_checks_the_body_is_this_objects_scale(stack: Stack, kubectl: 
         'Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -3: must be greater than or equal to 0')
     code, raw = _raw(stack, "PUT", url, scale)
     assert code == 200 and json.loads(raw)["spec"]["replicas"] == 2
+
+
+def _post_yaml(stack: Stack, path: str, body: str) -> tuple[int, dict, list[str]]:
+    import http.client
+    import ssl
+    from urllib.parse import urlparse
+
+    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
+    url = urlparse(stack.url)
+    conn = http.client.HTTPSConnection(url.hostname, url.port, context=context, timeout=30)
+    try:
+        conn.request("POST", path, body=body.encode(), headers={"Content-Type": "application/yaml"})
+        response = conn.getresponse()
+        return response.status, json.loads(response.read()), response.headers.get_all("Warning") or []
+    finally:
+        conn.close()
+
+
+def test_yaml_duplicate_keys_under_field_validation(stack: Stack, namespace: str) -> None:
+    """A YAML body's repeated keys are go-yaml's strict errors: Strict 400, Warn one warning per key (was: the last
+    value silently won)."""
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    body = "metadata:\n  name: dup\ndata:\n  a: b\n  a: c\n  z: y\n  z: x\n"
+    code, status, _ = _post_yaml(stack, path + "?fieldValidation=Strict", body)
+    assert code == 400 and status["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: yaml: unmarshal '
+        'errors:\n  line 5: key "a" already set in map\n  line 7: key "z" already set in map')
+    code, status, warnings = _post_yaml(stack, path + "?fieldValidation=Warn", body)
+    assert code == 201 and status["data"] == {"a": "c", "z": "x"}
+    assert [w.split(" ", 2)[2] for w in warnings] == ['"line 5: key \\"a\\" already set in map"',
+                                                      '"line 7: key \\"z\\" already set in map"']
+    code, _, warnings = _post_yaml(stack, path + "?fieldValidation=Ignore", body.replace("dup", "dup2"))
+    assert code == 201 and warnings == []
