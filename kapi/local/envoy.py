@@ -112,7 +112,8 @@ def _route(retry_on: str, cluster: str = CLUSTER) -> dict[str, Any]:
 
 # Envoy's own answers (no healthy gateway, a reset before headers, an oversized request) as a Kubernetes Status,
 # so clients see the same JSON shape as from a gateway ("API Conventions", "Response Status Kind").
-_LOCAL_REPLY_REASONS = {400: "BadRequest", 404: "NotFound", 408: "Timeout", 413: "RequestEntityTooLarge",
+_LOCAL_REPLY_REASONS = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 408: "Timeout",
+                        413: "RequestEntityTooLarge",
                         429: "TooManyRequests", 500: "InternalError", 502: "InternalError",
                         503: "ServiceUnavailable", 504: "Timeout"}
 
@@ -204,6 +205,12 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
                 "name": "kapi",
                 "domains": ["*"],
                 "routes": [
+                    # A method HTTP/1.1 has no use for (an HTTP/2 client may send any token; the gateways'
+                    # HTTP/1.1 parser would answer it in plain text): 405 Status here.
+                    {"match": {"prefix": "/", "headers": [{"name": ":method", "invert_match": True, "string_match": {
+                        "safe_regex": {"regex": "GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|TRACE|CONNECT"}}}]},
+                     "direct_response": {"status": 405, "body": {
+                         "inline_string": "the server does not allow this method on the requested resource"}}},
                     # The public gRPC API (content-type application/grpc): the gateways' gRPC ports. Retried
                     # only when the call never reached a gateway (a watch or a write must not run twice).
                     *([{"match": {"prefix": "/", "grpc": {}}, "route": _route("connect-failure", GRPC_CLUSTER)}]

@@ -84,3 +84,53 @@ def test_yaml_duplicate_keys_under_field_validation(stack: Stack, namespace: str
                                                       '"line 7: key \\"z\\" already set in map"']
     code, _, warnings = _post_yaml(stack, path + "?fieldValidation=Ignore", body.replace("dup", "dup2"))
     assert code == 201 and warnings == []
+
+
+def _http2(stack: Stack, method: str, path: str) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP/2 request through Envoy as the admin (h2 over TLS with ALPN h2): (status, headers, body)."""
+    import socket
+    import ssl
+    from urllib.parse import urlparse
+
+    import h2.connection
+    import h2.events
+
+    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
+    context.set_alpn_protocols(["h2"])
+    url = urlparse(stack.url)
+    with socket.create_connection((url.hostname, url.port), timeout=20) as raw, \
+            context.wrap_socket(raw, server_hostname="localhost") as sock:
+        conn = h2.connection.H2Connection()
+        conn.initiate_connection()
+        conn.send_headers(1, [(":method", method), (":path", path), (":scheme", "https"),
+                              (":authority", "localhost")], end_stream=True)
+        sock.sendall(conn.data_to_send())
+        status, headers, body = 0, {}, b""
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.ResponseReceived):
+                    headers = {k.decode(): v.decode() for k, v in event.headers}
+                    status = int(headers[":status"])
+                elif isinstance(event, h2.events.DataReceived):
+                    body += event.data
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                elif isinstance(event, (h2.events.StreamEnded, h2.events.StreamReset)):
+                    return status, headers, body
+            sock.sendall(conn.data_to_send())
+    return status, headers, body
+
+
+def test_an_unknown_method_over_http2_is_a_405_status(stack: Stack) -> None:
+    """Any token is a method over HTTP/2; one HTTP/1.1 has no use for gets a JSON Status 405 from Envoy (was: the
+    gateway's HTTP/1.1 parser's plain-text 400 with Python's b'...')."""
+    status, headers, body = _http2(stack, "FOO", "/api/v1/namespaces")
+    assert status == 405 and headers["content-type"] == "application/json"
+    assert json.loads(body) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                "message": "the server does not allow this method on the requested resource",
+                                "reason": "MethodNotAllowed", "code": 405}
+    status, _, body = _http2(stack, "GET", "/api/v1/namespaces/default")
+    assert status == 200 and json.loads(body)["metadata"]["name"] == "default"

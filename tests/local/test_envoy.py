@@ -68,7 +68,10 @@ def test_client_certificate_forwarding_and_timeouts(config: dict[str, Any]) -> N
 
 def test_routes_never_cut_watches_and_retry_safely(config: dict[str, Any]) -> None:
     routes = hcm(config)["route_config"]["virtual_hosts"][0]["routes"]
-    pods, proxies, too_large, get, rest = routes
+    unknown_method, pods, proxies, too_large, get, rest = routes
+    # a method token HTTP/1.1 has no use for (HTTP/2 clients may send any) is a 405 Status from Envoy
+    assert unknown_method["match"]["headers"][0]["invert_match"] is True
+    assert unknown_method["direct_response"]["status"] == 405
     for connect in (pods, proxies):
         assert connect["route"]["retry_policy"]["retry_on"] == "connect-failure"
     # a declared body over kube's 3 MiB is refused before it is read (a 413 Status via the local reply mapper)
@@ -209,9 +212,9 @@ def test_grpc_route_and_cluster(tls: envoy.TlsFiles) -> None:
     config = envoy.render(gateways=["127.0.0.1:10001", "127.0.0.1:10002"], tls=tls, port=7443,
                           grpc_gateways=["127.0.0.1:20001", "127.0.0.1:20002"])
     routes = hcm(config)["route_config"]["virtual_hosts"][0]["routes"]
-    assert routes[0]["match"] == {"prefix": "/", "grpc": {}}
-    assert routes[0]["route"]["cluster"] == envoy.GRPC_CLUSTER and routes[0]["route"]["timeout"] == "0s"
-    assert routes[0]["route"]["retry_policy"]["retry_on"] == "connect-failure"
+    assert routes[1]["match"] == {"prefix": "/", "grpc": {}}  # [0]: unknown methods (405)
+    assert routes[1]["route"]["cluster"] == envoy.GRPC_CLUSTER and routes[1]["route"]["timeout"] == "0s"
+    assert routes[1]["route"]["retry_policy"]["retry_on"] == "connect-failure"
     http, grpc_cluster = config["static_resources"]["clusters"]
     assert grpc_cluster["name"] == envoy.GRPC_CLUSTER and sockets(grpc_cluster) == [
         {"address": "127.0.0.1", "port_value": 20001}, {"address": "127.0.0.1", "port_value": 20002}]
