@@ -8,7 +8,7 @@ deletecollection, with or without ``dryRun`` — reaches storage only through
 :func:`create`, :func:`guaranteed_update` or :func:`delete`. Each runs, in
 order:
 
-1. admission (one RPC: mutating plugins and webhooks, defaulting, the
+1. admission (one call, a message on the admission Call stream: mutating plugins and webhooks, defaulting, the
    kind's strategy and validation, validating plugins, webhooks and
    policies; services/admission/pipeline.py);
 2. managedFields tracking for non-apply writes (services/gateway/fieldmanager.py);
