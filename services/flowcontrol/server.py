@@ -26,7 +26,8 @@ from grpc_health.v1 import health
 from kapi import flags, flowcontrolmetrics, grpcutil
 from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2, flowcontrol_pb2_grpc
 from kapi_proto.kapi.storage.v1 import storage_pb2_grpc
-from services.flowcontrol.apf import APFDispatcher, Controller
+from services.flowcontrol.apf import Controller
+from services.flowcontrol.apfdispatch import APFDispatcher
 from services.flowcontrol.dispatcher import Dispatcher
 from services.flowcontrol.maxinflight import MaxInFlight
 from services.flowcontrol.servicer import FlowControlServicer

@@ -8,7 +8,7 @@ import pytest
 
 from kapi import flowcontrolmetrics
 from kapi.attributes import Attributes, UserInfo
-from services.flowcontrol import apf, defaults
+from services.flowcontrol import apf, apfdispatch, defaults
 from services.flowcontrol import config as cfg
 from services.flowcontrol.dispatcher import StartRequest
 
@@ -282,7 +282,7 @@ def test_dumps_show_queued_and_holders() -> None:
 async def test_dispatcher_waits_and_cancellation_frees_the_queue() -> None:
     clock = Clock()
     ctl = controller(1, clock, [_global_default_only()])
-    dispatcher = apf.APFDispatcher(ctl)
+    dispatcher = apfdispatch.APFDispatcher(ctl)
     first = await dispatcher.dispatch(StartRequest(get(ALICE), False, False))
     assert first.execute and first.priority_level_uid == "uid-gd"
     waiting = asyncio.ensure_future(dispatcher.dispatch(StartRequest(get(BOB), False, False)))

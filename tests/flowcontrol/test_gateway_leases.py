@@ -21,7 +21,8 @@ from kapi.attributes import Attributes, UserInfo
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.flowcontrol import defaults
 from services.flowcontrol import server as flowcontrol_server
-from services.flowcontrol.apf import APFDispatcher, Controller
+from services.flowcontrol.apf import Controller
+from services.flowcontrol.apfdispatch import APFDispatcher
 from services.flowcontrol.sync import key
 from services.gateway.flowcontrol import FlowControlClient, LocalLimiter, Seat
 from tests.storage.conftest import start_storage

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kapi.attributes import Attributes
 from kapi_proto.kapi.flowcontrol.v1 import flowcontrol_pb2
-from services.flowcontrol import apf
+from services.flowcontrol import apf, apfdispatch
 from services.flowcontrol import config as cfg
 from services.flowcontrol.dispatcher import Decision, StartRequest
 from services.flowcontrol.leases import Holder
@@ -20,7 +20,7 @@ GD = "global-default"
 class Stream:
     """What a Dispatch stream would carry for one holder."""
 
-    def __init__(self, dispatcher: apf.APFDispatcher):
+    def __init__(self, dispatcher: apfdispatch.APFDispatcher):
         self.changes: list[flowcontrol_pb2.LeaseChange] = []
         self.generations: list[int] = []
         self.holder = Holder(self.changes.append, self.generations.append)
@@ -34,12 +34,12 @@ class Stream:
         return [c.keep for c in self.changes if c.priority_level == level and c.revoke]
 
 
-def _dispatcher(total: int = 4) -> tuple[apf.Controller, apf.APFDispatcher]:
+def _dispatcher(total: int = 4) -> tuple[apf.Controller, apfdispatch.APFDispatcher]:
     ctl = controller(total, Clock(), [_global_default_only()])
-    return ctl, apf.APFDispatcher(ctl)
+    return ctl, apfdispatch.APFDispatcher(ctl)
 
 
-async def _start(dispatcher: apf.APFDispatcher, stream: Stream | None, attrs: Attributes | None = None,
+async def _start(dispatcher: apfdispatch.APFDispatcher, stream: Stream | None, attrs: Attributes | None = None,
                  long_running: bool = False) -> Decision:
     return await dispatcher.dispatch(StartRequest(attrs or get(ALICE), False, long_running, 0,
                                                   stream.holder if stream else None))
@@ -98,7 +98,7 @@ async def test_leased_seats_count_against_the_limit_and_a_queued_request_revokes
         decision.release()
 
 
-async def _start_refused_lease(dispatcher: apf.APFDispatcher, stream: Stream) -> int:
+async def _start_refused_lease(dispatcher: apfdispatch.APFDispatcher, stream: Stream) -> int:
     before = stream.grants()
     assert not dispatcher.controller.take_leased(dispatcher.controller.levels[GD], 1)
     return stream.grants() - before
@@ -217,7 +217,7 @@ async def test_contention_elsewhere_revokes_leases_that_borrow() -> None:
         (cfg.Subject("Group", "system:authenticated"),),
         (cfg.ResourceRule(frozenset({"*"}), frozenset({"*"}), frozenset({"*"}), True, frozenset({"*"})),), ()),))
     ctl = controller(4, Clock(), [lender, borrower], [mine, everyone])
-    dispatcher = apf.APFDispatcher(ctl)
+    dispatcher = apfdispatch.APFDispatcher(ctl)
     stream = Stream(dispatcher)
     gd = ctl.levels[GD]
     decisions = [await _start(dispatcher, stream) for _ in range(2)]
