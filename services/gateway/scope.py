@@ -7,6 +7,7 @@ URL (STYLE.md habit 4).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -210,20 +211,30 @@ def decode_object(data: Any, scope: RequestScope, name_from_url: bool, body: byt
         meta = data["metadata"] = {}
     if not isinstance(meta, dict):
         raise errors.bad_request("metadata must be an object")
+    check_identity(scope, meta, namespaced=resource.namespaced, name_from_url=name_from_url)
     if resource.namespaced:
+        meta["namespace"] = scope.info.namespace
+    else:
+        meta.pop("namespace", None)
+    return data
+
+
+def check_identity(scope: RequestScope, meta: Mapping[str, Any], *, namespaced: bool = True,
+                   name_from_url: bool = True, empty_name_ok: bool = False) -> None:
+    """400 BadRequest when a body's ``metadata`` names another namespace or object than the URL (kube's
+    checkName in handlers/rest.go): ``the namespace of the provided object does not match the namespace sent on
+    the request``; ``the name of the object (x) does not match the name on the URL (y)``. ``empty_name_ok``: a
+    body without a name is the URL's (a subresource's body, e.g. a Scale)."""
+    if namespaced:
         body_ns = meta.get("namespace") or ""
         if body_ns and body_ns != scope.info.namespace:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
                                      "the request")
-        meta["namespace"] = scope.info.namespace
-    else:
-        meta.pop("namespace", None)
     if name_from_url:
         body_name = meta.get("name") or ""
-        if body_name != scope.info.name:
+        if body_name != scope.info.name and not (empty_name_ok and not body_name):
             raise errors.bad_request(f"the name of the object ({body_name}) does not match the name on the URL "
                                      f"({scope.info.name})")
-    return data
 
 
 def _go_json_type(value: Any) -> str:

@@ -23,7 +23,7 @@ from services.gateway import negotiation
 from services.gateway.handlers.patch import apply as apply_patch
 from services.gateway.handlers.patch import read_patch
 from services.gateway.registry import store
-from services.gateway.scope import RequestScope, parse_resource_version
+from services.gateway.scope import RequestScope, check_identity, parse_resource_version
 
 
 def _selector(obj: dict[str, Any]) -> str:
@@ -121,14 +121,7 @@ def _check_scale(scope: RequestScope, scale: dict[str, Any]) -> None:
     if kind and kind != "Scale":
         raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind (Scale)")
     meta: dict[str, Any] = scale["metadata"] if isinstance(scale.get("metadata"), dict) else {}
-    namespace = meta.get("namespace") or ""
-    if namespace and namespace != scope.info.namespace:
-        raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the "
-                                 "request")
-    name = meta.get("name") or ""
-    if name and name != scope.info.name:
-        raise errors.bad_request(f"the name of the object ({name}) does not match the name on the URL "
-                                 f"({scope.info.name})")
+    check_identity(scope, meta, empty_name_ok=True)
 
 
 def _respond(scope: RequestScope, obj: dict[str, Any] | bytes, paths: ScalePaths | None) -> web.Response:
