@@ -522,6 +522,8 @@ class WatchCaches:
                 for (group, resource), cache in list(self._caches.items()) if cache.revision]
 
     async def stop(self) -> None:
-        """Stop every cache."""
+        """Stop every cache; a stopped set reports no objects (``apiserver_storage_objects`` takes the largest
+        count of the sets alive in the process: a stopped server's stale counts must not be it)."""
         for cache in list(self._caches.values()):
             await cache.stop()
+        self._caches.clear()

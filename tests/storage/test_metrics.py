@@ -8,6 +8,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import grpc
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -119,3 +120,27 @@ async def test_etcd_spans_with_a_tracer(client: EtcdClient):
     assert spans["etcd list"].attributes["etcd.range_end"] == (prefix + b"/pods0").decode()  # type: ignore[index]
     assert spans["etcd get"].status.status_code == StatusCode.ERROR
     await client.delete(obj)
+
+
+async def test_a_stopped_storage_reports_no_objects(etcd: Any) -> None:
+    """apiserver_storage_objects takes the largest count of the watch-cache sets alive in the process; a stopped
+    server's set must drop out at once (it lingered until garbage collection and outvoted the live server)."""
+    from tests.storage.conftest import start_storage
+
+    service = await start_storage(etcd.endpoint, f"/kapi-stopped-{uuid.uuid4().hex[:8]}/registry")
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{service.port}")
+    channel_stub = storage_pb2_grpc.StorageStub(channel)
+    ns = unique("stopped")
+    for i in range(2):
+        await create(channel_stub, configmap(ns, f"cm-{i}"))
+    await channel_stub.List(storage_pb2.ListRequest(key=key(ns), resource_version="0"), timeout=10)
+    caches = service.store.caches
+    assert caches is not None
+    for _ in range(100):
+        if dict(caches.object_counts()).get("configmaps", 0) >= 2:
+            break
+        await asyncio.sleep(0.05)
+    assert dict(caches.object_counts())["configmaps"] >= 2
+    await channel.close()
+    await service.stop(0)
+    assert caches.object_counts() == []
