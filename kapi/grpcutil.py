@@ -394,7 +394,8 @@ async def wait_ready(channel: grpc.aio.Channel, seconds: float) -> None:
         if remaining <= 0:
             return
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(channel.wait_for_state_change(state), remaining)
+            async with asyncio.timeout(remaining):
+                await channel.wait_for_state_change(state)
         state = channel.get_state(try_to_connect=True)
 
 

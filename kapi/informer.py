@@ -280,7 +280,8 @@ class Informer:
         if self.synced.is_set():  # the common case (every admission plugin asks per request): no timer, no task
             return self.has_synced
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.synced.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self.synced.wait()
         return self.has_synced
 
     async def run(self) -> None:

@@ -184,7 +184,8 @@ class WebhookAuthorizer:
         for step in range(BACKOFF_STEPS):
             remaining = deadline - self._clock()
             try:
-                return await asyncio.wait_for(self._post(body, remaining), remaining)
+                async with asyncio.timeout(remaining):
+                    return await self._post(body, remaining)
             except WebhookError as exc:
                 if not exc.retry or step == BACKOFF_STEPS - 1 or self._clock() + delay >= deadline:
                     raise

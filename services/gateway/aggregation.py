@@ -280,7 +280,8 @@ class Aggregator:
                 except Exception:
                     log.exception("checking APIService %s", name)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), CHECK_INTERVAL)
+                async with asyncio.timeout(CHECK_INTERVAL):
+                    await self._wake.wait()
 
     async def _check(self, name: str, svc: dict[str, Any]) -> None:
         spec = _spec(svc)

@@ -202,7 +202,8 @@ class WebhookBackend:
             if left <= 0:
                 break
             try:
-                batch.append(await asyncio.wait_for(self._queue.get(), left))
+                async with asyncio.timeout(left):
+                    batch.append(await self._queue.get())
             except TimeoutError:
                 break
         return batch

@@ -213,7 +213,8 @@ class CustomResourceRegistry:
         """Wait up to ``timeout`` seconds for the first list; True once synced."""
         self.start()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._watcher.synced.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._watcher.synced.wait()
         return self._watcher.synced.is_set()
 
     async def stop(self) -> None:

@@ -358,7 +358,8 @@ class FlowControlClient:
         session.acks[sequence] = fut
         session.send("report", message)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(fut, timeout)
+            async with asyncio.timeout(timeout):
+                await fut
 
     async def dump(self, kind: str, include_request_details: bool, timeout: float) -> str:
         """One debug view from the flowcontrol service (``Dump`` RPC); StatusError 503 when unreachable.
@@ -481,7 +482,8 @@ class FlowControlClient:
             # kube's getRequestWaitContext: a fourth of the request's deadline; a watch has none (the default).
             queue_wait_limit_seconds=0.0 if long_running or timeout <= 0 else timeout / 4)))
         try:
-            reply = await asyncio.wait_for(fut, timeout)
+            async with asyncio.timeout(timeout):
+                reply = await fut
         except TimeoutError:
             self._pending.pop(request_id, None)
             session.send("finish", flowcontrol_pb2.DispatchRequest(finish=flowcontrol_pb2.Finish(

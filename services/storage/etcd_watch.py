@@ -146,7 +146,8 @@ class WatchMux:
             key=key, range_end=range_end, start_revision=start_revision, prev_kv=True, progress_notify=True,
             watch_id=sub.watch_id)))
         try:
-            await asyncio.wait_for(asyncio.shield(sub.created), CREATE_TIMEOUT)
+            async with asyncio.timeout(CREATE_TIMEOUT):
+                await asyncio.shield(sub.created)
         except TimeoutError:
             sub.close()
             raise errors.timeout(f"etcd did not confirm a watch within {CREATE_TIMEOUT:g}s") from None

@@ -420,7 +420,8 @@ class Store:
         except errors.StatusError:
             return "unknown"
         try:
-            await asyncio.wait_for(sub.next(), 2.0)
+            async with asyncio.timeout(2.0):
+                await sub.next()
         except CompactedError as exc:
             return exc.compact_revision
         except (TimeoutError, errors.StatusError, WatchOverflow):

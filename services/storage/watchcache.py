@@ -263,7 +263,8 @@ class WatchCache:
         again)."""
         if not self._ready.is_set() and not self._attempted.is_set():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._attempted.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._attempted.wait()
         return self._ready.is_set()
 
     async def stop(self) -> None:
@@ -412,9 +413,11 @@ class WatchCache:
                 return False
             changed = self._changed
             try:
-                await asyncio.wait_for(self._watches.progress_round(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self._watches.progress_round()
                 if self.revision < target:  # answers are trusted only after SETTLE_SECONDS: ask again soon
-                    await asyncio.wait_for(changed.wait(), min(0.05, max(deadline - loop.time(), 0.001)))
+                    async with asyncio.timeout(min(0.05, max(deadline - loop.time(), 0.001))):
+                        await changed.wait()
             except (TimeoutError, errors.StatusError):
                 continue
         return True

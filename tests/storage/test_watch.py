@@ -232,3 +232,22 @@ async def test_bad_resource_version_is_bad_request(stub: Stub) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await call.read()
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_a_cancel_that_meets_the_watch_confirmation_is_not_lost(storage: Any) -> None:
+    """A task cancelled in the same loop turn as etcd confirms its watch must end cancelled (Python 3.11's
+    asyncio.wait_for returned the confirmation and dropped the cancel: a stopping watch cache then waited for
+    events forever and the storage server's stop hung)."""
+    prefix = f"/kapi-cancel-{unique('c')}/".encode()
+    task = asyncio.ensure_future(storage.watches.subscribe(prefix, prefix + b"\xff", 1))
+    for _ in range(100):
+        sub = next((s for s in storage.watches._subs.values() if s.key == prefix), None)
+        if sub is not None:
+            break
+        await asyncio.sleep(0)
+    assert sub is not None
+    sub.created.set_result(1)  # the confirmation and the cancel arrive together
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sub.watch_id not in storage.watches._subs  # and the etcd watch is cancelled too
