@@ -35,7 +35,6 @@ from kapi.attributes import UserInfo
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import (
-    duplicate,
     field_value,
     go_value,
     immutable_shown,
@@ -44,6 +43,7 @@ from kapi.kinds.fields import (
     selector_string,
 )
 from kapi.kinds.jobpolicy import pod_failure_policy_causes, success_policy_causes
+from kapi.kinds.jobstatus import validate_job_status_update
 from kapi.kinds.podspec import default_template, name_warnings, spec_of, validate_workload
 from kapi.kinds.podwarnings import template_warnings, template_warnings_on_update
 from kapi.objectmeta import invalid, required
@@ -304,52 +304,6 @@ def validate_job_spec_update(spec: Obj, old_spec: Obj, mutable_scheduling: bool)
     return out
 
 
-def _condition_true(job: Obj, kind: str) -> bool:
-    """IsConditionTrue: a ``status.conditions`` entry of type ``kind`` with status True."""
-    return any(_dict(c).get("type") == kind and _dict(c).get("status") == "True"
-               for c in _dict(job.get("status")).get("conditions") or () if isinstance(c, dict))
-
-
-def validate_job_status_update(new: Obj, old: Obj) -> list[Cause]:
-    """ValidateJobStatusUpdate's unconditional rules under ``status``: active, succeeded, failed, ready and
-    terminating >= 0; each ``uncountedTerminatedPods`` uid non-empty (``must not be empty``) and listed once
-    across succeeded and failed (``Duplicate value``); SuccessCriteriaMet=True not with Failed=True or
-    FailureTarget=True, not disabled once set, not added to a Job already Complete. (The checks kube gates on
-    JobStatusValidationOptions, which depend on the stored Job and feature gates, are not applied.)"""
-    status = _dict(new.get("status"))
-    out: list[Cause] = []
-    for key in ("active", "succeeded", "failed", "ready", "terminating"):
-        value = status.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
-            out.append(invalid(f"status.{key}", value, "must be greater than or equal to 0"))
-    uncounted = status.get("uncountedTerminatedPods")
-    seen: set[str] = set()
-    for which in ("succeeded", "failed"):
-        for i, uid in enumerate(_dict(uncounted).get(which) or () if isinstance(uncounted, dict) else ()):
-            path = f"status.uncountedTerminatedPods.{which}[{i}]"
-            if not uid:
-                out.append(invalid(path, uid if isinstance(uid, str) else "", "must not be empty"))
-            elif uid in seen:
-                out.append(duplicate(path, uid))
-            else:
-                seen.add(str(uid))
-    met = _condition_true(new, "SuccessCriteriaMet")
-    conditions_path = "status.conditions"
-
-    def bad(detail: str) -> Cause:
-        return Cause("FieldValueInvalid", f"Invalid value: {detail}", conditions_path)
-
-    if met and _condition_true(new, "Failed"):
-        out.append(bad("cannot set SuccessCriteriaMet=True and Failed=true conditions"))
-    if met and _condition_true(new, "FailureTarget"):
-        out.append(bad("cannot set SuccessCriteriaMet=True and FailureTarget=true conditions"))
-    if _condition_true(old, "SuccessCriteriaMet") and not met:
-        out.append(bad("cannot disable the SuccessCriteriaMet=True condition"))
-    if _condition_true(old, "Complete") and not _condition_true(old, "SuccessCriteriaMet") and met:
-        out.append(bad("cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions"))
-    return out
-
-
 @register
 class JobStrategy(Strategy):
     """Job: defaults, the generated selector and template labels, their validation, the immutable spec."""
@@ -420,7 +374,8 @@ class JobStrategy(Strategy):
         return out
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
-        """ValidateJobUpdate for the main resource; ``status``: :func:`validate_job_status_update`."""
+        """ValidateJobUpdate for the main resource; ``status``: ValidateJobUpdateStatus
+        (:func:`kapi.kinds.jobstatus.validate_job_status_update`)."""
         if subresource == "status":
             return validate_job_status_update(new, old)
         if subresource:

@@ -57,8 +57,9 @@ def _atoi(text: str) -> int | None:
     return value if -(2**63) <= value < 2**63 else None
 
 
-def _interval(text: str, completions: int) -> tuple[int, int]:
-    """parseIndexInterval: ``x`` or ``x-y``; raises ValueError with kube's message."""
+def index_interval(text: str, completions: int) -> tuple[int, int]:
+    """parseIndexInterval: ``x`` or ``x-y`` (each below ``completions``) as (first, last); raises ValueError with
+    kube's message."""
     parts = text.split("-")
     if len(parts) > 2:
         raise ValueError(f"the fragment {go_quote(text)} violates the requirement that an index interval can have at "
@@ -87,7 +88,7 @@ def indexes_total(text: str, completions: int) -> int:
     last: int | None = None
     total = 0
     for part in text.split(","):
-        x, y = _interval(part, completions)
+        x, y = index_interval(part, completions)
         if last is not None and last >= x:
             raise ValueError(f"non-increasing order, previous: {last}, current: {x}")
         total += y - x + 1

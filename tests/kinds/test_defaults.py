@@ -470,7 +470,7 @@ def test_job_spec_field_validation():
 def test_job_status_update_validation():
     old = {"status": {"conditions": [{"type": "SuccessCriteriaMet", "status": "True"}]}}
     new = {"status": {"active": -1, "uncountedTerminatedPods": {"succeeded": ["a", ""], "failed": ["a"]},
-                      "conditions": [{"type": "Failed", "status": "True"}]}}
+                      "conditions": [{"type": "FailureTarget", "status": "True"}]}}
     causes = strategy_for("batch", "Job").validate_update(new, old, "status")
     assert [(c.field, c.message) for c in causes] == [
         ("status.active", "Invalid value: -1: must be greater than or equal to 0"),
