@@ -5,7 +5,8 @@
 checks of :mod:`kapi.validation`, because clients print the messages.
 Kinds choose their name rule as kube does (:func:`name_rule`): DNS-1123
 label for Namespaces, DNS-1035 label for Services, path segment for RBAC
-objects, DNS-1123 subdomain for everything else. Problems are
+objects, an IP in canonical form for IPAddresses, DNS-1123 subdomain for
+everything else. Problems are
 :class:`kapi.errors.Cause` values built like ``field.Invalid``,
 ``field.Required``... (:func:`invalid`, :func:`required`, :func:`forbidden`,
 :func:`too_long`); build the 422 with ``errors.invalid(kind, name, causes, group)``.
@@ -23,6 +24,7 @@ from kapi.validation import (
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,
+    is_valid_ip,
     is_valid_label_value,
     is_valid_path_segment_name,
     is_valid_path_segment_prefix,
@@ -60,12 +62,19 @@ def _name_is_path_segment(name: str, prefix: bool) -> list[str]:
     return is_valid_path_segment_prefix(name) if prefix else is_valid_path_segment_name(name)
 
 
+def _name_is_ip(name: str, prefix: bool) -> list[str]:
+    # ValidateIPAddressName: IPAddress names are not generated, so a generateName prefix is checked as a name.
+    return is_valid_ip(name)
+
+
 def name_rule(resource: Resource) -> NameFunc:
     """The metadata.name rule of a resource (ValidateNamespaceName, ValidateServiceName, ValidateRBACName...)."""
     if resource.group == "" and resource.kind == "Namespace":
         return _name_is_dns_label
     if resource.group == "" and resource.kind == "Service":
         return _name_is_dns1035_label
+    if resource.group == "networking.k8s.io" and resource.kind == "IPAddress":
+        return _name_is_ip
     # APIService: also <version>.<group>; ValidateCertificateRequestName is a path segment rule too
     if resource.group in (RBAC_GROUP, "apiregistration.k8s.io", "certificates.k8s.io"):
         return _name_is_path_segment

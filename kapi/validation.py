@@ -13,6 +13,7 @@ Patterns must match the whole value (Go's ``^...$`` on a single line).
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 __all__ = [
@@ -22,10 +23,13 @@ __all__ = [
     "is_wildcard_dns1123_subdomain",
     "domain_prefixed_path_errors",
     "is_qualified_name",
+    "is_valid_cidr",
+    "is_valid_ip",
     "is_valid_label_value",
     "is_valid_path_segment_name",
     "is_valid_path_segment_prefix",
     "max_len_error",
+    "parse_ip_sloppy",
     "regex_error",
 ]
 
@@ -192,3 +196,69 @@ def domain_prefixed_path_errors(value: str) -> list[tuple[str, str]]:
     if not _full(_HTTP_PATH, path):
         out.append((path, regex_error("Invalid path", HTTP_PATH_FMT)))
     return out
+
+
+# ------------------------------------------------------------ IPs and CIDRs (apimachinery validation/ip.go)
+
+VALID_IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+VALID_CIDR_MSG = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def parse_ip_sloppy(value: str) -> Address | None:
+    """netutils.ParseIPSloppy: a dotted IPv4 address whose parts may have leading zeros, or an IPv6 address (no
+    zone); None when it is neither."""
+    parts = value.split(".")
+    if len(parts) == 4 and all(p.isascii() and p.isdigit() and int(p) <= 255 for p in parts):
+        return ipaddress.IPv4Address(".".join(str(int(p)) for p in parts))
+    if "%" in value or ":" not in value:
+        return None
+    try:
+        return ipaddress.IPv6Address(value)
+    except ValueError:
+        return None
+
+
+def _strict_ip(value: str) -> Address | None:
+    """netip.ParseAddr: no leading zeros (None when it refuses)."""
+    try:
+        return None if "%" in value else ipaddress.ip_address(value)
+    except ValueError:
+        return None
+
+
+def _mapped(addr: Address | None) -> bool:
+    return isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None
+
+
+def is_valid_ip(value: str) -> list[str]:
+    """validation.IsValidIP (strict, the rule of fields newer than StrictIPCIDRValidation): an IP, without leading
+    zeros, not IPv4-mapped IPv6, in canonical form (``2001:db8::1``, not ``2001:DB8:0::1``); [] when valid."""
+    sloppy = parse_ip_sloppy(value)
+    if sloppy is None:
+        return [VALID_IP_MSG]
+    strict = _strict_ip(value)
+    out = [] if strict is not None else ["must not have leading 0s"]
+    if _mapped(strict):
+        out.append("must not be an IPv4-mapped IPv6 address")
+    if not out and value != str(sloppy):
+        out.append(f'must be in canonical form ("{sloppy}")')
+    return out
+
+
+def is_valid_cidr(value: str) -> list[str]:
+    """validation.IsValidCIDR (strict): ``<ip>/<prefix>`` without leading zeros in either part, not IPv4-mapped,
+    no bits set beyond the prefix, in canonical form; [] when valid."""
+    ip, sep, bits = value.partition("/")
+    sloppy = parse_ip_sloppy(ip)
+    if not sep or sloppy is None or not bits.isascii() or not bits.isdigit() or int(bits) > sloppy.max_prefixlen:
+        return [VALID_CIDR_MSG]
+    network = ipaddress.ip_network(f"{sloppy}/{int(bits)}", strict=False)
+    strict = _strict_ip(ip)
+    if strict is None or (len(bits) > 1 and bits.startswith("0")):
+        return ["must not have leading 0s in IP or prefix length"]
+    if _mapped(strict):
+        return ["must not have an IPv4-mapped IPv6 address"]
+    if strict != network.network_address:
+        return ["must not have bits set beyond the prefix length"]
+    return [] if value == str(network) else [f'must be in canonical form ("{network}")']

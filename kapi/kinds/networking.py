@@ -1,4 +1,4 @@
-"""The networking.k8s.io group's kinds: NetworkPolicy, Ingress, IngressClass.
+"""The networking.k8s.io group's kinds: NetworkPolicy, Ingress, IngressClass, ServiceCIDR, IPAddress.
 
 From ``pkg/apis/networking/v1/defaults.go``, ``pkg/apis/networking/validation/validation.go`` and
 ``pkg/registry/networking/<kind>/strategy.go`` (kube-apiserver 1.37):
@@ -18,8 +18,13 @@ From ``pkg/apis/networking/v1/defaults.go``, ``pkg/apis/networking/validation/va
 - IngressClass: SetDefaults_IngressClass (a parameters reference without ``scope`` is ``Cluster``);
   ``controller`` required, a domain-prefixed path of at most 250 characters, immutable; the parameters
   reference's kind, name, scope and namespace.
-
-Not served: ServiceCIDR and IPAddress (networking.k8s.io/v1 since kube 1.33), see docs/kube-parity.md.
+- ServiceCIDR (GA in kube 1.33): ``spec.cidrs`` one or two CIDRs (strict IsValidCIDR), one per IP family; on
+  update the CIDRs are immutable, except that a single-CIDR object may gain a second family (kube issue 131261).
+  Its status (conditions) is reset on create and kept on main-resource updates (the ServiceCIDRStatusFieldWiping
+  gate, on since kube 1.36); the ``status`` subresource keeps the spec.
+- IPAddress: the name is an IP in canonical form (ValidateIPAddressName: strict IsValidIP); ``spec.parentRef``
+  required, with ``resource`` and ``name`` (path segment names), a DNS-subdomain ``group`` when set; the parent
+  reference is immutable.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import Any
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.core import VALID_IP, ip_family
-from kapi.kinds.fields import immutable, not_supported
+from kapi.kinds.fields import go_strings, go_value, immutable, immutable_shown, not_supported
 from kapi.kinds.podspec import PORT_RANGE_MSG, is_valid_port_name, validate_label_selector
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import (
@@ -39,8 +44,10 @@ from kapi.validation import (
     is_dns1035_label,
     is_dns1123_label,
     is_dns1123_subdomain,
+    is_valid_cidr,
     is_valid_path_segment_name,
     is_wildcard_dns1123_subdomain,
+    parse_ip_sloppy,
 )
 from kapi.values import as_dict as _dict
 from kapi.values import as_int as _int
@@ -525,3 +532,136 @@ class IngressClassStrategy(Strategy):
         if subresource or controller == _dict(old.get("spec")).get("controller"):
             return []
         return [immutable("spec.controller", _str(controller))]
+
+
+# ------------------------------------------------------------ ServiceCIDR
+
+DUAL_STACK_CIDRS = "may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64"
+SERVICE_CIDR_READY = "Ready"  # networking.ServiceCIDRConditionReady
+
+
+def cidr_family(value: Any) -> str | None:
+    """netutils.IPFamilyOfCIDRString: "IPv4", "IPv6", or None when ``value`` is no CIDR (sloppy parsing)."""
+    ip, sep, _ = _str(value).partition("/")
+    addr = parse_ip_sloppy(ip) if sep else None
+    if addr is None:
+        return None
+    return "IPv4" if addr.version == 4 or getattr(addr, "ipv4_mapped", None) is not None else "IPv6"
+
+
+def validate_service_cidr_spec(obj: Obj) -> list[Cause]:
+    """validateServiceCIDRSpec: ``spec.cidrs`` holds one or two valid CIDRs (IsValidCIDR), of different families."""
+    cidrs = _list(_dict(obj.get("spec")).get("cidrs"))
+    if not cidrs:
+        return [required("spec.cidrs", "at least one CIDR required")]
+    if len(cidrs) > 2:
+        shown = "networking.ServiceCIDRSpec{CIDRs:" + go_strings(cidrs) + "}"
+        return [Cause("FieldValueInvalid", f"Invalid value: {shown}: may only hold up to 2 values", "spec.cidrs")]
+    out = [invalid(f"spec.cidrs[{i}]", _str(c), msg) for i, c in enumerate(cidrs) for msg in is_valid_cidr(_str(c))]
+    if len(cidrs) == 2 and cidr_family(cidrs[0]) is not None and cidr_family(cidrs[0]) == cidr_family(cidrs[1]):
+        out.append(Cause("FieldValueInvalid", f"Invalid value: {go_strings(cidrs)}: {DUAL_STACK_CIDRS}", "spec.cidrs"))
+    return out
+
+
+def validate_service_cidr_update(new: Obj, old: Obj) -> list[Cause]:
+    """ValidateServiceCIDRUpdate: same length, no CIDR may change; one CIDR to two: the first stays, the spec is
+    valid (the added family); any other change of ``spec.cidrs``: immutable."""
+    cidrs, old_cidrs = _list(_dict(new.get("spec")).get("cidrs")), _list(_dict(old.get("spec")).get("cidrs"))
+    if len(cidrs) == len(old_cidrs):
+        return [immutable(f"spec.cidrs[{i}]", _str(c)) for i, (c, was) in enumerate(zip(cidrs, old_cidrs, strict=True))
+                if c != was]
+    if len(old_cidrs) == 1 and len(cidrs) == 2:
+        out = [immutable("spec.cidrs[0]", _str(cidrs[0]))] if cidrs[0] != old_cidrs[0] else []
+        return out + validate_service_cidr_spec(new)
+    return [immutable_shown("spec.cidrs", go_strings(cidrs) if cidrs else "[]string(nil)")]
+
+
+@register
+class ServiceCIDRStrategy(Strategy):
+    """ServiceCIDR: ValidateServiceCIDR on create, ValidateServiceCIDRUpdate on update (the create rules are not
+    run again); status reset on create and kept by main-resource updates (the generic rules of a kind with a
+    ``status`` subresource and a status struct)."""
+
+    group, kind = GROUP, "ServiceCIDR"
+    validates_required = True
+    tracks_generation = False  # kube's strategy never sets metadata.generation
+    status_zero: dict[str, Any] = {}
+
+    def default(self, obj: Obj) -> None:
+        """No defaults; the spec struct is always encoded."""
+        if not isinstance(obj.get("spec"), dict):
+            obj["spec"] = {}
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """:func:`validate_service_cidr_spec`."""
+        return validate_service_cidr_spec(obj)
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """Nothing: kube's ValidateUpdate runs only ValidateServiceCIDRUpdate."""
+        return []
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """:func:`validate_service_cidr_update` for the main resource; the status subresource checks only
+        metadata (ValidateServiceCIDRStatusUpdate)."""
+        return [] if subresource else validate_service_cidr_update(new, old)
+
+
+# ------------------------------------------------------------ IPAddress
+
+def parent_ref_string(ref: Any) -> str:
+    """A ``*networking.ParentReference`` as field.Invalid prints it (``%#v`` of the struct; nil: ``"null"``)."""
+    if not isinstance(ref, dict):
+        return '"null"'
+    fields = ", ".join(f"{key.capitalize()}:{go_value(_str(ref.get(key)))}"
+                       for key in ("group", "resource", "namespace", "name"))
+    return "networking.ParentReference{" + fields + "}"
+
+
+def validate_ip_address(obj: Obj) -> list[Cause]:
+    """validateIPAddressParentReference: ``spec.parentRef`` required; ``group`` (optional: the core group is "")
+    a DNS subdomain, ``resource`` and ``name`` required path segment names, ``namespace`` a path segment name."""
+    ref = _dict(obj.get("spec")).get("parentRef")
+    if not isinstance(ref, dict):
+        return [required("spec.parentRef")]
+    path = "spec.parentRef"
+    group = _str(ref.get("group"))
+    out = [invalid(f"{path}.group", group, msg) for msg in is_dns1123_subdomain(group)] if group else []
+    for key in ("resource", "name"):
+        value = _str(ref.get(key))
+        if not value:
+            out.append(required(f"{path}.{key}"))
+        else:
+            out.extend(invalid(f"{path}.{key}", value, msg) for msg in is_valid_path_segment_name(value))
+    namespace = _str(ref.get("namespace"))
+    if namespace:
+        out.extend(invalid(f"{path}.namespace", namespace, msg) for msg in is_valid_path_segment_name(namespace))
+    return out
+
+
+@register
+class IPAddressStrategy(Strategy):
+    """IPAddress: ValidateIPAddress (the name rule is :func:`kapi.objectmeta.name_rule`'s), ``spec.parentRef``
+    immutable (ValidateIPAddressUpdate)."""
+
+    group, kind = GROUP, "IPAddress"
+    validates_required = True
+    tracks_generation = False  # kube's strategy never sets metadata.generation
+
+    def default(self, obj: Obj) -> None:
+        """No defaults; the spec struct is always encoded."""
+        if not isinstance(obj.get("spec"), dict):
+            obj["spec"] = {}
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """:func:`validate_ip_address`."""
+        return validate_ip_address(obj)
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """``spec.parentRef`` immutable (ValidateImmutableField: deep equality of the pointed-to structs)."""
+        ref, was = _dict(new.get("spec")).get("parentRef"), _dict(old.get("spec")).get("parentRef")
+        def norm(value: Any) -> Any:
+            return {k: _str(value.get(k)) for k in ("group", "resource", "namespace", "name")} \
+                if isinstance(value, dict) else None
+        if norm(ref) == norm(was):
+            return []
+        return [immutable_shown("spec.parentRef", parent_ref_string(ref))]

@@ -3,6 +3,7 @@
 The columns and cell formats of kube-apiserver's printers
 (pkg/printers/internalversion/printers.go: printPersistentVolumeClaim,
 printPersistentVolume, printIngress, printIngressClass, printNetworkPolicy,
+printServiceCIDR, printIPAddress,
 printPodDisruptionBudget, printReplicationController, printResourceQuota,
 printPodTemplate, printControllerRevision, printMutatingWebhook,
 printValidatingWebhook, printValidatingAdmissionPolicy[Binding], printEvent) and the
@@ -134,6 +135,19 @@ def _ingress_class(obj: Obj) -> list[Any]:
         text = str(params.get("kind", "")) + (f".{params['apiGroup']}" if params.get("apiGroup") is not None else "")
         text += f"/{params.get('name', '')}"
     return [spec.get("controller", ""), text]
+
+
+def _ip_address_parent(obj: Obj) -> list[Any]:
+    """printIPAddress: ParentRef as the lower-cased group resource, then ``/namespace`` when set, ``/name``;
+    ``<none>`` without a parent reference."""
+    ref = get(obj, "spec", "parentRef")
+    if not isinstance(ref, dict):
+        return ["<none>"]
+    group, resource = str(ref.get("group") or ""), str(ref.get("resource") or "")
+    text = (f"{resource}.{group}" if group else resource).lower()
+    if ref.get("namespace"):
+        text += f"/{ref['namespace']}"
+    return [f"{text}/{ref.get('name') or ''}"]
 
 
 def _pdb(obj: Obj) -> list[Any]:
@@ -306,6 +320,9 @@ MORE_PRINTERS: dict[tuple[str, str], Printer] = {
     ("networking.k8s.io", "ingresses"): Printer(
         (Column("Class"), Column("Hosts"), Column("Address"), Column("Ports")), _ingress),
     ("networking.k8s.io", "ingressclasses"): Printer((Column("Controller"), Column("Parameters")), _ingress_class),
+    ("networking.k8s.io", "servicecidrs"): Printer(
+        (Column("CIDRs"),), lambda o: [",".join(str(c) for c in get(o, "spec", "cidrs", default=None) or [])]),
+    ("networking.k8s.io", "ipaddresses"): Printer((Column("ParentRef"),), _ip_address_parent, with_age=False),
     ("networking.k8s.io", "networkpolicies"): Printer(
         (Column("Pod-Selector"),), lambda o: [format_label_selector(get(o, "spec", "podSelector"))]),
     ("policy", "poddisruptionbudgets"): Printer(

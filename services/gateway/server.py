@@ -35,14 +35,14 @@ import grpc
 from aiohttp import web
 
 from kapi import errors, flags, grpcutil, jsonutil, limits
-from kapi.kinds import scheduling
+from kapi.kinds import networking, scheduling
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import aggregation, audit, authtrust, chain, dynamic, grpcapi, healthz, storageclient
 from services.gateway.backends import AdmissionClient, AuthnClient, AuthzClient, Backends, Config
 from services.gateway.context import Handler
 from services.gateway.filters import health as health_filter
 from services.gateway.flowcontrol import FlowControlClient, LocalLimiter
-from services.gateway.registry import ipallocator
+from services.gateway.registry import ipaddresses, ipallocator
 
 log = logging.getLogger("kapi.gateway")
 
@@ -208,6 +208,19 @@ async def ensure_kubernetes_service(backends: Backends, port: int, stop: asyncio
         if not await _create_absent(backends.storage, key, jsonutil.dumps(obj), f"the kubernetes {resource}", stop,
                                     before):
             return
+    key = storage_pb2.ResourceKey(group=networking.GROUP, resource="ipaddresses", name=first)
+    await _create_absent(backends.storage, key, jsonutil.dumps(ipaddresses.ip_address_object(
+        first, "default", "kubernetes", now)), f"IPAddress {first}", stop)
+
+
+async def ensure_default_service_cidr(storage: Any, cidr: str, stop: asyncio.Event) -> None:
+    """Create the ``kubernetes`` ServiceCIDR holding ``cidr`` (``--service-cluster-ip-range``) with condition
+    Ready True, if absent (kube's default ServiceCIDR controller, ``pkg/controlplane/controller/defaultservicecidr``;
+    an existing one is kept). Retries while storage is unavailable; returns once it exists or ``stop`` is set."""
+    key = storage_pb2.ResourceKey(group=networking.GROUP, resource="servicecidrs",
+                                  name=ipaddresses.DEFAULT_SERVICE_CIDR)
+    await _create_absent(storage, key, jsonutil.dumps(ipaddresses.default_service_cidr(cidr)),
+                         "the default ServiceCIDR", stop)
 
 
 async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
@@ -261,6 +274,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     log.info("gateway serving on %s:%s", args.bind_address, port)
     await ensure_system_namespaces(backends.storage, stop)
     backends.post_start_hooks.add(healthz.HOOK_NAMESPACES)
+    await ensure_default_service_cidr(backends.storage, backends.services.ips.range.text, stop)
     await ensure_kubernetes_service(backends, args.secure_port, stop)
     backends.post_start_hooks.add(healthz.HOOK_BOOTSTRAP)
     await ensure_system_priority_classes(backends.storage, stop)

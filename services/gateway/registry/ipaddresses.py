@@ -1,0 +1,108 @@
+"""The networking.k8s.io/v1 IPAddress objects that mirror Service clusterIP allocations, and the default ServiceCIDR.
+
+kube-apiserver 1.33+ (MultiCIDRServiceAllocator, GA) allocates clusterIPs by
+creating one IPAddress per IP (``pkg/registry/core/service/ipallocator/ipallocator.go``):
+named by the IP, labelled ``ipaddress.kubernetes.io/ip-family`` (IPv4 or IPv6)
+and ``ipaddress.kubernetes.io/managed-by: ipallocator.k8s.io``, with
+``spec.parentRef`` ``{group: "", resource: services, namespace, name}``, and
+deletes it when the IP is released. The ``kubernetes`` ServiceCIDR holding
+``--service-cluster-ip-range`` is created at start with condition Ready True
+(``pkg/controlplane/controller/defaultservicecidr``).
+
+kapi keeps the range bitmap of :mod:`services.gateway.registry.ipallocator`
+as the source of truth (a taken IP still fails the Service write with the
+same 422) and writes the IPAddress objects beside it, after the Service
+write landed; a failure to write one is logged, never fails the Service
+write (kube's repair loop would re-create it; kapi has none yet,
+docs/kube-parity.md).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from kapi import errors, grpcutil, jsonutil
+from kapi.kinds.networking import GROUP, SERVICE_CIDR_READY
+from kapi_proto.kapi.storage.v1 import storage_pb2
+
+log = logging.getLogger(__name__)
+
+LABEL_IP_FAMILY = "ipaddress.kubernetes.io/ip-family"
+LABEL_MANAGED_BY = "ipaddress.kubernetes.io/managed-by"
+MANAGED_BY = "ipallocator.k8s.io"  # ipallocator.ControllerName
+DEFAULT_SERVICE_CIDR = "kubernetes"  # defaultservicecidr.DefaultServiceCIDRName
+READY_MESSAGE = "Kubernetes default Service CIDR is ready"
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _key(name: str, resource: str = "ipaddresses") -> storage_pb2.ResourceKey:
+    return storage_pb2.ResourceKey(group=GROUP, resource=resource, name=name)
+
+
+def ip_address_object(ip: str, namespace: str, name: str, now: str | None = None) -> dict[str, Any]:
+    """The IPAddress kube's allocator creates for Service ``namespace/name`` holding ``ip`` (a canonical IP)."""
+    family = "IPv6" if ipaddress.ip_address(ip).version == 6 else "IPv4"
+    return {"apiVersion": f"{GROUP}/v1", "kind": "IPAddress",
+            "metadata": {"name": ip, "uid": str(uuid.uuid4()), "creationTimestamp": now or _now(),
+                         "labels": {LABEL_IP_FAMILY: family, LABEL_MANAGED_BY: MANAGED_BY}},
+            "spec": {"parentRef": {"group": "", "resource": "services", "namespace": namespace, "name": name}}}
+
+
+def default_service_cidr(cidr: str, now: str | None = None) -> dict[str, Any]:
+    """The ``kubernetes`` ServiceCIDR for the flag's range, with the Ready condition the default ServiceCIDR
+    controller applies (status True, its message, no reason)."""
+    stamp = now or _now()
+    return {"apiVersion": f"{GROUP}/v1", "kind": "ServiceCIDR",
+            "metadata": {"name": DEFAULT_SERVICE_CIDR, "uid": str(uuid.uuid4()), "creationTimestamp": stamp},
+            "spec": {"cidrs": [cidr]},
+            "status": {"conditions": [{"type": SERVICE_CIDR_READY, "status": "True", "lastTransitionTime": stamp,
+                                       "reason": "", "message": READY_MESSAGE}]}}
+
+
+def cluster_ips(svc: dict[str, Any]) -> list[str]:
+    """The allocated clusterIPs of a Service (``spec.clusterIPs``, else ``spec.clusterIP``; not ``None``)."""
+    spec: dict[str, Any] = svc["spec"] if isinstance(svc.get("spec"), dict) else {}
+    ips = spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
+    return [ip for ip in ips if isinstance(ip, str) and ip and ip != "None"]
+
+
+async def create(storage: Any, ip: str, namespace: str, name: str, timeout: float) -> bool:
+    """Store the IPAddress of ``ip`` for Service ``namespace/name``; False (logged) when it could not be written
+    (an object of that name already exists, storage unavailable). Never raises a StatusError."""
+    try:
+        await grpcutil.call("storage", storage.Create, storage_pb2.CreateRequest(
+            key=_key(ip), object=jsonutil.dumps(ip_address_object(ip, namespace, name))), timeout=timeout)
+        return True
+    except errors.StatusError as err:
+        log.warning("IPAddress %s for service %s/%s not written: %s", ip, namespace, name, err.message)
+        return False
+
+
+async def delete(storage: Any, ip: str, namespace: str, name: str, timeout: float) -> bool:
+    """Delete the IPAddress of ``ip`` if it is the one of Service ``namespace/name`` (parentRef and the
+    managed-by label match; conditional on its uid); False when absent, someone else's, or not deleted (logged).
+    Never raises a StatusError."""
+    try:
+        reply: Any = await grpcutil.call("storage", storage.Get, storage_pb2.GetRequest(key=_key(ip)),
+                                         timeout=timeout)
+        obj = jsonutil.loads(reply.object)
+        meta = obj.get("metadata") or {}
+        ref = (obj.get("spec") or {}).get("parentRef") or {}
+        if ((meta.get("labels") or {}).get(LABEL_MANAGED_BY) != MANAGED_BY or ref.get("group") not in ("", None)
+                or ref.get("resource") != "services" or ref.get("namespace") != namespace
+                or ref.get("name") != name):
+            return False
+        await grpcutil.call("storage", storage.Delete, storage_pb2.DeleteRequest(
+            key=_key(ip), expected_uid=str(meta.get("uid") or "")), timeout=timeout)
+        return True
+    except errors.StatusError as err:
+        if err.reason != "NotFound":
+            log.warning("IPAddress %s of service %s/%s not deleted: %s", ip, namespace, name, err.message)
+        return False
