@@ -21,6 +21,15 @@ from typing import Any
 from kapi import quantity
 from kapi.attributes import UserInfo
 from kapi.errors import Cause
+from kapi.kinds.apparmor import (
+    ANNOTATION_LOCALHOST_PREFIX,
+    ANNOTATION_RUNTIME_DEFAULT,
+    ANNOTATION_UNCONFINED,
+    APPARMOR_CONTAINER_PREFIX,
+    validate_apparmor_annotations,
+    validate_apparmor_fields_match,
+    validate_apparmor_profile,
+)
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import (
     duplicate,
@@ -46,7 +55,6 @@ from kapi.kinds.podspec import (
     validate_workload,
 )
 from kapi.kinds.podwarnings import (
-    APPARMOR_CONTAINER_PREFIX,
     pod_spec_warnings,
     template_warnings,
     template_warnings_on_update,
@@ -768,22 +776,21 @@ def merge_match_label_keys(pod: Obj) -> None:
             _merge_keys(constraint.get("labelSelector"), constraint.get("matchLabelKeys"), labels, "In")
 
 
-APPARMOR_MAX_LOCALHOST_PROFILE = 4095  # validation.go maxLocalhostProfileLength (bytes)
-
-
 def _apparmor_field_for_annotation(value: Any) -> Obj | None:
     """podutil.ApparmorFieldForAnnotation, then ValidateAppArmorProfileField: ``unconfined`` and
-    ``runtime/default`` are those types, ``localhost/<name>`` a Localhost profile ``<name>`` (one without
-    padding whitespace and at most 4095 bytes); anything else None."""
-    if value == "unconfined":
-        return {"type": "Unconfined"}
-    if value == "runtime/default":
-        return {"type": "RuntimeDefault"}
-    if isinstance(value, str) and value.startswith("localhost/"):
-        name = value[len("localhost/"):]
-        if name and name.strip() == name and len(name.encode()) <= APPARMOR_MAX_LOCALHOST_PROFILE:
-            return {"type": "Localhost", "localhostProfile": name}
-    return None
+    ``runtime/default`` are those types, ``localhost/<name>`` a Localhost profile ``<name>`` (one
+    :func:`kapi.kinds.apparmor.validate_apparmor_profile` accepts: no padding whitespace, at most 4095 bytes);
+    anything else None."""
+    field: Obj
+    if value == ANNOTATION_UNCONFINED:
+        field = {"type": "Unconfined"}
+    elif value == ANNOTATION_RUNTIME_DEFAULT:
+        field = {"type": "RuntimeDefault"}
+    elif isinstance(value, str) and value.startswith(ANNOTATION_LOCALHOST_PREFIX):
+        field = {"type": "Localhost", "localhostProfile": value[len(ANNOTATION_LOCALHOST_PREFIX):]}
+    else:
+        return None
+    return None if validate_apparmor_profile(field, "") else field
 
 
 def _apparmor_skew(pod: Obj) -> list[tuple[Obj, Obj | None, str]]:
@@ -904,8 +911,14 @@ class PodStrategy(Strategy):
         return name_warnings(obj, POD_HOSTNAME) + pod_spec_warnings(obj.get("spec"), obj.get("metadata"))
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidatePodSpec of ``spec``."""
-        return validate_pod_spec(obj.get("spec"), "spec")
+        """ValidatePodCreate's spec rules: ValidatePodSpecificAnnotations' AppArmor annotations
+        (:func:`kapi.kinds.apparmor.validate_apparmor_annotations`), ValidatePodSpec of ``spec``, then
+        validateAppArmorAnnotationsAndFieldsMatchOnCreate
+        (:func:`kapi.kinds.apparmor.validate_apparmor_fields_match`)."""
+        spec = obj.get("spec")
+        annotations = _dict(obj.get("metadata")).get("annotations")
+        return [*validate_apparmor_annotations(annotations, spec, "metadata.annotations"),
+                *validate_pod_spec(spec, "spec"), *validate_apparmor_fields_match(obj)]
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """ValidatePodUpdate (main resource): only images, activeDeadlineSeconds, tolerations (additions),
@@ -937,8 +950,12 @@ class PodTemplateStrategy(Strategy):
             default_pod_spec(template.get("spec"))
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidatePodTemplate's PodSpec checks under ``template.spec``."""
-        return validate_pod_spec(_dict(obj.get("template")).get("spec"), "template.spec")
+        """ValidatePodTemplateSpec under ``template``: the AppArmor annotations of ``template.metadata``, then the
+        PodSpec checks under ``template.spec``."""
+        template = _dict(obj.get("template"))
+        annotations = _dict(template.get("metadata")).get("annotations")
+        return [*validate_apparmor_annotations(annotations, template.get("spec"), "template.metadata.annotations"),
+                *validate_pod_spec(template.get("spec"), "template.spec")]
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
         """WarningsOnCreate: GetWarningsForPodTemplate of ``template``."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from kapi import quantity
 from kapi.errors import Cause
+from kapi.kinds.apparmor import validate_apparmor_annotations, validate_apparmor_profile
 from kapi.kinds.fields import (
     duplicate,
     go_string_map,
@@ -207,7 +208,8 @@ def default_pod_only(spec: Any) -> None:
     that a new default does not roll every workload, kubernetes#69445).
 
     ``enableServiceLinks`` true; a container (and init container) limit without a request requests the limit;
-    with ``hostNetwork`` each port's ``hostPort`` is its ``containerPort`` (defaultHostNetworkPorts).
+    with ``hostNetwork`` each port's ``hostPort`` is its ``containerPort`` (defaultHostNetworkPorts); then the
+    pod-level ``resources`` defaults (PodLevelResources, :func:`default_pod_level_resources`).
     """
     if not isinstance(spec, dict):
         return
@@ -226,6 +228,7 @@ def default_pod_only(spec: Any) -> None:
                 for port in _list(c.get("ports")):
                     if isinstance(port, dict) and not port.get("hostPort") and port.get("containerPort"):
                         port["hostPort"] = port["containerPort"]
+    default_pod_level_resources(spec)
 
 
 def default_template(spec: Obj, create: bool = False) -> None:
@@ -321,6 +324,209 @@ def validate_resources(resources: Any, path: str) -> list[Cause]:
             out.append(invalid(f"{path}.requests[{name}]", shown,
                                f"must be less than or equal to {name} limit of {limit_shown}"))
     return out
+
+
+# ------------------------------------------------------------ pod-level resources (PodLevelResources)
+
+POD_LEVEL_RESOURCES = ("cpu", "hugepages-", "memory")  # resourcehelper.SupportedPodLevelResources, sorted
+HUGEPAGES_PREFIX = "hugepages-"
+# helper.IsStandardResourceName: the one-segment names validateResourceName accepts (and hugepages-*)
+STANDARD_RESOURCES = frozenset((
+    "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
+    "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "services", "replicationcontrollers",
+    "resourcequotas", "secrets", "configmaps", "persistentvolumeclaims", "storage", "requests.storage",
+    "services.nodeports", "services.loadbalancers"))
+
+# A summed quantity: (value, the String() kube prints, binary format). Go's Quantity.Add keeps the first
+# operand's format, so a sum prints in the format of the first container that named the resource.
+_Sum = tuple[Fraction, str, bool]
+
+
+def is_supported_pod_level_resource(name: str) -> bool:
+    """resourcehelper.IsSupportedPodLevelResource: cpu, memory and ``hugepages-*``."""
+    return name in ("cpu", "memory") or name.startswith(HUGEPAGES_PREFIX)
+
+
+def _quantity_string(value: Fraction, binary: bool) -> str:
+    """Quantity.String of a computed value: BinarySI as :func:`kapi.quantity.format`; DecimalSI integers with
+    the largest decimal suffix that keeps them whole (``2k``, ``1G``)."""
+    if binary or value.denominator != 1 or value == 0:
+        return quantity.format(value, binary=binary)
+    n, suffix = int(value), ""
+    for s in ("k", "M", "G", "T", "P", "E"):
+        if n % 1000:
+            break
+        n, suffix = n // 1000, s
+    return f"{n}{suffix}"
+
+
+def _quantities(resources: Any) -> dict[str, _Sum]:
+    out: dict[str, _Sum] = {}
+    for name, raw in _dict(resources).items():
+        try:
+            value = quantity.parse(raw)
+        except ValueError:
+            continue
+        out[name] = (value, quantity_shown(raw, value), "i" in str(raw))
+    return out
+
+
+def _add(total: dict[str, _Sum], more: dict[str, _Sum]) -> None:
+    for name, (value, shown, binary) in more.items():
+        if name not in total:
+            total[name] = (value, shown, binary)
+        else:
+            old, _shown, old_binary = total[name]
+            total[name] = (old + value, _quantity_string(old + value, old_binary), old_binary)
+
+
+def _max(total: dict[str, _Sum], more: dict[str, _Sum]) -> None:
+    for name, entry in more.items():
+        if name not in total or entry[0] > total[name][0]:
+            total[name] = entry
+
+
+def aggregate_container_resources(spec: Any, which: str) -> dict[str, _Sum]:
+    """resourcehelper.AggregateContainerRequests / AggregateContainerLimits (``which``: ``requests`` or
+    ``limits``) of a PodSpec's spec, as ``{name: (value, shown, binary)}``.
+
+    The regular containers' sum, plus each restartable init container (``restartPolicy: Always``, a sidecar);
+    an init container's use is its own plus the sidecars started before it (a sidecar's: all sidecars so far),
+    and the result is the per-resource maximum of the sum and every init container's use (KEP-753).
+    Ephemeral containers have no resources."""
+    spec = _dict(spec)
+    total: dict[str, _Sum] = {}
+    for c in _list(spec.get("containers")):
+        _add(total, _quantities(_dict(_dict(c).get("resources")).get(which)))
+    sidecars: dict[str, _Sum] = {}
+    init_use: dict[str, _Sum] = {}
+    for c in _list(spec.get("initContainers")):
+        c = _dict(c)
+        own = _quantities(_dict(c.get("resources")).get(which))
+        if c.get("restartPolicy") == "Always":
+            _add(total, own)
+            _add(sidecars, own)
+            use = dict(sidecars)
+        else:
+            use = dict(own)
+            _add(use, sidecars)
+        _max(init_use, use)
+    _max(total, init_use)
+    return total
+
+
+def _all_containers_limit(spec: Obj, name: str) -> bool:
+    """resourcehelper.AllContainersHaveLimitForResource: every container and init container limits ``name``."""
+    containers = [*_list(spec.get("containers")), *_list(spec.get("initContainers"))]
+    return all(name in _dict(_dict(_dict(c).get("resources")).get("limits")) for c in containers)
+
+
+def _supported_set(resources: Any) -> bool:
+    return any(is_supported_pod_level_resource(str(name)) for name in _dict(resources))
+
+
+def default_pod_level_resources(spec: Any) -> None:
+    """SetDefaults_Pod's pod-level resource defaults (PodLevelResources), in place, after the containers'
+    requests were defaulted from their limits; only when ``spec.resources`` is set.
+
+    defaultHugePagePodLimits (pod ``limits`` or ``requests`` not empty): a ``hugepages-*`` that containers limit
+    and the pod neither limits nor requests is limited to the containers' aggregate (kube:
+    AggregateContainerLimits). defaultPodRequests (pod ``limits`` not empty): a cpu or memory the pod does not
+    request requests the containers' aggregate requests when they have some; then each supported resource the
+    pod limits and does not request requests the limit. defaultPodLimits (no supported pod limit, some supported
+    pod request): a cpu or memory every container (and init container) limits is limited to their aggregate.
+    Pods only, never pod templates (SetDefaults_Pod, not SetDefaults_PodSpec).
+    """
+    if not isinstance(spec, dict) or not isinstance(spec.get("resources"), dict):
+        return
+    resources = spec["resources"]
+    limits, requests = _dict(resources.get("limits")), _dict(resources.get("requests"))
+    if limits or requests:  # defaultHugePagePodLimits
+        pod_limits = dict(limits)
+        for name, (_value, shown, _binary) in aggregate_container_resources(spec, "limits").items():
+            if name.startswith(HUGEPAGES_PREFIX) and name not in requests and name not in pod_limits:
+                pod_limits[name] = shown
+        if pod_limits:
+            resources["limits"] = limits = pod_limits
+    if limits:  # defaultPodRequests
+        pod_requests = dict(requests)
+        for name, (_value, shown, _binary) in aggregate_container_resources(spec, "requests").items():
+            if name not in pod_requests and is_supported_pod_level_resource(name) and _overcommit_allowed(name):
+                pod_requests[name] = shown
+        for name, raw in limits.items():
+            if name not in pod_requests and is_supported_pod_level_resource(name):
+                pod_requests[name] = raw
+        if pod_requests:
+            resources["requests"] = requests = pod_requests
+    if not _supported_set(limits) and _supported_set(requests):  # defaultPodLimits
+        pod_limits = dict(limits)
+        for name, (_value, shown, _binary) in aggregate_container_resources(spec, "limits").items():
+            if name not in pod_limits and is_supported_pod_level_resource(name) and _overcommit_allowed(name) \
+                    and _all_containers_limit(spec, name):
+                pod_limits[name] = shown
+        if pod_limits:
+            resources["limits"] = pod_limits
+
+
+def _pod_resource_name(name: str, path: str) -> list[Cause]:
+    """validatePodResourceName: validateResourceName (a qualified name; one segment must be a standard
+    resource), then a resource PodLevelResources supports (``Unsupported value``)."""
+    msgs = is_qualified_name(name)
+    if msgs:
+        return [invalid(path, name, msg) for msg in msgs]
+    if "/" not in name and name not in STANDARD_RESOURCES and not name.startswith(HUGEPAGES_PREFIX):
+        return [invalid(path, name, "must be a standard resource type or fully qualified")]
+    if not is_supported_pod_level_resource(name):
+        return [not_supported(path, name, POD_LEVEL_RESOURCES)]
+    return []
+
+
+def validate_pod_resources(spec: Obj, path: str) -> list[Cause]:
+    """validatePodResources of a PodSpec's ``resources`` (a Pod's and every template's; the PodLevelResources
+    gate is on), causes under ``path`` (``spec.resources``).
+
+    ``claims`` are forbidden (``claims cannot be set for Resources at pod-level``); each name must be cpu,
+    memory or ``hugepages-*`` (``Unsupported value: "<name>": supported values: "cpu", "hugepages-",
+    "memory"``); the quantities as a container's (:func:`validate_resources`), a hugepages request needs its
+    limit (``<path>.limits: Required value: Limit must be set for non overcommitable resources``) and hugepages
+    need cpu or memory (``<path>: Forbidden: HugePages require cpu or memory``). validatePodResourceConsistency:
+    ``<path>.requests[<name>]: Invalid value: "<pod request>": must be greater than or equal to aggregate
+    container requests of <sum>`` for each supported resource the pod requests below the containers' aggregate
+    (:func:`aggregate_container_resources`; since kubernetes#130131 and #132551 a resource the pod does not
+    request is not compared, so a template without defaulted pod requests stays valid), and
+    ``<path>.containers[<i>][<name>].limits: Invalid value: "<limit>": must be less than or equal to pod limits of
+    <pod limit>`` for each regular container limit above the pod's.
+    """
+    resources = _dict(spec.get("resources"))
+    out: list[Cause] = []
+    if resources.get("claims") is not None:
+        out.append(forbidden(f"{path}.claims", "claims cannot be set for Resources at pod-level"))
+    limits, requests = _dict(resources.get("limits")), _dict(resources.get("requests"))
+    for which, names in (("limits", limits), ("requests", requests)):
+        for name in names:
+            out.extend(_pod_resource_name(str(name), f"{path}.{which}[{name}]"))
+    out.extend(validate_resources(resources, path))
+    for name in requests:
+        if name not in limits and not _overcommit_allowed(str(name)):
+            out.append(required(f"{path}.limits", "Limit must be set for non overcommitable resources"))
+    named = [str(n) for n in (*limits, *requests)]
+    if any(n.startswith(HUGEPAGES_PREFIX) for n in named) and not any(n in QOS_COMPUTE for n in named):
+        out.append(forbidden(path, "HugePages require cpu or memory"))
+    pod_requests, pod_limits = _quantities(requests), _quantities(limits)
+    aggregate = aggregate_container_resources(spec, "requests")
+    for name, (pod_value, pod_shown, _binary) in pod_requests.items():
+        if is_supported_pod_level_resource(name) and name in aggregate and aggregate[name][0] > pod_value:
+            detail = f"must be greater than or equal to aggregate container requests of {aggregate[name][1]}"
+            out.append(invalid(f"{path}.requests[{name}]", pod_shown, detail))
+    for i, c in enumerate(_list(spec.get("containers"))):
+        for name, (value, shown, _binary) in _quantities(_dict(_dict(c).get("resources")).get("limits")).items():
+            if name in pod_limits and value > pod_limits[name][0]:
+                out.append(invalid(f"{path}.containers[{i}][{name}].limits", shown,
+                                   f"must be less than or equal to pod limits of {pod_limits[name][1]}"))
+    return out
+
+
+QOS_COMPUTE = ("cpu", "memory")  # validateResourceRequirements' supportedQoSComputeResources
 
 
 def is_relaxed_env_var_name(name: str) -> list[str]:
@@ -434,6 +640,9 @@ def _containers(containers: list[Any], path: str, names: set[str], volumes: set[
         if volumes is not None:  # validateContainerCommon: after env, before resources
             out.extend(_volume_mounts(_list(container.get("volumeMounts")), f"{cpath}.volumeMounts", volumes))
         out.extend(validate_resources(container.get("resources"), f"{cpath}.resources"))
+        # ValidateSecurityContext (validateContainerCommon, after the resources)
+        out.extend(validate_apparmor_profile(_dict(container.get("securityContext")).get("appArmorProfile"),
+                                             f"{cpath}.securityContext.appArmorProfile"))
     return out
 
 
@@ -519,6 +728,8 @@ def validate_pod_spec(spec: Any, path: str, claim_volumes: frozenset[str] = froz
     out.extend(_containers(containers, f"{path}.containers", names, volumes))
     # Ephemeral containers are added through their subresource; their names share the namespace.
     out.extend(_containers(_list(spec.get("ephemeralContainers")), f"{path}.ephemeralContainers", names, volumes))
+    if isinstance(spec.get("resources"), dict):  # PodLevelResources (on by default since 1.34)
+        out.extend(validate_pod_resources(spec, f"{path}.resources"))
     # An empty policy is what kube's defaulting fills in (Always, ClusterFirst), not an error here.
     policy = spec.get("restartPolicy")
     if policy and isinstance(policy, str) and policy not in RESTART_POLICIES:
@@ -528,6 +739,9 @@ def validate_pod_spec(spec: Any, path: str, claim_volumes: frozenset[str] = froz
     dns = spec.get("dnsPolicy")
     if dns and isinstance(dns, str) and dns not in DNS_POLICIES:
         out.append(not_supported(f"{path}.dnsPolicy", dns, DNS_POLICIES))
+    # validatePodSpecSecurityContext
+    out.extend(validate_apparmor_profile(_dict(spec.get("securityContext")).get("appArmorProfile"),
+                                         f"{path}.securityContext.appArmorProfile"))
     return out
 
 
@@ -614,6 +828,9 @@ def validate_workload(spec: Obj, what: str, restart_policies: tuple[str, ...] | 
     pod_spec = template.get("spec")
     claim_templates = _list(spec.get("volumeClaimTemplates"))
     claims = frozenset(_str(_dict(_dict(c).get("metadata")).get("name")) for c in claim_templates)
+    # ValidatePodTemplateSpec: ValidatePodSpecificAnnotations, then ValidatePodSpec
+    out.extend(validate_apparmor_annotations(_dict(template.get("metadata")).get("annotations"), pod_spec,
+                                             "spec.template.metadata.annotations"))
     out.extend(validate_pod_spec(pod_spec, "spec.template.spec", claims))
     policy = _dict(pod_spec).get("restartPolicy")
     if restart_policies and isinstance(pod_spec, dict) and policy and policy not in restart_policies:

@@ -23,6 +23,7 @@ from fractions import Fraction
 from typing import Any
 
 from kapi import quantity
+from kapi.kinds.apparmor import APPARMOR_CONTAINER_PREFIX
 from kapi.kinds.podspec import quantity_shown
 from kapi.objectmeta import go_quote
 from kapi.values import as_dict as _dict
@@ -64,7 +65,6 @@ DEPRECATED_VOLUMES = (
 
 SECCOMP_POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod"
 SECCOMP_CONTAINER_PREFIX = "container.seccomp.security.alpha.kubernetes.io/"
-APPARMOR_CONTAINER_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
 NULL_SELECTOR = "a null labelSelector results in matching no pod"
 
 
