@@ -34,7 +34,7 @@ from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import duplicate, go_strings, not_supported, too_many
 from kapi.kinds.podspec import spec_of, validate_label_selector
-from kapi.objectmeta import invalid, required
+from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import is_dns1035_label, is_dns1123_subdomain, is_qualified_name, is_valid_path_segment_name
 from kapi.values import as_dict as _dict
 from kapi.values import as_list as _list
@@ -363,6 +363,7 @@ class ValidatingAdmissionPolicyStrategy(Strategy):
 
 VALIDATION_REASONS = ("Forbidden", "Invalid", "RequestEntityTooLarge")  # sets.List: sorted
 VALIDATION_ACTIONS = ("Audit", "Deny", "Warn")
+PARAMETER_NOT_FOUND_ACTIONS = ("Deny", "Allow")  # kube lists them in this order, unsorted
 _CEL_IDENTIFIER = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*")
 
 
@@ -505,9 +506,35 @@ def validate_policy(obj: Obj) -> list[Cause]:
     return out
 
 
+def _param_ref(ref: Obj, path: str) -> list[Cause]:
+    """validateParamRef: ``name`` a path segment name, ``name`` xor ``selector`` (``Forbidden: name and selector
+    are mutually exclusive`` on both), the selector valid, ``Required value: one of name or selector must be
+    specified``, then ``parameterNotFoundAction`` required and Deny or Allow. (``namespace`` is not checked.)"""
+    out: list[Cause] = []
+    name, selector = _text(ref.get("name")), ref.get("selector")
+    if name:
+        out.extend(invalid(f"{path}.name", name, m) for m in is_valid_path_segment_name(name))
+        if selector is not None:
+            out.append(forbidden(f"{path}.name", "name and selector are mutually exclusive"))
+    if selector is not None:
+        out.extend(validate_label_selector(selector, f"{path}.selector"))
+        if name:
+            out.append(forbidden(f"{path}.selector", "name and selector are mutually exclusive"))
+    if not name and selector is None:
+        out.append(required(path, "one of name or selector must be specified"))
+    action = ref.get("parameterNotFoundAction")
+    if not action:
+        out.append(required(f"{path}.parameterNotFoundAction"))
+    elif action not in PARAMETER_NOT_FOUND_ACTIONS:
+        out.append(not_supported(f"{path}.parameterNotFoundAction", action, PARAMETER_NOT_FOUND_ACTIONS))
+    return out
+
+
 def validate_binding(obj: Obj) -> list[Cause]:
-    """validateValidatingAdmissionPolicyBindingSpec's policyName (required, a DNS subdomain) and
-    validationActions (each Audit/Deny/Warn and unique, not both Deny and Warn, at least one)."""
+    """validateValidatingAdmissionPolicyBindingSpec in kube's order: policyName (required, a DNS subdomain),
+    paramRef (:func:`_param_ref`), matchResources (matchPolicy, selectors, resourceRules and excludeResourceRules
+    as a policy's matchConstraints, none required), then validationActions (each Audit/Deny/Warn and unique, not
+    both Deny and Warn, at least one)."""
     spec = _dict(obj.get("spec"))
     out: list[Cause] = []
     name = _text(spec.get("policyName"))
@@ -515,6 +542,10 @@ def validate_binding(obj: Obj) -> list[Cause]:
         out.append(required("spec.policyName"))
     else:
         out.extend(invalid("spec.policyName", name, m) for m in is_dns1123_subdomain(name))
+    if spec.get("paramRef") is not None:
+        out.extend(_param_ref(_dict(spec["paramRef"]), "spec.paramRef"))
+    if spec.get("matchResources") is not None:
+        out.extend(_match_resources(_dict(spec["matchResources"]), "spec.matchResources"))
     actions = _list(spec.get("validationActions"))
     for i, action in enumerate(actions):
         if action not in VALIDATION_ACTIONS:

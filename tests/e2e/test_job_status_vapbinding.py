@@ -109,3 +109,52 @@ def test_indexed_job_status_indexes(api_client: client.ApiClient, namespace: str
     stored = batch.patch_namespaced_job_status(name, namespace, {"status": {"completedIndexes": "0,2",
                                                                             "failedIndexes": "1"}})
     assert (stored.status.completed_indexes, stored.status.failed_indexes) == ("0,2", "1")
+
+
+def test_binding_param_ref_and_match_resources(api_client: client.ApiClient, namespace: str) -> None:
+    api = client.AdmissionregistrationV1Api(api_client)
+    name = f"{namespace}-binding"
+
+    def binding(**spec: Any) -> dict[str, Any]:
+        return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+                "metadata": {"name": name}, "spec": {"policyName": "p", "validationActions": ["Deny"], **spec}}
+
+    body = _refused(api.create_validating_admission_policy_binding, binding(paramRef={
+        "name": "cfg", "selector": {}, "parameterNotFoundAction": "Ignore"}))
+    assert body["message"] == (
+        f'ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io "{name}" is invalid: ['
+        "spec.paramRef.name: Forbidden: name and selector are mutually exclusive, "
+        "spec.paramRef.selector: Forbidden: name and selector are mutually exclusive, "
+        'spec.paramRef.parameterNotFoundAction: Unsupported value: "Ignore": supported values: "Deny", "Allow"]')
+    assert [(c["reason"], c["field"]) for c in body["details"]["causes"]] == [
+        ("FieldValueForbidden", "spec.paramRef.name"), ("FieldValueForbidden", "spec.paramRef.selector"),
+        ("FieldValueNotSupported", "spec.paramRef.parameterNotFoundAction")]
+    body = _refused(api.create_validating_admission_policy_binding, binding(paramRef={"namespace": "x"}))
+    assert body["message"] == (
+        f'ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io "{name}" is invalid: ['
+        "spec.paramRef: Required value: one of name or selector must be specified, "
+        "spec.paramRef.parameterNotFoundAction: Required value]")
+    body = _refused(api.create_validating_admission_policy_binding, binding(matchResources={
+        "resourceRules": [{"operations": ["CREATE"], "apiGroups": ["*", "apps"], "apiVersions": ["v1"],
+                           "resources": ["*/*", "pods"]}],
+        "excludeResourceRules": [{"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"],
+                                  "resources": ["configmaps"], "scope": "Everywhere"}]}))
+    assert body["message"] == (
+        f'ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io "{name}" is invalid: ['
+        "spec.matchResources.resourceRules[0].apiGroups: Invalid value: []string{\"*\", \"apps\"}: if '*' is "
+        "present, must not specify other API groups, "
+        "spec.matchResources.resourceRules[0].resources: Invalid value: []string{\"*/*\", \"pods\"}: if '*/*' is "
+        "present, must not specify other resources, "
+        'spec.matchResources.excludeResourceRules[0].scope: Unsupported value: "Everywhere": supported values: '
+        '"*", "Cluster", "Namespaced"]')
+    # a well-formed binding is stored with its matchResources defaults
+    created = api.create_validating_admission_policy_binding(binding(
+        paramRef={"selector": {"matchLabels": {"team": "a"}}, "parameterNotFoundAction": "Allow"},
+        matchResources={"resourceRules": [{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1"],
+                                           "resources": ["deployments"]}]}))
+    try:
+        assert created.spec.param_ref.parameter_not_found_action == "Allow"
+        assert created.spec.match_resources.match_policy == "Equivalent"
+        assert created.spec.match_resources.resource_rules[0].scope == "*"
+    finally:
+        api.delete_validating_admission_policy_binding(name)

@@ -154,3 +154,57 @@ def test_exceptions_kube_allows():
                           _job(zero)) == []
     # the startTime may be set the first time
     assert _status_causes(_job(startTime=T0), _job()) == []
+
+
+# ------------------------------------------------------------ ValidatingAdmissionPolicyBinding
+
+
+def _binding_causes(**spec: Any) -> list[tuple[str, str]]:
+    binding = {"metadata": {"name": "b"}, "spec": {"policyName": "p", "validationActions": ["Deny"], **spec}}
+    strategy = strategy_for("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding")
+    strategy.default(binding)
+    return [(c.field, c.message) for c in strategy.validate(binding)]
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"paramRef": {"name": "cfg", "parameterNotFoundAction": "Deny"}}, []),
+    ({"paramRef": {"selector": {"matchLabels": {"a": "b"}}, "namespace": "ns", "parameterNotFoundAction": "Allow"}},
+     []),
+    ({"paramRef": {}},
+     [("spec.paramRef", "Required value: one of name or selector must be specified"),
+      ("spec.paramRef.parameterNotFoundAction", "Required value")]),
+    ({"paramRef": {"name": "a/b", "selector": {"matchExpressions": [{"key": "k", "operator": "In"}]},
+                   "parameterNotFoundAction": "Ignore"}},
+     [("spec.paramRef.name", "Invalid value: \"a/b\": may not contain '/'"),
+      ("spec.paramRef.name", "Forbidden: name and selector are mutually exclusive"),
+      ("spec.paramRef.selector.matchExpressions[0].values",
+       "Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+      ("spec.paramRef.selector", "Forbidden: name and selector are mutually exclusive"),
+      ("spec.paramRef.parameterNotFoundAction", 'Unsupported value: "Ignore": supported values: "Deny", "Allow"')]),
+    ({"paramRef": {"name": "..", "parameterNotFoundAction": "Deny"}},
+     [("spec.paramRef.name", "Invalid value: \"..\": may not be '..'")]),
+    ({"matchResources": {"matchPolicy": "Fuzzy", "namespaceSelector": {"matchLabels": {"-bad": "x"}},
+                         "resourceRules": [{"operations": ["CREATE", "*"], "apiGroups": [""], "apiVersions": ["v1"],
+                                            "resources": ["pods/*", "pods/log"], "scope": "Global"}],
+                         "excludeResourceRules": [{"operations": ["PATCH"], "apiGroups": ["apps"],
+                                                   "apiVersions": ["v1"], "resources": [],
+                                                   "resourceNames": ["x", "x"]}]}},
+     [("spec.matchResources.matchPolicy", 'Unsupported value: "Fuzzy": supported values: "Equivalent", "Exact"'),
+      ("spec.matchResources.namespaceSelector.matchLabels",
+       "Invalid value: \"-bad\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
+       "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+       "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
+      ("spec.matchResources.resourceRules[0].operations",
+       "Invalid value: []admissionregistration.OperationType{\"CREATE\", \"*\"}: if '*' is present, must not "
+       "specify other operations"),
+      ("spec.matchResources.resourceRules[0].resources[1]",
+       "Invalid value: \"pods/log\": if 'pods/*' is present, must not specify pods/log"),
+      ("spec.matchResources.resourceRules[0].scope",
+       'Unsupported value: "Global": supported values: "*", "Cluster", "Namespaced"'),
+      ("spec.matchResources.excludeResourceRules[0].resourceNames[1]", 'Duplicate value: "x"'),
+      ("spec.matchResources.excludeResourceRules[0].operations[0]",
+       'Unsupported value: "PATCH": supported values: "*", "CONNECT", "CREATE", "DELETE", "UPDATE"'),
+      ("spec.matchResources.excludeResourceRules[0].resources", "Required value")]),
+])
+def test_binding_param_ref_and_match_resources(spec, expected):
+    assert _binding_causes(**spec) == expected
