@@ -39,8 +39,9 @@ def test_discovery_rows(kubectl: Kubectl) -> None:
 
 def test_default_service_cidr_is_ready(kubectl: Kubectl, networking: client.NetworkingV1Api) -> None:
     cidr = networking.read_service_cidr("kubernetes")
+    assert cidr.spec is not None and cidr.status is not None
     assert cidr.spec.cidrs == ["10.96.0.0/12"]  # --service-cluster-ip-range
-    ready = [c for c in cidr.status.conditions if c.type == "Ready"]
+    ready = [c for c in cidr.status.conditions or [] if c.type == "Ready"]
     assert len(ready) == 1 and ready[0].status == "True"
     assert ready[0].message == "Kubernetes default Service CIDR is ready"
     table = kubectl.run("get", "servicecidrs").stdout.splitlines()
@@ -58,7 +59,7 @@ def test_service_ip_gets_an_ipaddress_removed_on_delete(kubectl: Kubectl, namesp
     obj = wait_for(lambda: _get(kubectl, "ipaddress", ip))
     assert obj["metadata"]["labels"] == MANAGED
     assert obj["spec"]["parentRef"] == {"group": "", "resource": "services", "namespace": namespace, "name": "web"}
-    listed = {i.metadata.name for i in networking.list_ip_address(
+    listed = {i.metadata.name if i.metadata else "" for i in networking.list_ip_address(
         label_selector="ipaddress.kubernetes.io/managed-by=ipallocator.k8s.io").items}
     assert ip in listed
     table = kubectl.run("get", "ipaddresses", ip).stdout.splitlines()
