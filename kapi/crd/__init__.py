@@ -17,6 +17,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from kapi.gofmt import go_quote
 from kapi.resources import ALL_VERBS, Resource
 from kapi.values import as_dict as _dict
 
@@ -226,3 +227,67 @@ def deprecation_warning(crd: Obj, version_name: str) -> str | None:
     newer = sorted((str(o.get("name")) for o in versions(crd) if o.get("served") and not o.get("deprecated")
                     and version_priority(str(o.get("name"))) < version_priority(version_name)), key=version_priority)
     return msg + (f"; use {group(crd)}/{newer[0]} {kind}" if newer else "")
+
+
+APPROVAL_ANNOTATION = "api-approved.kubernetes.io"
+APPROVAL_CONDITION = "KubernetesAPIApprovalPolicyConformant"
+_ENHANCEMENTS_PR = "see https://github.com/kubernetes/enhancements/pull/1111"
+_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def protected_group(group_name: str) -> bool:
+    """A group owned by the Kubernetes community: ``k8s.io``, ``kubernetes.io`` or a subdomain of either.
+
+    Source: apiextensions-apiserver ``pkg/apihelpers`` IsProtectedCommunityGroup.
+    """
+    return any(group_name == g or group_name.endswith("." + g) for g in ("k8s.io", "kubernetes.io"))
+
+
+def _is_request_url_with_host(value: str) -> bool:
+    """Go's ``url.ParseRequestURI`` succeeds with a scheme and a host (the subset the approval check needs)."""
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        return False  # net/url: invalid control character in URL
+    scheme = _URL_SCHEME.match(value)
+    if scheme is None or not value[scheme.end():].startswith("//"):
+        return False  # no scheme, or an opaque URL (no authority, no host)
+    authority = re.split(r"[/?]", value[scheme.end() + 2:], maxsplit=1)[0]
+    host = authority.rpartition("@")[2]
+    return bool(host) and " " not in host
+
+
+def approval_state(crd: Obj) -> tuple[str, str]:
+    """(state, reason) of the ``api-approved.kubernetes.io`` annotation, as kube's GetAPIApprovalState.
+
+    state is ``Missing`` (absent or empty), ``Bypassed`` (starts with ``unapproved``), ``Approved`` (a URL
+    with a scheme and a host) or ``Invalid``; reason is kube's message for it (the condition's message and
+    the validation error's detail). Source: apiextensions-apiserver ``pkg/apihelpers/helpers.go``.
+    """
+    annotations = _dict(_dict(crd.get("metadata")).get("annotations"))
+    value = annotations.get(APPROVAL_ANNOTATION)
+    value = value if isinstance(value, str) else ""
+    if not value:
+        return "Missing", f'protected groups must have approval annotation "{APPROVAL_ANNOTATION}", {_ENHANCEMENTS_PR}'
+    if value.startswith("unapproved"):
+        return "Bypassed", "not approved: " + go_quote(value)
+    if _is_request_url_with_host(value):
+        return "Approved", f"approved in {value}"
+    return "Invalid", (f'protected groups must have approval annotation "{APPROVAL_ANNOTATION}" with either a URL '
+                       f'or a reason starting with "unapproved", {_ENHANCEMENTS_PR}')
+
+
+
+_APPROVAL_REASONS = {"Invalid": ("False", "InvalidAnnotation"), "Missing": ("False", "MissingAnnotation"),
+                     "Approved": ("True", "ApprovedAnnotation"), "Bypassed": ("False", "UnapprovedAnnotation")}
+
+
+def approval_condition(crd: Obj) -> tuple[str, str, str] | None:
+    """(status, reason, message) of the KubernetesAPIApprovalPolicyConformant condition, None outside the
+    protected groups (kube's apiapproval controller sets no condition there).
+
+    Source: apiextensions-apiserver ``pkg/controller/apiapproval`` calculateCondition.
+    """
+    if not protected_group(group(crd)):
+        return None
+    state, reason = approval_state(crd)
+    status, why = _APPROVAL_REASONS[state]
+    return status, why, reason

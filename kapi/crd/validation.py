@@ -427,4 +427,25 @@ def validate(definition: Obj, old: Obj | None = None,
         if old_names.get("plural") != raw_names.get("plural"):
             out.append(invalid("spec.names.plural", plural, "field is immutable"))
         out.extend(_stored_versions(definition))
+    out.extend(_api_approval(definition, old))
     return out
+
+
+def _api_approval(definition: Obj, old: Obj | None) -> list[Cause]:
+    """validateAPIApproval: a CRD of a protected group (``*.k8s.io``, ``*.kubernetes.io``) needs the
+    ``api-approved.kubernetes.io`` annotation, a URL or a reason starting with ``unapproved``; an update that
+    leaves the annotation's state as it was is never rejected (kube: "imagine a controller controlling a CRD
+    spec"). Source: ``pkg/apis/apiextensions/validation/validation.go``.
+    """
+    if not crd.protected_group(crd.group(definition)):
+        return []
+    state, reason = crd.approval_state(definition)
+    if old is not None and crd.approval_state(old)[0] == state:
+        return []
+    path = f"metadata.annotations[{crd.APPROVAL_ANNOTATION}]"
+    if state == "Missing":
+        return [required(path, reason)]
+    if state == "Invalid":
+        value = _dict(_dict(definition.get("metadata")).get("annotations")).get(crd.APPROVAL_ANNOTATION)
+        return [invalid(path, value, reason)]
+    return []

@@ -9,7 +9,8 @@ unique, protocol TCP/UDP/SCTP (default TCP), appProtocol a qualified name.
 The strategy (``pkg/registry/discovery/endpointslice/strategy.go``): generation 1
 on create, bumped by an update that changes anything but metadata, or the
 labels (the kind has no spec); ``deprecatedTopology`` is dropped on v1 writes
-(kept on an update that leaves the endpoints as they were). Kube's typed
+(kept on an update that leaves the endpoints as they were; an update first moves
+a stored ``kubernetes.io/hostname`` topology into an unset ``nodeName``). Kube's typed
 encoding always writes ``endpoints`` and ``ports`` (no ``omitempty``: ``null``
 when absent) and each endpoint's ``conditions`` struct (``{}``).
 """
@@ -52,11 +53,28 @@ def default_endpoint_slice(obj: Obj) -> None:
             endpoint["conditions"] = {}
 
 
-def drop_deprecated_topology(obj: Obj) -> None:
-    """dropTopologyOnV1: writes to ``endpoints[i].deprecatedTopology`` through v1 are ignored."""
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+def drop_deprecated_topology(obj: Obj, old: Obj | None = None) -> None:
+    """dropTopologyOnV1: writes to ``endpoints[i].deprecatedTopology`` through v1 are ignored.
+
+    On an update (``old`` the stored slice) an endpoint without ``nodeName`` whose topology still names a
+    ``kubernetes.io/hostname`` the stored slice's topologies named, and that is a valid node name (a DNS
+    subdomain), gets it as its ``nodeName`` first, so a partial update keeps the node. Source:
+    ``pkg/registry/discovery/endpointslice/strategy.go`` dropTopologyOnV1, getDeprecatedTopologyNodeNames.
+    """
+    previous = {str(name) for endpoint in _list((old or {}).get("endpoints")) if isinstance(endpoint, dict)
+                if (name := _dict(endpoint.get("deprecatedTopology")).get(HOSTNAME_LABEL))}
     for endpoint in _list(obj.get("endpoints")):
-        if isinstance(endpoint, dict):
-            endpoint.pop("deprecatedTopology", None)
+        if not isinstance(endpoint, dict):
+            continue
+        topology = _dict(endpoint.get("deprecatedTopology"))
+        name = topology.get(HOSTNAME_LABEL)
+        if (endpoint.get("nodeName") is None and isinstance(name, str) and name in previous
+                and not is_dns1123_subdomain(name)):
+            endpoint["nodeName"] = name
+        endpoint.pop("deprecatedTopology", None)
 
 
 def _address_errors(kind: Any, path: str, address: Any) -> list[Cause]:
@@ -173,10 +191,10 @@ class EndpointSliceStrategy(Strategy):
         drop_deprecated_topology(obj)
 
     def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
-        """deprecatedTopology dropped unless the endpoints are unchanged (kube also moves a stored node name
-        from the topology into ``nodeName``; kapi does not)."""
+        """deprecatedTopology dropped unless the endpoints are unchanged, a stored hostname topology moved
+        into an unset ``nodeName`` (:func:`drop_deprecated_topology`)."""
         if new.get("endpoints") != old.get("endpoints"):
-            drop_deprecated_topology(new)
+            drop_deprecated_topology(new, old)
 
     def bumps_generation(self, new: Obj, old: Obj) -> bool:
         """Anything but metadata changed, or the labels."""

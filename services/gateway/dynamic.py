@@ -11,18 +11,23 @@ The CRD controller (kube's establishing, naming and finalizer controllers)
 runs in every gateway: each reconciles the CRDs it sees and writes their
 status with a storage update conditioned on the revision it read, so with
 two gateways one write wins and the other's 409 Conflict is dropped (it
-sees the new state in its watch). It sets NamesAccepted (False with
-NameConflict when another CRD of the group already uses the plural or
-kind), Established and acceptedNames (storedVersions is the strategy's:
-kapi.kinds.apiextensions); once a DELETE has marked the CRD (Terminating
-InstanceDeletionPending and the ``customresourcecleanup.apiextensions.k8s.io``
-finalizer: services/gateway/registry/deletion.py) it sets Terminating
-InstanceDeletionInProgress, deletes every object of the resource, and removes
-the finalizer once none is left, which deletes the CRD. Every status write is
+sees the new state in its watch). One write per controller step, as kube's
+controllers write: KubernetesAPIApprovalPolicyConformant for ``*.k8s.io`` /
+``*.kubernetes.io`` groups; acceptedNames with NamesAccepted (False with
+NameConflict when another CRD of the group already uses the plural or kind)
+and Established False Installing; then Established True (storedVersions is
+the strategy's: kapi.kinds.apiextensions). Once a DELETE has marked the CRD
+(Terminating InstanceDeletionPending and the
+``customresourcecleanup.apiextensions.k8s.io`` finalizer:
+services/gateway/registry/deletion.py) it sets Terminating
+InstanceDeletionInProgress, deletes every object of the resource (none for a
+CRD never Established: NeverEstablished; InstanceDeletionCheck when some
+remain after a minute), and removes the finalizer once none is left, which
+deletes the CRD. Every status write is
 recorded in managedFields as kube's controllers' ``UpdateStatus``: manager
 ``kube-apiserver``, subresource ``status``. Sources: "Extend the Kubernetes API with
 CustomResourceDefinitions" and apiextensions-apiserver's
-``pkg/controller/{establish,status,finalizer}``.
+``pkg/controller/{apiapproval,establish,status,finalizer}``.
 """
 
 from __future__ import annotations
@@ -51,6 +56,12 @@ LIST_TIMEOUT = 30.0
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _LIST_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"
 CONTROLLER_MANAGER = "kube-apiserver"  # field manager of the CRD controllers' status writes
+#: seconds the finalizer waits for a CRD's objects to go before Terminating ``InstanceDeletionCheck`` (kube's
+#: deleteInstances polls for one minute)
+INSTANCE_DELETION_TIMEOUT = 60.0
+#: group/resources whose storage a CRD may overlap: its deletion must not delete them (OverlappingBuiltInResources)
+OVERLAPPING_BUILT_IN_RESOURCES = frozenset({("apiregistration.k8s.io", "apiservices"),
+                                            ("apiextensions.k8s.io", "customresourcedefinitions")})
 
 
 def _crd_types() -> mf.Types:
@@ -199,6 +210,8 @@ class CustomResourceRegistry:
         self._printed: set[tuple[str, str]] = set()
         self._watcher = Watcher(storage, crd.GROUP, crd.RESOURCE, self._changed)
         self._reconciling: dict[str, asyncio.Task[None]] = {}
+        self._deleting_since: dict[str, float] = {}  # CRD name -> loop time of its first instance delete
+        self._dirty: set[str] = set()  # CRDs changed while being reconciled
 
     def start(self) -> None:
         """Start watching CRDs."""
@@ -220,6 +233,7 @@ class CustomResourceRegistry:
     async def stop(self) -> None:
         """Stop watching and reconciling."""
         await self._watcher.stop()
+        self._dirty.clear()
         for task in self._reconciling.values():
             task.cancel()
 
@@ -287,11 +301,24 @@ class CustomResourceRegistry:
     # --- the CRD controller --------------------------------------------------------------------------------
 
     def _reconcile_soon(self, name: str, definition: dict[str, Any]) -> None:
-        if not self._needs_work(definition) or name in self._reconciling:
+        """Start reconciling ``name`` unless nothing is to do; a change seen while a reconcile of it runs is
+        taken again when that one ends (a workqueue's dirty key: each controller step is its own write)."""
+        if name in self._reconciling:
+            self._dirty.add(name)
+            return
+        if not self._needs_work(definition):
             return
         task = asyncio.get_running_loop().create_task(self._reconcile(name), name=f"crd-{name}")
         self._reconciling[name] = task
-        task.add_done_callback(lambda _t: self._reconciling.pop(name, None))
+        task.add_done_callback(lambda t: self._reconciled(name, t))
+
+    def _reconciled(self, name: str, task: asyncio.Task[None]) -> None:
+        self._reconciling.pop(name, None)
+        if name in self._dirty and not task.cancelled():
+            self._dirty.discard(name)
+            current = self.crds.get(name)
+            if current is not None:
+                self._reconcile_soon(name, current)
 
     def _needs_work(self, definition: dict[str, Any]) -> bool:
         if crd.terminating(definition):
@@ -300,35 +327,90 @@ class CustomResourceRegistry:
         return self._desired_status(wanted)
 
     def _desired_status(self, definition: dict[str, Any]) -> bool:
-        """Set the status the controller wants on ``definition`` in place; True if anything changed."""
-        name = definition["metadata"]["name"]
-        n = crd.names(definition)
-        conflict = ""
-        for other_name, other in self.crds.items():
-            if other_name == name or crd.group(other) != crd.group(definition) or not crd.is_true(other,
-                                                                                                   "NamesAccepted"):
-                continue
-            accepted = _dict(_dict(other.get("status")).get("acceptedNames"))
-            if n.get("plural") == accepted.get("plural"):
-                conflict = f'"{n.get("plural")}" is already in use'
-            elif n.get("kind") == accepted.get("kind"):
-                conflict = f'"{n.get("kind")}" is already in use'
-        changed = False
-        if conflict and not crd.is_true(definition, "NamesAccepted"):
-            changed |= crd.set_condition(definition, "NamesAccepted", "False", "NameConflict", conflict)
-            changed |= crd.set_condition(definition, "Established", "False", "NotAccepted",
-                                         "not all names are accepted")
-            return changed
+        """Take the next controller step on ``definition`` in place; True if anything changed (one status write).
+
+        Each step is one of kube's controllers' ``UpdateStatus`` calls, taken one per write as they are:
+        the apiapproval controller's KubernetesAPIApprovalPolicyConformant condition (protected groups),
+        then the naming controller's acceptedNames and NamesAccepted with Established False ``Installing``
+        (or ``NotAccepted`` on a name conflict), then, once NamesAccepted True is stored, the establishing
+        controller's Established True ``InitialNamesAccepted``.
+        """
+        approval = crd.approval_condition(definition)
+        if approval is not None and crd.set_condition(definition, crd.APPROVAL_CONDITION, *approval):
+            return True
+        if self._naming_step(definition):
+            return True
+        if crd.is_true(definition, "NamesAccepted") and not crd.is_true(definition, "Established"):
+            return crd.set_condition(definition, "Established", "True", "InitialNamesAccepted",
+                                     "the initial names have been accepted")
+        return False
+
+    def _naming_step(self, definition: dict[str, Any]) -> bool:
+        """The naming controller (``pkg/controller/status/naming_controller.go``): True if it changed anything.
+
+        Nothing to do once ``status.acceptedNames`` equals the spec's names. Otherwise each requested name
+        is accepted if it is already this CRD's accepted name or no CRD of the group (this one included)
+        has accepted it: plural, singular and shortNames against the group's accepted plurals, singulars and
+        short names; kind and listKind against its kinds and list kinds. A name in use keeps the old
+        accepted one and sets NamesAccepted False (``PluralConflict``, ``SingularConflict``,
+        ``ShortNamesConflict``, ``KindConflict``, ``ListKindConflict``; the last one found, ``"<name>" is
+        already in use``), else True ``NoConflicts``. Established: the stored one (False ``NotAccepted`` when
+        absent), replaced by False ``Installing`` when not True and the names are accepted.
+        """
+        requested = _names_struct(crd.names(definition))
         status = definition.setdefault("status", {})
-        accepted_names = crd.accepted_names(definition)
-        if status.get("acceptedNames") != accepted_names:
-            status["acceptedNames"] = accepted_names
-            changed = True
-        changed |= crd.set_condition(definition, "NamesAccepted", "True", "NoConflicts", "no conflicts found")
-        if not crd.is_true(definition, "Established"):
-            changed |= crd.set_condition(definition, "Established", "True", "InitialNamesAccepted",
-                                         "the initial names have been accepted")
-        return changed
+        accepted = _names_struct(_dict(status.get("acceptedNames")))
+        if requested == accepted:
+            return False
+        group = crd.group(definition)
+        resources: set[str] = set()
+        kinds: set[str] = set()
+        for other in [*(c for n, c in self.crds.items() if n != definition["metadata"]["name"]), definition]:
+            if crd.group(other) != group:
+                continue
+            names = _names_struct(_dict(_dict(other.get("status")).get("acceptedNames")))
+            resources.update([names.get("plural", ""), names.get("singular", ""), *names.get("shortNames", [])])
+            kinds.update([names.get("kind", ""), names.get("listKind", "")])
+        new = dict(accepted)
+        conflict: tuple[str, str] | None = None
+
+        def fresh(key: str, used: set[str], reason: str) -> None:
+            nonlocal conflict
+            wanted, have = requested.get(key, ""), accepted.get(key, "")
+            if wanted != have and wanted in used:
+                conflict = (reason, f'"{wanted}" is already in use')
+            else:
+                new[key] = wanted
+
+        fresh("plural", resources, "PluralConflict")
+        fresh("singular", resources, "SingularConflict")
+        wanted_short = requested.get("shortNames", [])
+        if wanted_short != accepted.get("shortNames", []):
+            have_short = set(accepted.get("shortNames", []))
+            taken = [f'"{short}" is already in use' for short in wanted_short
+                     if short not in have_short and short not in (accepted.get("plural"), accepted.get("singular"))
+                     and short in resources]
+            if taken:
+                conflict = ("ShortNamesConflict", taken[0] if len(taken) == 1 else "[" + ", ".join(taken) + "]")
+            else:
+                new["shortNames"] = wanted_short
+        fresh("kind", kinds, "KindConflict")
+        fresh("listKind", kinds, "ListKindConflict")
+        new["categories"] = requested.get("categories", [])
+        new = _names_struct(new)
+        named = ("False", *conflict) if conflict else ("True", "NoConflicts", "no conflicts found")
+        old_named = crd.condition(definition, "NamesAccepted")
+        if new == accepted and old_named is not None and (
+                old_named.get("status"), old_named.get("reason"), old_named.get("message")) == named:
+            return False
+        status["acceptedNames"] = new
+        crd.set_condition(definition, "NamesAccepted", *named)
+        if crd.condition(definition, "Established") is None:
+            crd.set_condition(definition, "Established", "False", "NotAccepted", "not all names are accepted")
+        if named[0] == "True" and not crd.is_true(definition, "Established"):
+            # Established True waits for the establishing controller to see NamesAccepted in a later event
+            crd.set_condition(definition, "Established", "False", "Installing", "the initial names have been accepted")
+        return True
 
     async def _write(self, definition: dict[str, Any], live: dict[str, Any]) -> bool:
         """Write ``definition``'s status as kube's controllers do (``UpdateStatus``), conditioned on the revision
@@ -378,17 +460,34 @@ class CustomResourceRegistry:
             log.exception("reconciling CustomResourceDefinition %s", name)
 
     async def _finalize(self, definition: dict[str, Any], live: dict[str, Any]) -> bool:
-        """One step of deleting a CRD: Terminating, delete its objects, then drop the finalizer. True when done."""
+        """One step of kube's CRD finalizer (``pkg/controller/finalizer/crd_finalizer.go``); True when done.
+
+        Terminating True ``InstanceDeletionInProgress`` first (its own write); then a CRD whose storage
+        overlaps a built-in resource (``apiservices.apiregistration.k8s.io``,
+        ``customresourcedefinitions.apiextensions.k8s.io``) keeps its objects (False
+        ``OverlappingBuiltInResource``), one never Established has none (False ``NeverEstablished``), and
+        otherwise its objects are deleted until none is left (False ``InstanceDeletionCompleted``) and the
+        finalizer is removed. Objects still there :data:`INSTANCE_DELETION_TIMEOUT` seconds after the first
+        delete (e.g. held by their own finalizers) set True ``InstanceDeletionCheck`` with kube's message
+        (its poll's context deadline), and the deletion starts over.
+        """
         meta = definition["metadata"]
+        name = meta["name"]
         if crd.CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
+            self._deleting_since.pop(name, None)
             return True
         if crd.set_condition(definition, "Terminating", "True", "InstanceDeletionInProgress",
                              "CustomResource deletion is in progress"):
-            crd.set_condition(definition, "Established", "True", "InitialNamesAccepted",
-                              "the initial names have been accepted")
             await self._write(definition, live)
             return False
         plural = str(crd.names(definition).get("plural") or "")
+        if (crd.group(definition), plural) in OVERLAPPING_BUILT_IN_RESOURCES:
+            crd.set_condition(definition, "Terminating", "False", "OverlappingBuiltInResource",
+                              "instances overlap with built-in resources in storage")
+            return await self._remove_finalizer(definition, live)
+        if not crd.is_true(definition, "Established"):
+            crd.set_condition(definition, "Terminating", "False", "NeverEstablished", "resource was never established")
+            return await self._remove_finalizer(definition, live)
         key = storage_pb2.ResourceKey(group=crd.group(definition), resource=plural)
         listed: Any = await grpcutil.call("storage", self.storage.List, storage_pb2.ListRequest(key=key), timeout=30)
         for raw in listed.items:
@@ -400,13 +499,41 @@ class CustomResourceRegistry:
                     key=storage_pb2.ResourceKey(group=key.group, resource=plural,
                                                 namespace=obj_meta.get("namespace") or "", name=obj_meta.get("name")),
                 ), timeout=10)
-        if listed.items:
+        if not listed.items:
+            crd.set_condition(definition, "Terminating", "False", "InstanceDeletionCompleted", "removed all instances")
+            return await self._remove_finalizer(definition, live)
+        now = asyncio.get_running_loop().time()
+        started = self._deleting_since.setdefault(name, now)
+        if now - started < INSTANCE_DELETION_TIMEOUT:
             return False
-        crd.set_condition(definition, "Terminating", "False", "InstanceDeletionCompleted",
-                          "removed all instances")
+        del self._deleting_since[name]
+        crd.set_condition(definition, "Terminating", "True", "InstanceDeletionCheck",
+                          "could not confirm zero CustomResources remaining: context deadline exceeded")
+        await self._write(definition, live)
+        return False
+
+    async def _remove_finalizer(self, definition: dict[str, Any], live: dict[str, Any]) -> bool:
+        """Drop the cleanup finalizer in the same status write as the final Terminating condition (kube's
+        CRDRemoveFinalizer + UpdateStatus), which lets storage delete the CRD; True."""
+        meta = definition["metadata"]
         meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f != crd.CLEANUP_FINALIZER]
+        self._deleting_since.pop(meta["name"], None)
         await self._write(definition, live)
         return True
+
+
+def _names_struct(names: dict[str, Any]) -> dict[str, Any]:
+    """CustomResourceDefinitionNames as Go encodes it: plural and kind always, the others when not empty."""
+    out: dict[str, Any] = {}
+    for key in ("plural", "singular", "shortNames", "kind", "listKind", "categories"):
+        value = names.get(key)
+        if key in ("shortNames", "categories"):
+            value = [str(v) for v in value] if isinstance(value, list) else []
+        else:
+            value = value if isinstance(value, str) else ""
+        if value or key in ("plural", "kind"):
+            out[key] = value
+    return out
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -205,3 +205,30 @@ def test_update_rules() -> None:
     crd.set_condition(old, "Established", "True", "InitialNamesAccepted", "the initial names have been accepted")
     assert errors(new, old)[:2] == ['spec.scope: Invalid value: "Cluster": field is immutable',
                                     'spec.names.kind: Invalid value: "Gadget": field is immutable']
+
+
+def _protected(annotation: str | None) -> dict[str, Any]:
+    d = definition()
+    d["spec"]["group"] = "widgets.k8s.io"
+    d["metadata"]["name"] = "widgets.widgets.k8s.io"
+    if annotation is not None:
+        d["metadata"]["annotations"] = {"api-approved.kubernetes.io": annotation}
+    return d
+
+
+def test_protected_groups_need_the_api_approval_annotation() -> None:
+    path = "metadata.annotations[api-approved.kubernetes.io]"
+    assert errors(_protected(None)) == [
+        f'{path}: Required value: protected groups must have approval annotation "api-approved.kubernetes.io", '
+        "see https://github.com/kubernetes/enhancements/pull/1111"]
+    assert errors(_protected("maybe")) == [
+        f'{path}: Invalid value: "maybe": protected groups must have approval annotation '
+        '"api-approved.kubernetes.io" with either a URL or a reason starting with "unapproved", '
+        "see https://github.com/kubernetes/enhancements/pull/1111"]
+    assert errors(_protected("unapproved, testing only")) == []
+    assert errors(_protected("https://github.com/kubernetes/enhancements/pull/1111")) == []
+    # an update that keeps the state (here: still missing) is never rejected; one that changes it is checked
+    assert errors(_protected(None), _protected(None)) == []
+    assert errors(_protected("maybe"), _protected("unapproved")) != []
+    assert errors(_protected("maybe"), _protected("also-invalid")) == []
+    assert errors(definition()) == []  # example.com is no protected group

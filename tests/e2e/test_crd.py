@@ -179,7 +179,8 @@ def test_crd_name_conflict_and_invalid(kubectl: Kubectl) -> None:
     cond = wait_for(lambda: [c for c in json.loads(kubectl.run(
         "get", "crd", "gadgets.conflict.example.com", "-o", "json").stdout).get("status", {}).get("conditions", [])
         if c["type"] == "NamesAccepted"])
-    assert (cond[0]["status"], cond[0]["reason"]) == ("False", "NameConflict")
+    assert (cond[0]["status"], cond[0]["reason"], cond[0]["message"]) == (
+        "False", "ListKindConflict", "\"WidgetList\" is already in use")  # kind and listKind taken: the last
     kubectl.run("delete", "crd", "gadgets.conflict.example.com", "widgets.conflict.example.com")
 
 

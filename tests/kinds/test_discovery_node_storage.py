@@ -102,3 +102,35 @@ def test_defaults() -> None:
     assert driver["spec"] == {"attachRequired": False, "podInfoOnMount": False, "storageCapacity": False,
                               "fsGroupPolicy": "ReadWriteOnceWithFSType", "requiresRepublish": False,
                               "seLinuxMount": False, "volumeLifecycleModes": ["Persistent"]}
+
+
+def test_endpoint_slice_update_moves_a_stored_hostname_topology_into_node_name() -> None:
+    strategy = strategy_for("discovery.k8s.io", "EndpointSlice")
+    topology = {"kubernetes.io/hostname": "node-1", "topology.kubernetes.io/zone": "a"}
+    old = {"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"], "deprecatedTopology": topology}]}
+
+    def updated(*endpoints: dict[str, Any]) -> list[dict[str, Any]]:
+        new = {"addressType": "IPv4", "endpoints": list(endpoints)}
+        strategy.prepare_for_update(new, old)
+        return new["endpoints"]
+
+    # a partial update (the stored topology sent back, the addresses changed): the node is kept as nodeName
+    assert updated({"addresses": ["10.0.0.2"], "deprecatedTopology": dict(topology)}) == [
+        {"addresses": ["10.0.0.2"], "nodeName": "node-1"}]
+    # a nodeName already set wins; a hostname the stored slice never named, or no valid node name, is dropped
+    assert updated({"addresses": ["10.0.0.2"], "nodeName": "node-2", "deprecatedTopology": dict(topology)}) == [
+        {"addresses": ["10.0.0.2"], "nodeName": "node-2"}]
+    assert updated({"addresses": ["10.0.0.2"], "deprecatedTopology": {"kubernetes.io/hostname": "node-9"}}) == [
+        {"addresses": ["10.0.0.2"]}]
+    # unchanged endpoints keep their topology; a create never copies it
+    assert updated(*old["endpoints"]) == old["endpoints"]
+    created = {"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"], "deprecatedTopology": topology}]}
+    strategy.prepare_for_create(created)
+    assert created["endpoints"] == [{"addresses": ["10.0.0.1"]}]
+
+
+def test_endpoint_slice_topology_node_name_must_be_a_valid_node_name() -> None:
+    old = {"endpoints": [{"addresses": ["10.0.0.1"], "deprecatedTopology": {"kubernetes.io/hostname": "Not_Valid"}}]}
+    new = {"endpoints": [{"addresses": ["10.0.0.2"], "deprecatedTopology": {"kubernetes.io/hostname": "Not_Valid"}}]}
+    discovery.drop_deprecated_topology(new, old)
+    assert new["endpoints"] == [{"addresses": ["10.0.0.2"]}]
