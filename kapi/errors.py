@@ -4,7 +4,11 @@ Every refusal in kapi is a :class:`StatusError` carrying a ``meta/v1 Status``
 object (API conventions, "Response Status Kind"). Services raise it; the gRPC
 layer turns it into a status code plus the Status JSON in the trailing
 metadata key ``kapi-status-bin``; the gateway turns it back and renders the
-Status unchanged with its ``code`` as the HTTP status.
+Status unchanged with its ``code`` as the HTTP status. The warnings a request
+gathered before it was refused ride along in ``kapi-warnings-bin``
+(:attr:`StatusError.warnings`): kube-apiserver's warning recorder writes them
+to the response headers whatever the answer (k8s.io/apiserver
+``pkg/endpoints/filters/warning.go``).
 
 The constructors mirror k8s.io/apimachinery/pkg/api/errors (NewNotFound,
 NewAlreadyExists, NewConflict, NewInvalid, NewForbidden, ...), including
@@ -22,6 +26,7 @@ import grpc
 from kapi import jsonutil
 
 STATUS_METADATA_KEY = "kapi-status-bin"
+WARNINGS_METADATA_KEY = "kapi-warnings-bin"  # a JSON list of the refused request's warning texts
 
 # reason -> (HTTP code, gRPC code). The one mapping table (docs/architecture.md, "Failure policy").
 _REASONS: dict[str, tuple[int, grpc.StatusCode]] = {
@@ -92,7 +97,12 @@ class StatusError(Exception):
 
     ``code`` is the HTTP status, ``reason`` a StatusReason such as NotFound,
     ``details`` the optional ``StatusDetails`` (name, group, kind, causes,
-    retryAfterSeconds).
+    retryAfterSeconds). ``warnings`` are the Warning texts the request
+    gathered before this refusal (admission webhooks' and policies',
+    PrepareForCreate's, unknown fields under ``fieldValidation=Warn``); they
+    are not part of the Status, travel beside it over gRPC
+    (:func:`trailing_metadata`) and are sent as ``Warning`` headers with the
+    error, as kube-apiserver's warning recorder does.
     """
 
     def __init__(self, code: int, reason: str, message: str, details: Mapping[str, Any] | None = None):
@@ -101,6 +111,7 @@ class StatusError(Exception):
         self.reason = reason
         self.message = message
         self.details: dict[str, Any] = dict(details or {})
+        self.warnings: list[str] = []
 
     def status(self) -> dict[str, Any]:
         """The Status object as a JSON-ready dict, in metav1.Status's field order (kind, apiVersion, metadata,
@@ -284,10 +295,16 @@ def timeout(message: str, retry_after_seconds: int = 1) -> StatusError:
 MAX_STATUS_METADATA_BYTES = 8 * 1024 * 1024
 # The gRPC status message (grpc-message, percent-encoded) is only for logs: the Status travels in the trailers.
 MAX_GRPC_MESSAGE_CHARS = 1024
+# Warnings carried beside a Status: at most this many, each cut to this many characters (the gateway's recorder
+# sends at most 4096 characters of them in all: services/gateway/warning.py).
+MAX_METADATA_WARNINGS = 256
+MAX_METADATA_WARNING_CHARS = 4096
 
 
 def trailing_metadata(err: StatusError) -> tuple[tuple[str, bytes], ...]:
-    """The trailing metadata that carries ``err``'s Status to the caller (at most MAX_STATUS_METADATA_BYTES)."""
+    """The trailing metadata that carries ``err``'s Status to the caller (at most MAX_STATUS_METADATA_BYTES) and,
+    when it has any, its warnings (``kapi-warnings-bin``: a JSON list of strings, at most
+    :data:`MAX_METADATA_WARNINGS` of :data:`MAX_METADATA_WARNING_CHARS` characters)."""
     body = jsonutil.dumps(err.status())
     if len(body) > MAX_STATUS_METADATA_BYTES:
         status = err.status()
@@ -299,7 +316,19 @@ def trailing_metadata(err: StatusError) -> tuple[tuple[str, bytes], ...]:
                                  ][:100]
             status["details"] = details
         body = jsonutil.dumps(status)
-    return ((STATUS_METADATA_KEY, body),)
+    if not err.warnings:
+        return ((STATUS_METADATA_KEY, body),)
+    warnings = [w[:MAX_METADATA_WARNING_CHARS] for w in err.warnings[:MAX_METADATA_WARNINGS]]
+    return ((STATUS_METADATA_KEY, body), (WARNINGS_METADATA_KEY, jsonutil.dumps(warnings)))
+
+
+def warnings_of_metadata(value: bytes) -> list[str]:
+    """The warning texts of a ``kapi-warnings-bin`` value (a JSON list; anything else or non-strings: ignored)."""
+    try:
+        decoded = jsonutil.loads(value)
+    except ValueError:
+        return []
+    return [w for w in decoded if isinstance(w, str)][:MAX_METADATA_WARNINGS] if isinstance(decoded, list) else []
 
 
 async def abort(context: grpc.aio.ServicerContext, err: StatusError) -> None:
@@ -312,13 +341,22 @@ def from_rpc_error(exc: grpc.RpcError, service: str) -> StatusError:
     """Turn a failed RPC into a StatusError.
 
     If the server attached a Status (``kapi-status-bin``), it is returned as
-    is. Otherwise the failure is the transport's: UNAVAILABLE -> 503,
+    is, with the warnings of ``kapi-warnings-bin`` as its ``warnings``.
+    Otherwise the failure is the transport's: UNAVAILABLE -> 503,
     DEADLINE_EXCEEDED -> 504, anything else -> 500, naming ``service``.
     """
     metadata = exc.trailing_metadata() if hasattr(exc, "trailing_metadata") else None
+    status = warnings = None
     for key, value in metadata or ():
         if key == STATUS_METADATA_KEY:
-            return StatusError.from_status(jsonutil.loads(value))
+            status = value
+        elif key == WARNINGS_METADATA_KEY:
+            warnings = value
+    if status is not None:
+        err = StatusError.from_status(jsonutil.loads(status))
+        if warnings is not None:
+            err.warnings = warnings_of_metadata(warnings)
+        return err
     code = exc.code() if hasattr(exc, "code") else None
     details = exc.details() if hasattr(exc, "details") else str(exc)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:

@@ -16,7 +16,10 @@ admission.proto ``AdmitCallRequests``/``AdmitCallResponses``):
 - responses: ``repeated <Response> responses``; each ``uint64 id`` and
   ``oneof result`` holding the unary RPC's answer or ``error``: ``int32
   code`` (grpc.StatusCode number), ``string message``, ``bytes status`` (the
-  Kubernetes Status JSON of the ``kapi-status-bin`` trailer, kapi/errors.py).
+  Kubernetes Status JSON of the ``kapi-status-bin`` trailer, kapi/errors.py)
+  and, where the error message has it (kapi.common.v1 ``CallError``),
+  ``repeated string warnings`` (the ``kapi-warnings-bin`` trailer: the
+  warnings the refused call gathered).
 
 A call fails exactly as the unary RPC would: :class:`grpc.aio.AioRpcError`
 with the same code, details and trailing metadata, so
@@ -45,7 +48,7 @@ from typing import Any
 
 import grpc
 
-from kapi import errors, grpcutil, observability
+from kapi import errors, grpcutil, jsonutil, observability
 from kapi_proto.kapi.admission.v1 import admission_pb2
 from kapi_proto.kapi.common.v1 import common_pb2
 from kapi_proto.kapi.storage.v1 import storage_pb2
@@ -83,19 +86,33 @@ class Protocol:
     error: Any
     results: Mapping[str, str]
 
+    @property
+    def carries_warnings(self) -> bool:
+        """True when this protocol's error message has ``warnings`` (kapi.common.v1 CallError)."""
+        return "warnings" in self.error.DESCRIPTOR.fields_by_name
+
     def rpc_error(self, error: Any) -> grpc.aio.AioRpcError:
         """The AioRpcError the unary RPC would have raised for ``error`` (the response's error message): its
-        code, details and (if any) the Status JSON as trailing metadata ``kapi-status-bin``."""
-        trailing = grpc.aio.Metadata((errors.STATUS_METADATA_KEY, error.status)) if error.status else _NO_METADATA
+        code, details and (if any) the Status JSON as trailing metadata ``kapi-status-bin`` and its warnings as
+        ``kapi-warnings-bin``."""
+        trailing = _NO_METADATA
+        if error.status:
+            pairs = [(errors.STATUS_METADATA_KEY, error.status)]
+            if self.carries_warnings and error.warnings:
+                pairs.append((errors.WARNINGS_METADATA_KEY, jsonutil.dumps(list(error.warnings))))
+            trailing = grpc.aio.Metadata(*pairs)
         return grpc.aio.AioRpcError(_CODES.get(error.code, grpc.StatusCode.UNKNOWN), _NO_METADATA, trailing,
                                     details=error.message)
 
     def error_of(self, err: errors.StatusError) -> Any:
-        """``err`` as the response's error: the gRPC code number, message and Status JSON its unary RPC's status
-        and trailers would carry (:func:`kapi.errors.abort`)."""
+        """``err`` as the response's error: the gRPC code number, message, Status JSON and (where the message
+        has the field) warnings its unary RPC's status and trailers would carry (:func:`kapi.errors.abort`)."""
         metadata = dict(errors.trailing_metadata(err))
-        return self.error(code=err.grpc_code.value[0], message=err.message[:errors.MAX_GRPC_MESSAGE_CHARS],
-                          status=metadata.get(errors.STATUS_METADATA_KEY, b""))
+        error = self.error(code=err.grpc_code.value[0], message=err.message[:errors.MAX_GRPC_MESSAGE_CHARS],
+                           status=metadata.get(errors.STATUS_METADATA_KEY, b""))
+        if self.carries_warnings and errors.WARNINGS_METADATA_KEY in metadata:
+            error.warnings.extend(errors.warnings_of_metadata(metadata[errors.WARNINGS_METADATA_KEY]))
+        return error
 
 
 def _unavailable(details: str) -> grpc.aio.AioRpcError:

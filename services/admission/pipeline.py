@@ -85,6 +85,12 @@ class Admitter:
         ``obj``/``old_obj`` are JSON (empty when absent). Raises 400 for a
         bad operation, body or Strict unknown fields; 422 Invalid with field
         causes; 403/404 and others from plugins (e.g. NamespaceLifecycle).
+        A refusal carries in its ``warnings`` those gathered before it, in
+        the order they came: mutating webhooks', PrepareForCreate's, unknown
+        fields', then (validation passed) WarningsOnCreate/Update's,
+        validating webhooks' and policies' (k8s.io/apiserver
+        ``rest.BeforeCreate``; the webhook dispatchers add a response's
+        warnings before they look at ``allowed``).
         ``dry_run`` runs everything the same way. ``timeout`` (seconds)
         bounds the calls plugins make.
         """
@@ -117,14 +123,19 @@ class Admitter:
                 del new[key]
             kinds.strategy_for(resource.group, resource.kind).default(new)
         request = AdmissionRequest(operation, attributes, resource, kind, new, old, dry_run, timeout)
-
-        await self.chain.admit(request)
-        if request.object is not None and kind == resource.kind and definition is not None:
-            crd_schema.prepare_and_validate(request, definition, field_validation,
-                                            _options_kind(attributes, operation), self.now())
-        elif request.object is not None and kind == resource.kind:
-            self._prepare_and_validate(request, field_validation, decoded_unknown)
-        await self.chain.validate(request)
+        try:
+            await self.chain.admit(request)
+            if request.object is not None and kind == resource.kind and definition is not None:
+                crd_schema.prepare_and_validate(request, definition, field_validation,
+                                                _options_kind(attributes, operation), self.now())
+            elif request.object is not None and kind == resource.kind:
+                self._prepare_and_validate(request, field_validation, decoded_unknown)
+            await self.chain.validate(request)
+        except errors.StatusError as err:
+            # kube's warning recorder keeps what was added before the refusal (a denying webhook's own warnings,
+            # PrepareForCreate's; WarningsOnCreate/Update only once validation passed) and sends it with the error.
+            err.warnings = [*request.warnings, *err.warnings]
+            raise
 
         body = jsonutil.dumps(request.object) if request.object is not None and operation not in (DELETE, CONNECT) \
             else b""

@@ -246,16 +246,22 @@ class CustomResourceRegistry:
         definition = self.crd_of(resource)
         return crd.selectable_fields(definition, resource.version) if definition is not None else []
 
-    def check(self, resource: Resource, verb: str, content_type: str) -> list[str]:
-        """Per-request rules of a custom resource: Warnings to send; raises 405/415 as apiextensions does.
+    def check(self, resource: Resource, verb: str, content_type: str, warnings: list[str]) -> None:
+        """Per-request rules of a custom resource: adds its Warnings to ``warnings`` (the request's recorder);
+        raises 405/415 as apiextensions does.
 
-        A deprecated version warns; a create while the CRD is terminating is
-        405 MethodNotAllowed; a strategic merge patch is 415 (custom
-        resources have no patch strategies).
+        A deprecated version warns, before anything else (apiextensions'
+        crdHandler adds it before serving, so a refusal carries it too); a
+        create while the CRD is terminating is 405 MethodNotAllowed; a
+        strategic merge patch is 415 (custom resources have no patch
+        strategies).
         """
         definition = self.crd_of(resource)
         if definition is None:
-            return []
+            return
+        warning = crd.deprecation_warning(definition, resource.version)
+        if warning:
+            warnings.append(warning)
         if verb == "patch" and content_type == "application/strategic-merge-patch+json":
             raise errors.StatusError(415, "UnsupportedMediaType", "the body of the request was in an unknown format "
                                      "- accepted media types include: application/json-patch+json, "
@@ -263,8 +269,6 @@ class CustomResourceRegistry:
         if verb == "create" and crd.terminating(definition):
             raise errors.StatusError(405, "MethodNotAllowed",
                                      "create not allowed while custom resource definition is terminating")
-        warning = crd.deprecation_warning(definition, resource.version)
-        return [warning] if warning else []
 
     # --- serving ---------------------------------------------------------------------------------------------
 

@@ -14,7 +14,9 @@ Answers: below 400, :class:`Response` with the body byte for byte, the
 HTTP code and the Warning texts; from 400 on, the gRPC status of the one
 table (:func:`kapi.errors.grpc_code`) with the Status JSON in the details
 (``grpc-status-details-bin``: google.rpc.Status, one Any of
-``kapi.api.v1.StatusDetail``). A watch streams one :class:`WatchEvent` per
+``kapi.api.v1.StatusDetail``), and in that detail the Warning texts the
+refusal carried (kube-apiserver sends the warnings a request gathered with
+its error: services/gateway/warning.py). A watch streams one :class:`WatchEvent` per
 line the REST watch writes; 410 Expired and other failures after the
 stream started are the ERROR event REST sends (kube's cacher and etcd
 watchers do the same), and the call ends OK. ``audit-id`` and the APF
@@ -188,7 +190,8 @@ def _timeout_param(context: grpc.aio.ServicerContext) -> tuple[str, str]:
 
 
 async def _abort(context: grpc.aio.ServicerContext, body: bytes, code: int, headers: Any) -> None:
-    """Fail the call with the gRPC code of the Status in ``body`` (HTTP ``code``) and that Status in the details."""
+    """Fail the call with the gRPC code of the Status in ``body`` (HTTP ``code``) and that Status in the details,
+    with the texts of the answer's ``Warning`` headers (``headers``, None for a refusal made here: none)."""
     try:
         status = jsonutil.loads(body)
         if not isinstance(status, dict) or status.get("kind") != "Status":
@@ -198,7 +201,8 @@ async def _abort(context: grpc.aio.ServicerContext, body: bytes, code: int, head
         body = jsonutil.dumps(status)
     grpc_status = errors.grpc_code(int(status.get("code") or code), str(status.get("reason") or ""))
     detail = any_pb2.Any()
-    detail.Pack(api_pb2.StatusDetail(status=body))
+    warnings = warning_texts(headers.getall("Warning", [])) if headers is not None else []
+    detail.Pack(api_pb2.StatusDetail(status=body, warnings=warnings))
     message = str(status.get("message") or "")[:errors.MAX_GRPC_MESSAGE_CHARS]
     rich = rpc_status.to_status(status_pb2.Status(code=grpc_status.value[0], message=message, details=[detail]))
     trailers = [*rich.trailing_metadata, *((k, headers[k]) for k in _ECHOED_HEADERS if headers and k in headers)]

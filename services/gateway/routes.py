@@ -22,7 +22,7 @@ from kapi.attributes import Attributes
 from kapi.resources import REGISTRY, Resource
 from services.gateway import conversion, debug, discovery, issuerdiscovery, metrics, negotiation, openapi, reviews
 from services.gateway.backends import Backends
-from services.gateway.context import Handler, context
+from services.gateway.context import CONTEXT, Handler, context
 from services.gateway.handlers.create import create
 from services.gateway.handlers.delete import delete, delete_collection
 from services.gateway.handlers.get import get
@@ -164,10 +164,12 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
         name = f"{resource.resource}/{info.subresource}" if info.subresource else resource.resource
         raise errors.method_not_allowed(name, info.verb or request.method, resource.group)
     custom = backends.custom_resources  # CRD rules: 405/415 refusals, deprecated-version warnings (dynamic.py)
-    warnings = custom.check(resource, info.verb, request.headers.get("Content-Type", "").split(";")[0].strip()) \
-        if custom is not None else []
+    # The request's warning recorder (warning.py): what the scope gathers is sent with a refusal too.
+    recorder = request[CONTEXT].warnings if CONTEXT in request else []
+    if custom is not None:
+        custom.check(resource, info.verb, request.headers.get("Content-Type", "").split(";")[0].strip(), recorder)
     output = negotiation.negotiate(request.headers.get("Accept", ""))
     backends = conversion.backends_for(backends, resource)  # CRD versions: convert reads and writes (conversion.py)
     scope = RequestScope(request=request, info=info, attrs=attrs, resource=resource, query=request.query,
-                         output=output, backends=backends, timeout=timeout, warnings=warnings)
+                         output=output, backends=backends, timeout=timeout, warnings=recorder)
     return await handler(scope)

@@ -20,6 +20,7 @@ from kapi.resources import REGISTRY, Resource
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation, table
 from services.gateway.requestinfo import RequestInfo
+from services.gateway.warning import add_warnings
 
 if TYPE_CHECKING:
     from services.gateway.backends import Backends
@@ -41,6 +42,7 @@ class RequestScope:
     output: negotiation.Output
     backends: Backends
     timeout: float  # seconds this request may still take (non-long-running requests)
+    # the request's warning recorder: the list of its RequestContext (routes.py), so a refusal sends them too
     warnings: list[str] = field(default_factory=list)
     applying: bool = False  # a server-side apply: managedFields come from the apply, not from Update tracking
 
@@ -111,54 +113,6 @@ class RequestScope:
             response.enable_compression(web.ContentCoding.gzip)
         add_warnings(response, self.warnings)
         return response
-
-
-# kube's warning recorder (k8s.io/apiserver pkg/endpoints/filters/warning.go): once the warnings of one response
-# pass 4096 runes in all, each is cut to 256 runes, and those that still do not fit are dropped.
-WARNINGS_TOTAL_RUNES = 4 * 1024
-WARNING_ITEM_RUNES = 256
-
-
-def quoted_header_text(text: str) -> str:
-    """``text`` as the body of an HTTP quoted-string (RFC 9110 5.6.4), safe in any header.
-
-    ``"`` and ``\\`` become quoted pairs; control characters (C0, DEL, C1),
-    which no header may carry and which made aiohttp drop the connection
-    after the response was committed, are written as Go's ``\\xNN`` escape
-    (so a client reads ``\\x00``), as kube's ``%q`` of a field name shows them.
-    """
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif code < 0x20 and ch != "\t" or 0x7F <= code < 0xA0:
-            out.append(f"\\\\x{code:02x}")
-        elif 0xD800 <= code <= 0xDFFF:
-            out.append("\ufffd")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def add_warnings(response: web.StreamResponse, warnings: list[str]) -> None:
-    """Add ``Warning: 299 - "<text>"`` headers (RFC 7234 warn-code 299, as kube-apiserver sends).
-
-    Each text is escaped by :func:`quoted_header_text`; duplicates are sent
-    once; past :data:`WARNINGS_TOTAL_RUNES` in all, each is truncated to
-    :data:`WARNING_ITEM_RUNES` and the ones that no longer fit are dropped
-    (kube's recorder), so no body can make the headers outgrow what Envoy
-    relays (60 KiB).
-    """
-    unique = list(dict.fromkeys(t for t in warnings if t))
-    if sum(len(t) for t in unique) > WARNINGS_TOTAL_RUNES:
-        unique = [t[:WARNING_ITEM_RUNES] for t in unique]
-    total = 0
-    for text in unique:
-        total += len(text)
-        if total > WARNINGS_TOTAL_RUNES:
-            break
-        response.headers.add("Warning", f'299 - "{quoted_header_text(text)}"')
 
 
 def decode_object(data: Any, scope: RequestScope, name_from_url: bool, body: bytes | None = None) -> dict[str, Any]:

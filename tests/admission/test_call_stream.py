@@ -233,6 +233,30 @@ async def test_answers_warnings_and_refusals_are_the_unary_ones(env: Env) -> Non
             await client.close()
 
 
+async def test_refusals_carry_the_warnings_gathered_before_them(env: Env) -> None:
+    """A refusal brings the warnings admission gathered before it (kube's recorder sends them with the error), the
+    same on the stream (CallError.warnings) as on the unary call (the kapi-warnings-bin trailer)."""
+    async with grpc.aio.insecure_channel(env.address) as channel:
+        unary = admission_pb2_grpc.AdmissionStub(channel)
+        client, counting = await connected(env.address, channel)
+        try:
+            forbidden = cm("p3", "policy", data={"forbidden": "x"}, spec={"x": 1})
+            await until_refused(unary, admit_request("demo", forbidden))
+            for request, code, warnings in [
+                    (admit_request("demo", cm("Bad_Name", spec={"x": 1})), 422, ['unknown field "spec"']),
+                    (admit_request("demo", forbidden), 422, ['unknown field "spec"']),  # the policy's Deny
+                    (admit_request("going", cm("x", spec={"x": 1})), 403, ['unknown field "spec"'])]:
+                want_err = await failure(unary.Admit(request, timeout=10))
+                got_err = await failure(client._admit(request, timeout=10))
+                assert shape(got_err) == shape(want_err)
+                for err in (got_err, want_err):
+                    status = errors.from_rpc_error(err, "admission")
+                    assert status.code == code and status.warnings == warnings, status
+            assert counting.unary == []
+        finally:
+            await client.close()
+
+
 async def test_timeout_is_a_deadline_and_cancel_withdraws_the_call(env: Env) -> None:
     servicer = env.admission.servicer
     assert servicer is not None

@@ -234,3 +234,48 @@ async def test_cronjob_create_only_rules_are_skipped_on_update(admitter: Admitte
         f'CronJob.batch "{long_name}" is invalid: [spec.schedule: Invalid value: "TZ=UTC 0 * * * *": cannot use TZ or '
         f'CRON_TZ in schedule, use timeZone field instead, metadata.name: Invalid value: "{long_name}": must be no '
         'more than 52 characters]')
+
+
+class WarnAndRefuse:
+    """A validator that warns, then refuses (a webhook answering ``allowed: false`` with ``warnings``)."""
+
+    name = "WarnAndRefuse"
+
+    def handles(self, operation: str) -> bool:
+        return True
+
+    async def validate(self, request: AdmissionRequest) -> None:
+        request.warnings.append("about to refuse")
+        raise errors.forbidden(request.resource.resource, request.name, "no")
+
+
+async def test_a_refusal_carries_the_warnings_gathered_before_it() -> None:
+    # kube's recorder keeps every warning added before the refusal: the mutators', WarningsOnCreate's (validation
+    # passed) and the refusing validator's own, and sends them with the 403.
+    admitter = Admitter(Chain([AddLabel(), WarnAndRefuse()]), now=lambda: NOW, rng=random.Random(3))
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "my.pod"},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("CREATE", _attrs("create", "pods"), "Pod", jsonutil.dumps(pod))
+    assert exc.value.code == 403
+    assert exc.value.warnings == [
+        "labelled", "metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; "
+        "a DNS label is recommended: [must not contain dots]", "about to refuse"]
+    assert "warnings" not in exc.value.status()  # beside the Status, never in it
+
+
+async def test_an_invalid_create_carries_prepare_for_create_warnings_but_not_warnings_on_create(
+        admitter: Admitter, plugins: tuple[AddLabel, Record]) -> None:
+    # rest.BeforeCreate: PrepareForCreate (the AppArmor annotation's deprecation warning) runs before Validate, and
+    # WarningsOnCreate (the name's) only once validation passed; unknown fields warn at decoding.
+    annotation = "container.apparmor.security.beta.kubernetes.io/c"
+    pod = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c"}]}, "extra": 1,
+           "metadata": {"name": "my.pod", "annotations": {annotation: "runtime/default"}}}
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("CREATE", _attrs("create", "pods"), "Pod", jsonutil.dumps(pod))
+    assert exc.value.code == 422 and exc.value.message == (
+        'Pod "my.pod" is invalid: spec.containers[0].image: Required value')
+    assert exc.value.warnings == [
+        "labelled", f'metadata.annotations[{annotation}]: deprecated since v1.30; use the "appArmorProfile" field '
+        "instead", 'unknown field "extra"']
+    assert plugins[1].seen == []

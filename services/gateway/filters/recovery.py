@@ -3,7 +3,9 @@
 Outermost filter but audit, metrics and tracing: it creates the request's
 :class:`~services.gateway.context.RequestContext` with its audit ID (the
 client's ``Audit-ID`` header when short and printable, else a new UUID), renders a StatusError as
-its Status JSON with the matching code and ``Retry-After``, and turns any
+its Status JSON with the matching code and ``Retry-After`` — and the
+``Warning`` headers the request gathered before it was refused (the
+context's warning recorder: services/gateway/warning.py) — and turns any
 other exception into a 500 InternalError logged with the audit ID. Nothing
 escapes as a bare 500.
 """
@@ -18,6 +20,7 @@ from aiohttp import web
 from kapi import errors, gofmt, jsonutil
 from services.gateway import audit, debug, negotiation
 from services.gateway.context import CONTEXT, Handler, RequestContext
+from services.gateway.warning import add_warnings
 
 log = logging.getLogger("services.gateway.chain")
 
@@ -63,11 +66,12 @@ def with_panic_recovery(handler: Handler) -> Handler:
     async def recovered(request: web.Request) -> web.StreamResponse:
         audit_id = audit_id_of(request)
         request[audit.AUDIT_ID] = audit_id
-        request[CONTEXT] = RequestContext(audit_id)
+        request[CONTEXT] = ctx = RequestContext(audit_id)
         try:
             response = await handler(request)
         except errors.StatusError as err:
             response = status_response(err, audit_id)
+            add_warnings(response, ctx.warnings)  # kube's recorder wrote them to the headers as they came
             debug.set_pf_headers(request, response)
             return response
         except web.HTTPRequestEntityTooLarge:  # aiohttp's body limit: answer kube's Status, not text

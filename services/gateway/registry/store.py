@@ -53,9 +53,13 @@ async def _admit(scope: RequestScope, operation: str, obj: dict[str, Any], old: 
     body = jsonutil.dumps(obj)
     if len(body) > limits.MAX_BODY_BYTES:  # what a patch or apply produced may not outgrow a request body
         raise errors.too_large()
-    admitted, warnings = await scope.backends.admission.admit(
-        operation, scope.attrs, scope.resource.kind, body, old, dry_run, scope.field_validation(),
-        timeout=scope.timeout)
+    try:
+        admitted, warnings = await scope.backends.admission.admit(
+            operation, scope.attrs, scope.resource.kind, body, old, dry_run, scope.field_validation(),
+            timeout=scope.timeout)
+    except errors.StatusError as err:
+        scope.warnings.extend(err.warnings)  # what admission gathered before refusing goes out with the refusal
+        raise
     scope.warnings.extend(warnings)
     return admitted
 
@@ -205,8 +209,12 @@ async def delete(scope: RequestScope, name: str, options: dict[str, Any]) -> tup
         refusal = Write(scope, DELETE, dict(jsonutil.loads(current.object)), dry_run=dry_run)
         for hook in hooks:
             await hook.before_delete(refusal)
-    _, warnings = await scope.backends.admission.admit(
-        DELETE, scope.attrs, scope.resource.kind, b"", current.object, dry_run, "", timeout=scope.timeout)
+    try:
+        _, warnings = await scope.backends.admission.admit(
+            DELETE, scope.attrs, scope.resource.kind, b"", current.object, dry_run, "", timeout=scope.timeout)
+    except errors.StatusError as err:
+        scope.warnings.extend(err.warnings)
+        raise
     scope.warnings.extend(warnings)
     if dry_run:
         preview = deletion.dry_run_mark(scope, current)

@@ -172,7 +172,9 @@ class WatchEvent(_message.Message):
     def __init__(self, type: _Optional[str] = ..., object: _Optional[bytes] = ...) -> None: ...
 
 class StatusDetail(_message.Message):
-    __slots__ = ("status",)
+    __slots__ = ("status", "warnings")
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
     status: bytes
-    def __init__(self, status: _Optional[bytes] = ...) -> None: ...
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, status: _Optional[bytes] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...

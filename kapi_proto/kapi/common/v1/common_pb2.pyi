@@ -60,11 +60,13 @@ class CallCancel(_message.Message):
     def __init__(self) -> None: ...
 
 class CallError(_message.Message):
-    __slots__ = ("code", "message", "status")
+    __slots__ = ("code", "message", "status", "warnings")
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
     code: int
     message: str
     status: bytes
-    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., status: _Optional[bytes] = ...) -> None: ...
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., status: _Optional[bytes] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
