@@ -129,3 +129,47 @@ def test_grpc_refusals_carry_the_warnings_in_the_status_detail(stack: Stack, nam
     code, status, warnings = asyncio.run(create(pod(image=None)))
     assert (code, status["code"], status["reason"]) == (grpc.StatusCode.INVALID_ARGUMENT, 422, "Invalid")
     assert warnings == [APPARMOR_WARNING]
+
+
+WIDGETS = "warnerrors.example.com"
+
+
+def test_a_deprecated_versions_warning_comes_with_every_refusal(kubectl: Kubectl, namespace: str) -> None:
+    # apiextensions' crdHandler adds the deprecated version's warning before it serves anything: the 404 of a get,
+    # the 422 of an invalid create and the 415 of a strategic merge patch all carry it.
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "replicas": {"type": "integer", "minimum": 1}}}}}}
+    kubectl.run("apply", "-f", "-", input=json.dumps({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{WIDGETS}"},
+        "spec": {"group": WIDGETS, "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                 "versions": [{"name": "v1beta1", "served": True, "storage": False, "deprecated": True,
+                               "schema": schema},
+                              {"name": "v1", "served": True, "storage": True, "schema": schema}]}}))
+    kubectl.run("wait", "--for=condition=Established", f"crd/widgets.{WIDGETS}", "--timeout=20s")
+    deprecated = f"Warning: {WIDGETS}/v1beta1 Widget is deprecated; use {WIDGETS}/v1 Widget"
+    resource = f"widgets.v1beta1.{WIDGETS}"
+    try:
+        missing = wait_for(lambda: (p := kubectl.run("-n", namespace, "get", resource, "nope", check=False))
+                           .returncode == 1 and "NotFound" in p.stderr and p)  # served by every gateway
+        assert missing.stderr.splitlines() == [
+            deprecated, f'Error from server (NotFound): widgets.{WIDGETS} "nope" not found'], missing.stderr
+        widget = {"apiVersion": f"{WIDGETS}/v1beta1", "kind": "Widget", "metadata": {"name": "w"},
+                  "spec": {"replicas": 0}}
+        invalid = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(widget), check=False)
+        assert invalid.returncode == 1
+        assert invalid.stderr.splitlines()[0] == deprecated, invalid.stderr
+        assert 'The Widget "w" is invalid: spec.replicas: Invalid value: 0: spec.replicas in body should be ' \
+               "greater than or equal to 1" in invalid.stderr, invalid.stderr
+        widget["spec"] = {"replicas": 1}
+        kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(widget))
+        patched = kubectl.run("-n", namespace, "patch", resource, "w", "--type=strategic", "-p",
+                              '{"spec":{"replicas":2}}', check=False)
+        assert patched.returncode == 1
+        assert patched.stderr.splitlines() == [  # kubectl's words for the 415
+            deprecated, f"error: application/strategic-merge-patch+json is not supported by {WIDGETS}/v1beta1, "
+            "Kind=Widget: the body of the request was in an unknown format - accepted media types include: "
+            "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"], patched.stderr
+    finally:
+        kubectl.run("delete", "crd", f"widgets.{WIDGETS}", "--wait=false")
