@@ -294,6 +294,22 @@ CONTROLLER_ROLES: dict[str, ClusterRoleSpec] = {
         rule(["create", "update"], [""], ["configmaps"]),
         rule(EVENTS, ["", "events.k8s.io"], ["events"]),
     ], {}, ""),
+    # DynamicResourceAllocation (GA, on): the claims of pods' resourceClaimTemplates, reservedFor cleanup
+    "system:controller:resource-claim-controller": ([
+        rule(READ, [""], ["pods"]),
+        rule(["update"], [""], ["pods/finalizers"]),
+        rule(["create", "delete", "get", "list", "watch"], ["resource.k8s.io"], ["resourceclaims"]),
+        rule(["patch", "update"], ["resource.k8s.io"], ["resourceclaims", "resourceclaims/status"]),
+        rule(["patch", "update"], [""], ["pods/status"]),
+        rule(EVENTS, ["", "events.k8s.io"], ["events"]),
+    ], {}, ""),
+    # VolumeAttributesClass (GA in 1.34, on): the protection finalizer of classes PVCs or PVs still name
+    "system:controller:volumeattributesclass-protection-controller": ([
+        rule(READ, [""], ["persistentvolumeclaims"]),
+        rule(READ, [""], ["persistentvolumes"]),
+        rule(["get", "list", "update", "watch"], ["storage.k8s.io"], ["volumeattributesclasses"]),
+        rule(EVENTS, ["", "events.k8s.io"], ["events"]),
+    ], {}, ""),
     "kapi:controller:tenant": ([
         rule(["create", "delete", "get", "update"], [GROUP], ["rolebindings"]),
         rule(["create", "delete", "get"], [GROUP], ["clusterrolebindings"]),

@@ -131,3 +131,46 @@ async def test_reason_names_the_bootstrap_binding() -> None:
     result = await RBACAuthorizer(bootstrap_index()).authorize(nonres(ANON, "/healthz"))
     assert result.reason == ('RBAC: allowed by ClusterRoleBinding "system:public-info-viewer" of ClusterRole '
                              '"system:public-info-viewer" to Group "system:unauthenticated"')
+
+
+def test_dra_and_volume_attributes_class_controller_roles_are_kubes() -> None:
+    """controller_policy.go: resource-claim-controller (DynamicResourceAllocation) and
+    volumeattributesclass-protection-controller (VolumeAttributesClass), both on by default."""
+    roles = {o["metadata"]["name"]: o for r, o in default_objects() if r == "clusterroles"}
+    events = {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]}
+    assert roles["system:controller:resource-claim-controller"]["rules"] == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["pods/finalizers"], "verbs": ["update"]},
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"],
+         "verbs": ["create", "delete", "get", "list", "watch"]},
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims", "resourceclaims/status"],
+         "verbs": ["patch", "update"]},
+        {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch", "update"]},
+        events]
+    assert roles["system:controller:volumeattributesclass-protection-controller"]["rules"] == [
+        {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["persistentvolumes"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["storage.k8s.io"], "resources": ["volumeattributesclasses"],
+         "verbs": ["get", "list", "update", "watch"]},
+        events]
+    bindings = {o["metadata"]["name"]: o for r, o in default_objects() if r == "clusterrolebindings"}
+    for name in ("system:controller:resource-claim-controller",
+                 "system:controller:volumeattributesclass-protection-controller"):
+        assert bindings[name]["roleRef"]["name"] == name
+
+
+CONTROLLER_MANAGER = UserInfo("system:kube-controller-manager", "", ("system:authenticated",))
+
+
+@pytest.mark.parametrize(("attributes", "allowed"), [
+    (res(CONTROLLER_MANAGER, "create", "resourceclaims", "resource.k8s.io"), True),
+    (res(CONTROLLER_MANAGER, "patch", "resourceclaims", "resource.k8s.io", sub="status", name="c"), True),
+    (res(CONTROLLER_MANAGER, "update", "pods", sub="finalizers", name="p"), True),
+    (res(CONTROLLER_MANAGER, "update", "volumeattributesclasses", "storage.k8s.io", ns="", name="v"), True),
+    (res(CONTROLLER_MANAGER, "create", "volumeattributesclasses", "storage.k8s.io", ns=""), False),
+    (res(CONTROLLER_MANAGER, "create", "resourceslices", "resource.k8s.io", ns=""), False),
+])
+async def test_controller_manager_gets_the_dra_and_vac_controller_grants(attributes: Attributes,
+                                                                         allowed: bool) -> None:
+    result = await RBACAuthorizer(bootstrap_index()).authorize(attributes)
+    assert (result.decision == Decision.ALLOW) is allowed, result

@@ -1,11 +1,13 @@
-"""CRD status conditions as kube-apiserver 1.37 writes them (issue #17).
+"""CRD status conditions and DRA/VolumeAttributesClass controller roles as kube-apiserver 1.37 has them (issue #17).
 
 - the naming controller writes Established False ``Installing`` before the establishing controller's True
   ``InitialNamesAccepted`` (two status writes, seen in a watch);
 - ``api-approved.kubernetes.io``: a CRD of a protected group (``*.k8s.io``, ``*.kubernetes.io``) needs it
   (422 with kube's messages), and the apiapproval controller writes KubernetesAPIApprovalPolicyConformant;
 - the finalizer: a CRD never Established is finalized with Terminating False ``NeverEstablished``; objects
-  still there a minute after their delete set Terminating True ``InstanceDeletionCheck``.
+  still there a minute after their delete set Terminating True ``InstanceDeletionCheck``;
+- the bootstrap ClusterRoles ``system:controller:resource-claim-controller`` and
+  ``system:controller:volumeattributesclass-protection-controller`` (controller_policy.go).
 """
 
 from __future__ import annotations
@@ -170,3 +172,27 @@ def test_objects_left_a_minute_after_their_delete_set_instance_deletion_check(ku
         kubectl.run("-n", namespace, "patch", name, "held", "--type=merge", "-p",
                     '{"metadata":{"finalizers":null}}', check=False)
         wait_for(lambda: "NotFound" in kubectl.run("get", "crd", name, check=False).stderr, timeout=30)
+
+
+def test_dra_and_volume_attributes_class_controller_roles(kubectl: Kubectl) -> None:
+    def rules(name: str) -> list[dict[str, Any]]:
+        role = json.loads(kubectl.run("get", "clusterrole", name, "-o", "json").stdout)
+        assert role["metadata"]["labels"]["kubernetes.io/bootstrapping"] == "rbac-defaults"
+        return [(r.get("apiGroups"), r.get("resources"), r["verbs"]) for r in role["rules"]]
+
+    events = (["", "events.k8s.io"], ["events"], ["create", "patch", "update"])
+    assert rules("system:controller:resource-claim-controller") == [
+        ([""], ["pods"], ["get", "list", "watch"]),
+        ([""], ["pods/finalizers"], ["update"]),
+        (["resource.k8s.io"], ["resourceclaims"], ["create", "delete", "get", "list", "watch"]),
+        (["resource.k8s.io"], ["resourceclaims", "resourceclaims/status"], ["patch", "update"]),
+        ([""], ["pods/status"], ["patch", "update"]),
+        events]
+    assert rules("system:controller:volumeattributesclass-protection-controller") == [
+        ([""], ["persistentvolumeclaims"], ["get", "list", "watch"]),
+        ([""], ["persistentvolumes"], ["get", "list", "watch"]),
+        (["storage.k8s.io"], ["volumeattributesclasses"], ["get", "list", "update", "watch"]),
+        events]
+    can = kubectl.run("auth", "can-i", "create", "resourceclaims.resource.k8s.io", "-n", "default",
+                      "--as", "system:kube-controller-manager", check=False)
+    assert can.stdout.strip() == "yes"
