@@ -54,6 +54,17 @@ def _options_kind(attributes: Attributes, operation: str) -> str:
     return "CreateOptions" if operation == CREATE else "UpdateOptions"
 
 
+def _field_validation(request: AdmissionRequest, unknown: Sequence[str], field_validation: str) -> list[str]:
+    """:func:`kapi.schema.apply_field_validation` for this request: the warnings of ``unknown`` (Strict: 400)."""
+    options_kind = _options_kind(request.attributes, request.operation)
+    # A create or update body is decoded by kube-apiserver, which names the kind in a strict decoding error; a
+    # patch's errors come from applying the patch and carry no prefix.
+    decoded = options_kind != "PatchOptions"
+    return schema.apply_field_validation(unknown, field_validation, options_kind,
+                                         kind=request.resource.kind if decoded else "",
+                                         version=request.resource.version)
+
+
 class Admitter:
     """Runs the admission pipeline for one write against a :class:`Chain`.
 
@@ -86,8 +97,9 @@ class Admitter:
         bad operation, body or Strict unknown fields; 422 Invalid with field
         causes; 403/404 and others from plugins (e.g. NamespaceLifecycle).
         A refusal carries in its ``warnings`` those gathered before it, in
-        the order they came: mutating webhooks', PrepareForCreate's, unknown
-        fields', then (validation passed) WarningsOnCreate/Update's,
+        kube's order: the decoded body's unknown fields' (kube's decoder, so
+        also before a mutating webhook's refusal), mutating webhooks',
+        PrepareForCreate's, then (validation passed) WarningsOnCreate/Update's,
         validating webhooks' and policies' (k8s.io/apiserver
         ``rest.BeforeCreate``; the webhook dispatchers add a response's
         warnings before they look at ``allowed``).
@@ -124,6 +136,8 @@ class Admitter:
             kinds.strategy_for(resource.group, resource.kind).default(new)
         request = AdmissionRequest(operation, attributes, resource, kind, new, old, dry_run, timeout)
         try:
+            if decoded_unknown:  # kube's decoder warns (Strict: refuses) before admission runs (handlers/create.go)
+                request.warnings.extend(_field_validation(request, decoded_unknown, field_validation))
             await self.chain.admit(request)
             if request.object is not None and kind == resource.kind and definition is not None:
                 crd_schema.prepare_and_validate(request, definition, field_validation,
@@ -158,14 +172,9 @@ class Admitter:
         type_errors = [c for c in result.causes if c.type == "FieldValueTypeInvalid"]
         if type_errors:
             raise schema.decode_error(resource.kind, resource.version, type_errors[0])
-        options_kind = _options_kind(request.attributes, request.operation)
-        # A create or update body is decoded by kube-apiserver, which names the kind in a strict decoding
-        # error; a patch's errors come from applying the patch and carry no prefix.
-        decoded = options_kind != "PatchOptions"
-        unknown = list(dict.fromkeys([*decoded_unknown, *result.unknown]))
-        request.warnings.extend(schema.apply_field_validation(
-            unknown, field_validation, options_kind, kind=resource.kind if decoded else "",
-            version=resource.version))
+        # the decoded body's unknown fields were handled before admission; these are the ones mutation added
+        unknown = [path for path in dict.fromkeys(result.unknown) if path not in decoded_unknown]
+        request.warnings.extend(_field_validation(request, unknown, field_validation))
         causes = objectmeta.validate_object_meta(request.object, resource, request.operation == CREATE,
                                                  old=request.old_object)
         if request.operation == UPDATE and request.old_object is not None:

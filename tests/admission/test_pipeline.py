@@ -113,9 +113,9 @@ async def test_wrong_json_type_is_400_like_the_decoder(admitter: Admitter) -> No
                                  "number into Go struct field ConfigMap.data of type string")
 
 
-@pytest.mark.parametrize(("directive", "warnings", "code"), [
-    ("", ["labelled", 'unknown field "spec"'], None),
-    ("Warn", ["labelled", 'unknown field "spec"'], None),
+@pytest.mark.parametrize(("directive", "warnings", "code"), [  # unknown fields warn at decoding: before mutation
+    ("", ['unknown field "spec"', "labelled"], None),
+    ("Warn", ['unknown field "spec"', "labelled"], None),
     ("Ignore", ["labelled"], None),
     ("Strict", None, 400),
 ])
@@ -249,6 +249,29 @@ class WarnAndRefuse:
         raise errors.forbidden(request.resource.resource, request.name, "no")
 
 
+class RefuseInMutation:
+    """A mutator that refuses (a mutating webhook answering ``allowed: false``)."""
+
+    name = "RefuseInMutation"
+
+    def handles(self, operation: str) -> bool:
+        return True
+
+    async def admit(self, request: AdmissionRequest) -> None:
+        raise errors.forbidden(request.resource.resource, request.name, "no")
+
+
+async def test_a_mutating_refusal_carries_the_decoders_warnings() -> None:
+    admitter = Admitter(Chain([RefuseInMutation()]), now=lambda: NOW)
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm(spec={"x": 1}))
+    assert exc.value.code == 403 and exc.value.warnings == ['unknown field "spec"']
+    with pytest.raises(errors.StatusError) as exc:  # Strict: the decoder's 400 comes before any plugin
+        await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm(spec={"x": 1}), field_validation="Strict")
+    assert exc.value.code == 400 and exc.value.message == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "spec"')
+
+
 async def test_a_refusal_carries_the_warnings_gathered_before_it() -> None:
     # kube's recorder keeps every warning added before the refusal: the mutators', WarningsOnCreate's (validation
     # passed) and the refusing validator's own, and sends them with the 403.
@@ -267,7 +290,7 @@ async def test_a_refusal_carries_the_warnings_gathered_before_it() -> None:
 async def test_an_invalid_create_carries_prepare_for_create_warnings_but_not_warnings_on_create(
         admitter: Admitter, plugins: tuple[AddLabel, Record]) -> None:
     # rest.BeforeCreate: PrepareForCreate (the AppArmor annotation's deprecation warning) runs before Validate, and
-    # WarningsOnCreate (the name's) only once validation passed; unknown fields warn at decoding.
+    # WarningsOnCreate (the name's) only once validation passed; unknown fields warn at decoding, first of all.
     annotation = "container.apparmor.security.beta.kubernetes.io/c"
     pod = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c"}]}, "extra": 1,
            "metadata": {"name": "my.pod", "annotations": {annotation: "runtime/default"}}}
@@ -276,6 +299,6 @@ async def test_an_invalid_create_carries_prepare_for_create_warnings_but_not_war
     assert exc.value.code == 422 and exc.value.message == (
         'Pod "my.pod" is invalid: spec.containers[0].image: Required value')
     assert exc.value.warnings == [
-        "labelled", f'metadata.annotations[{annotation}]: deprecated since v1.30; use the "appArmorProfile" field '
-        "instead", 'unknown field "extra"']
+        'unknown field "extra"', "labelled",
+        f'metadata.annotations[{annotation}]: deprecated since v1.30; use the "appArmorProfile" field instead']
     assert plugins[1].seen == []
