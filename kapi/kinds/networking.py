@@ -463,12 +463,7 @@ def _validate_local_reference(ref: Any, path: str, scoped: bool) -> list[Cause]:
     group = ref.get("apiGroup")
     if isinstance(group, str):
         out.extend(invalid(f"{path}.apiGroup", group, msg) for msg in is_dns1123_subdomain(group))
-    for key in ("kind", "name"):
-        value = _str(ref.get(key))
-        if not value:
-            out.append(required(f"{path}.{key}"))
-        else:
-            out.extend(invalid(f"{path}.{key}", value, msg) for msg in is_valid_path_segment_name(value))
+    out.extend(_path_segment_names(ref, path, ("kind", "name")))
     if not scoped:
         return out
     scope = ref.get("scope")
@@ -617,6 +612,19 @@ def parent_ref_string(ref: Any) -> str:
     return "networking.ParentReference{" + fields + "}"
 
 
+def _path_segment_names(ref: Obj, path: str, keys: tuple[str, ...]) -> list[Cause]:
+    """Each of ``keys`` of the reference ``ref`` required (``<path>.<key>: Required value``) and a path segment name
+    (kube's ValidatePathSegmentName)."""
+    out: list[Cause] = []
+    for key in keys:
+        value = _str(ref.get(key))
+        if not value:
+            out.append(required(f"{path}.{key}"))
+        else:
+            out.extend(invalid(f"{path}.{key}", value, msg) for msg in is_valid_path_segment_name(value))
+    return out
+
+
 def validate_ip_address(obj: Obj) -> list[Cause]:
     """validateIPAddressParentReference: ``spec.parentRef`` required; ``group`` (optional: the core group is "")
     a DNS subdomain, ``resource`` and ``name`` required path segment names, ``namespace`` a path segment name."""
@@ -626,12 +634,7 @@ def validate_ip_address(obj: Obj) -> list[Cause]:
     path = "spec.parentRef"
     group = _str(ref.get("group"))
     out = [invalid(f"{path}.group", group, msg) for msg in is_dns1123_subdomain(group)] if group else []
-    for key in ("resource", "name"):
-        value = _str(ref.get(key))
-        if not value:
-            out.append(required(f"{path}.{key}"))
-        else:
-            out.extend(invalid(f"{path}.{key}", value, msg) for msg in is_valid_path_segment_name(value))
+    out.extend(_path_segment_names(ref, path, ("resource", "name")))
     namespace = _str(ref.get("namespace"))
     if namespace:
         out.extend(invalid(f"{path}.namespace", namespace, msg) for msg in is_valid_path_segment_name(namespace))
