@@ -1,9 +1,13 @@
 """Content negotiation: decode request bodies and choose the response form.
 
-Requests may be JSON or YAML (``Content-Type``); responses are JSON, YAML,
-or a server-side ``Table`` (``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``,
-as kubectl asks for). Source: "API concepts: Receiving resources as Tables"
-and k8s.io/apiserver pkg/endpoints/handlers/negotiation.
+Requests may be JSON, YAML or Kubernetes protobuf (``Content-Type``);
+responses are JSON, YAML, Kubernetes protobuf (``Accept:
+application/vnd.kubernetes.protobuf``, for built-in kinds with a message in
+kapi.k8sproto's schema: kube serves protobuf for every built-in kind and not
+for custom resources), or a server-side ``Table`` (``Accept:
+application/json;as=Table;v=v1;g=meta.k8s.io``, as kubectl asks for; JSON
+only). Source: "API concepts: Receiving resources as Tables", "API concepts:
+Protobuf encoding" and k8s.io/apiserver pkg/endpoints/handlers/negotiation.
 """
 
 from __future__ import annotations
@@ -23,8 +27,15 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 PATCH_TYPES = (MERGE_PATCH, JSON_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
 
-# Response media types kapi can encode: it reads protobuf bodies but never writes protobuf, so a 406 must not offer it.
+PROTOBUF = k8sproto.MEDIA_TYPE
+
+# Response media types kapi can encode, as a 406 names them: protobuf only for a kind that has a message
+# (kube's legacy codecs list JSON, YAML, protobuf; a custom resource's serializer JSON and YAML).
 PRODUCES = (JSON, YAML)
+PRODUCES_PROTOBUF = (JSON, YAML, PROTOBUF)
+# request key routes.py sets for a resource without protobuf (custom resources): its errors are JSON whatever the
+# Accept, as the CRD handler's serializers have no protobuf
+JSON_ERRORS = "kapi.json_errors"
 
 
 @dataclass(frozen=True)
@@ -41,7 +52,7 @@ class MediaType:
 
 @dataclass(frozen=True)
 class Output:
-    """The negotiated response: ``mime`` (JSON or YAML) and ``table`` (serve a meta.k8s.io Table)."""
+    """The negotiated response: ``mime`` (JSON, YAML or PROTOBUF) and ``table`` (serve a meta.k8s.io Table)."""
 
     mime: str = JSON
     table: bool = False
@@ -64,12 +75,16 @@ def parse_accept(header: str) -> list[MediaType]:
     return out
 
 
-def negotiate(accept: str, allow_table: bool = True) -> Output:
-    """Choose the response form for a resource request.
+def negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) -> Output:
+    """Choose the response form for a resource request: the first Accept entry kapi can serve.
 
-    Raises 406 NotAcceptable if no entry is servable, naming the media types
-    kapi can produce (:data:`PRODUCES`; kube's errNotAcceptable words). An
-    empty Accept or ``*/*`` gives JSON.
+    ``protobuf``: the resource's kind has a protobuf message (a built-in kind;
+    routes.py decides), so ``application/vnd.kubernetes.protobuf`` is
+    servable (without ``as=``; a ``stream=watch`` parameter is allowed, as
+    client-go's watch Accept has it). Raises 406 NotAcceptable if no entry is
+    servable, naming the media types kapi can produce for it
+    (:data:`PRODUCES` / :data:`PRODUCES_PROTOBUF`; kube's errNotAcceptable
+    words). An empty Accept or ``*/*`` gives JSON.
     """
     if not accept.strip():
         return Output()
@@ -87,7 +102,23 @@ def negotiate(accept: str, allow_table: bool = True) -> Output:
             return Output(JSON)
         if media.mime in (YAML, "application/x-yaml", "text/yaml") and not as_:
             return Output(YAML)
-    raise errors.not_acceptable("only the following media types are accepted: " + ", ".join(PRODUCES))
+        if media.mime == PROTOBUF and protobuf and not as_:
+            return Output(PROTOBUF)
+    raise errors.not_acceptable("only the following media types are accepted: "
+                                + ", ".join(PRODUCES_PROTOBUF if protobuf else PRODUCES))
+
+
+def prefers_protobuf(accept: str) -> bool:
+    """Whether the first Accept entry that is JSON, YAML or protobuf is protobuf (an error's Status is then
+    protobuf, as kube's ErrorNegotiated answers in the negotiated form)."""
+    if PROTOBUF not in accept:
+        return False
+    for media in parse_accept(accept):
+        if media.mime == PROTOBUF and not media.param("as"):
+            return True
+        if media.mime in (JSON, YAML, "application/*", "*/*", "application/x-yaml", "text/yaml"):
+            return False
+    return False
 
 
 def _yaml_error(exc: yaml.YAMLError) -> str:
@@ -132,7 +163,16 @@ def decode_body(body: bytes, content_type: str) -> Any:
 
 
 def encode(obj: Any, output: Output) -> tuple[bytes, str]:
-    """Encode ``obj`` in the negotiated form; returns (body bytes, Content-Type)."""
+    """Encode ``obj`` in the negotiated form; returns (body bytes, Content-Type).
+
+    PROTOBUF: kube's envelope (:func:`kapi.k8sproto.encode`); an object the schema cannot encode (a kind
+    without a message, such as autoscaling/v1 Scale, or a value of the wrong type) is answered as JSON.
+    """
+    if output.mime == PROTOBUF and isinstance(obj, dict):
+        try:
+            return k8sproto.encode(obj), PROTOBUF
+        except k8sproto.EncodeError:
+            return jsonutil.dumps(obj), JSON
     if output.mime == YAML:
         return yaml.safe_dump(obj, sort_keys=False, allow_unicode=True).encode(), YAML
     return jsonutil.dumps(obj), JSON

@@ -17,7 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kapi import errors, jsonutil
+from kapi import errors, jsonutil, k8sproto
 from kapi.attributes import Attributes
 from kapi.resources import REGISTRY, Resource
 from services.gateway import conversion, debug, discovery, issuerdiscovery, metrics, negotiation, openapi, reviews
@@ -168,7 +168,11 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
     recorder = request[CONTEXT].warnings if CONTEXT in request else []
     if custom is not None:
         custom.check(resource, info.verb, request.headers.get("Content-Type", "").split(";")[0].strip(), recorder)
-    output = negotiation.negotiate(request.headers.get("Accept", ""))
+    # Protobuf for the built-in kinds with a message (kube's legacy codecs); custom resources' errors stay JSON.
+    protobuf = REGISTRY.is_static(resource) and k8sproto.encodable(resource.group_version, resource.kind)
+    if not protobuf:
+        request[negotiation.JSON_ERRORS] = True
+    output = negotiation.negotiate(request.headers.get("Accept", ""), protobuf=protobuf)
     backends = conversion.backends_for(backends, resource)  # CRD versions: convert reads and writes (conversion.py)
     scope = RequestScope(request=request, info=info, attrs=attrs, resource=resource, query=request.query,
                          output=output, backends=backends, timeout=timeout, warnings=recorder)

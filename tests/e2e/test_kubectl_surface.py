@@ -267,14 +267,15 @@ def test_exact_status_bodies(api: client.ApiClient, namespace: str):
         "code": 422}
 
 
-def test_protobuf_only_accept_is_406_naming_what_is_served(api: client.ApiClient, namespace: str):
+def test_unservable_accept_is_406_naming_what_is_served(api: client.ApiClient, namespace: str):
     resp = api.call_api("GET", f"{api.configuration.host}/api/v1/namespaces/{namespace}/configmaps",
-                        header_params={"Accept": "application/vnd.kubernetes.protobuf"})
+                        header_params={"Accept": "text/html"})
     resp.read()
     assert resp.status == 406
     body = json.loads(resp.data)
     assert (body["reason"], body["message"]) == (
-        "NotAcceptable", "only the following media types are accepted: application/json, application/yaml")
+        "NotAcceptable", "only the following media types are accepted: application/json, application/yaml, "
+        "application/vnd.kubernetes.protobuf")
 
 
 def test_service_cluster_ips(kubectl: Kubectl, namespace: str, tmp_path):

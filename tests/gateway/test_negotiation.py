@@ -174,3 +174,33 @@ def test_decode_limits_are_bad_requests(body: str, content_type: str, message: s
     with pytest.raises(errors.StatusError) as info:
         negotiation.decode_body(body.encode(), content_type)
     assert info.value.code == 400 and info.value.message == message
+
+
+@pytest.mark.parametrize("accept,mime", [
+    ("application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf"),
+    ("application/vnd.kubernetes.protobuf, application/json", "application/vnd.kubernetes.protobuf"),
+    ("application/vnd.kubernetes.protobuf;stream=watch", "application/vnd.kubernetes.protobuf"),
+    ("application/json, application/vnd.kubernetes.protobuf", "application/json"),
+    ("application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json", "application/json"),
+])
+def test_protobuf_negotiated_for_kinds_with_a_message(accept, mime):
+    assert negotiation.negotiate(accept, protobuf=True).mime == mime
+    assert negotiation.prefers_protobuf(accept) == (mime == "application/vnd.kubernetes.protobuf")
+
+
+def test_protobuf_406_names_protobuf_only_when_the_kind_has_it():
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.negotiate("text/html", protobuf=True)
+    assert info.value.message == ("only the following media types are accepted: application/json, application/yaml, "
+                                  "application/vnd.kubernetes.protobuf")
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.negotiate("application/vnd.kubernetes.protobuf, text/html", protobuf=False)
+    assert info.value.message == "only the following media types are accepted: application/json, application/yaml"
+
+
+def test_protobuf_encode_falls_back_to_json_for_kinds_without_a_message():
+    out = negotiation.Output(negotiation.PROTOBUF)
+    body, ctype = negotiation.encode({"kind": "ConfigMap", "apiVersion": "v1", "data": {"a": "b"}}, out)
+    assert ctype == negotiation.PROTOBUF and body.startswith(b"k8s\x00")
+    body, ctype = negotiation.encode({"kind": "Scale", "apiVersion": "autoscaling/v1", "spec": {"replicas": 1}}, out)
+    assert ctype == negotiation.JSON and body == b'{"kind":"Scale","apiVersion":"autoscaling/v1","spec":{"replicas":1}}'

@@ -25,11 +25,16 @@ from services.gateway.warning import add_warnings
 log = logging.getLogger("services.gateway.chain")
 
 
-def status_response(err: errors.StatusError, audit_id: str = "") -> web.Response:
+def status_response(err: errors.StatusError, audit_id: str = "", request: web.Request | None = None) -> web.Response:
     """Render a StatusError as its Status JSON (newline-terminated, as kube's encoder) with the matching HTTP code
-    and Retry-After."""
-    response = web.Response(body=jsonutil.dumps(err.status()) + b"\n", status=err.code,
-                            content_type=negotiation.JSON)
+    and Retry-After; as a protobuf Status when ``request``'s Accept prefers protobuf (kube's ErrorNegotiated),
+    unless routes.py marked the request JSON-only (a custom resource) or the error is the 406 itself."""
+    if (request is not None and err.code != 406 and negotiation.JSON_ERRORS not in request
+            and negotiation.prefers_protobuf(request.headers.get("Accept", ""))):
+        body, content_type = negotiation.encode(err.status(), negotiation.Output(negotiation.PROTOBUF))
+    else:
+        body, content_type = jsonutil.dumps(err.status()) + b"\n", negotiation.JSON
+    response = web.Response(body=body, status=err.code, content_type=content_type)
     if err.retry_after is not None and err.code in (429, 503, 504):
         response.headers["Retry-After"] = str(err.retry_after)
     if audit_id:
@@ -70,7 +75,7 @@ def with_panic_recovery(handler: Handler) -> Handler:
         try:
             response = await handler(request)
         except errors.StatusError as err:
-            response = status_response(err, audit_id)
+            response = status_response(err, audit_id, request)
             add_warnings(response, ctx.warnings)  # kube's recorder wrote them to the headers as they came
             debug.set_pf_headers(request, response)
             return response
@@ -81,7 +86,7 @@ def with_panic_recovery(handler: Handler) -> Handler:
         except Exception as exc:  # noqa: BLE001 - the one place unknown errors become 500 Status
             request[audit.PANIC] = exc
             log.exception("audit-id %s: %s %s failed", audit_id, request.method, request.path)
-            return status_response(errors.internal(f"{type(exc).__name__}"), audit_id)
+            return status_response(errors.internal(f"{type(exc).__name__}"), audit_id, request)
         if not response.prepared:
             response.headers["Audit-Id"] = audit_id
             debug.set_pf_headers(request, response)

@@ -1,6 +1,10 @@
 """WATCH: stream changes as newline-delimited JSON events (k8s.io/apiserver pkg/endpoints/handlers/watch.go).
 
 Each line is ``{"type": "ADDED"|"MODIFIED"|"DELETED"|"BOOKMARK"|"ERROR", "object": ...}``.
+With protobuf negotiated (``Accept: application/vnd.kubernetes.protobuf;stream=watch``, a built-in kind) the
+stream is ``application/vnd.kubernetes.protobuf;stream=watch``: each event a 4-byte big-endian length and a
+meta/v1 ``WatchEvent{type, object: RawExtension{raw: the object's protobuf envelope}}`` (kube's
+streaming framer; :func:`kapi.k8sproto.watch_event`).
 A watch that cannot start or continue (e.g. a compacted resourceVersion)
 sends one ERROR event carrying the Status (410 Expired) and ends, as
 kube-apiserver does; clients then re-list. A watch whose storage replica
@@ -23,9 +27,9 @@ from typing import Any
 import grpc
 from aiohttp import web
 
-from kapi import errors, gofmt, jsonutil, listoptions
+from kapi import errors, gofmt, jsonutil, k8sproto, listoptions
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import metrics, table
+from services.gateway import metrics, negotiation, table
 from services.gateway.backends import Backends
 from services.gateway.requestinfo import query_bool
 from services.gateway.scope import RequestScope, parse_resource_version
@@ -54,15 +58,19 @@ def _flag(scope: RequestScope, name: str) -> bool:
 
 
 class _Encoder:
-    """Turns storage WatchEvents into the bytes of one JSON line each."""
+    """Turns storage WatchEvents into the bytes of one JSON line each (or one protobuf frame each)."""
 
     def __init__(self, scope: RequestScope):
         self.scope = scope
+        self.protobuf = scope.output.mime == negotiation.PROTOBUF
+        self.content_type = negotiation.PROTOBUF + ";stream=watch" if self.protobuf else negotiation.JSON
         self.headers_sent = False
         self.resource = scope.resource
 
     def encode(self, event: storage_pb2.WatchEvent) -> bytes:
         output = self.scope.output
+        if self.protobuf:
+            return self._protobuf(event)
         if event.type == "BOOKMARK":
             obj = jsonutil.loads(event.object) if event.object else {}
             obj["kind"] = self.resource.kind
@@ -82,9 +90,23 @@ class _Encoder:
             return jsonutil.dumps({"type": event.type, "object": body}) + b"\n"
         return b'{"type":"' + event.type.encode() + b'","object":' + event.object + b"}\n"
 
+    def _protobuf(self, event: storage_pb2.WatchEvent) -> bytes:
+        obj = jsonutil.loads(event.object) if event.object else {}
+        if event.type == "BOOKMARK":
+            obj["kind"] = self.resource.kind
+            obj["apiVersion"] = self.resource.group_version
+            obj.setdefault("metadata", {})["resourceVersion"] = str(event.resource_version)
+        try:
+            return k8sproto.watch_event(event.type, k8sproto.encode(obj))
+        except k8sproto.EncodeError as exc:  # a stored object the schema cannot encode: its ERROR event, not a hang
+            log.warning("watch of %s: cannot encode an event as protobuf: %s", self.resource.resource, exc)
+            return error_event(errors.internal(f"unable to encode watch object: {exc}"), protobuf=True)
 
-def error_event(err: errors.StatusError) -> bytes:
-    """The ERROR event line that carries ``err``'s Status."""
+
+def error_event(err: errors.StatusError, protobuf: bool = False) -> bytes:
+    """The ERROR event (a JSON line, or a protobuf frame) that carries ``err``'s Status."""
+    if protobuf:
+        return k8sproto.watch_event("ERROR", k8sproto.encode(err.status()))
     return jsonutil.dumps({"type": "ERROR", "object": err.status()}) + b"\n"
 
 
@@ -194,7 +216,7 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
         if err.code not in (410, 504):
             call.cancel()
             raise err
-    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
+    response = web.StreamResponse(status=200, headers={"Content-Type": encoder.content_type,
                                                        "Cache-Control": "no-cache, private"})
     response.enable_chunked_encoding()
     await response.prepare(scope.request)
@@ -218,7 +240,7 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
                     try:
                         resumed = await resume(scope.backends, request, position.revision, deadline)
                     except errors.StatusError as err:
-                        await response.write(error_event(err))
+                        await response.write(error_event(err, encoder.protobuf))
                         return response
                     if resumed is None:
                         return response
@@ -234,7 +256,7 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else None
             if code not in (grpc.StatusCode.CANCELLED, grpc.StatusCode.DEADLINE_EXCEEDED):
-                await response.write(error_event(errors.from_rpc_error(exc, "storage")))
+                await response.write(error_event(errors.from_rpc_error(exc, "storage"), encoder.protobuf))
         return response
     except (ConnectionResetError, asyncio.CancelledError):
         raise
@@ -272,7 +294,7 @@ async def _shared(scope: RequestScope, client: Client, deadline: float) -> web.S
             assert isinstance(err, errors.StatusError)
             if err.code not in (410, 504):
                 raise err
-        response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
+        response = web.StreamResponse(status=200, headers={"Content-Type": encoder.content_type,
                                                            "Cache-Control": "no-cache, private"})
         response.enable_chunked_encoding()
         await response.prepare(scope.request)
@@ -281,7 +303,7 @@ async def _shared(scope: RequestScope, client: Client, deadline: float) -> web.S
             try:
                 events = await next_events
             except errors.StatusError as err:
-                await response.write(error_event(err))
+                await response.write(error_event(err, encoder.protobuf))
                 return response
             if events is None:
                 return response
