@@ -253,7 +253,9 @@ class ServiceAllocations:
         if kind == "ExternalName":
             return
         ip = spec.get("clusterIP") or ""
-        if ip != "None" and ip != old_spec.get("clusterIP"):
+        # "" asks for an IP even when the stored Service (an ExternalName one) holds "" too: Go's omitempty
+        # never stores it, so kube allocates on ExternalName -> ClusterIP whatever the old object said.
+        if ip != "None" and (not ip or ip != old_spec.get("clusterIP")):
             try:
                 ip = await self.ips.allocate(ip, timeout, dry_run)
             except ValueError as exc:

@@ -187,7 +187,25 @@ async def _update(scope: RequestScope, obj: dict[str, Any], current: Any) -> byt
         await _undo(write)
         raise
     await _done(write)
+    if finishes_deletion(write.obj, write.old or {}, scope.resource.group, scope.resource.resource):
+        await _run_hooks(Write(scope, DELETE, write.obj))  # storage removed it: kube's AfterDelete runs here too
     return bytes(reply.object)
+
+
+def finishes_deletion(obj: dict[str, Any], old: dict[str, Any], group: str, resource: str) -> bool:
+    """Whether storage removes ``obj`` instead of writing it: an update clearing the last finalizer of an object
+    marked for deletion with grace period 0 (kube's generic ``Store.Update`` ``ShouldDeleteDuringUpdate``, a
+    Namespace also waiting for ``spec.finalizers``), the rule :mod:`services.storage.store` applies.
+
+    The write path then runs the hooks' ``after_delete`` as for a DELETE (kube's Store calls ``AfterDelete``
+    from ``deleteWithoutFinalizers`` on both paths: a Service's clusterIP, nodePorts and IPAddress are released,
+    kubernetes issue 87603)."""
+    meta, old_meta = obj.get("metadata") or {}, old.get("metadata") or {}
+    if not meta.get("deletionTimestamp") or meta.get("finalizers") or not old_meta.get("deletionTimestamp"):
+        return False
+    if old_meta.get("deletionGracePeriodSeconds", 0) not in (0, None):
+        return False
+    return not (group == "" and resource == "namespaces" and (obj.get("spec") or {}).get("finalizers"))
 
 
 async def delete(scope: RequestScope, name: str, options: dict[str, Any]) -> tuple[dict[str, Any], bool]:
