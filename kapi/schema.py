@@ -39,7 +39,7 @@ import functools
 import os
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -615,6 +615,26 @@ def _causes_of(error: jsonschema.ValidationError, unknown: list[tuple[dict[str, 
     causes.append(Cause("FieldValueInvalid", f"Invalid value: {_quote(error.instance)}: {error.message}", path))
 
 
+def _document_order(obj: Any) -> dict[tuple[int, str], int]:
+    """(id of a map, key) -> the key's position in a pre-order walk of ``obj``: the order in which a JSON decoder
+    meets every field, as sigs.k8s.io/json's strict decoder reports unknown fields."""
+    position: dict[tuple[int, str], int] = {}
+    stack: list[Iterator[tuple[Any, Any]]] = [iter([(None, obj)])]  # (the map holding it or None, key) per value
+    while stack:
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+            continue
+        holder, value = step
+        if holder is not None:
+            position[holder] = len(position)
+        if isinstance(value, dict):
+            stack.append(zip([(id(value), key) for key in value], value.values(), strict=True))
+        elif isinstance(value, list):
+            stack.append((None, item) for item in value)
+    return position
+
+
 def validate(obj: dict[str, Any], group: str, version: str, kind: str) -> Result:
     """Validate ``obj`` (a decoded object of ``group/version, Kind=kind``) against its strict schema.
 
@@ -632,6 +652,9 @@ def validate(obj: dict[str, Any], group: str, version: str, kind: str) -> Result
     for error in validator.iter_errors(obj):
         _causes_of(error, unknown, causes)
     result.causes = list(dict.fromkeys(causes))  # one "required" error per missing property repeats the list
+    if len(unknown) > 1:  # the schema walk reports nested objects first; kube's decoder meets them in order
+        position = _document_order(obj)
+        unknown.sort(key=lambda item: position.get((id(item[0]), item[1]), 0))
     for container, key, path in unknown:
         container.pop(key, None)
         result.unknown.append(path)
