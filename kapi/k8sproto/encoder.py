@@ -81,10 +81,6 @@ class EncodeError(ValueError):
         return f"{where}: {self.reason}" if where else self.reason
 
 
-def _number(present: tuple[tuple[Any, ...], Any]) -> int:
-    return int(present[0][0])
-
-
 def _varint(out: bytearray, value: int) -> None:
     value &= 0xFFFFFFFFFFFFFFFF
     while value >= 0x80:
@@ -282,17 +278,26 @@ class Encoder:
         if not isinstance(value, dict):
             raise EncodeError(f"{type(value).__name__} value for a {msg.name.rpartition('.')[2]}")
         by_name, inline = self._plan(msg)
-        present = [(spec, item) for key, item in value.items()
+        # (field number, plan, value): numbers are unique, so the tuples sort by number alone
+        present = [(spec[0], spec, item) for key, item in value.items()
                    if item is not None and (spec := by_name.get(key)) is not None]
         if inline:
-            present += [(spec, value) for spec in inline]
+            present += [(spec[0], spec, value) for spec in inline]
         if len(present) > 1:
-            present.sort(key=_number)
+            present.sort()
         out = bytearray()
-        for (_, name, ftype, mode, vtype, kv, kl, k64, k32), item in present:
+        for _, (_, name, ftype, mode, vtype, kv, kl, k64, k32), item in present:
             try:
                 if mode == "":
-                    if isinstance(ftype, Message):
+                    if type(item) is str and ftype == "string":  # the common case, inline
+                        data = item.encode("utf-8", "surrogatepass")
+                        out += kl
+                        if len(data) < 0x80:
+                            out.append(len(data))
+                        else:
+                            _varint(out, len(data))
+                        out += data
+                    elif isinstance(ftype, Message):
                         _put_len(out, kl, self.message(ftype, item))
                     else:
                         _scalar(out, kv, kl, k64, k32, ftype, item)

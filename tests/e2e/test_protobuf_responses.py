@@ -120,7 +120,9 @@ def test_kubectl_typed_commands_decode_kapis_protobuf(kubectl: Kubectl, stack: S
     printed = json.loads(proc.stdout)
     assert printed["data"] == {"k": "v"} and printed["metadata"]["uid"]
     assert f"Accept: {PROTOBUF}" in proc.stderr
-    assert f"Content-Type: {PROTOBUF}" in proc.stderr  # the request's, then the response's header
+    response = proc.stderr[proc.stderr.index('"Response" status="201 Created"'):]  # client-go's -v=8 trace
+    assert f"Content-Type: {PROTOBUF}" in response
+    assert "00000000  6b 38 73 00" in response[response.index('"Response Body"'):]  # the magic prefix it decoded
     # an error answered in protobuf: kubectl shows kube's words from the decoded Status
     proc = kubectl.run("create", "namespace", namespace, check=False)
     assert proc.returncode == 1
