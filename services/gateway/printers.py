@@ -9,6 +9,7 @@ first). Kinds without a printer get kube's default table: Name and Created At.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from kapi import certificates
@@ -122,17 +123,60 @@ def _daemonset(obj: Obj) -> list[Any]:
             ",".join(f"{k}={v}" for k, v in node_selector.items()) or "<none>", names, images, _selector(obj)]
 
 
+def _job_condition(obj: Obj, kind: str) -> bool:
+    """hasJobCondition: the first condition of type ``kind`` has status True."""
+    for c in get(obj, "status", "conditions", default=[]):
+        if isinstance(c, dict) and c.get("type") == kind:
+            return c.get("status") == "True"
+    return False
+
+
+def _job_duration(obj: Obj) -> str:
+    """printJob's Duration: completionTime - startTime, the time since startTime while running, "" unstarted."""
+    start = _timestamp(get(obj, "status", "startTime"))
+    if start is None:
+        return ""
+    end = _timestamp(get(obj, "status", "completionTime")) or datetime.now(UTC)
+    return human_duration((end - start).total_seconds())
+
+
+def _timestamp(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        stamp = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+
 def _job(obj: Obj) -> list[Any]:
-    conditions = get(obj, "status", "conditions", default=[])
-    status = "Running"
-    for c in conditions:
-        if c.get("status") == "True" and c.get("type") in ("Complete", "Failed", "Suspended"):
-            status = c["type"]
+    """printJob (pkg/printers/internalversion): Status (Complete, Failed, Terminating, Suspended, FailureTarget,
+    Running, in that precedence), Completions (``n/c``; no completions: ``n/1``, ``n/1 of p`` for parallelism
+    above 1), Duration, then the wide Containers, Images and Selector."""
+    if _job_condition(obj, "Complete"):
+        status = "Complete"
+    elif _job_condition(obj, "Failed"):
+        status = "Failed"
+    elif get(obj, "metadata", "deletionTimestamp"):
+        status = "Terminating"
+    elif _job_condition(obj, "Suspended"):
+        status = "Suspended"
+    elif _job_condition(obj, "FailureTarget"):
+        status = "FailureTarget"
+    else:
+        status = "Running"
     completions = get(obj, "spec", "completions")
     succeeded = get(obj, "status", "succeeded", default=0)
+    parallelism = get(obj, "spec", "parallelism", default=0)
+    if completions is not None:
+        done = f"{succeeded}/{completions}"
+    elif isinstance(parallelism, int) and parallelism > 1:
+        done = f"{succeeded}/1 of {parallelism}"
+    else:
+        done = f"{succeeded}/1"
     names, images = _containers(obj)
-    return [status, f"{succeeded}/{completions if completions is not None else 1}", "", names, images,
-            _selector(obj)]
+    return [status, done, _job_duration(obj), names, images, _selector(obj)]
 
 
 def _count(key: str) -> Callable[[Obj], list[Any]]:

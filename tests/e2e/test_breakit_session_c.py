@@ -62,3 +62,58 @@ def test_external_name_back_to_cluster_ip_gets_a_cluster_ip(kubectl: Kubectl, na
     assert spec["clusterIP"] not in ("", "None") and spec["clusterIPs"] == [spec["clusterIP"]]
     owner = wait_for(lambda: _get(kubectl, "ipaddress", spec["clusterIP"]))
     assert owner["spec"]["parentRef"]["name"] == "flip"
+
+
+
+def _job_row(kubectl: Kubectl, namespace: str, name: str, *wide: str) -> list[str]:
+    table = kubectl.run("-n", namespace, "get", "job", name, *wide).stdout.splitlines()
+    assert table[0].split()[:5] == ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"]
+    return table[1].split()
+
+
+def _job(namespace: str, name: str, **spec: object) -> str:
+    return json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": namespace},
+                       "spec": {**spec, "template": {"spec": {"restartPolicy": "Never", "containers": [
+                           {"name": "w", "image": "busybox"}]}}}})
+
+
+def test_job_columns_follow_a_controllers_status_updates(kubectl: Kubectl, namespace: str,
+                                                         api: client.ApiClient) -> None:
+    # kube's printJob: Status Complete > Failed > Terminating > Suspended > FailureTarget > Running; Completions
+    # "n/1 of p" for a work queue (parallelism, no completions); Duration from startTime to completionTime or now
+    # (was: Running whatever FailureTarget or a deletion said, "0/1", and never a Duration)
+    batch = client.BatchV1Api(api)
+    start = "2026-01-01T00:00:00Z"
+    kubectl.run("create", "-f", "-", input=_job(namespace, "queue", parallelism=3))
+    assert _job_row(kubectl, namespace, "queue")[1:5] == ["Running", "0/1", "of", "3"]
+    batch.patch_namespaced_job_status("queue", namespace, {"status": {"startTime": start, "active": 3, "ready": 0}})
+    assert _job_row(kubectl, namespace, "queue")[5].endswith("d")  # running for days: the time since startTime
+    failure_target = {"type": "FailureTarget", "status": "True", "reason": "BackoffLimitExceeded",
+                      "message": "Job has reached the specified backoff limit",
+                      "lastProbeTime": start, "lastTransitionTime": start}
+    batch.patch_namespaced_job_status("queue", namespace, {"status": {
+        "active": 0, "failed": 1, "terminating": 0, "conditions": [failure_target]}})
+    assert _job_row(kubectl, namespace, "queue")[1] == "FailureTarget"
+    batch.patch_namespaced_job_status("queue", namespace, {"status": {
+        "conditions": [failure_target, dict(failure_target, type="Failed")]}})
+    assert _job_row(kubectl, namespace, "queue")[1] == "Failed"
+
+    kubectl.run("create", "-f", "-", input=_job(namespace, "done"))
+    batch.patch_namespaced_job_status("done", namespace, {"status": {"startTime": start, "active": 1}})
+    met = {"type": "SuccessCriteriaMet", "status": "True", "reason": "CompletionsReached",
+           "message": "Reached expected number of succeeded pods", "lastProbeTime": start,
+           "lastTransitionTime": start}
+    batch.patch_namespaced_job_status("done", namespace, {"status": {"active": 0, "succeeded": 1,
+                                                                     "conditions": [met]}})
+    assert _job_row(kubectl, namespace, "done")[1] == "Running"  # kube's printer has no SuccessCriteriaMet status
+    batch.patch_namespaced_job_status("done", namespace, {"status": {
+        "completionTime": "2026-01-01T00:02:05Z", "conditions": [met, dict(met, type="Complete")]}})
+    assert _job_row(kubectl, namespace, "done")[1:4] == ["Complete", "1/1", "2m5s"]
+
+    kubectl.run("create", "-f", "-", input=_job(namespace, "going", completions=2, parallelism=2))
+    kubectl.run("-n", namespace, "patch", "job", "going", "-p", '{"metadata":{"finalizers":["example.com/hold"]}}')
+    kubectl.run("-n", namespace, "delete", "job", "going", "--wait=false")
+    going = _job_row(kubectl, namespace, "going")
+    assert going[1:3] == ["Terminating", "0/2"] and len(going) == 4  # never started: an empty Duration
+    kubectl.run("-n", namespace, "patch", "job", "going", "--type=json",
+                "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
