@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kapi import errors, schema
+from kapi.kinds import strategy_for
 
 
 def test_unknown_fields_come_in_document_order() -> None:
@@ -25,3 +28,18 @@ def test_unknown_fields_come_in_document_order() -> None:
         schema.apply_field_validation(found, "Strict", kind="Pod", version="v1")
     assert strict.value.message == ('Pod in version "v1" cannot be handled as a Pod: strict decoding error: '
                                     'unknown field "spec.containers[0].foo", unknown field "spec.bogus"')
+
+
+@pytest.mark.parametrize(("kind", "field"), [("ValidatingAdmissionPolicy", "matchConstraints"),
+                                             ("ValidatingAdmissionPolicyBinding", "matchResources")])
+def test_exclude_resource_rules_get_the_default_scope(kind: str, field: str) -> None:
+    # SetObjectDefaults_ValidatingAdmissionPolicy/_Binding run SetDefaults_Rule on excludeResourceRules too
+    # (was: only resourceRules got scope "*")
+    rule = {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["*"], "resources": ["deployments"]}
+    obj: dict[str, Any] = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": {"name": "p"},
+           "spec": {field: {"resourceRules": [dict(rule)], "excludeResourceRules": [dict(rule, resourceNames=["x"])],
+                            "namespaceSelector": {}}}}
+    strategy_for("admissionregistration.k8s.io", kind).default(obj)
+    match = obj["spec"][field]
+    assert [r["scope"] for r in match["resourceRules"] + match["excludeResourceRules"]] == ["*", "*"]
+    assert match["matchPolicy"] == "Equivalent" and match["objectSelector"] == {}

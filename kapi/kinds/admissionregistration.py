@@ -352,13 +352,21 @@ class ValidatingAdmissionPolicyStrategy(Strategy):
             constraints.setdefault("matchPolicy", "Equivalent")
             constraints.setdefault("namespaceSelector", {})
             constraints.setdefault("objectSelector", {})
-            for rule in constraints.get("resourceRules") or ():
-                if isinstance(rule, dict):
-                    rule.setdefault("scope", "*")
+            _default_rule_scopes(constraints)
 
     def validate(self, obj: Obj) -> list[Cause]:
         """:func:`validate_policy`."""
         return validate_policy(obj)
+
+
+def _default_rule_scopes(match: Obj) -> None:
+    """SetDefaults_Rule (scope ``*``) on every rule of a MatchResources, ``resourceRules`` and
+    ``excludeResourceRules`` alike (zz_generated.defaults.go SetObjectDefaults_ValidatingAdmissionPolicy and
+    _ValidatingAdmissionPolicyBinding)."""
+    for key in ("resourceRules", "excludeResourceRules"):
+        for rule in match.get(key) or ():
+            if isinstance(rule, dict):
+                rule.setdefault("scope", "*")
 
 
 VALIDATION_REASONS = ("Forbidden", "Invalid", "RequestEntityTooLarge")  # sets.List: sorted
@@ -576,9 +584,7 @@ class ValidatingAdmissionPolicyBindingStrategy(Strategy):
             match.setdefault("matchPolicy", "Equivalent")
             match.setdefault("namespaceSelector", {})
             match.setdefault("objectSelector", {})
-            for rule in match.get("resourceRules") or ():
-                if isinstance(rule, dict):
-                    rule.setdefault("scope", "*")
+            _default_rule_scopes(match)
 
     def validate(self, obj: Obj) -> list[Cause]:
         """:func:`validate_binding`."""
