@@ -227,6 +227,8 @@ def test_durations_round_trip_through_go_text() -> None:
 def test_status_has_a_message_in_every_version_but_custom_kinds_do_not() -> None:
     assert k8sproto.encodable("apps/v1", "Status") and k8sproto.encodable("v1", "Status")
     assert k8sproto.encodable("v1", "PodList")
+    assert k8sproto.encodable("meta.k8s.io/v1", "PartialObjectMetadataList")
+    assert not k8sproto.encodable("meta.k8s.io/v1beta1", "PartialObjectMetadataList")
     assert not k8sproto.encodable("example.com/v1", "Widget")
     assert not k8sproto.encodable("meta.k8s.io/v1", "Table")
     with pytest.raises(k8sproto.EncodeError, match='no kind "Widget"'):

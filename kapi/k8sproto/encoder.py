@@ -60,6 +60,7 @@ from kapi.k8sproto.wire import I32, I64, LEN, VARINT
 
 MAGIC = b"k8s\x00"
 STATUS = f"{META}.Status"
+PARTIAL_KINDS = ("PartialObjectMetadata", "PartialObjectMetadataList")
 
 _F64 = struct.Struct("<d")
 _F32 = struct.Struct("<f")
@@ -256,13 +257,16 @@ class Encoder:
         return plan
 
     def message_for(self, api_version: str, kind: str) -> Message | None:
-        """The message of a kind: the schema's kinds, and meta/v1 ``Status`` under every version (kube's
-        ``metav1.AddToGroupVersion`` registers it in each); None when there is none (custom resources, Table,
-        kinds the table leaves out such as autoscaling/v1 Scale)."""
+        """The message of a kind: the schema's kinds, meta/v1 ``Status`` under every version (kube's
+        ``metav1.AddToGroupVersion`` registers it in each) and ``meta.k8s.io/v1`` PartialObjectMetadata(List);
+        None when there is none (custom resources, Table, kinds the table leaves out such as autoscaling/v1
+        Scale)."""
         group, _, version = api_version.rpartition("/")
         msg = self.schema.lookup(group, version, kind)
         if msg is None and kind == "Status" and version:
             msg = self.schema.messages.get(STATUS)
+        if msg is None and api_version == "meta.k8s.io/v1" and kind in PARTIAL_KINDS:
+            msg = self.schema.messages.get(f"{META}.{kind}")
         return msg
 
     def message(self, msg: Message, value: Any) -> bytes:

@@ -33,9 +33,6 @@ PROTOBUF = k8sproto.MEDIA_TYPE
 # (kube's legacy codecs list JSON, YAML, protobuf; a custom resource's serializer JSON and YAML).
 PRODUCES = (JSON, YAML)
 PRODUCES_PROTOBUF = (JSON, YAML, PROTOBUF)
-# request key routes.py sets for a resource without protobuf (custom resources): its errors are JSON whatever the
-# Accept, as the CRD handler's serializers have no protobuf
-JSON_ERRORS = "kapi.json_errors"
 
 
 @dataclass(frozen=True)
@@ -81,7 +78,8 @@ def negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) -> 
     ``protobuf``: the resource's kind has a protobuf message (a built-in kind;
     routes.py decides), so ``application/vnd.kubernetes.protobuf`` is
     servable (without ``as=``; a ``stream=watch`` parameter is allowed, as
-    client-go's watch Accept has it). Raises 406 NotAcceptable if no entry is
+    client-go's watch Accept has it). ``as=PartialObjectMetadata(List);g=meta.k8s.io;v=v1``
+    in protobuf is servable for every resource (the metadata client's Accept). Raises 406 NotAcceptable if no entry is
     servable, naming the media types kapi can produce for it
     (:data:`PRODUCES` / :data:`PRODUCES_PROTOBUF`; kube's errNotAcceptable
     words). An empty Accept or ``*/*`` gives JSON.
@@ -102,8 +100,12 @@ def negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) -> 
             return Output(JSON)
         if media.mime in (YAML, "application/x-yaml", "text/yaml") and not as_:
             return Output(YAML)
-        if media.mime == PROTOBUF and protobuf and not as_:
-            return Output(PROTOBUF)
+        if media.mime == PROTOBUF:
+            if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList") and media.param("g") == "meta.k8s.io" \
+                    and media.param("v") == "v1":  # every resource, custom ones too (kube PR #77817)
+                return Output(PROTOBUF, partial_metadata=True)
+            if protobuf and not as_:
+                return Output(PROTOBUF)
     raise errors.not_acceptable("only the following media types are accepted: "
                                 + ", ".join(PRODUCES_PROTOBUF if protobuf else PRODUCES))
 

@@ -168,10 +168,8 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
     recorder = request[CONTEXT].warnings if CONTEXT in request else []
     if custom is not None:
         custom.check(resource, info.verb, request.headers.get("Content-Type", "").split(";")[0].strip(), recorder)
-    # Protobuf for the built-in kinds with a message (kube's legacy codecs); custom resources' errors stay JSON.
+    # Protobuf objects for the built-in kinds with a message (kube's legacy codecs), not custom resources.
     protobuf = REGISTRY.is_static(resource) and k8sproto.encodable(resource.group_version, resource.kind)
-    if not protobuf:
-        request[negotiation.JSON_ERRORS] = True
     output = negotiation.negotiate(request.headers.get("Accept", ""), protobuf=protobuf)
     backends = conversion.backends_for(backends, resource)  # CRD versions: convert reads and writes (conversion.py)
     scope = RequestScope(request=request, info=info, attrs=attrs, resource=resource, query=request.query,

@@ -209,22 +209,62 @@ CRD = {
 }
 
 
-def test_custom_resources_have_no_protobuf(kubectl: Kubectl, stack: Stack, namespace: str) -> None:
+METADATA_LIST = ("application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+                 "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
+
+
+def test_custom_resources_have_no_protobuf_but_their_metadata_and_errors_do(kubectl: Kubectl, stack: Stack,
+                                                                            namespace: str) -> None:
     kubectl.run("apply", "-f", "-", input=yaml.safe_dump(CRD))
     try:
         kubectl.run("wait", "--for=condition=Established", "crd/gizmos.pb.example.com", "--timeout=30s")
         path = f"/apis/pb.example.com/v1/namespaces/{namespace}/gizmos"
         wait_for(lambda: send(stack, "GET", path, "application/json")[0] == 200)
+        gizmo = {"apiVersion": "pb.example.com/v1", "kind": "Gizmo", "metadata": {"name": "g1", "labels": {"a": "b"}},
+                 "spec": {"size": 3}}
+        status, _headers, body = send(stack, "POST", path, "application/json", json.dumps(gizmo).encode())
+        assert status == 201, body
+        # protobuf-only: 406, its Status in protobuf (kube's ErrorNegotiated; PR #77817), naming JSON and YAML
         status, headers, body = send(stack, "GET", path, PROTOBUF)
+        assert (status, headers["content-type"]) == (406, PROTOBUF)
+        refused = k8sproto.decode(body)
+        assert (refused["reason"], refused["message"]) == (
+            "NotAcceptable", "only the following media types are accepted: application/json, application/yaml")
+        # protobuf then JSON: the object in JSON
+        status, headers, body = send(stack, "GET", f"{path}/g1", f"{PROTOBUF}, application/json")
+        assert (status, headers["content-type"]) == (200, "application/json")
+        assert json.loads(body)["spec"] == {"size": 3}
+        # the metadata client's Accept: PartialObjectMetadataList in protobuf, custom resources included
+        status, headers, body = send(stack, "GET", path, METADATA_LIST)
+        assert (status, headers["content-type"]) == (200, PROTOBUF)
+        listed = k8sproto.decode(body)
+        assert (listed["kind"], listed["apiVersion"]) == ("PartialObjectMetadataList", "meta.k8s.io/v1")
+        assert [(i["metadata"]["name"], i["metadata"]["labels"]) for i in listed["items"]] == [("g1", {"a": "b"})]
+        # a built-in kind's 406 offers protobuf too, and is JSON when protobuf was not asked for
+        status, headers, body = send(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps", "text/html")
         assert (status, headers["content-type"]) == (406, "application/json")
-        assert json.loads(body)["message"] == (
-            "only the following media types are accepted: application/json, application/yaml")
-        status, headers, body = send(stack, "GET", f"{path}/none", f"{PROTOBUF}, application/json")
-        assert (status, headers["content-type"], json.loads(body)["reason"]) == (404, "application/json", "NotFound")
-        # a built-in kind's 406 offers protobuf too
-        status, _headers, body = send(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps", "text/html")
-        assert status == 406
         assert json.loads(body)["message"] == ("only the following media types are accepted: application/json, "
                                                "application/yaml, application/vnd.kubernetes.protobuf")
     finally:
         kubectl.run("delete", "crd", "gizmos.pb.example.com", "--wait=false", check=False)
+
+
+def test_partial_object_metadata_in_protobuf_for_get_list_and_watch(kubectl: Kubectl, stack: Stack,
+                                                                   namespace: str) -> None:
+    base = f"/api/v1/namespaces/{namespace}/configmaps"
+    rv = get_json(stack, base)["metadata"]["resourceVersion"]
+    kubectl.run("-n", namespace, "create", "configmap", "meta", "--from-literal=a=1")
+    expected = get_json(stack, f"{base}/meta")["metadata"]
+    status, headers, body = send(stack, "GET", f"{base}/meta", METADATA_LIST.replace("List;", ";"))
+    assert (status, headers["content-type"]) == (200, PROTOBUF)
+    assert k8sproto.decode(body) == {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                                     "metadata": expected}
+    status, _headers, body = send(stack, "GET", base, METADATA_LIST)
+    assert status == 200
+    assert [i["metadata"] for i in k8sproto.decode(body)["items"] if i["metadata"]["name"] == "meta"] == [expected]
+    status, headers, body = send(stack, "GET", f"{base}?watch=1&resourceVersion={rv}&timeoutSeconds=1",
+                                 METADATA_LIST.replace("List;", ";"))
+    assert (status, headers["content-type"]) == (200, f"{PROTOBUF};stream=watch")
+    events = _frames(body)
+    assert [(e["type"], e["object"]["kind"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("ADDED", "PartialObjectMetadata", "meta")]

@@ -204,3 +204,18 @@ def test_protobuf_encode_falls_back_to_json_for_kinds_without_a_message():
     assert ctype == negotiation.PROTOBUF and body.startswith(b"k8s\x00")
     body, ctype = negotiation.encode({"kind": "Scale", "apiVersion": "autoscaling/v1", "spec": {"replicas": 1}}, out)
     assert ctype == negotiation.JSON and body == b'{"kind":"Scale","apiVersion":"autoscaling/v1","spec":{"replicas":1}}'
+
+
+def test_protobuf_partial_object_metadata_for_every_resource():
+    accept = ("application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+              "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
+    for protobuf in (True, False):
+        out = negotiation.negotiate(accept, protobuf=protobuf)
+        assert (out.mime, out.partial_metadata) == (negotiation.PROTOBUF, True)
+    assert not negotiation.prefers_protobuf(accept)  # an error is negotiated without as=: JSON
+    body, ctype = negotiation.encode({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                                      "metadata": {"resourceVersion": "5"}, "items": [{"metadata": {"name": "a"}}]},
+                                     negotiation.Output(negotiation.PROTOBUF, partial_metadata=True))
+    assert ctype == negotiation.PROTOBUF
+    from kapi import k8sproto
+    assert k8sproto.decode(body)["items"] == [{"metadata": {"name": "a"}}]

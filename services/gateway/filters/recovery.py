@@ -27,10 +27,9 @@ log = logging.getLogger("services.gateway.chain")
 
 def status_response(err: errors.StatusError, audit_id: str = "", request: web.Request | None = None) -> web.Response:
     """Render a StatusError as its Status JSON (newline-terminated, as kube's encoder) with the matching HTTP code
-    and Retry-After; as a protobuf Status when ``request``'s Accept prefers protobuf (kube's ErrorNegotiated),
-    unless routes.py marked the request JSON-only (a custom resource) or the error is the 406 itself."""
-    if (request is not None and err.code != 406 and negotiation.JSON_ERRORS not in request
-            and negotiation.prefers_protobuf(request.headers.get("Accept", ""))):
+    and Retry-After; as a protobuf Status when ``request``'s Accept prefers protobuf (kube's ErrorNegotiated: every
+    serializer set, a custom resource's too, can write a Status in protobuf; so can a 406 for protobuf-only)."""
+    if request is not None and negotiation.prefers_protobuf(request.headers.get("Accept", "")):
         body, content_type = negotiation.encode(err.status(), negotiation.Output(negotiation.PROTOBUF))
     else:
         body, content_type = jsonutil.dumps(err.status()) + b"\n", negotiation.JSON

@@ -96,6 +96,8 @@ class _Encoder:
             obj["kind"] = self.resource.kind
             obj["apiVersion"] = self.resource.group_version
             obj.setdefault("metadata", {})["resourceVersion"] = str(event.resource_version)
+        if self.scope.output.partial_metadata:
+            obj = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.get("metadata")}
         try:
             return k8sproto.watch_event(event.type, k8sproto.encode(obj))
         except k8sproto.EncodeError as exc:  # a stored object the schema cannot encode: its ERROR event, not a hang
