@@ -8,6 +8,8 @@ import pytest
 
 from kapi import errors, schema
 from kapi.kinds import strategy_for
+from services.admission.policy import ValidatingAdmissionPolicy
+from tests.admission.fakes import FakeInformers, FakeNamespaces, request
 
 
 def test_unknown_fields_come_in_document_order() -> None:
@@ -43,3 +45,43 @@ def test_exclude_resource_rules_get_the_default_scope(kind: str, field: str) -> 
     match = obj["spec"][field]
     assert [r["scope"] for r in match["resourceRules"] + match["excludeResourceRules"]] == ["*", "*"]
     assert match["matchPolicy"] == "Equivalent" and match["objectSelector"] == {}
+
+
+def _policy_plugin(binding_spec: dict[str, Any], expression: str) -> ValidatingAdmissionPolicy:
+    inf = FakeInformers()
+    group = "admissionregistration.k8s.io"
+    plugin = ValidatingAdmissionPolicy(inf, FakeNamespaces({"demo": {}}))  # type: ignore[arg-type]
+    inf.put(group, "validatingadmissionpolicies", {"metadata": {"name": "p"}, "spec": {
+        "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+        "matchConstraints": {"resourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["CREATE"],
+                                                "resources": ["deployments", "namespaces"]}]},
+        "validations": [{"expression": expression}]}})
+    inf.put(group, "validatingadmissionpolicybindings", {"metadata": {"name": "b"}, "spec": {
+        "policyName": "p", "validationActions": ["Deny"], **binding_spec}})
+    inf.put("", "configmaps", {"metadata": {"name": "kube-root-ca.crt", "namespace": "demo"}, "data": {"ca.crt": "x"}})
+    return plugin
+
+
+async def test_policy_binding_without_param_ref_evaluates_with_null_params() -> None:
+    # generic.CollectParams: paramKind set, binding paramRef nil -> one evaluation with params null
+    # (was: every ConfigMap of the namespace became a param, kube-root-ca.crt included)
+    plugin = _policy_plugin({}, "params == null")
+    await plugin.validate(request("CREATE", "deployments", {"metadata": {"name": "d", "namespace": "demo"}},
+                                  namespace="demo", group="apps"))
+
+
+async def test_policy_errors_read_as_cel_go_and_cluster_scoped_requests_need_a_param_namespace() -> None:
+    plugin = _policy_plugin({"paramRef": {"selector": {}, "parameterNotFoundAction": "Deny"}},
+                               "int(params.data.max) > 0")
+    deploy = request("CREATE", "deployments", {"metadata": {"name": "d", "namespace": "demo"}}, namespace="demo",
+                     group="apps")
+    with pytest.raises(errors.StatusError) as missing:
+        await plugin.validate(deploy)
+    assert missing.value.message.endswith(  # cel-go's words for a missing key (was: 'max')
+        "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: expression 'int(params.data.max) > 0' "
+        "resulted in error: no such key: max")
+    with pytest.raises(errors.StatusError) as cluster:  # a Namespace is cluster-scoped: no namespace to look in
+        await plugin.validate(request("CREATE", "namespaces", {"metadata": {"name": "n"}}))
+    assert cluster.value.message == (
+        'namespaces "n" is forbidden: ValidatingAdmissionPolicy \'p\' with binding \'b\' denied request: failed to '
+        "configure binding: cannot use namespaced paramRef in policy binding that matches cluster-scoped resources")

@@ -8,7 +8,9 @@ policy's matchConstraints) select the request:
   request's for namespaced kinds); none found -> with
   ``parameterNotFoundAction: Deny`` (default) the request is refused
   ``failed to configure binding: no params found for policy binding with
-  `Deny` parameterNotFoundAction``, with Allow the binding is skipped.
+  `Deny` parameterNotFoundAction``, with Allow the binding is skipped; a
+  binding without ``paramRef`` evaluates the policy once with ``params``
+  null (kube's CollectParams).
 - ``matchConditions`` false -> skipped; each ``validations[]`` expression
   is CEL over ``object``, ``oldObject``, ``request``, ``params``,
   ``namespaceObject`` and ``variables``.
@@ -50,6 +52,14 @@ def _denied(request: AdmissionRequest, message: str, reason: str) -> errors.Stat
     err.reason = reason
     err.details.setdefault("causes", []).append({"message": message})
     return err
+
+
+def _cel_error(exc: Exception) -> str:
+    """An evaluation error as cel-go words it: a missing map key or field is ``no such key: <key>`` (Python's
+    KeyError text would be the quoted key alone)."""
+    if isinstance(exc, KeyError) and exc.args:
+        return f"no such key: {exc.args[0]}"
+    return str(exc)
 
 
 def _name(obj: dict[str, Any]) -> str:
@@ -120,11 +130,15 @@ class ValidatingAdmissionPolicy:
 
     async def _params(self, policy: dict[str, Any], binding: dict[str, Any], request: AdmissionRequest
                       ) -> list[Any] | None:
-        """The param objects to evaluate with ([None] when the policy has no paramKind); None = skip binding."""
+        """The param objects to evaluate with; None = skip binding (kube's generic.CollectParams).
+
+        [None] (``params`` is null) when the policy has no paramKind, or when it has one and the binding no
+        ``paramRef``; a namespaced paramKind without ``paramRef.namespace`` for a cluster-scoped request fails
+        the binding (:class:`_Failed`, then failurePolicy) instead of searching every namespace."""
         kind = (policy.get("spec") or {}).get("paramKind")
-        if not kind:
+        ref = (binding.get("spec") or {}).get("paramRef")
+        if not kind or not isinstance(ref, dict):
             return [None]
-        ref = (binding.get("spec") or {}).get("paramRef") or {}
         api_version = str(kind.get("apiVersion", "v1"))
         group, _, version = api_version.rpartition("/")
         row = REGISTRY.by_kind(group, version, str(kind.get("kind", "")))
@@ -134,6 +148,9 @@ class ValidatingAdmissionPolicy:
             cache = self.informers.cache(row.group, row.resource)
             await cache.wait_synced(min(request.timeout, 5.0))
             ns = ref.get("namespace") or (request.namespace if row.namespaced else "")
+            if row.namespaced and not ns:
+                raise _Failed("failed to configure binding: cannot use namespaced paramRef in policy binding that "
+                              "matches cluster-scoped resources")
             if ref.get("name"):
                 obj = cache.get(ns if row.namespaced else "", ref["name"])
                 found = [obj] if obj is not None else []
@@ -182,7 +199,7 @@ class ValidatingAdmissionPolicy:
                 except Exception as exc:
                     if not fail:
                         continue
-                    ok, message = False, f"expression '{expression}' resulted in error: {exc}"
+                    ok, message = False, f"expression '{expression}' resulted in error: {_cel_error(exc)}"
                     reason = "Invalid"
                 else:
                     if ok:
