@@ -9,6 +9,7 @@ import pytest
 from kapi import errors, schema
 from kapi.kinds import strategy_for
 from services.admission.policy import ValidatingAdmissionPolicy
+from services.gateway.warning import recorded_warnings
 from tests.admission.fakes import FakeInformers, FakeNamespaces, request
 
 
@@ -85,3 +86,16 @@ async def test_policy_errors_read_as_cel_go_and_cluster_scoped_requests_need_a_p
     assert cluster.value.message == (
         'namespaces "n" is forbidden: ValidatingAdmissionPolicy \'p\' with binding \'b\' denied request: failed to '
         "configure binding: cannot use namespaced paramRef in policy binding that matches cluster-scoped resources")
+
+
+def test_warning_recorder_truncates_as_kubes() -> None:
+    # recorder.AddWarning: the text that would pass 4096 runes turns truncation on and is still written (all
+    # recorded so far replayed cut to 256 runes); later texts go in until 4096 runes are written
+    # (was: the one crossing the limit was dropped, 16 of these instead of kube's 17)
+    texts = [f"{i:03d}" + "w" * 247 for i in range(20)]  # 250 runes each
+    written = recorded_warnings(texts)
+    assert written == texts[:17]
+    long = ["x" * 300 + str(i) for i in range(20)]  # the 14th passes the limit: 14 replayed at 256, 2 more
+    assert recorded_warnings(long) == [t[:256] for t in long[:16]]
+    assert recorded_warnings(["a", "", "b", "a"]) == ["a", "b"]  # empty and repeated texts once
+    assert recorded_warnings(["é" * 4000, "ü" * 96]) == ["é" * 4000, "ü" * 96]  # runes, not bytes: fits exactly

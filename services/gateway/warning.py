@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from aiohttp import web
 
 # kube's warning recorder (k8s.io/apiserver pkg/endpoints/filters/warning.go): once the warnings of one response
-# pass 4096 runes in all, each is cut to 256 runes, and those that still do not fit are dropped.
+# would pass 4096 runes in all, each is cut to 256 runes, and no more are added once 4096 are written.
 WARNINGS_TOTAL_RUNES = 4 * 1024
 WARNING_ITEM_RUNES = 256
 
@@ -56,18 +56,41 @@ def quoted_header_text(text: str) -> str:
 def add_warnings(response: web.StreamResponse, warnings: Iterable[str]) -> None:
     """Add ``Warning: 299 - "<text>"`` headers (RFC 7234 warn-code 299, as kube-apiserver sends).
 
-    Each text is escaped by :func:`quoted_header_text`; duplicates are sent
-    once; past :data:`WARNINGS_TOTAL_RUNES` in all, each is truncated to
-    :data:`WARNING_ITEM_RUNES` and the ones that no longer fit are dropped
-    (kube's recorder), so no body can make the headers outgrow what Envoy
+    Each text is escaped by :func:`quoted_header_text`. :func:`recorded_warnings` picks the texts as kube's
+    recorder does (duplicates once, the size limits), so no body can make the headers outgrow what Envoy
     relays (60 KiB).
     """
-    unique = list(dict.fromkeys(t for t in warnings if t))
-    if sum(len(t) for t in unique) > WARNINGS_TOTAL_RUNES:
-        unique = [t[:WARNING_ITEM_RUNES] for t in unique]
-    total = 0
-    for text in unique:
-        total += len(text)
-        if total > WARNINGS_TOTAL_RUNES:
-            break
+    for text in recorded_warnings(warnings):
         response.headers.add("Warning", f'299 - "{quoted_header_text(text)}"')
+
+
+def recorded_warnings(warnings: Iterable[str]) -> list[str]:
+    """The warning texts kube's recorder writes for ``warnings`` added in this order
+    (k8s.io/apiserver ``pkg/endpoints/filters/warning.go`` recorder.AddWarning).
+
+    Empty texts and repeats are skipped. Texts are written whole while the runes written stay within
+    :data:`WARNINGS_TOTAL_RUNES`; the first that would pass it turns truncation on: everything recorded so far,
+    that one included, is written again cut to :data:`WARNING_ITEM_RUNES` each, and later texts (cut too) are
+    added until the runes written reach the limit (the one that crosses it is still written).
+    """
+    recorded: set[str] = set()
+    ordered: list[str] = []
+    written: list[str] = []
+    total, truncating = 0, False
+    for text in warnings:
+        if truncating and total >= WARNINGS_TOTAL_RUNES:
+            break
+        if not text or text in recorded:
+            continue
+        recorded.add(text)
+        ordered.append(text)
+        if truncating:
+            text = text[:WARNING_ITEM_RUNES]
+        if truncating or total + len(text) <= WARNINGS_TOTAL_RUNES:
+            total += len(text)
+            written.append(text)
+            continue
+        truncating = True
+        written = [item[:WARNING_ITEM_RUNES] for item in ordered]
+        total = sum(len(item) for item in written)
+    return written
