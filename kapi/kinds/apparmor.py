@@ -26,6 +26,7 @@ ANNOTATION_LOCALHOST_PREFIX = "localhost/"
 CONTAINER_SECTIONS = ("initContainers", "containers", "ephemeralContainers")  # podshelper.VisitContainersWithPath
 MATCH_TYPE = "apparmor type in annotation and field must match"
 MATCH_PROFILE = "apparmor profile in annotation and field must match"
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"  # core.MirrorPodAnnotationKey
 
 
 def validate_apparmor_profile(profile: Any, path: str) -> list[Cause]:
@@ -131,4 +132,29 @@ def validate_apparmor_fields_match(pod: Any) -> list[Cause]:
                 out.append(forbidden(f"{apath}.type", MATCH_TYPE))
             elif kind == "Localhost" and value[len(ANNOTATION_LOCALHOST_PREFIX):] != profile.get("localhostProfile"):
                 out.append(forbidden(f"{apath}.localhostProfile", MATCH_PROFILE))
+    return out
+
+
+def validate_pod_annotation_updates(new: Any, old: Any, path: str = "metadata.annotations") -> list[Cause]:
+    """ValidatePodSpecificAnnotationUpdates' update rules (a Pod update or ``/status`` write; ``new``/``old`` the
+    two Pods): an AppArmor annotation or the mirror pod annotation ``kubernetes.io/config.mirror`` may not change
+    (``Forbidden: may not remove or update AppArmor annotations`` / ``... mirror pod annotation``, the old keys
+    first) nor be added (``Forbidden: may not add AppArmor annotations`` / ``... mirror pod annotation``)."""
+    new_annotations = _dict(_dict(_dict(new).get("metadata")).get("annotations"))
+    old_annotations = _dict(_dict(_dict(old).get("metadata")).get("annotations"))
+    out: list[Cause] = []
+    for key, value in old_annotations.items():
+        if key in new_annotations and new_annotations[key] == value:
+            continue
+        if isinstance(key, str) and key.startswith(APPARMOR_CONTAINER_PREFIX):
+            out.append(forbidden(f"{path}[{key}]", "may not remove or update AppArmor annotations"))
+        if key == MIRROR_POD_ANNOTATION:
+            out.append(forbidden(f"{path}[{key}]", "may not remove or update mirror pod annotation"))
+    for key in new_annotations:
+        if key in old_annotations:
+            continue
+        if isinstance(key, str) and key.startswith(APPARMOR_CONTAINER_PREFIX):
+            out.append(forbidden(f"{path}[{key}]", "may not add AppArmor annotations"))
+        if key == MIRROR_POD_ANNOTATION:
+            out.append(forbidden(f"{path}[{key}]", "may not add mirror pod annotation"))
     return out

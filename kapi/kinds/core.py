@@ -29,6 +29,7 @@ from kapi.kinds.apparmor import (
     validate_apparmor_annotations,
     validate_apparmor_fields_match,
     validate_apparmor_profile,
+    validate_pod_annotation_updates,
 )
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import (
@@ -920,21 +921,32 @@ class PodStrategy(Strategy):
         return [*validate_apparmor_annotations(annotations, spec, "metadata.annotations"),
                 *validate_pod_spec(spec, "spec"), *validate_apparmor_fields_match(obj)]
 
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """validatePodMetadataAndSpec of ValidatePodUpdate: :meth:`validate` without the create-only
+        validateAppArmorAnnotationsAndFieldsMatchOnCreate."""
+        spec = new.get("spec")
+        annotations = _dict(new.get("metadata")).get("annotations")
+        return [*validate_apparmor_annotations(annotations, spec, "metadata.annotations"),
+                *validate_pod_spec(spec, "spec")]
+
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
-        """ValidatePodUpdate (main resource): only images, activeDeadlineSeconds, tolerations (additions),
+        """ValidatePodUpdate (main resource): ValidatePodSpecificAnnotationUpdates
+        (:func:`kapi.kinds.apparmor.validate_pod_annotation_updates`, also for ``/status`` as
+        ValidatePodStatusUpdate), then only images, activeDeadlineSeconds, tolerations (additions),
         terminationGracePeriodSeconds and schedulingGates may change; else ``spec: Forbidden: pod updates may
         not change fields other than ...``."""
+        annotation_causes = validate_pod_annotation_updates(new, old) if subresource in ("", "status") else []
         if subresource:
-            return []
+            return annotation_causes
         new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
         if _pod_spec_sans_mutable(new_spec) != _pod_spec_sans_mutable(old_spec):
-            return [forbidden("spec", POD_UPDATE_FORBIDDEN)]
+            return [*annotation_causes, forbidden("spec", POD_UPDATE_FORBIDDEN)]
         old_tol = old_spec.get("tolerations") or []
         new_tol = new_spec.get("tolerations") or []
         if isinstance(old_tol, list) and isinstance(new_tol, list) and any(t not in new_tol for t in old_tol):
-            return [forbidden("spec.tolerations", "existing toleration can not be modified except its "
-                              "tolerationSeconds")]
-        return []
+            return [*annotation_causes, forbidden("spec.tolerations", "existing toleration can not be modified "
+                                                  "except its tolerationSeconds")]
+        return annotation_causes
 
 
 @register

@@ -117,3 +117,31 @@ def test_job_columns_follow_a_controllers_status_updates(kubectl: Kubectl, names
     assert going[1:3] == ["Terminating", "0/2"] and len(going) == 4  # never started: an empty Duration
     kubectl.run("-n", namespace, "patch", "job", "going", "--type=json",
                 "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
+
+
+def test_pod_apparmor_annotations_may_not_change_after_create(kubectl: Kubectl, namespace: str) -> None:
+    # ValidatePodSpecificAnnotationUpdates: AppArmor annotations may not be added, updated or removed; the
+    # create-only field/annotation match is not run on updates (was: "apparmor type in annotation and field must
+    # match" for an update, and a removal accepted)
+    key = "container.apparmor.security.beta.kubernetes.io/c"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "armored", "namespace": namespace,
+                                                           "annotations": {key: "localhost/myprof"}},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    kubectl.run("create", "-f", "-", input=json.dumps(pod))
+    profile = _get(kubectl, "-n", namespace, "pod", "armored")["spec"]["containers"][0]["securityContext"]
+    assert profile == {"appArmorProfile": {"type": "Localhost", "localhostProfile": "myprof"}}
+    changed = kubectl.run("-n", namespace, "annotate", "pod", "armored", "--overwrite", f"{key}=runtime/default",
+                          check=False)
+    assert changed.returncode != 0
+    assert changed.stderr.strip() == (f'The Pod "armored" is invalid: metadata.annotations[{key}]: Forbidden: may '
+                                      "not remove or update AppArmor annotations")
+    removed = kubectl.run("-n", namespace, "annotate", "pod", "armored", f"{key}-", check=False)
+    assert removed.returncode != 0 and "may not remove or update AppArmor annotations" in removed.stderr
+    kubectl.run("-n", namespace, "label", "pod", "armored", "tier=web")  # other metadata stays writable
+    kubectl.run("-n", namespace, "run", "plain", "--image=nginx")
+    added = kubectl.run("-n", namespace, "annotate", "pod", "plain",
+                        "container.apparmor.security.beta.kubernetes.io/plain=runtime/default", check=False)
+    assert added.stderr.strip() == (
+        'The Pod "plain" is invalid: metadata.annotations[container.apparmor.security.beta.kubernetes.io/plain]: '
+        "Forbidden: may not add AppArmor annotations")
+    assert _get(kubectl, "-n", namespace, "pod", "armored")["metadata"]["annotations"] == {key: "localhost/myprof"}
