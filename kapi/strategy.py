@@ -171,7 +171,9 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
       for resources with a status subresource (kapi.resources).
       ``subresource="status"``: spec and the
       labels/annotations/finalizers/ownerReferences kept from ``old``
-      (ResetObjectMetaForStatus). ``subresource="finalize"`` (namespaces):
+      (ResetObjectMetaForStatus), unless the kind's
+      :attr:`~kapi.kinds.base.Strategy.status_resets_metadata` is False
+      (CustomResourceDefinitions keep ``new``'s). ``subresource="finalize"`` (namespaces):
       status kept from ``old``.
 
     Raises StatusError 400 for a non-object body or metadata.
@@ -196,12 +198,14 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
         meta.pop("namespace", None)
     meta.pop("selfLink", None)
 
+    strategy = _kind(resource, kind)
     if subresource == "status":
         if "spec" in old:
             out["spec"] = old["spec"]
         else:
             out.pop("spec", None)
-        for key in ("labels", "annotations", "finalizers", "ownerReferences"):
+        reset = ("labels", "annotations", "finalizers", "ownerReferences") if strategy.status_resets_metadata else ()
+        for key in reset:
             if key in old_meta:
                 meta[key] = old_meta[key]
             else:
@@ -211,7 +215,6 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
             out["status"] = old["status"]
         else:
             out.pop("status", None)
-    strategy = _kind(resource, kind)
     strategy.prepare_for_update(out, old, subresource, now=now)
     fill_status(out, strategy)
 

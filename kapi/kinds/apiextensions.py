@@ -10,7 +10,10 @@
   (``{"conditions": null, "acceptedNames": {"plural": "", "kind": ""},
   "storedVersions": [<storage version>]}``, Go's field order); an update of
   the main resource keeps the stored status and adds a new storage version
-  to ``storedVersions``; generation is bumped by spec changes (generic).
+  to ``storedVersions``; generation is bumped by spec changes (generic); a
+  ``/status`` update keeps the stored spec but, unlike other kinds, the
+  request's labels, annotations, finalizers and ownerReferences
+  (statusStrategy.PrepareForUpdate resets the new ObjectMeta from itself).
 
 Validation is :mod:`kapi.crd.validation` (run by the admission pipeline).
 The ``customresourcecleanup.apiextensions.k8s.io`` finalizer and the
@@ -89,6 +92,9 @@ class CustomResourceDefinitionStrategy(Strategy):
 
     group, kind = "apiextensions.k8s.io", "CustomResourceDefinition"
     status_zero = STATUS_ZERO
+    #: statusStrategy.PrepareForUpdate calls ``ResetObjectMetaForStatus(&newObj.ObjectMeta, &newObj.ObjectMeta)``:
+    #: a ``/status`` write may change labels, annotations, finalizers and ownerReferences.
+    status_resets_metadata = False
 
     def default(self, obj: Obj) -> None:
         """:func:`default_crd`."""

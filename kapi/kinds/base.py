@@ -67,6 +67,11 @@ class Strategy:
     #: Whether the kind's PrepareForCreate keeps the status a client sends (Node); otherwise a create starts from
     #: :attr:`status_zero` (``obj.Status = XStatus{}``) before :meth:`prepare_for_create` runs.
     keeps_status_on_create: bool = False
+    #: Whether a ``/status`` update keeps the stored labels, annotations, finalizers and ownerReferences
+    #: (``metav1.ResetObjectMetaForStatus(new, old)`` in the kind's statusStrategy). False: the kind's
+    #: statusStrategy passes the new object as both arguments, so ``/status`` may change them (a
+    #: CustomResourceDefinition, apiextensions-apiserver ``pkg/registry/customresourcedefinition/strategy.go``).
+    status_resets_metadata: bool = True
 
     def default(self, obj: Obj) -> None:
         """Apply the kind's defaults (v1 ``SetDefaults_<Kind>``) to ``obj`` in place."""

@@ -1,0 +1,88 @@
+"""Small kube-parity rows of issue #17 (docs/kube-parity.md) end to end, with the official Python client:
+
+- a CustomResourceDefinition's ``/status`` (PUT and PATCH) changes labels, annotations, finalizers and
+  ownerReferences as kube's CRD statusStrategy lets it (the new ObjectMeta is reset from itself), while its
+  spec stays the stored one; a Deployment's ``/status`` keeps the stored labels (ResetObjectMetaForStatus).
+"""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+from kapi.local.launcher import Stack
+from tests.e2e.conftest import wait_for
+
+
+@pytest.fixture(scope="module")
+def api(stack: Stack) -> client.ApiClient:
+    return config.new_client_from_config(config_file=str(stack.kubeconfig))
+
+
+def _crd(group: str) -> client.V1CustomResourceDefinition:
+    schema = client.V1CustomResourceValidation(open_apiv3_schema=client.V1JSONSchemaProps(
+        type="object", x_kubernetes_preserve_unknown_fields=True))
+    return client.V1CustomResourceDefinition(
+        metadata=client.V1ObjectMeta(name=f"gadgets.{group}", labels={"tier": "one"}, annotations={"note": "a"}),
+        spec=client.V1CustomResourceDefinitionSpec(
+            group=group, scope="Namespaced",
+            names=client.V1CustomResourceDefinitionNames(plural="gadgets", kind="Gadget"),
+            versions=[client.V1CustomResourceDefinitionVersion(name="v1", served=True, storage=True,
+                                                               schema=schema)]))
+
+
+def test_crd_status_writes_change_labels_annotations_finalizers_and_owners(api: client.ApiClient) -> None:
+    ext = client.ApiextensionsV1Api(api)
+    group = "parity-status.example.com"
+    name = f"gadgets.{group}"
+    ext.create_custom_resource_definition(_crd(group))
+    try:
+        owner = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+                 "uid": "6f1c2a9e-0000-4000-8000-000000000001"}
+        patched = ext.patch_custom_resource_definition_status(name, {
+            "metadata": {"labels": {"tier": "two"}, "annotations": {"note": None, "added": "b"},
+                         "finalizers": ["example.com/hold"], "ownerReferences": [owner]},
+            "spec": {"scope": "Cluster"}})
+        assert patched.metadata.labels == {"tier": "two"}
+        assert patched.metadata.annotations == {"added": "b"}
+        assert patched.metadata.finalizers == ["example.com/hold"]
+        assert [(o.kind, o.name, o.uid) for o in patched.metadata.owner_references] == [
+            ("ConfigMap", "owner", owner["uid"])]
+        assert patched.spec.scope == "Namespaced"  # spec stays the stored one
+        assert patched.metadata.generation == 1
+
+        def replace() -> client.V1CustomResourceDefinition:  # retried: the CRD controllers write status too
+            current = ext.read_custom_resource_definition_status(name)
+            current.metadata.labels = {"tier": "three"}
+            current.metadata.finalizers = None
+            return ext.replace_custom_resource_definition_status(name, current)
+        replaced = wait_for(replace)
+        assert replaced.metadata.labels == {"tier": "three"}
+        assert replaced.metadata.finalizers is None
+        stored = ext.read_custom_resource_definition(name)
+        assert stored.metadata.labels == {"tier": "three"}
+        assert stored.metadata.annotations == {"added": "b"}
+    finally:
+        try:
+            ext.patch_custom_resource_definition(name, {"metadata": {"finalizers": None}})
+            ext.delete_custom_resource_definition(name)
+        except ApiException as err:
+            if err.status != 404:
+                raise
+
+
+def test_deployment_status_writes_keep_the_stored_labels(api: client.ApiClient, namespace: str) -> None:
+    apps = client.AppsV1Api(api)
+    body = client.V1Deployment(
+        metadata=client.V1ObjectMeta(name="keep", labels={"tier": "one"}),
+        spec=client.V1DeploymentSpec(
+            replicas=0, selector=client.V1LabelSelector(match_labels={"app": "keep"}),
+            template=client.V1PodTemplateSpec(
+                metadata=client.V1ObjectMeta(labels={"app": "keep"}),
+                spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="busybox")]))))
+    apps.create_namespaced_deployment(namespace, body)
+    patched = apps.patch_namespaced_deployment_status("keep", namespace, {
+        "metadata": {"labels": {"tier": "two"}, "finalizers": ["example.com/hold"]}})
+    assert patched.metadata.labels == {"tier": "one"}
+    assert patched.metadata.finalizers is None
