@@ -104,6 +104,7 @@ STATEFULSET_COUNTS = ("replicas", "readyReplicas", "currentReplicas", "updatedRe
 DAEMONSET_COUNTS = ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",
                     "observedGeneration", "updatedNumberScheduled", "numberAvailable", "numberUnavailable")
 ACTIVE_DEADLINE_FORBIDDEN = "activeDeadlineSeconds in ReplicaSet is not Supported"
+STATEFULSET_ACTIVE_DEADLINE_FORBIDDEN = "activeDeadlineSeconds in StatefulSet is not Supported"
 
 
 def active_deadline_forbidden(spec: Obj) -> list[Cause]:
@@ -414,10 +415,16 @@ class StatefulSetStrategy(Strategy):
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateStatefulSetSpec: podManagementPolicy and the rolling update, replicas and
         ``minReadySeconds`` >= 0, then the shared workload checks (a selector it cannot convert is
-        ``spec.selector: Invalid value: &LabelSelector{...}`` with no detail)."""
+        ``spec.selector: Invalid value: &LabelSelector{...}`` with no detail) without ValidatePodSpec
+        (ValidatePodTemplateSpecForStatefulSet's TODO: the template's PodSpec is not validated), the template's
+        ``restartPolicy`` Always and no ``activeDeadlineSeconds`` (``Forbidden: activeDeadlineSeconds in
+        StatefulSet is not Supported``)."""
         spec = _dict(obj.get("spec"))
         out = validate_statefulset_policies(spec) + nonnegative(spec, "replicas") + nonnegative(spec, "minReadySeconds")
-        return out + validate_workload(spec, "statefulset", ("Always",), replicas=False, invalid_selector="")
+        out += validate_workload(spec, "statefulset", ("Always",), replicas=False, invalid_selector="", pod_spec=False)
+        if _dict(_dict(spec.get("template")).get("spec")).get("activeDeadlineSeconds") is not None:
+            out.append(forbidden("spec.template.spec.activeDeadlineSeconds", STATEFULSET_ACTIVE_DEADLINE_FORBIDDEN))
+        return out
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """ValidateStatefulSetUpdate: the spec without the mutable fields must equal the stored one; ``status``:

@@ -706,13 +706,12 @@ def _go_toleration(toleration: Obj) -> str:
     return f"core.Toleration{{{fields}, TolerationSeconds:{seconds}}}"
 
 
-def validate_pod_spec(spec: Any, path: str, claim_volumes: frozenset[str] = frozenset()) -> list[Cause]:
+def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
     """ValidatePodSpec (containers, names, images, ports, volume mounts, restartPolicy, dnsPolicy) with causes
     under ``path``.
 
     An absent or ``null`` spec is kube's zero PodSpec (``<path>.containers: Required value``); another
-    non-object is the schema's to refuse. ``claim_volumes``: names a volume mount may use besides
-    ``volumes`` (a StatefulSet's claim templates).
+    non-object is the schema's to refuse.
     """
     if spec is None:
         spec = {}
@@ -720,7 +719,7 @@ def validate_pod_spec(spec: Any, path: str, claim_volumes: frozenset[str] = froz
         return []
     out: list[Cause] = []
     names: set[str] = set()
-    volumes = {_str(_dict(v).get("name")) for v in _list(spec.get("volumes"))} | claim_volumes
+    volumes = {_str(_dict(v).get("name")) for v in _list(spec.get("volumes"))}
     out.extend(_containers(_list(spec.get("initContainers")), f"{path}.initContainers", names, volumes))
     containers = _list(spec.get("containers"))
     if not containers:
@@ -781,10 +780,8 @@ def validate_label_selector(selector: Any, path: str, *, allow_invalid_label_val
 
 def validate_workload(spec: Obj, what: str, restart_policies: tuple[str, ...] | None, selector_required: bool = True,
                       replicas: bool = True, label_selector: bool = True,
-                      invalid_selector: str | None = None) -> list[Cause]:
+                      invalid_selector: str | None = None, pod_spec: bool = True) -> list[Cause]:
     """The spec checks every workload shares, with kube's paths under ``spec``.
-
-    A StatefulSet's ``volumeClaimTemplates`` names count as volumes its containers may mount.
 
     ``what`` names the kind in ``empty selector is invalid for <what>``;
     ``restart_policies`` are the template's allowed policies (None: any);
@@ -793,7 +790,10 @@ def validate_workload(spec: Obj, what: str, restart_policies: tuple[str, ...] | 
     ``invalid_selector``: for kinds whose validation (ValidateDeploymentSpec, ValidateReplicaSetSpec,
     ValidateStatefulSetSpec) stops at a selector ``LabelSelectorAsSelector`` refuses, the detail of the
     ``spec.selector: Invalid value: &LabelSelector{...}`` cause they add, after which the template is not
-    validated; None: only the template-labels match is skipped (DaemonSet, Job).
+    validated; None: only the template-labels match is skipped (DaemonSet, Job);
+    ``pod_spec`` False skips ValidatePodSpec of the template (a StatefulSet: kube's
+    ValidatePodTemplateSpecForStatefulSet leaves it as a TODO, since its containers mount claim templates that
+    are no volumes), keeping the selector match, the pod-specific annotations and the restart policy.
     """
     out: list[Cause] = []
     count = _int(spec.get("replicas"))
@@ -825,14 +825,13 @@ def validate_workload(spec: Obj, what: str, restart_policies: tuple[str, ...] | 
                                  "spec.template.metadata.labels"))
     if not label_selector and spec.get("template") is None:  # ReplicationController's template is a pointer
         return [*out, required("spec.template")]
-    pod_spec = template.get("spec")
-    claim_templates = _list(spec.get("volumeClaimTemplates"))
-    claims = frozenset(_str(_dict(_dict(c).get("metadata")).get("name")) for c in claim_templates)
+    template_spec = template.get("spec")
     # ValidatePodTemplateSpec: ValidatePodSpecificAnnotations, then ValidatePodSpec
-    out.extend(validate_apparmor_annotations(_dict(template.get("metadata")).get("annotations"), pod_spec,
+    out.extend(validate_apparmor_annotations(_dict(template.get("metadata")).get("annotations"), template_spec,
                                              "spec.template.metadata.annotations"))
-    out.extend(validate_pod_spec(pod_spec, "spec.template.spec", claims))
-    policy = _dict(pod_spec).get("restartPolicy")
-    if restart_policies and isinstance(pod_spec, dict) and policy and policy not in restart_policies:
+    if pod_spec:
+        out.extend(validate_pod_spec(template_spec, "spec.template.spec"))
+    policy = _dict(template_spec).get("restartPolicy")
+    if restart_policies and isinstance(template_spec, dict) and policy and policy not in restart_policies:
         out.append(not_supported("spec.template.spec.restartPolicy", policy, restart_policies))
     return out

@@ -2,10 +2,15 @@
 
 - a CustomResourceDefinition's ``/status`` (PUT and PATCH) changes labels, annotations, finalizers and
   ownerReferences as kube's CRD statusStrategy lets it (the new ObjectMeta is reset from itself), while its
-  spec stays the stored one; a Deployment's ``/status`` keeps the stored labels (ResetObjectMetaForStatus).
+  spec stays the stored one; a Deployment's ``/status`` keeps the stored labels (ResetObjectMetaForStatus);
+- a StatefulSet's template PodSpec is not validated (ValidatePodTemplateSpecForStatefulSet's TODO) but is
+  defaulted, and the selector match, ``restartPolicy`` Always and no ``activeDeadlineSeconds`` still are
+  (422 with kube's causes).
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from kubernetes import client, config
@@ -86,3 +91,50 @@ def test_deployment_status_writes_keep_the_stored_labels(api: client.ApiClient, 
         "metadata": {"labels": {"tier": "two"}, "finalizers": ["example.com/hold"]}})
     assert patched.metadata.labels == {"tier": "one"}
     assert patched.metadata.finalizers is None
+
+
+def _statefulset(name: str, pod_spec: dict) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name},
+            "spec": {"serviceName": name, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}}, "spec": pod_spec}}}
+
+
+def test_statefulset_template_pod_spec_is_defaulted_not_validated(api: client.ApiClient, namespace: str) -> None:
+    apps = client.AppsV1Api(api)
+    bad = {"containers": [{"name": "Bad_Name", "image": "busybox",
+                           "volumeMounts": [{"name": "missing", "mountPath": "/m"}]}], "dnsPolicy": "Nowhere"}
+    created = apps.create_namespaced_stateful_set(namespace, _statefulset("lax", bad))
+    container = created.spec.template.spec.containers[0]
+    assert container.name == "Bad_Name"
+    assert container.termination_message_path == "/dev/termination-log"
+    assert container.image_pull_policy == "Always"
+    assert created.spec.template.spec.restart_policy == "Always"
+    assert created.spec.template.spec.dns_policy == "Nowhere"
+
+    strict = _statefulset("strict", {"containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "Never",
+                                     "activeDeadlineSeconds": 5})
+    strict["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
+    with pytest.raises(ApiException) as err:
+        apps.create_namespaced_stateful_set(namespace, strict)
+    assert err.value.status == 422
+    status = json.loads(err.value.body)
+    assert [(c["field"], c["message"]) for c in status["details"]["causes"]] == [
+        ("spec.template.metadata.labels",
+         'Invalid value: map[string]string{"app":"other"}: `selector` does not match template `labels`'),
+        ("spec.template.spec.restartPolicy", 'Unsupported value: "Never": supported values: "Always"'),
+        ("spec.template.spec.activeDeadlineSeconds",
+         "Forbidden: activeDeadlineSeconds in StatefulSet is not Supported")]
+
+
+def test_deployment_template_pod_spec_is_still_validated(api: client.ApiClient, namespace: str) -> None:
+    apps = client.AppsV1Api(api)
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "strict"},
+            "spec": {"selector": {"matchLabels": {"app": "d"}}, "template": {
+                "metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox",
+                                         "volumeMounts": [{"name": "missing", "mountPath": "/m"}]}]}}}}
+    with pytest.raises(ApiException) as err:
+        apps.create_namespaced_deployment(namespace, body)
+    assert err.value.status == 422
+    causes = [(c["field"], c["message"]) for c in json.loads(err.value.body)["details"]["causes"]]
+    assert causes == [("spec.template.spec.containers[0].volumeMounts[0].name", 'Not found: "missing"')]

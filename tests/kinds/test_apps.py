@@ -176,8 +176,9 @@ def test_workload_negative_min_ready_seconds_and_null_pod_spec(kind: str) -> Non
     assert strategy_for("apps", kind).validate(_workload(kind, minReadySeconds=-1)) == [
         _invalid("spec.minReadySeconds", "-1", "must be greater than or equal to 0")]
     null_spec = _workload(kind, template={"metadata": {"labels": {"app": "web"}}, "spec": None})
-    assert strategy_for("apps", kind).validate(null_spec) == [
-        Cause("FieldValueRequired", "Required value", "spec.template.spec.containers")]
+    # a StatefulSet's template PodSpec is not validated (ValidatePodTemplateSpecForStatefulSet's TODO)
+    assert strategy_for("apps", kind).validate(null_spec) == ([] if kind == "StatefulSet" else [
+        Cause("FieldValueRequired", "Required value", "spec.template.spec.containers")])
 
 
 @pytest.mark.parametrize(("strategy", "expected"), [

@@ -4,6 +4,9 @@
   (apiextensions-apiserver ``pkg/registry/customresourcedefinition/strategy.go``) resets the new ObjectMeta
   from itself, so labels, annotations, finalizers and ownerReferences change with the request; other kinds'
   ``/status`` keeps the stored ones (ResetObjectMetaForStatus(new, old)).
+- StatefulSet: ValidatePodTemplateSpecForStatefulSet (``pkg/apis/apps/validation/validation.go``) leaves the
+  template's PodSpec unvalidated (a TODO) but checks the selector match, the pod-specific annotations, the
+  ``restartPolicy`` Always and no ``activeDeadlineSeconds``; the template is still defaulted.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import copy
 from datetime import UTC, datetime
 
 from kapi import strategy
+from kapi.kinds import strategy_for
 from kapi.resources import REGISTRY
 
 CRDS = REGISTRY.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
@@ -74,3 +78,48 @@ def test_other_kinds_status_update_keeps_the_stored_metadata():
     assert meta["annotations"] == {"n": "1"}
     assert "finalizers" not in meta
     assert "ownerReferences" not in meta
+
+
+def _statefulset(pod_spec: dict, labels: dict | None = None) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "n"},
+            "spec": {"selector": {"matchLabels": {"app": "db"}},
+                     "template": {"metadata": {"labels": {"app": "db"} if labels is None else labels},
+                                  "spec": pod_spec}}}
+
+
+def _causes(obj: dict) -> list[tuple[str, str]]:
+    sts = strategy_for("apps", "StatefulSet")
+    sts.default(obj)
+    return [(c.field, c.message) for c in sts.validate(obj)]
+
+
+def test_statefulset_template_pod_spec_is_not_validated_but_defaulted():
+    bad = {"containers": [{"name": "Bad_Name", "ports": [{"containerPort": 0}],
+                           "volumeMounts": [{"name": "missing", "mountPath": "/m"}]}],
+           "dnsPolicy": "Nowhere"}
+    obj = _statefulset(bad)
+    assert _causes(obj) == []
+    container = obj["spec"]["template"]["spec"]["containers"][0]
+    assert container["terminationMessagePath"] == "/dev/termination-log"  # defaults still run
+    assert container["ports"][0]["protocol"] == "TCP"
+    assert _causes(_statefulset({})) == []  # no containers at all: kube's TODO lets it through
+
+
+def test_statefulset_template_still_checks_selector_restart_policy_and_active_deadline():
+    pod_spec = {"containers": [{"name": "c", "image": "x"}], "restartPolicy": "Never", "activeDeadlineSeconds": 5}
+    assert _causes(_statefulset(pod_spec, labels={"app": "other"})) == [
+        ("spec.template.metadata.labels",
+         'Invalid value: map[string]string{"app":"other"}: `selector` does not match template `labels`'),
+        ("spec.template.spec.restartPolicy", 'Unsupported value: "Never": supported values: "Always"'),
+        ("spec.template.spec.activeDeadlineSeconds", "Forbidden: activeDeadlineSeconds in StatefulSet is not "
+                                                     "Supported")]
+
+
+def test_other_workloads_still_validate_the_template_pod_spec():
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "n"},
+                  "spec": {"selector": {"matchLabels": {"app": "d"}}, "template": {
+                      "metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c"}]}}}}
+    kind = strategy_for("apps", "Deployment")
+    kind.default(deployment)
+    assert ("spec.template.spec.containers[0].image", "Required value") in [
+        (c.field, c.message) for c in kind.validate(deployment)]
