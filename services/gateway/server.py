@@ -223,6 +223,36 @@ async def ensure_default_service_cidr(storage: Any, cidr: str, stop: asyncio.Eve
                          "the default ServiceCIDR", stop)
 
 
+DEFAULTS_INTERVAL = 10.0  # seconds; kube's default ServiceCIDR controller and kubernetes Service reconcile period
+
+
+async def keep_defaults(backends: Backends, port: int, stop: asyncio.Event,
+                        interval: float = DEFAULTS_INTERVAL) -> None:
+    """Every ``interval`` seconds until ``stop``: re-create the default ServiceCIDR ``kubernetes`` and the
+    ``kubernetes`` Service (with its Endpoints and IPAddress) when they were deleted, as kube-apiserver's
+    default ServiceCIDR controller (``sync`` every 10 s) and its bootstrap controller's RunKubernetesService loop
+    do. Existing objects are left as they are; a storage error waits for the next round."""
+    assert backends.services is not None
+    cidr_key = storage_pb2.ResourceKey(group=networking.GROUP, resource="servicecidrs",
+                                       name=ipaddresses.DEFAULT_SERVICE_CIDR)
+    service_key = storage_pb2.ResourceKey(resource="services", namespace="default", name="kubernetes")
+    cidr = backends.services.ips.range.text
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(interval):
+                await stop.wait()
+        if stop.is_set():
+            return
+        for key, ensure in ((cidr_key, lambda: ensure_default_service_cidr(backends.storage, cidr, stop)),
+                            (service_key, lambda: ensure_kubernetes_service(backends, port, stop))):
+            try:
+                await grpcutil.call("storage", backends.storage.Get, storage_pb2.GetRequest(key=key), timeout=5)
+            except errors.StatusError as err:
+                if err.reason == "NotFound":
+                    log.info("re-creating %s/%s", key.resource, key.name)
+                    await ensure()
+
+
 async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     """Run the gateway until ``stop`` is set, then shut down gracefully."""
     _required(args, "storage-address", "authn-address", "authz-address", "admission-address")
@@ -296,7 +326,9 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     backends.ready = True
     if public_grpc is not None:
         grpcutil.set_serving(public_grpc[1], (grpcapi.SERVICE_NAME,))
+    defaults = asyncio.create_task(keep_defaults(backends, args.secure_port, stop))
     await stop.wait()
+    defaults.cancel()
     if public_grpc is not None:
         grpcutil.set_serving(public_grpc[1], (grpcapi.SERVICE_NAME,), serving=False)
     log.info("shutting down: /readyz fails for up to %.1fs, then watches end", args.shutdown_delay_duration)

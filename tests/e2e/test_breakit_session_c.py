@@ -145,3 +145,18 @@ def test_pod_apparmor_annotations_may_not_change_after_create(kubectl: Kubectl, 
         'The Pod "plain" is invalid: metadata.annotations[container.apparmor.security.beta.kubernetes.io/plain]: '
         "Forbidden: may not add AppArmor annotations")
     assert _get(kubectl, "-n", namespace, "pod", "armored")["metadata"]["annotations"] == {key: "localhost/myprof"}
+
+
+def test_default_service_cidr_and_kubernetes_service_come_back_after_deletion(kubectl: Kubectl) -> None:
+    # kube-apiserver's default ServiceCIDR controller and bootstrap controller re-create them within 10 s
+    # (was: gone until a gateway restarted)
+    kubectl.run("delete", "servicecidr", "kubernetes")
+    kubectl.run("-n", "default", "delete", "service", "kubernetes")
+    cidr = wait_for(lambda: _get(kubectl, "servicecidr", "kubernetes"), timeout=30)
+    assert cidr["spec"]["cidrs"] == ["10.96.0.0/12"]
+    assert [(c["type"], c["status"]) for c in cidr["status"]["conditions"]] == [("Ready", "True")]
+    svc = wait_for(lambda: _get(kubectl, "-n", "default", "service", "kubernetes"), timeout=30)
+    assert svc["spec"]["clusterIP"] == "10.96.0.1" and svc["spec"]["ports"][0]["port"] == 443
+    owner = wait_for(lambda: _get(kubectl, "ipaddress", "10.96.0.1"))
+    assert owner["spec"]["parentRef"] == {"group": "", "resource": "services", "namespace": "default",
+                                          "name": "kubernetes"}
