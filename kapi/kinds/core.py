@@ -504,6 +504,9 @@ class ServiceStrategy(Strategy):
     group, kind = "", "Service"
     status_zero = {"loadBalancer": {}}  # ServiceStatus.LoadBalancer: a struct
     tracks_generation = False
+    # serviceStatusStrategy.PrepareForUpdate resets only spec: /status may change labels, annotations and
+    # finalizers (removing the last one deletes the Service, kubernetes issue 120536)
+    status_resets_metadata = False
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_Service: type ClusterIP; sessionAffinity None (no sessionAffinityConfig) or ClientIP with a

@@ -160,3 +160,22 @@ def test_default_service_cidr_and_kubernetes_service_come_back_after_deletion(ku
     owner = wait_for(lambda: _get(kubectl, "ipaddress", "10.96.0.1"))
     assert owner["spec"]["parentRef"] == {"group": "", "resource": "services", "namespace": "default",
                                           "name": "kubernetes"}
+
+
+def test_service_status_may_remove_the_last_finalizer_and_frees_the_ip(kubectl: Kubectl, namespace: str) -> None:
+    # serviceStatusStrategy resets only spec, so /status may drop finalizers; the last one going deletes the
+    # Service and releases its clusterIP (kubernetes issue 120536; was: the finalizer change ignored on /status)
+    kubectl.run("-n", namespace, "create", "service", "clusterip", "held", "--tcp=80")
+    ip = _get(kubectl, "-n", namespace, "service", "held")["spec"]["clusterIP"]
+    kubectl.run("-n", namespace, "patch", "service", "held", "--subresource=status",
+                "-p", '{"metadata":{"labels":{"seen":"yes"},"finalizers":["example.com/hold"]}}')
+    meta = _get(kubectl, "-n", namespace, "service", "held")["metadata"]
+    assert meta["finalizers"] == ["example.com/hold"] and meta["labels"]["seen"] == "yes"
+    kubectl.run("-n", namespace, "delete", "service", "held", "--wait=false")
+    kubectl.run("-n", namespace, "patch", "service", "held", "--subresource=status", "--type=json",
+                "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
+    assert _absent(kubectl, "-n", namespace, "service", "held")
+    wait_for(lambda: _absent(kubectl, "ipaddress", ip))
+    again = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "again", "namespace": namespace},
+             "spec": {"clusterIP": ip, "ports": [{"port": 80}]}}
+    kubectl.run("create", "-f", "-", input=json.dumps(again))
