@@ -20,11 +20,13 @@ __all__ = [
     "is_dns1035_label",
     "is_dns1123_label",
     "is_dns1123_subdomain",
+    "is_dns1123_subdomain_with_underscore",
     "is_wildcard_dns1123_subdomain",
     "domain_prefixed_path_errors",
     "is_qualified_name",
     "is_valid_cidr",
     "is_valid_ip",
+    "is_valid_ip_for_legacy_field",
     "is_valid_label_value",
     "is_valid_path_segment_name",
     "is_valid_path_segment_prefix",
@@ -41,6 +43,12 @@ DNS1123_SUBDOMAIN_FMT = DNS1123_LABEL_FMT + r"(\." + DNS1123_LABEL_FMT + ")*"
 DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
                          "'.', and must start and end with an alphanumeric character")
 DNS1123_SUBDOMAIN_MAX = 253
+DNS1123_LABEL_WITH_UNDERSCORE_FMT = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+DNS1123_SUBDOMAIN_WITH_UNDERSCORE_FMT = (DNS1123_LABEL_WITH_UNDERSCORE_FMT + r"(\." + DNS1123_LABEL_WITH_UNDERSCORE_FMT
+                                         + ")*")
+DNS1123_SUBDOMAIN_WITH_UNDERSCORE_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                                         "characters, '_', '-' or '.', and must start and end with an alphanumeric "
+                                         "character")
 DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 DNS1035_LABEL_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
                      "alphabetic character, and end with an alphanumeric character")
@@ -55,6 +63,7 @@ LABEL_VALUE_MAX = 63
 
 _DNS1123_LABEL = re.compile(DNS1123_LABEL_FMT)
 _DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_FMT)
+_DNS1123_SUBDOMAIN_WITH_UNDERSCORE = re.compile(DNS1123_SUBDOMAIN_WITH_UNDERSCORE_FMT)
 _DNS1035_LABEL = re.compile(DNS1035_LABEL_FMT)
 _QUALIFIED_NAME = re.compile(QUALIFIED_NAME_FMT)
 _LABEL_VALUE = re.compile(LABEL_VALUE_FMT)
@@ -113,6 +122,13 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     """Messages for a value that is not an RFC 1123 subdomain (max 253 characters); [] when valid."""
     return _format_errors(value, DNS1123_SUBDOMAIN_MAX, _DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MSG,
                           DNS1123_SUBDOMAIN_FMT, "example.com")
+
+
+def is_dns1123_subdomain_with_underscore(value: str) -> list[str]:
+    """IsDNS1123SubdomainWithUnderscore (a Pod's ``dnsConfig.searches``, RelaxedDNSSearchValidation, GA in 1.34):
+    a subdomain whose labels may start with ``_`` and hold ``_`` inside (max 253 characters); [] when valid."""
+    return _format_errors(value, DNS1123_SUBDOMAIN_MAX, _DNS1123_SUBDOMAIN_WITH_UNDERSCORE,
+                          DNS1123_SUBDOMAIN_WITH_UNDERSCORE_MSG, DNS1123_SUBDOMAIN_WITH_UNDERSCORE_FMT, "example.com")
 
 
 def is_dns1035_label(value: str) -> list[str]:
@@ -243,6 +259,19 @@ def is_valid_ip(value: str) -> list[str]:
         out.append("must not be an IPv4-mapped IPv6 address")
     if not out and value != str(sloppy):
         out.append(f'must be in canonical form ("{sloppy}")')
+    return out
+
+
+def is_valid_ip_for_legacy_field(value: str) -> list[str]:
+    """validation.IsValidIPForLegacyField with StrictIPCIDRValidation on (beta, on by default since 1.36), for the
+    fields that predate it (a Pod's ``hostAliases[*].ip``, ``dnsConfig.nameservers``): an IP without leading zeros,
+    not IPv4-mapped IPv6; unlike :func:`is_valid_ip` a non-canonical form (``2001:DB8::1``) passes."""
+    if parse_ip_sloppy(value) is None:
+        return [VALID_IP_MSG]
+    strict = _strict_ip(value)
+    out = [] if strict is not None else ["must not have leading 0s"]
+    if _mapped(strict):
+        out.append("must not be an IPv4-mapped IPv6 address")
     return out
 
 

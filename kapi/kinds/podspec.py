@@ -27,7 +27,15 @@ from kapi.kinds.fields import (
     selector_string,
 )
 from kapi.objectmeta import forbidden, invalid, required, validate_labels
-from kapi.validation import is_dns1123_label, is_qualified_name, is_valid_label_value, max_len_error
+from kapi.validation import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_dns1123_subdomain_with_underscore,
+    is_qualified_name,
+    is_valid_ip_for_legacy_field,
+    is_valid_label_value,
+    max_len_error,
+)
 from kapi.values import as_dict as _dict
 from kapi.values import as_int as _int
 from kapi.values import as_list as _list
@@ -707,8 +715,8 @@ def _go_toleration(toleration: Obj) -> str:
 
 
 def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
-    """ValidatePodSpec (containers, names, images, ports, volume mounts, restartPolicy, dnsPolicy) with causes
-    under ``path``.
+    """ValidatePodSpec (containers, names, images, ports, volume mounts, restartPolicy, dnsPolicy, dnsConfig,
+    readinessGates, hostAliases) with causes under ``path``.
 
     An absent or ``null`` spec is kube's zero PodSpec (``<path>.containers: Required value``); another
     non-object is the schema's to refuse.
@@ -741,6 +749,86 @@ def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
     # validatePodSpecSecurityContext
     out.extend(validate_apparmor_profile(_dict(spec.get("securityContext")).get("appArmorProfile"),
                                          f"{path}.securityContext.appArmorProfile"))
+    out.extend(validate_pod_dns_config(spec.get("dnsConfig"), dns, f"{path}.dnsConfig"))
+    out.extend(validate_readiness_gates(spec.get("readinessGates"), f"{path}.readinessGates"))
+    out.extend(validate_host_aliases(spec.get("hostAliases"), f"{path}.hostAliases"))
+    return out
+
+
+MAX_DNS_NAMESERVERS = 3
+MAX_DNS_SEARCH_PATHS = 32
+MAX_DNS_SEARCH_LIST_CHARS = 2048
+
+
+def _invalid_each(path: str, value: str, messages: list[str]) -> list[Cause]:
+    return [invalid(path, value, m) for m in messages]
+
+
+def validate_pod_dns_config(config: Any, dns_policy: Any, path: str) -> list[Cause]:
+    """validatePodDNSConfig (``pkg/apis/core/validation/validation.go``) of ``spec.dnsConfig`` at ``path``.
+
+    ``dnsPolicy`` None needs a config (``Required value: must provide `dnsConfig` when `dnsPolicy` is None``)
+    with a nameserver (``<path>.nameservers: Required value: must provide at least one DNS nameserver when
+    `dnsPolicy` is None``; either ends the check). Then at most 3 nameservers (``Invalid value: []string{...}:
+    must not have more than 3 nameservers``), each an IP (IsValidIPForLegacyField); at most 32 searches and 2048
+    characters joined by spaces; each search but ``"."``, less one trailing dot, a subdomain that may hold
+    ``_`` (RelaxedDNSSearchValidation, GA in 1.34); each option's name set (``options[<i>]: Required value: must
+    not be empty``). [] when valid or absent.
+    """
+    out: list[Cause] = []
+    if dns_policy == "None":
+        if config is None:
+            return [required(path, "must provide `dnsConfig` when `dnsPolicy` is None")]
+        if not _list(_dict(config).get("nameservers")):
+            return [required(f"{path}.nameservers", "must provide at least one DNS nameserver when `dnsPolicy` is "
+                                                    "None")]
+    if not isinstance(config, dict):
+        return out
+    nameservers = [_str(n) for n in _list(config.get("nameservers"))]
+    if len(nameservers) > MAX_DNS_NAMESERVERS:
+        out.append(invalid(f"{path}.nameservers", nameservers,
+                           f"must not have more than {MAX_DNS_NAMESERVERS} nameservers"))
+    for i, nameserver in enumerate(nameservers):
+        out.extend(_invalid_each(f"{path}.nameservers[{i}]", nameserver, is_valid_ip_for_legacy_field(nameserver)))
+    searches = [_str(s) for s in _list(config.get("searches"))]
+    if len(searches) > MAX_DNS_SEARCH_PATHS:
+        out.append(invalid(f"{path}.searches", searches, f"must not have more than {MAX_DNS_SEARCH_PATHS} search "
+                                                         "paths"))
+    if len(" ".join(searches)) > MAX_DNS_SEARCH_LIST_CHARS:
+        out.append(invalid(f"{path}.searches", searches, f"must not have more than {MAX_DNS_SEARCH_LIST_CHARS} "
+                                                         "characters (including spaces) in the search list"))
+    for i, search in enumerate(searches):
+        if search != ".":
+            search = search.removesuffix(".")
+            out.extend(_invalid_each(f"{path}.searches[{i}]", search, is_dns1123_subdomain_with_underscore(search)))
+    for i, option in enumerate(_list(config.get("options"))):
+        if not _str(_dict(option).get("name")):
+            out.append(required(f"{path}.options[{i}]", "must not be empty"))
+    return out
+
+
+def validate_readiness_gates(gates: Any, path: str) -> list[Cause]:
+    """validateReadinessGates: each ``conditionType`` a qualified name (``<path>[<i>].conditionType: Invalid value:
+    "<type>": <IsQualifiedName message>``, one cause per message). [] when valid or absent."""
+    out: list[Cause] = []
+    for i, gate in enumerate(_list(gates)):
+        condition = _str(_dict(gate).get("conditionType"))
+        out.extend(_invalid_each(f"{path}[{i}].conditionType", condition, is_qualified_name(condition)))
+    return out
+
+
+def validate_host_aliases(aliases: Any, path: str) -> list[Cause]:
+    """ValidateHostAliases: each ``ip`` an IP (IsValidIPForLegacyField: ``<path>[<i>].ip: Invalid value: "<ip>":
+    must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)``), each of its ``hostnames`` a DNS-1123
+    subdomain (``<path>[<i>].hostnames[<j>]``, no trailing dot). [] when valid or absent."""
+    out: list[Cause] = []
+    for i, alias in enumerate(_list(aliases)):
+        alias = _dict(alias)
+        ip = _str(alias.get("ip"))
+        out.extend(_invalid_each(f"{path}[{i}].ip", ip, is_valid_ip_for_legacy_field(ip)))
+        for j, hostname in enumerate(_list(alias.get("hostnames"))):
+            name = _str(hostname)
+            out.extend(_invalid_each(f"{path}[{i}].hostnames[{j}]", name, is_dns1123_subdomain(name)))
     return out
 
 

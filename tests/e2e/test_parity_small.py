@@ -5,7 +5,9 @@
   spec stays the stored one; a Deployment's ``/status`` keeps the stored labels (ResetObjectMetaForStatus);
 - a StatefulSet's template PodSpec is not validated (ValidatePodTemplateSpecForStatefulSet's TODO) but is
   defaulted, and the selector match, ``restartPolicy`` Always and no ``activeDeadlineSeconds`` still are
-  (422 with kube's causes).
+  (422 with kube's causes);
+- ValidatePodSpec's dnsConfig, readinessGates and hostAliases checks answer kube's 422 causes for a Pod and a
+  Deployment's template, and a valid configuration (underscores and "." in searches) is stored.
 """
 
 from __future__ import annotations
@@ -138,3 +140,58 @@ def test_deployment_template_pod_spec_is_still_validated(api: client.ApiClient, 
     assert err.value.status == 422
     causes = [(c["field"], c["message"]) for c in json.loads(err.value.body)["details"]["causes"]]
     assert causes == [("spec.template.spec.containers[0].volumeMounts[0].name", 'Not found: "missing"')]
+
+
+IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+
+
+def _pod(name: str, **spec: object) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec}}
+
+
+def test_pod_dns_config_readiness_gates_and_host_aliases(api: client.ApiClient, namespace: str) -> None:
+    core = client.CoreV1Api(api)
+    bad = _pod("bad", dnsPolicy="None",
+               dnsConfig={"nameservers": ["10.0.0.10", "nope"], "searches": ["Bad.example"], "options": [{}]},
+               readinessGates=[{"conditionType": "bad type"}],
+               hostAliases=[{"ip": "1.2.3", "hostnames": ["ok.local", "Not_OK"]}])
+    with pytest.raises(ApiException) as err:
+        core.create_namespaced_pod(namespace, bad)
+    assert err.value.status == 422
+    status = json.loads(err.value.body)
+    fields = [(c["field"], c["message"].split(": ")[0]) for c in status["details"]["causes"]]
+    assert fields == [("spec.dnsConfig.nameservers[1]", "Invalid value"),
+                      ("spec.dnsConfig.searches[0]", "Invalid value"),
+                      ("spec.dnsConfig.options[0]", "Required value"),
+                      ("spec.readinessGates[0].conditionType", "Invalid value"),
+                      ("spec.hostAliases[0].ip", "Invalid value"),
+                      ("spec.hostAliases[0].hostnames[1]", "Invalid value")]
+    causes = status["details"]["causes"]
+    assert causes[0]["message"] == f'Invalid value: "nope": {IP_MSG}'
+    assert causes[2]["message"] == "Required value: must not be empty"
+    assert causes[4]["message"] == f'Invalid value: "1.2.3": {IP_MSG}'
+    assert status["message"].startswith('Pod "bad" is invalid: [spec.dnsConfig.nameservers[1]: Invalid value: "nope"')
+
+    good = _pod("good", dnsPolicy="None",
+                dnsConfig={"nameservers": ["10.0.0.10"], "searches": ["_sip._tcp.example.com", "."],
+                           "options": [{"name": "ndots", "value": "2"}]},
+                readinessGates=[{"conditionType": "example.com/ready"}],
+                hostAliases=[{"ip": "10.1.2.3", "hostnames": ["foo.local"]}])
+    created = core.create_namespaced_pod(namespace, good)
+    assert created.spec.dns_config.searches == ["_sip._tcp.example.com", "."]
+    assert created.spec.host_aliases[0].hostnames == ["foo.local"]
+
+
+def test_deployment_template_dns_policy_none_needs_a_config(api: client.ApiClient, namespace: str) -> None:
+    apps = client.AppsV1Api(api)
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "dns"},
+            "spec": {"selector": {"matchLabels": {"app": "dns"}}, "template": {
+                "metadata": {"labels": {"app": "dns"}},
+                "spec": {"dnsPolicy": "None", "containers": [{"name": "c", "image": "busybox"}]}}}}
+    with pytest.raises(ApiException) as err:
+        apps.create_namespaced_deployment(namespace, body)
+    assert err.value.status == 422
+    assert json.loads(err.value.body)["details"]["causes"] == [{
+        "reason": "FieldValueRequired", "field": "spec.template.spec.dnsConfig",
+        "message": "Required value: must provide `dnsConfig` when `dnsPolicy` is None"}]

@@ -7,6 +7,8 @@
 - StatefulSet: ValidatePodTemplateSpecForStatefulSet (``pkg/apis/apps/validation/validation.go``) leaves the
   template's PodSpec unvalidated (a TODO) but checks the selector match, the pod-specific annotations, the
   ``restartPolicy`` Always and no ``activeDeadlineSeconds``; the template is still defaulted.
+- ValidatePodSpec's dnsConfig, readinessGates and hostAliases checks (``pkg/apis/core/validation/validation.go``
+  validatePodDNSConfig, validateReadinessGates, ValidateHostAliases), for Pods and every pod template.
 """
 
 from __future__ import annotations
@@ -123,3 +125,78 @@ def test_other_workloads_still_validate_the_template_pod_spec():
     kind.default(deployment)
     assert ("spec.template.spec.containers[0].image", "Required value") in [
         (c.field, c.message) for c in kind.validate(deployment)]
+
+
+SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+                 "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation "
+                 "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+UNDERSCORE_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or "
+                  "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+                  "validation is '_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*')")
+IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+QUALIFIED_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+                 "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "
+                 "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+
+
+def _pod_causes(**spec) -> list[tuple[str, str]]:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "n"},
+           "spec": {"containers": [{"name": "c", "image": "x"}], **spec}}
+    kind = strategy_for("", "Pod")
+    kind.default(pod)
+    return [(c.field, c.message) for c in kind.validate(pod)]
+
+
+def test_dns_config_nameservers_searches_and_options():
+    searches = ["_sip._tcp.example.com", ".", "trailing.dot.", "Bad_Case.com"]
+    assert _pod_causes(dnsConfig={"nameservers": ["1.1.1.1", "2001:DB8::1", "010.0.0.1", "nope"],
+                                  "searches": searches, "options": [{"name": "ndots", "value": "2"}, {"value": "1"}]}
+                       ) == [
+        ("spec.dnsConfig.nameservers", 'Invalid value: []string{"1.1.1.1", "2001:DB8::1", "010.0.0.1", "nope"}: '
+                                       "must not have more than 3 nameservers"),
+        ("spec.dnsConfig.nameservers[2]", 'Invalid value: "010.0.0.1": must not have leading 0s'),
+        ("spec.dnsConfig.nameservers[3]", f'Invalid value: "nope": {IP_MSG}'),
+        ("spec.dnsConfig.searches[3]", f'Invalid value: "Bad_Case.com": {UNDERSCORE_MSG}'),
+        ("spec.dnsConfig.options[1]", "Required value: must not be empty")]
+
+
+def test_dns_config_search_limits():
+    many = [f"s{i}.example.com" for i in range(33)]
+    causes = _pod_causes(dnsConfig={"searches": many})
+    assert [(f, m.split(": ")[-1]) for f, m in causes] == [("spec.dnsConfig.searches", "must not have more than 32 "
+                                                                                         "search paths")]
+    long = ["a" * 63 + "." + "b" * 63 + "." + "c" * 63 + "." + "d" * 61] * 9  # 9 x 253 characters, joined 2285
+    causes = _pod_causes(dnsConfig={"searches": long})
+    assert [(f, m.split(": ")[-1]) for f, m in causes] == [
+        ("spec.dnsConfig.searches", "must not have more than 2048 characters (including spaces) in the search list")]
+
+
+def test_dns_policy_none_needs_a_config_with_a_nameserver():
+    assert _pod_causes(dnsPolicy="None") == [
+        ("spec.dnsConfig", "Required value: must provide `dnsConfig` when `dnsPolicy` is None")]
+    assert _pod_causes(dnsPolicy="None", dnsConfig={"searches": ["Bad"]}) == [
+        ("spec.dnsConfig.nameservers", "Required value: must provide at least one DNS nameserver when `dnsPolicy` "
+                                       "is None")]
+    assert _pod_causes(dnsPolicy="None", dnsConfig={"nameservers": ["10.0.0.10"]}) == []
+
+
+def test_readiness_gates_and_host_aliases():
+    assert _pod_causes(readinessGates=[{"conditionType": "example.com/ready"}, {"conditionType": "bad type"}],
+                       hostAliases=[{"ip": "10.1.2.3", "hostnames": ["foo.local", "Foo"]},
+                                    {"ip": "::ffff:10.1.2.3", "hostnames": ["bar.local."]}, {"ip": "x"}]) == [
+        ("spec.readinessGates[1].conditionType", f'Invalid value: "bad type": {QUALIFIED_MSG}'),
+        ("spec.hostAliases[0].hostnames[1]", f'Invalid value: "Foo": {SUBDOMAIN_MSG}'),
+        ("spec.hostAliases[1].ip", 'Invalid value: "::ffff:10.1.2.3": must not be an IPv4-mapped IPv6 address'),
+        ("spec.hostAliases[1].hostnames[0]", f'Invalid value: "bar.local.": {SUBDOMAIN_MSG}'),
+        ("spec.hostAliases[2].ip", f'Invalid value: "x": {IP_MSG}')]
+
+
+def test_templates_get_the_same_pod_spec_checks():
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "n"},
+                  "spec": {"selector": {"matchLabels": {"app": "d"}}, "template": {
+                      "metadata": {"labels": {"app": "d"}},
+                      "spec": {"containers": [{"name": "c", "image": "x"}], "dnsPolicy": "None"}}}}
+    kind = strategy_for("apps", "Deployment")
+    kind.default(deployment)
+    assert [(c.field, c.message) for c in kind.validate(deployment)] == [
+        ("spec.template.spec.dnsConfig", "Required value: must provide `dnsConfig` when `dnsPolicy` is None")]
