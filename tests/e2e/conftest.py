@@ -8,12 +8,15 @@ namespace so tests do not interfere.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime
+import json
 import os
 import subprocess
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,6 +137,25 @@ def namespace(kubectl: Kubectl, request: pytest.FixtureRequest) -> str:
     name = "t-" + request.node.name.replace("_", "-").lower()[:50].strip("-")
     kubectl.run("create", "namespace", name)
     return name
+
+
+def compact_etcd(stack: Stack, key: bytes, writes: int = 1) -> int:
+    """Put ``key`` ``writes`` times through etcd's HTTP API, then compact etcd (physically) at the last write's
+    revision, which it returns: every earlier revision is gone, so a watch from one gets 410 Expired."""
+    etcd = f"http://{stack.addresses['etcd']}"
+
+    def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
+        request = urllib.request.Request(etcd + path, data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            return dict(json.loads(reply.read()))
+
+    encoded = base64.b64encode(key).decode()
+    revision = 0
+    for _ in range(writes):
+        revision = int(post("/v3/kv/put", {"key": encoded, "value": encoded})["header"]["revision"])
+    post("/v3/kv/compaction", {"revision": revision, "physical": True})
+    return revision
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 15.0) -> Any:

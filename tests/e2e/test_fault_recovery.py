@@ -30,6 +30,7 @@ import pytest
 
 from kapi.local import envoy
 from kapi.local.launcher import Stack, grpc_healthy
+from tests.e2e.conftest import compact_etcd
 from tests.e2e.test_faults import Client
 
 NS = "recovery"
@@ -367,7 +368,6 @@ def test_rolling_restart_of_both_gateways_under_load_fails_no_request(stack: Sta
 def test_watch_no_replica_can_resume_gets_410_expired(stack: Stack) -> None:
     """Both storage replicas die, etcd moves on and is compacted meanwhile: the watch cannot resume from its last
     resourceVersion anywhere, so the client gets kube's 410 Expired ERROR event (and re-lists)."""
-    import base64
 
     client = Client(stack)
     status, listing = client.request("GET", f"/api/v1/namespaces/{NS}/configmaps?labelSelector=wave%3Dexpire")
@@ -375,14 +375,6 @@ def test_watch_no_replica_can_resume_gets_410_expired(stack: Stack) -> None:
     url = stack.url.removeprefix("https://").rsplit(":", 1)
     conn = http.client.HTTPSConnection(url[0], int(url[1]), context=_context(stack), timeout=30)
     events: list[dict[str, Any]] = []
-    etcd = f"http://{stack.addresses['etcd']}"
-
-    def etcd_post(path: str, body: dict[str, Any]) -> dict[str, Any]:
-        request = urllib.request.Request(etcd + path, data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=5) as reply:
-            return dict(json.loads(reply.read()))
-
     try:
         conn.request("GET", f"/api/v1/namespaces/{NS}/configmaps?watch=1&labelSelector=wave%3Dexpire"
                             f"&resourceVersion={listing['metadata']['resourceVersion']}&timeoutSeconds=30")
@@ -391,14 +383,11 @@ def test_watch_no_replica_can_resume_gets_410_expired(stack: Stack) -> None:
         time.sleep(0.5)
         stack.kill_process("storage-1")
         stack.kill_process("storage-2")
-        key = base64.b64encode(b"/kapi-test/advance").decode()
         # Two writes, compacted at the second: the watch's position (its last event or bookmark; a shared
         # upstream asks storage for bookmarks, services/gateway/watchfanout.py) is before the first of them at
         # best, so resuming needs a compacted revision (one write compacted at itself could still be watched
         # from, and the watch would rightly resume).
-        etcd_post("/v3/kv/put", {"key": key, "value": key})
-        revision = int(etcd_post("/v3/kv/put", {"key": key, "value": key})["header"]["revision"])
-        etcd_post("/v3/kv/compaction", {"revision": revision, "physical": True})
+        compact_etcd(stack, b"/kapi-test/advance", writes=2)
         stack.restart_process("storage-1")  # within the gateway's 10 s of retrying
         for line in reply:
             events.append(json.loads(line))

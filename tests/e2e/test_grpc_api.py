@@ -12,7 +12,6 @@ tests/e2e/test_audit.py (the audited stack).
 from __future__ import annotations
 
 import asyncio
-import base64
 import http.client
 import json
 import re
@@ -32,7 +31,7 @@ from grpc_status import rpc_status
 
 from kapi.local.launcher import Stack
 from kapi_proto.kapi.api.v1 import api_pb2, api_pb2_grpc
-from tests.e2e.conftest import TOKENS, Kubectl, wait_for
+from tests.e2e.conftest import TOKENS, Kubectl, compact_etcd, wait_for
 
 APPLY_CONFLICT = "Apply failed with 1 conflict"
 ESCALATION = "is attempting to grant RBAC permissions not currently held"
@@ -340,17 +339,7 @@ async def test_watch_from_compacted_resource_version_is_410_expired_on_both_door
                                                                                   namespace: str) -> None:
     """etcd compacted (as test_fault_recovery compacts it, through etcd's HTTP API): a watch from a revision
     before the compaction gets kube's ERROR event carrying 410 Expired, the same Status as REST, and ends OK."""
-    etcd = f"http://{stack.addresses['etcd']}"
-
-    def etcd_post(path: str, body: dict[str, Any]) -> dict[str, Any]:
-        request = urllib.request.Request(etcd + path, data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=5) as reply:
-            return dict(json.loads(reply.read()))
-
-    key = base64.b64encode(b"/kapi-test/grpc-compaction").decode()
-    revision = int(etcd_post("/v3/kv/put", {"key": key, "value": key})["header"]["revision"])
-    etcd_post("/v3/kv/compaction", {"revision": revision, "physical": True})
+    compact_etcd(stack, b"/kapi-test/grpc-compaction")
 
     status, body = rest(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps?watch=1&resourceVersion=1"
                                       "&timeoutSeconds=5")

@@ -7,7 +7,6 @@ Envoy) ask for it and kapi.k8sproto.decode reads the answers; the pinned kubectl
 
 from __future__ import annotations
 
-import base64
 import http.client
 import json
 import re
@@ -21,7 +20,7 @@ import yaml
 from kapi import k8sproto
 from kapi.k8sproto import wire
 from kapi.local.launcher import Stack
-from tests.e2e.conftest import Kubectl, wait_for
+from tests.e2e.conftest import Kubectl, compact_etcd, wait_for
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 
@@ -179,17 +178,7 @@ def test_watch_streams_length_prefixed_protobuf_events(kubectl: Kubectl, stack: 
 
 def test_watch_error_event_is_a_protobuf_status(stack: Stack, namespace: str) -> None:
     """etcd compacted (as test_grpc_api does, through etcd's HTTP API): the 410 ERROR event is a protobuf frame."""
-    etcd = f"http://{stack.addresses['etcd']}"
-
-    def etcd_post(path: str, body: dict[str, Any]) -> dict[str, Any]:
-        request = urllib.request.Request(etcd + path, data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=5) as reply:
-            return dict(json.loads(reply.read()))
-
-    key = base64.b64encode(b"/kapi-test/protobuf-compaction").decode()
-    revision = int(etcd_post("/v3/kv/put", {"key": key, "value": key})["header"]["revision"])
-    etcd_post("/v3/kv/compaction", {"revision": revision, "physical": True})
+    compact_etcd(stack, b"/kapi-test/protobuf-compaction")
     status, headers, body = send(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps?watch=1"
                                  "&resourceVersion=1&timeoutSeconds=5", f"{PROTOBUF};stream=watch")
     assert (status, headers["content-type"]) == (200, f"{PROTOBUF};stream=watch")
