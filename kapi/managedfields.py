@@ -372,6 +372,11 @@ def _covers(owned: Iterable[Path], path: Path) -> bool:
     return any(p[:n] == path for p in owned)
 
 
+def _under(path: Path, reset: Iterable[str]) -> bool:
+    """True when ``path`` lies under one of the top-level ``reset`` fields."""
+    return bool(path) and path[0] in {"f:" + r for r in reset}
+
+
 def update(live: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str, api_version: str, time: str,
            types: Types, subresource: str = "", reset: Iterable[str] = (),
            only: Iterable[Path] | None = None) -> list[dict[str, Any]]:
@@ -382,6 +387,10 @@ def update(live: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str,
     them; fields gone from ``new`` leave every set. ``only``: the paths the
     request itself set (kube tracks the object before mutating admission);
     changes elsewhere (added by admission) are owned by nobody.
+
+    ``reset`` (the strategy's reset fields, top-level names) is structured-merge-diff's IgnoreFilter: the
+    manager owns nothing under them (and loses what it owned there), and the comparison leaves the other
+    managers' fields under them as they were, changed or even removed by the write (kube's ``Updater.Update``).
     """
     reset = tuple(reset)
     before, _ = flatten(live or {}, types, reset)
@@ -391,18 +400,17 @@ def update(live: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str,
     if only is not None:
         changed &= set(only)
     result = incoming_entries(live, new)
-    # Fields outside the writable part (``reset``: spec on /status) still exist: their owners keep them.
-    present = set(flatten(new, types)[0]) if reset else set(after)
     mine = Entry(manager, UPDATE, api_version, frozenset(), time, subresource)
     out = []
     found = False
     for e in result:
-        fields = frozenset(p for p in e.fields if p in present)
         if e.same_owner(mine):
             found = True
+            fields = frozenset(p for p in e.fields if p in after)
             e = Entry(e.manager, e.operation, api_version, fields | changed, time if changed else e.time,
                       subresource)
         else:
+            fields = frozenset(p for p in e.fields if p in after or _under(p, reset))
             e = Entry(e.manager, e.operation, e.api_version, fields - changed, e.time, e.subresource)
         out.append(e)
     if not found and changed:
@@ -511,7 +519,9 @@ def apply(live: Mapping[str, Any] | None, config: Mapping[str, Any], manager: st
     reset = tuple(reset)
     base: dict[str, Any] = copy.deepcopy(dict(live)) if live else {}
     applied = field_set(config, types, reset)
-    tracked_config = _tracked(config, reset)
+    # The whole configuration is merged (kube's liveObject.Merge(config)): the strategy then resets what it resets
+    # (spec on /status, status on the main resource); ``reset`` only keeps the applier from owning those fields.
+    tracked_config = _tracked(config, ())
     merged = merge(base, tracked_config, types.root, types) if base else copy.deepcopy(dict(config))
     for key in ("apiVersion", "kind"):
         if key in config:
@@ -545,8 +555,8 @@ def apply(live: Mapping[str, Any] | None, config: Mapping[str, Any], manager: st
         remove_path(merged, path, types, types.root)
         removed.append(path)
     present, _ = flatten(merged, types, reset)
-    final = [Entry(e.manager, e.operation, e.api_version, frozenset(p for p in e.fields if p in present), e.time,
-                   e.subresource) for e in others]
+    final = [Entry(e.manager, e.operation, e.api_version, frozenset(
+        p for p in e.fields if p in present or _under(p, reset)), e.time, e.subresource) for e in others]
     final.append(me)
     merged.setdefault("metadata", {})["managedFields"] = encode(final)
     return merged

@@ -95,6 +95,8 @@ class CustomResourceDefinitionStrategy(Strategy):
     #: statusStrategy.PrepareForUpdate calls ``ResetObjectMetaForStatus(&newObj.ObjectMeta, &newObj.ObjectMeta)``:
     #: a ``/status`` write may change labels, annotations, finalizers and ownerReferences.
     status_resets_metadata = False
+    #: statusStrategy.GetResetFields: ``metadata`` and ``spec``, so the ``/status`` manager owns no metadata.
+    status_reset_fields = ("metadata", "spec")
 
     def default(self, obj: Obj) -> None:
         """:func:`default_crd`."""

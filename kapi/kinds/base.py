@@ -72,6 +72,11 @@ class Strategy:
     #: statusStrategy passes the new object as both arguments, so ``/status`` may change them (a
     #: CustomResourceDefinition, apiextensions-apiserver ``pkg/registry/customresourcedefinition/strategy.go``).
     status_resets_metadata: bool = True
+    #: The top-level fields the kind's statusStrategy ``GetResetFields`` names: a ``/status`` writer owns none of
+    #: them (the field manager's IgnoreFilter), though the strategy may keep what the request set there. Most
+    #: kinds: ``spec``; a CustomResourceDefinition: ``metadata`` and ``spec`` (apiextensions-apiserver
+    #: ``pkg/registry/customresourcedefinition/strategy.go``), so its ``/status`` labels belong to no one.
+    status_reset_fields: tuple[str, ...] = ("spec",)
 
     def default(self, obj: Obj) -> None:
         """Apply the kind's defaults (v1 ``SetDefaults_<Kind>``) to ``obj`` in place."""

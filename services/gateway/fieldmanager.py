@@ -54,9 +54,12 @@ def types(scope: RequestScope) -> mf.Types:
 
 
 def reset_fields(scope: RequestScope) -> tuple[str, ...]:
-    """Top-level fields a write to this endpoint cannot own: status on the main resource, spec on /status."""
+    """Top-level fields a write to this endpoint cannot own (the strategy's ``GetResetFields``): status on the main
+    resource, on /status the kind's :attr:`~kapi.kinds.base.Strategy.status_reset_fields` (spec; a
+    CustomResourceDefinition's metadata and spec)."""
     if scope.info.subresource == "status":
-        return ("spec",)
+        r = scope.resource
+        return tuple(kinds.strategy_for(r.group, r.kind).status_reset_fields)
     if "status" in scope.resource.subresources:
         return ("status",)
     return ()
