@@ -24,8 +24,12 @@ marshal to JSON (encoding/json plus the custom marshallers of apimachinery):
 
 Zero values: Go's protobuf marshaller writes every non-pointer field, so an
 empty string is indistinguishable from an unset one; singular ``""``
-strings are dropped (JSON ``omitempty``) and so is a zero IntOrString
-(``targetPort: 0`` means "unset" to kube's defaulting). Numbers and booleans
+strings are dropped (JSON ``omitempty``) and so is a zero IntOrString of the
+three fields Go embeds by value (ServicePort ``targetPort``, HTTPGetAction and
+TCPSocketAction ``port``: always on the wire, and ``targetPort: 0`` means
+"unset" to kube's defaulting); the other IntOrString fields are pointers,
+written only when set, so their zero is kept (``kubectl create pdb
+--min-available=0``, ``maxSurge: 0``). Numbers and booleans
 are kept, since ``replicas: 0`` may be an explicit pointer value. Nested
 messages present on the wire are kept even when empty: a pointer to an
 empty struct is meaningful (``emptyDir: {}``) and Go's JSON writes
@@ -59,6 +63,11 @@ RAW_EXTENSION = "k8s.io.apimachinery.pkg.runtime.RawExtension"
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _OMIT = object()  # a value Go renders as null/omitted: the key is left out
+# IntOrString fields embedded by value (not *intstr.IntOrString): gogo writes them even when zero, so a zero one is
+# left out; every other IntOrString field is a pointer and a zero on the wire is an explicit value
+_BY_VALUE_INT_OR_STRING = frozenset({("k8s.io.api.core.v1.ServicePort", "targetPort"),
+                                     ("k8s.io.api.core.v1.HTTPGetAction", "port"),
+                                     ("k8s.io.api.core.v1.TCPSocketAction", "port")})
 
 
 class DecodeError(ValueError):
@@ -209,7 +218,7 @@ class Schema:
                 if isinstance(item, dict):
                     out.update(item)
                 continue
-            if item is _OMIT or item == "":
+            if item is _OMIT or item == "" or (item == 0 and (msg.name, name) in _BY_VALUE_INT_OR_STRING):
                 out.pop(name, None)
             else:
                 out[name] = item
@@ -329,9 +338,7 @@ class Schema:
                 str_val = _string(buf, value, stop)
             elif number in (1, 2, 3):
                 raise WireError(f"IntOrString field {number}: wire type {wire_type}")
-        if kind == 1:
-            return str_val
-        return int_val if int_val else _OMIT
+        return str_val if kind == 1 else int_val
 
     @staticmethod
     def _raw_json(buf: bytes, start: int, end: int) -> Any:

@@ -17,7 +17,7 @@ from aiohttp import web
 from kapi import errors
 from services.gateway import fieldmanager, negotiation
 from services.gateway.registry import store
-from services.gateway.scope import RequestScope, decode_object
+from services.gateway.scope import RequestScope, decode_object, resource_version_of
 
 
 async def server_side_apply(scope: RequestScope, body: bytes) -> web.Response:
@@ -26,10 +26,13 @@ async def server_side_apply(scope: RequestScope, body: bytes) -> web.Response:
     On the ``status`` subresource the configuration's status is applied to
     the existing object (managedFields entries with ``subresource:
     status``); 404 when it does not exist. Errors: 400 without
-    ``fieldManager`` or for a malformed body or a name that differs from the
-    URL's, 415 on other subresources, 409 Conflict naming
-    the other managers' fields (kube's message), plus everything create and
-    update answer.
+    ``fieldManager``, for a malformed body, a name that differs from the
+    URL's or a configuration with ``metadata.managedFields`` ("metadata.managedFields
+    must be nil", kube's FieldManager.Apply), 415 on other subresources, 409 Conflict
+    naming the other managers' fields (kube's message) or for a configuration's
+    ``metadata.resourceVersion`` the object has moved past ("the object has been
+    modified; ...": kube merges it into the object, so the store's precondition
+    applies), plus everything create and update answer.
     """
     name = fieldmanager.manager(scope, required=True)
     subresource = scope.info.subresource
@@ -44,10 +47,19 @@ async def server_side_apply(scope: RequestScope, body: bytes) -> web.Response:
     elif meta["name"] != scope.info.name:
         raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
                                  f"({scope.info.name})")
+    if meta.get("managedFields") is not None:
+        # kube's FieldManager.Apply (structuredmerge.go): checked before any conflict
+        raise errors.bad_request("metadata.managedFields must be nil")
+    pinned = resource_version_of(scope, config)
     scope.applying = True
 
     async def applied(live: dict[str, Any] | None) -> dict[str, Any]:
-        return fieldmanager.apply(scope, live, config, name)
+        result = fieldmanager.apply(scope, live, config, name)
+        if pinned and live is not None:
+            # The configuration's resourceVersion is merged into the object like any field, so the store's
+            # optimistic-concurrency check refuses a stale one (409 "the object has been modified; ...").
+            result.setdefault("metadata", {})["resourceVersion"] = pinned
+        return result
 
     # An apply to /status (kubectl apply --server-side --subresource=status) updates an existing object only.
     stored, created = await store.guaranteed_update(scope, applied, create_missing=not subresource)
