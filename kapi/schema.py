@@ -465,6 +465,17 @@ def preload(kinds: Iterable[tuple[str, str, str]]) -> int:
     return sum(1 for g, v, k in kinds if _validator(g, v, k) is not None)
 
 
+def kind_schema(group: str, version: str, kind: str) -> dict[str, Any] | None:
+    """The kind's lean strict schema (``$ref`` chains into :func:`definitions`); None without one. Do not mutate."""
+    return _schema(group, version, kind)
+
+
+def definitions() -> dict[str, Any]:
+    """The lean definitions by name (``io.k8s.api.core.v1.PodSpec`` -> schema), loaded once; do not mutate."""
+    defs: dict[str, Any] = _definitions().get("$defs", {})
+    return defs
+
+
 def has_schema(group: str, version: str, kind: str) -> bool:
     """True when a strict schema exists for this kind."""
     return _schema(group, version, kind) is not None

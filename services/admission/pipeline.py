@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kapi import crd, errors, jsonutil, kinds, objectmeta, schema, strategy
+from kapi import canonical, crd, errors, jsonutil, kinds, objectmeta, schema, strategy
 from kapi.attributes import Attributes
 from kapi.crd import validation as crdvalidation
 from kapi.resources import REGISTRY, Registry, Resource
@@ -133,6 +133,8 @@ class Admitter:
             # or empty: drop it, as plugins and strategies expect a missing field, never a None (a 500 before).
             for key in [k for k, v in new.items() if v is None]:
                 del new[key]
+            # the Go struct holds parsed quantities and times: plugins and webhooks see their canonical form
+            canonical.canonicalize(new, resource.group, resource.version, resource.kind)
             kinds.strategy_for(resource.group, resource.kind).default(new)
         request = AdmissionRequest(operation, attributes, resource, kind, new, old, dry_run, timeout)
         try:
@@ -160,6 +162,9 @@ class Admitter:
         resource = request.resource
         kind = kinds.strategy_for(resource.group, resource.kind)
         assert request.object is not None
+        # what mutating plugins and webhooks wrote is decoded into the Go struct again (kube re-decodes a patched
+        # object): the stored and answered quantities and times are canonical (kapi.canonical)
+        canonical.canonicalize(request.object, resource.group, resource.version, resource.kind)
         if request.operation == CREATE:
             request.warnings.extend(kind.warnings_on_prepare(request.object))  # PrepareForCreate's AddWarning
             request.object = strategy.prepare_for_create(request.object, resource, request.namespace, self.now(),
