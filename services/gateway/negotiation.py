@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from kapi import errors, jsonutil, k8sproto, limits, safedecode
+from kapi import errors, gofmt, jsonutil, k8sproto, limits, safedecode
 
 JSON = "application/json"
 YAML = "application/yaml"
@@ -210,6 +210,49 @@ def duplicate_fields(body: bytes, content_type: str) -> list[str]:
     except (ValueError, RecursionError):
         return []  # the main decoder reports malformed bodies
     return found
+
+
+def strict_field_errors(body: bytes, content_type: str, unknown: list[str]) -> list[str]:
+    """kube's strict decoding errors of a JSON body decoded into a typed object, in the order its decoder meets
+    them, each message once (sigs.k8s.io/json ``saveStrictError`` dedupes): ``unknown field "<path>"`` for the
+    paths in ``unknown`` (the kind has no such field; the decoder skips its value, so nothing under it is
+    reported and a repeated unknown key is no duplicate) and ``duplicate field "<path>"`` for a known field or
+    map key an object repeats. Unknown paths not met in the body (none expected) follow. [] for other bodies.
+    """
+    import json
+
+    if (content_type.split(";")[0].strip().lower() or JSON) != JSON:
+        return []
+    unknown_paths = set(unknown)
+    out: list[str] = []
+
+    def emit(message: str) -> None:
+        if message not in out:
+            out.append(message)
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, _Pairs):
+            seen: set[str] = set()
+            for key, item in value:
+                child = f"{path}.{key}" if path else key
+                if child in unknown_paths:
+                    emit(f"unknown field {gofmt.go_quote(child)}")
+                    continue
+                if key in seen:
+                    emit(f"duplicate field {gofmt.go_quote(child)}")
+                seen.add(key)
+                walk(item, child)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, f"{path}[{i}]")
+
+    try:
+        walk(json.loads(body, object_pairs_hook=_Pairs), "")
+    except (ValueError, RecursionError):
+        return []  # the main decoder reports malformed bodies
+    for path in unknown:
+        emit(f"unknown field {gofmt.go_quote(path)}")
+    return out
 
 
 def yaml_duplicate_keys(body: bytes, content_type: str) -> list[str]:

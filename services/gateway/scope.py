@@ -7,6 +7,7 @@ URL (STYLE.md habit 4).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from multidict import MultiMapping
 
-from kapi import errors, gofmt, jsonutil
+from kapi import errors, gofmt, jsonutil, schema
 from kapi.attributes import Attributes
 from kapi.resources import REGISTRY, Resource
 from kapi_proto.kapi.storage.v1 import storage_pb2
@@ -275,20 +276,50 @@ def success_status(scope: RequestScope, obj: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
-def check_duplicates(scope: RequestScope, body: bytes) -> None:
+def _unknown_fields(scope: RequestScope, obj: Mapping[str, Any] | None) -> list[str] | None:
+    """The unknown-field paths of a built-in kind's decoded ``obj`` (kapi.schema, document order); None for custom
+    resources (their schema is the admission service's) or when there is no object or schema."""
+    r = scope.resource
+    if obj is None or not REGISTRY.is_static(r) or not schema.has_schema(r.group, r.version, r.kind):
+        return None
+    return schema.validate(copy.deepcopy(dict(obj)), r.group, r.version, r.kind).unknown
+
+
+def check_duplicates(scope: RequestScope, body: bytes, obj: Mapping[str, Any] | None = None) -> None:
     """Apply fieldValidation to keys a JSON or YAML body repeats: Strict -> 400, Warn (default) -> warnings, Ignore
     -> none. JSON: ``duplicate field "data.a"``; YAML: go-yaml's ``line 5: key "a" already set in map`` lines after
-    ``yaml: unmarshal errors:`` (one warning each)."""
+    ``yaml: unmarshal errors:`` (one warning each).
+
+    ``obj`` (the decoded body) lets a built-in kind's unknown fields count as kube's typed decoder sees them: a
+    repeated unknown key, or one under an unknown field, is no duplicate, and the Strict 400 lists the unknown
+    and duplicate fields together in the decoder's order (``strict decoding error: unknown field "spec.x",
+    duplicate field "metadata.labels.a"``; YAML: the ``yaml:`` error, then the unknown fields), as
+    k8s.io/apimachinery's strictDecodingError. Without duplicates the unknown fields are left to admission
+    (kapi.schema.apply_field_validation); under Warn they are its warnings, after these.
+    """
     directive = scope.field_validation() or "Warn"
     if directive == "Ignore":
         return
-    messages = [f'duplicate field "{path}"' for path in negotiation.duplicate_fields(body, scope.content_type)]
+    duplicates = negotiation.duplicate_fields(body, scope.content_type)
     lines = negotiation.yaml_duplicate_keys(body, scope.content_type)
-    if not messages and not lines:
+    if not duplicates and not lines:
         return
+    unknown = _unknown_fields(scope, obj) if directive == "Strict" or duplicates else None
+    if unknown is not None and duplicates:
+        errors_found = negotiation.strict_field_errors(body, scope.content_type, unknown)
+        messages = [m for m in errors_found if m.startswith("duplicate field ")]
+        if not messages:
+            return  # only unknown keys repeat: admission reports the unknown fields
+    else:
+        messages = [f'duplicate field "{path}"' for path in duplicates]
+        errors_found = messages
     if directive == "Strict":
         kind, version = scope.resource.kind, scope.resource.version
-        detail = ", ".join(messages) if messages else "yaml: unmarshal errors:\n  " + "\n  ".join(lines)
+        if messages:
+            detail = ", ".join(errors_found)
+        else:
+            detail = "yaml: unmarshal errors:\n  " + "\n  ".join(lines) + "".join(
+                f", unknown field {gofmt.go_quote(path)}" for path in unknown or ())
         raise errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding '
                                  "error: " + detail)
     scope.warnings.extend(messages or lines)

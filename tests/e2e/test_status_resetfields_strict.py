@@ -3,7 +3,9 @@
 - a CustomResourceDefinition's ``/status`` (merge patch, server-side apply) may change labels, but kube's CRD
   statusStrategy GetResetFields (``metadata``, ``spec``) keeps its manager from owning them: the creator keeps
   its label entries, and an apply's labels are stored and owned by nobody;
-- a Service's ``/status`` resets only ``spec``: its manager owns the labels it changed.
+- a Service's ``/status`` resets only ``spec``: its manager owns the labels it changed;
+- fieldValidation of a body with duplicate and unknown fields (``kubectl create --raw``): Strict names them in one
+  400 in the decoder's order, Warn gives one warning per field (none ``duplicate`` for a repeated unknown field).
 """
 
 from __future__ import annotations
@@ -60,3 +62,27 @@ def test_service_status_writer_owns_the_labels_it_changed(kubectl: Kubectl, name
     entries = _entries(kubectl, "-n", namespace, "service", "web")
     assert entries[("status-writer", "Update", "status")] == {"f:metadata": {"f:labels": {"f:tier": {}}}}
     assert "f:tier" not in entries[("creator", "Update", "")]["f:metadata"]["f:labels"]
+
+
+POD = ('{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s","labels":{"a":"1","a":"2"}},'
+       '"spec":{"x":1,"x":2,"containers":[{"name":"c","image":"nginx","image":"nginx"}]}}')
+
+
+def test_strict_decoding_names_unknown_and_duplicate_fields_together(kubectl: Kubectl, namespace: str,
+                                                                    tmp_path: Any) -> None:
+    body = tmp_path / "pod.json"
+    body.write_text(POD % "strict")
+    strict = kubectl.run("create", "--raw", f"/api/v1/namespaces/{namespace}/pods?fieldValidation=Strict",
+                         "-f", str(body), check=False)
+    assert strict.returncode != 0
+    assert strict.stderr.strip() == (
+        'Error from server (BadRequest): Pod in version "v1" cannot be handled as a Pod: strict decoding error: '
+        'duplicate field "metadata.labels.a", unknown field "spec.x", duplicate field "spec.containers[0].image"'
+    ), strict.stderr
+    body.write_text(POD % "warn")
+    warn = kubectl.run("create", "--raw", f"/api/v1/namespaces/{namespace}/pods?fieldValidation=Warn",
+                       "-f", str(body))
+    warnings = [line for line in warn.stderr.splitlines() if line.startswith("Warning: ")]
+    assert sorted(warnings) == sorted([  # one warning per field: no "duplicate field" for the repeated spec.x
+        'Warning: duplicate field "metadata.labels.a"', 'Warning: unknown field "spec.x"',
+        'Warning: duplicate field "spec.containers[0].image"']), warn.stderr

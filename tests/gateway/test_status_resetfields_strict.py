@@ -3,14 +3,18 @@ strict decoding of bodies with both duplicate and unknown fields."""
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 from typing import Any, cast
 
+import pytest
+
+from kapi import errors
 from kapi import managedfields as mf
 from kapi.resources import REGISTRY
-from services.gateway import fieldmanager
+from services.gateway import fieldmanager, negotiation
 from services.gateway import patch as patching
-from services.gateway.scope import RequestScope
+from services.gateway.scope import RequestScope, check_duplicates
 
 T = "2026-01-01T00:00:00Z"
 T2 = "2026-01-01T00:00:05Z"
@@ -108,3 +112,57 @@ def test_apply_keeps_the_owners_of_fields_outside_the_endpoint() -> None:
                   "spec": {"replicas": 2}}
     out = mf.apply(with_status, main_apply, "user", "apps/v1", T2, DEPLOY, False, "", ("status",))
     assert _owners(out)["kcm"]["fieldsV1"] == {"f:status": {"f:replicas": {}}}  # was: kcm's status entry dropped
+
+
+# Strict decoding: duplicate and unknown fields together (sigs.k8s.io/json, apimachinery strictDecodingError).
+
+POD_BODY = (b'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"a":"1","a":"2"}},'
+            b'"spec":{"x":1,"x":2,"y":{"d":1,"d":2},"containers":[{"name":"c","image":"i","image":"j"}]}}')
+
+
+def _decoding_scope(directive: str, content_type: str = "application/json") -> Any:
+    return SimpleNamespace(field_validation=lambda: directive, content_type=content_type, warnings=[],
+                           resource=REGISTRY.get("", "v1", "pods"))
+
+
+def _pod(body: bytes) -> dict[str, Any]:
+    return cast(dict[str, Any], json.loads(body))
+
+
+def test_strict_errors_in_decoder_order_without_duplicates_of_unknown_keys() -> None:
+    assert negotiation.strict_field_errors(POD_BODY, "application/json", ["spec.x", "spec.y"]) == [
+        'duplicate field "metadata.labels.a"', 'unknown field "spec.x"', 'unknown field "spec.y"',
+        'duplicate field "spec.containers[0].image"']
+
+
+def test_strict_400_lists_unknown_and_duplicate_fields_together() -> None:
+    scope = _decoding_scope("Strict")
+    with pytest.raises(errors.StatusError) as caught:
+        check_duplicates(scope, POD_BODY, _pod(POD_BODY))
+    assert caught.value.code == 400 and caught.value.reason == "BadRequest"
+    assert caught.value.message == (
+        'Pod in version "v1" cannot be handled as a Pod: strict decoding error: duplicate field "metadata.labels.a", '
+        'unknown field "spec.x", unknown field "spec.y", duplicate field "spec.containers[0].image"')
+
+
+def test_warn_gives_no_duplicate_warning_for_a_repeated_unknown_field() -> None:
+    body = b'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"x":1,"x":2,"containers":[]}}'
+    scope = _decoding_scope("Warn")
+    check_duplicates(scope, body, _pod(body))
+    assert scope.warnings == []  # admission warns `unknown field "spec.x"` once
+    strict = _decoding_scope("Strict")
+    check_duplicates(strict, body, _pod(body))  # no 400 here: the unknown field alone is admission's Strict 400
+    scope = _decoding_scope("Warn")
+    check_duplicates(scope, POD_BODY, _pod(POD_BODY))
+    assert scope.warnings == ['duplicate field "metadata.labels.a"', 'duplicate field "spec.containers[0].image"']
+
+
+def test_yaml_strict_400_names_the_yaml_error_then_the_unknown_fields() -> None:
+    body = b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  name: q\nspec:\n  x: 1\n  containers: []\n"
+    scope = _decoding_scope("Strict", "application/yaml")
+    with pytest.raises(errors.StatusError) as caught:
+        check_duplicates(scope, body, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q"},
+                                       "spec": {"x": 1, "containers": []}})
+    assert caught.value.message.endswith(
+        'strict decoding error: yaml: unmarshal errors:\n  line 5: key "name" already set in map, '
+        'unknown field "spec.x"')

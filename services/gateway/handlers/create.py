@@ -17,5 +17,5 @@ async def create(scope: RequestScope) -> web.Response:
     """
     body = await scope.request.read()
     obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=False, body=body)
-    check_duplicates(scope, body)
+    check_duplicates(scope, body, obj)
     return scope.respond(await store.create(scope, obj), 201)

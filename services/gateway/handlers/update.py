@@ -26,7 +26,7 @@ async def update(scope: RequestScope) -> web.Response:
     """
     body = await scope.request.read()
     obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=True, body=body)
-    check_duplicates(scope, body)
+    check_duplicates(scope, body, obj)
     parse_resource_version(resource_version_of(scope, obj))  # 400 for a malformed one before anything is read
 
     async def replace(live: dict[str, Any] | None) -> dict[str, Any]:
