@@ -43,10 +43,14 @@ def test_crd_status_writes_change_labels_annotations_finalizers_and_owners(api: 
     ext = client.ApiextensionsV1Api(api)
     group = "parity-status.example.com"
     name = f"gadgets.{group}"
+    rbac = client.RbacAuthorizationV1Api(api)
+    # a real cluster-scoped owner: with a dangling one the garbage collector would delete the CRD mid-test
+    owner_role = rbac.create_cluster_role(client.V1ClusterRole(metadata=client.V1ObjectMeta(
+        name="parity-status-owner")))
     ext.create_custom_resource_definition(_crd(group))
     try:
-        owner = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
-                 "uid": "6f1c2a9e-0000-4000-8000-000000000001"}
+        owner = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "name": "parity-status-owner",
+                 "uid": owner_role.metadata.uid}
         patched = ext.patch_custom_resource_definition_status(name, {
             "metadata": {"labels": {"tier": "two"}, "annotations": {"note": None, "added": "b"},
                          "finalizers": ["example.com/hold"], "ownerReferences": [owner]},
@@ -55,7 +59,7 @@ def test_crd_status_writes_change_labels_annotations_finalizers_and_owners(api: 
         assert patched.metadata.annotations == {"added": "b"}
         assert patched.metadata.finalizers == ["example.com/hold"]
         assert [(o.kind, o.name, o.uid) for o in patched.metadata.owner_references] == [
-            ("ConfigMap", "owner", owner["uid"])]
+            ("ClusterRole", "parity-status-owner", owner["uid"])]
         assert patched.spec.scope == "Namespaced"  # spec stays the stored one
         assert patched.metadata.generation == 1
 
@@ -77,6 +81,7 @@ def test_crd_status_writes_change_labels_annotations_finalizers_and_owners(api: 
         except ApiException as err:
             if err.status != 404:
                 raise
+        rbac.delete_cluster_role("parity-status-owner")
 
 
 def test_deployment_status_writes_keep_the_stored_labels(api: client.ApiClient, namespace: str) -> None:
