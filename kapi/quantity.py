@@ -18,6 +18,13 @@ _DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1
 _RE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
 
 
+# ParseQuantity clamps a magnitude above 2^63-1 to it and rounds a nonzero one below 1n up to 1n. A number's
+# digits are at most 4,300 (Python's int() limit; more is a ValueError), so past an exponent of 5,000 the bound
+# is certain and is taken without building the power (10**9999999 took minutes: a request could hang admission).
+_MAX_ALLOWED = Fraction(2**63 - 1)
+_NANO = Fraction(1, 10**9)
+_EXPONENT_BOUND = 5000
+
 _FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 
@@ -35,7 +42,13 @@ def parse(value: Any) -> Fraction:
         return number * _BINARY[suffix]
     if suffix in _DECIMAL:
         return number * _DECIMAL[suffix]
-    return number * Fraction(10) ** int(suffix[1:])
+    exponent = int(suffix[1:])
+    if abs(exponent) > _EXPONENT_BOUND:  # never build 10**9999999: kube's bounds decide it at once
+        if not number:
+            return Fraction(0)
+        sign = 1 if number > 0 else -1
+        return sign * (_MAX_ALLOWED if exponent > 0 else _NANO)
+    return number * Fraction(10) ** exponent
 
 
 def format(value: Fraction, binary: bool = False) -> str:  # noqa: A001 - mirrors Quantity.String

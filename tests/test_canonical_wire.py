@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import timeit
 from datetime import UTC, datetime
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -174,3 +175,15 @@ def test_cost_per_pod_is_small() -> None:
     pod = _pod()
     seconds = min(timeit.repeat(lambda: canonical.canonicalize(pod, "", "v1", "Pod"), number=200, repeat=3)) / 200
     assert seconds < 0.001, f"{seconds * 1e6:.1f} us per Pod"
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("text, expected", [
+    ("1e9999999", Fraction(2**63 - 1)),  # ParseQuantity's clamp to 2^63-1
+    ("-2e999999999", -Fraction(2**63 - 1)),
+    ("1e-9999999", Fraction(1, 10**9)),  # a nonzero amount below 1n rounds up to 1n
+    ("0e9999999", Fraction(0)),
+])
+def test_huge_exponents_are_bounded_without_building_the_power(text: str, expected: Fraction) -> None:
+    """A body may carry an exponent of nine digits (the decode check allows it); 10**9999999 took minutes."""
+    assert quantity.parse(text) == expected
