@@ -12,6 +12,7 @@ Protobuf encoding" and k8s.io/apiserver pkg/endpoints/handlers/negotiation.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,30 +187,7 @@ def duplicate_fields(body: bytes, content_type: str) -> list[str]:
     kube-apiserver's strict JSON decoder reports them as ``duplicate field "<path>"``
     (fieldValidation Strict: 400; Warn: a warning).
     """
-    import json
-
-    if (content_type.split(";")[0].strip().lower() or JSON) != JSON:
-        return []
-    found: list[str] = []
-
-    def walk(value: Any, path: str) -> None:
-        if isinstance(value, _Pairs):
-            seen: set[str] = set()
-            for key, item in value:
-                child = f"{path}.{key}" if path else key
-                if key in seen and child not in found:
-                    found.append(child)
-                seen.add(key)
-                walk(item, child)
-        elif isinstance(value, list):
-            for i, item in enumerate(value):
-                walk(item, f"{path}[{i}]")
-
-    try:
-        walk(json.loads(body, object_pairs_hook=_Pairs), "")
-    except (ValueError, RecursionError):
-        return []  # the main decoder reports malformed bodies
-    return found
+    return [path for kind, path in _strict_findings(body, content_type, ()) if kind == "duplicate"]
 
 
 def strict_field_errors(body: bytes, content_type: str, unknown: list[str]) -> list[str]:
@@ -219,16 +197,22 @@ def strict_field_errors(body: bytes, content_type: str, unknown: list[str]) -> l
     reported and a repeated unknown key is no duplicate) and ``duplicate field "<path>"`` for a known field or
     map key an object repeats. Unknown paths not met in the body (none expected) follow. [] for other bodies.
     """
+    return [f"{kind} field {gofmt.go_quote(path)}" for kind, path in _strict_findings(body, content_type, unknown)]
+
+
+def _strict_findings(body: bytes, content_type: str, unknown: Sequence[str]) -> list[tuple[str, str]]:
+    """("unknown" | "duplicate", path) in the decoder's order, each once; [] for bodies that are not JSON or do
+    not parse (the main decoder reports those). See :func:`strict_field_errors`."""
     import json
 
     if (content_type.split(";")[0].strip().lower() or JSON) != JSON:
         return []
     unknown_paths = set(unknown)
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
 
-    def emit(message: str) -> None:
-        if message not in out:
-            out.append(message)
+    def emit(finding: tuple[str, str]) -> None:
+        if finding not in out:
+            out.append(finding)
 
     def walk(value: Any, path: str) -> None:
         if isinstance(value, _Pairs):
@@ -236,10 +220,10 @@ def strict_field_errors(body: bytes, content_type: str, unknown: list[str]) -> l
             for key, item in value:
                 child = f"{path}.{key}" if path else key
                 if child in unknown_paths:
-                    emit(f"unknown field {gofmt.go_quote(child)}")
+                    emit(("unknown", child))
                     continue
                 if key in seen:
-                    emit(f"duplicate field {gofmt.go_quote(child)}")
+                    emit(("duplicate", child))
                 seen.add(key)
                 walk(item, child)
         elif isinstance(value, list):
@@ -249,9 +233,9 @@ def strict_field_errors(body: bytes, content_type: str, unknown: list[str]) -> l
     try:
         walk(json.loads(body, object_pairs_hook=_Pairs), "")
     except (ValueError, RecursionError):
-        return []  # the main decoder reports malformed bodies
+        return []
     for path in unknown:
-        emit(f"unknown field {gofmt.go_quote(path)}")
+        emit(("unknown", path))
     return out
 
 
