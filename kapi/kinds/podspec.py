@@ -10,6 +10,7 @@ kind's home in :mod:`kapi.kinds` calls these with its own options.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from fractions import Fraction
 from typing import Any
@@ -284,15 +285,15 @@ def port_number(path: str, value: Any) -> list[Cause]:
     return [invalid(path, port, PORT_RANGE_MSG)] if port is not None and not 1 <= port <= 65535 else []
 
 
-_CANONICAL_QUANTITY = re.compile(r"-?[1-9][0-9]*(?:m|Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?|0")
 
 
 def quantity_shown(raw: Any, value: Fraction) -> str:
-    """A Quantity as its ``String()`` prints it: the input when already canonical, else kapi's canonical form."""
-    text = str(raw).strip() if isinstance(raw, (str, int)) and not isinstance(raw, bool) else ""
-    if _CANONICAL_QUANTITY.fullmatch(text) and not text.endswith("000m"):
-        return text
-    return quantity.format(value, binary="i" in text)
+    """A Quantity as its ``String()`` prints it (:func:`kapi.quantity.canonical` of ``raw``; ``value``, its parsed
+    amount, in kapi's form when ``raw`` is no quantity text or number)."""
+    if isinstance(raw, (str, int, float)) and not isinstance(raw, bool):
+        with contextlib.suppress(ValueError):
+            return quantity.canonical(raw)
+    return quantity.format(value)
 
 
 def _overcommit_allowed(name: str) -> bool:
