@@ -13,6 +13,8 @@ from kapi.k8sproto import encoder, wire
 
 CREATED = "2023-11-14T22:13:20Z"
 
+# Each object is as kube serves it: no zero of a non-pointer omitempty field (the decoder drops those, as Go's
+# encoding/json does; test_zero_values_are_written_and_absent_ones_are_not covers the encoder's zeros).
 POD: dict[str, Any] = {
     "kind": "Pod", "apiVersion": "v1",
     "metadata": {
@@ -41,9 +43,9 @@ POD: dict[str, Any] = {
                     {"name": "C", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
             "envFrom": [{"prefix": "X_", "secretRef": {"name": "s"}}],
             "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}, "requests": {"cpu": "100m"}},
-            "volumeMounts": [{"name": "cache", "mountPath": "/cache", "readOnly": False}],
+            "volumeMounts": [{"name": "cache", "mountPath": "/cache"}],
             "livenessProbe": {"httpGet": {"path": "/healthz", "port": "http", "scheme": "HTTP"},
-                              "initialDelaySeconds": 0, "periodSeconds": 10, "failureThreshold": 3},
+                              "periodSeconds": 10, "failureThreshold": 3},
             "readinessProbe": {"tcpSocket": {"port": 8080}, "timeoutSeconds": 1},
             "lifecycle": {"preStop": {"sleep": {"seconds": 5}}},
             "securityContext": {"runAsUser": 1000, "runAsNonRoot": True, "privileged": False,
@@ -52,7 +54,7 @@ POD: dict[str, Any] = {
         }],
         "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "activeDeadlineSeconds": -1,
         "dnsPolicy": "ClusterFirst", "nodeSelector": {"kubernetes.io/os": "linux"},
-        "serviceAccountName": "default", "nodeName": "node-1", "hostNetwork": False,
+        "serviceAccountName": "default", "nodeName": "node-1",
         "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}]}}},
         "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 60}],
@@ -81,8 +83,8 @@ DEPLOYMENT: dict[str, Any] = {
              "template": {"metadata": {"labels": {"app": "web"}},
                           "spec": {"containers": [{"name": "app", "image": "nginx"}]}},
              "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": 1}},
-             "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600, "paused": False},
-    "status": {"observedGeneration": 1, "replicas": 0,
+             "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
+    "status": {"observedGeneration": 1,
                "conditions": [{"type": "Available", "status": "True", "lastUpdateTime": CREATED,
                                "lastTransitionTime": CREATED, "reason": "MinimumReplicasAvailable"}]},
 }

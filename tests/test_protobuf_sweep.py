@@ -1,6 +1,7 @@
 """Findings of the kubectl sweep over kapi's protobuf (typed clients send protobuf bodies too): a zero
 IntOrString that Go holds in a pointer survives decoding (``kubectl create pdb --min-available=0``), while the
-three by-value IntOrString fields keep their "zero means unset" reading.
+three by-value IntOrString fields keep their "zero means unset" reading; zero scalars follow the Go field
+facts of kapi/k8sproto/gofields.json (pointer / omitempty).
 
 Bodies are built with kapi.k8sproto.encode, which writes what gogo's Marshal writes: a pointer field only when
 set, a by-value one always (tests/test_k8sproto_encoder.py checks those bytes).
@@ -57,8 +58,32 @@ def test_by_value_int_or_string_zero_is_still_unset() -> None:
     assert decoded == {"httpGet": {"path": "/"}, "tcpSocket": {}}
 
 
-def test_by_value_table_names_only_int_or_string_fields_of_the_schema() -> None:
+def test_by_value_int_or_string_fields_are_the_three_non_pointer_ones() -> None:
     table = decoder.schema()
-    for message, field in decoder._BY_VALUE_INT_OR_STRING:
-        ftype = next(spec[1] for spec in table.messages[message].fields.values() if spec[0] == field)
-        assert isinstance(ftype, decoder.Message) and ftype.name == decoder.INT_OR_STRING
+    by_value = {(m.name, name) for m in table.messages.values() for name, ftype, mode, _ in m.fields.values()
+                if mode == "" and isinstance(ftype, decoder.Message) and ftype.name == decoder.INT_OR_STRING
+                and name in m.zero_drop}
+    assert by_value == {("k8s.io.api.core.v1.ServicePort", "targetPort"),
+                        ("k8s.io.api.core.v1.HTTPGetAction", "port"),
+                        ("k8s.io.api.core.v1.TCPSocketAction", "port")}
+
+
+def test_zero_scalars_follow_go_pointer_and_omitempty() -> None:
+    """kube decodes the wire into Go structs and serves them through encoding/json: a non-pointer omitempty zero
+    disappears, a pointer's zero is kept as sent, a plain field's zero is written."""
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                  "spec": {"replicas": 0, "minReadySeconds": 0, "paused": False,
+                           "template": {"spec": {"hostNetwork": False, "automountServiceAccountToken": False,
+                                                 "containers": [{"name": "c", "stdin": False, "tty": False}]}}}}
+    spec = roundtrip(deployment)["spec"]
+    assert spec["replicas"] == 0 and "minReadySeconds" not in spec and "paused" not in spec
+    pod_spec = spec["template"]["spec"]
+    assert "hostNetwork" not in pod_spec and pod_spec["automountServiceAccountToken"] is False
+    assert pod_spec["containers"] == [{"name": "c"}]
+    assert "generation" not in roundtrip(deployment)["metadata"]
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c"},
+           "spec": {"storageClassName": "", "accessModes": ["ReadWriteOnce"]}}
+    assert roundtrip(pvc)["spec"]["storageClassName"] == ""  # *string: "" means "no class", kept
+    token = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "metadata": {},
+             "spec": {"token": "t"}, "status": {"authenticated": False, "user": {"username": ""}}}
+    assert roundtrip(token)["status"] == {"user": {}}  # authenticated and username are omitempty

@@ -23,18 +23,22 @@ marshal to JSON (encoding/json plus the custom marshallers of apimachinery):
   the enclosing object.
 
 Zero values: Go's protobuf marshaller writes every non-pointer field, so an
-empty string is indistinguishable from an unset one; singular ``""``
-strings are dropped (JSON ``omitempty``) and so is a zero IntOrString of the
-three fields Go embeds by value (ServicePort ``targetPort``, HTTPGetAction and
-TCPSocketAction ``port``: always on the wire, and ``targetPort: 0`` means
-"unset" to kube's defaulting); the other IntOrString fields are pointers,
-written only when set, so their zero is kept (``kubectl create pdb
---min-available=0``, ``maxSurge: 0``). Numbers and booleans
-are kept, since ``replicas: 0`` may be an explicit pointer value. Nested
-messages present on the wire are kept even when empty: a pointer to an
-empty struct is meaningful (``emptyDir: {}``) and Go's JSON writes
-non-pointer structs (``"spec": {}``) too. Map values and list elements are
-kept as they are (a label value may be "").
+unset field and its zero look alike on the wire; kube decodes into the Go
+struct and serves encoding/json's rendering of it. The Go facts of each field
+(``gofields.json`` via :mod:`kapi.k8sproto.gotypes`: pointer, omitempty)
+decide the same here for a singular scalar's zero (``""``, ``0``, ``false``):
+a non-pointer ``omitempty`` field's zero is left out (``hostNetwork``,
+``minReadySeconds``, ``metadata.generation``), a pointer's is kept as sent
+(``replicas: 0``, ``storageClassName: ""``) and so is a plain field's
+(``token: ""``). A by-value IntOrString (ServicePort ``targetPort``,
+HTTPGetAction and TCPSocketAction ``port``) is always on the wire and its
+zero means "unset" to kube's defaulting, so it is left out; a pointer
+IntOrString's zero is kept (``kubectl create pdb --min-available=0``,
+``maxSurge: 0``). A field without Go facts (newer than the table) drops only
+``""``. Nested messages present on the wire are kept even when empty: a
+pointer to an empty struct is meaningful (``emptyDir: {}``) and Go's JSON
+writes non-pointer structs (``"spec": {}``) too. Map values and list
+elements are kept as they are (a label value may be "").
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from kapi.k8sproto import wire
+from kapi.k8sproto import gotypes, wire
 from kapi.k8sproto.wire import I32, I64, LEN, VARINT, WireError
 
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "schema.json")
@@ -63,11 +67,6 @@ RAW_EXTENSION = "k8s.io.apimachinery.pkg.runtime.RawExtension"
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _OMIT = object()  # a value Go renders as null/omitted: the key is left out
-# IntOrString fields embedded by value (not *intstr.IntOrString): gogo writes them even when zero, so a zero one is
-# left out; every other IntOrString field is a pointer and a zero on the wire is an explicit value
-_BY_VALUE_INT_OR_STRING = frozenset({("k8s.io.api.core.v1.ServicePort", "targetPort"),
-                                     ("k8s.io.api.core.v1.HTTPGetAction", "port"),
-                                     ("k8s.io.api.core.v1.TCPSocketAction", "port")})
 
 
 class DecodeError(ValueError):
@@ -109,13 +108,17 @@ _DEFAULTS: dict[str, Any] = {"string": "", "bytes": "", "bool": False}  # number
 class Message:
     """A compiled message: ``fields`` maps number -> (json name, scalar type | Message, mode, map value type)."""
 
-    __slots__ = ("name", "fields", "is_list", "special")
+    __slots__ = ("name", "fields", "is_list", "special", "zero_drop", "zero_keep")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.fields: dict[int, tuple[str, str | Message, str, str | Message | None]] = {}
         self.is_list = False
         self.special: Callable[[bytes, int, int], Any] | None = None
+        # singular fields whose zero ("", 0, false) Go's JSON leaves out (non-pointer omitempty scalars and
+        # by-value IntOrStrings) / keeps (pointers, plain value fields); a field in neither (no Go facts) drops "" only
+        self.zero_drop: frozenset[str] = frozenset()
+        self.zero_keep: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
         return f"Message({self.name})"
@@ -149,6 +152,16 @@ class Schema:
         for name, fn in specials.items():
             if name in self.messages:
                 self.messages[name].special = fn
+        go = table.get("gofields", {})
+        for name, msg in self.messages.items():
+            facts = go.get(name, {})
+            drop, keep = set(), set()
+            for json_name, ftype, mode, _ in msg.fields.values():
+                flags = facts.get(json_name, "?")
+                if mode != "" or flags == "?" or (isinstance(ftype, Message) and ftype.name != INT_OR_STRING):
+                    continue
+                (drop if "p" not in flags and ("o" in flags or isinstance(ftype, Message)) else keep).add(json_name)
+            msg.zero_drop, msg.zero_keep = frozenset(drop), frozenset(keep)
         self.kinds: dict[tuple[str, str, str], Message] = {
             (g, v, k): self.messages[m] for g, v, k, m in table["kinds"]}
         self.any_version_kinds: dict[str, Message] = {
@@ -218,7 +231,8 @@ class Schema:
                 if isinstance(item, dict):
                     out.update(item)
                 continue
-            if item is _OMIT or item == "" or (item == 0 and (msg.name, name) in _BY_VALUE_INT_OR_STRING):
+            if item is _OMIT or ((item == "" or item == 0) and (
+                    name in msg.zero_drop or (item == "" and name not in msg.zero_keep))):
                 out.pop(name, None)
             else:
                 out[name] = item
@@ -390,4 +404,6 @@ def go_duration(nanos: int) -> str:
 def schema() -> Schema:
     """The schema table shipped with the package, loaded and compiled once."""
     with open(SCHEMA_PATH, encoding="utf-8") as fh:
-        return Schema(json.load(fh))
+        table = json.load(fh)
+    table["gofields"] = gotypes.table()
+    return Schema(table)

@@ -6,6 +6,9 @@
 - ``kubectl apply --server-side`` of ``kubectl get -o yaml`` output: 400 ``metadata.managedFields must be nil``
   (kube's FieldManager.Apply); a stale ``metadata.resourceVersion`` in the configuration is the store's 409.
 - describe, events, auth and rollout commands decode kapi's protobuf answers and print kube's text.
+- ``kubectl create deployment`` sends every non-pointer field of the template (gogo writes them all): the zero
+  ``hostNetwork``/``hostPID``/``hostIPC``/``minReadySeconds`` of omitempty fields are not stored, as kube's
+  JSON leaves them out.
 """
 
 from __future__ import annotations
@@ -41,6 +44,20 @@ def test_create_pdb_min_available_zero(kubectl: Kubectl, namespace: str) -> None
                 "--max-unavailable=0")
     spec = json.loads(kubectl.run("-n", namespace, "get", "pdb", "none", "-o", "json").stdout)["spec"]
     assert spec["maxUnavailable"] == 0 and "minAvailable" not in spec
+
+
+def test_create_deployment_stores_no_zero_of_an_omitempty_field(kubectl: Kubectl, namespace: str) -> None:
+    proc = kubectl.run("-n", namespace, "create", "deployment", "web", "--image=nginx:1.27", "-v=8")
+    post = proc.stderr[proc.stderr.index('"Request" verb="POST"'):]
+    assert f"Content-Type: {PROTOBUF}" in post[:post.index('"Response"')]
+    deployment = json.loads(kubectl.run("-n", namespace, "get", "deployment", "web", "-o", "json").stdout)
+    spec = deployment["spec"]
+    assert "minReadySeconds" not in spec and "paused" not in spec
+    assert spec["template"]["spec"] == {
+        "containers": [{"name": "nginx", "image": "nginx:1.27", "imagePullPolicy": "IfNotPresent", "resources": {},
+                        "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}],
+        "dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
+        "securityContext": {}, "terminationGracePeriodSeconds": 30}
 
 
 def test_server_side_apply_of_get_output_needs_managed_fields_nil(kubectl: Kubectl, namespace: str) -> None:

@@ -1,0 +1,39 @@
+"""Go field facts of the k8s.io/api types: pointer, omitempty, inline.
+
+``gofields.json`` (made by scripts/gen_gofields.py from the Go runtime type
+descriptors of the pinned kubectl 1.37 binary) gives, per protobuf message
+of ``schema.json`` and per field (by its ``schema.json`` name), a flags
+string: ``p`` the Go field is a pointer (``*int32``), ``o`` its json tag has
+``omitempty``, ``i`` it is embedded inline; ``""`` a plain value field with
+neither; ``?`` no Go field of that name in the release (a field newer than
+the binary, or a hand-written marshaller's wire field such as
+``Time.seconds``). Two behaviours depend on them:
+
+* what a protobuf body's zero scalar becomes (``decoder``): Go decodes the
+  wire into the struct and kube serves it through encoding/json, so a zero
+  of a non-pointer ``omitempty`` field disappears, a plain one is written
+  (``"name": ""``) and a pointer's is kept as sent (``replicas: 0``);
+* which struct nodes server-side apply records (``kapi.k8sproto.goshape``):
+  structured-merge-diff marks ``.`` on pointer structs and list items only.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+
+GOFIELDS_PATH = os.path.join(os.path.dirname(__file__), "gofields.json")
+
+
+@functools.cache
+def table() -> dict[str, dict[str, str]]:
+    """{message full name: {field name: flags}}; messages kubectl does not link are absent."""
+    with open(GOFIELDS_PATH, encoding="utf-8") as fh:
+        return json.load(fh)["messages"]
+
+
+def flags(message: str, field: str) -> str | None:
+    """The flags of one field (``"po"``, ``"o"``, ``""``, ...), or None when unknown (``?`` or no entry)."""
+    value = table().get(message, {}).get(field)
+    return None if value is None or value == "?" else value
