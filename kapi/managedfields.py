@@ -182,24 +182,27 @@ def _flatten(value: Any, schema: Schema, types: Types, path: Path, out: dict[Pat
     out[path] = value
 
 
-def _tracked(obj: Mapping[str, Any], reset: Iterable[str]) -> dict[str, Any]:
-    """``obj`` without the fields nobody owns (apiVersion, kind, identity metadata, reset fields)."""
+def _tracked(obj: Mapping[str, Any], reset: Iterable[str], typed: bool = False) -> dict[str, Any]:
+    """``obj`` without the fields nobody owns (apiVersion, kind, identity metadata, reset fields); ``typed``
+    (a Go-shaped object) keeps an emptied ``metadata``, which the Go struct always has."""
     out = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", *reset)}
     meta = out.get("metadata")
     if isinstance(meta, dict):
         meta = {k: v for k, v in meta.items() if k not in _STRIPPED_META}
-        if meta:
+        if meta or typed:
             out["metadata"] = meta
         else:
             out.pop("metadata")
     return out
 
 
-def flatten(obj: Mapping[str, Any], types: Types, reset: Iterable[str] = ()) -> tuple[dict[Path, Any], set[Path]]:
-    """(path -> value or container marker, paths of non-empty structs) of the tracked part of ``obj``."""
+def flatten(obj: Mapping[str, Any], types: Types, reset: Iterable[str] = (), typed: bool = False
+            ) -> tuple[dict[Path, Any], set[Path]]:
+    """(path -> value or container marker, paths of non-empty structs) of the tracked part of ``obj``
+    (``typed``: see :func:`_tracked`)."""
     out: dict[Path, Any] = {}
     structs: set[Path] = set()
-    _flatten(_tracked(obj, reset), types.root, types, (), out, structs)
+    _flatten(_tracked(obj, reset, typed), types.root, types, (), out, structs)
     out.pop((), None)
     return out, structs
 
@@ -379,7 +382,7 @@ def _under(path: Path, reset: Iterable[str]) -> bool:
 
 def update(live: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str, api_version: str, time: str,
            types: Types, subresource: str = "", reset: Iterable[str] = (),
-           only: Iterable[Path] | None = None) -> list[dict[str, Any]]:
+           only: Iterable[Path] | None = None, typed: bool = False) -> list[dict[str, Any]]:
     """The managedFields of ``new`` after an Update by ``manager`` (create when ``live`` is None).
 
     The manager gains the fields it added or changed (map keys and list
@@ -391,11 +394,16 @@ def update(live: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str,
     ``reset`` (the strategy's reset fields, top-level names) is structured-merge-diff's IgnoreFilter: the
     manager owns nothing under them (and loses what it owned there), and the comparison leaves the other
     managers' fields under them as they were, changed or even removed by the write (kube's ``Updater.Update``).
+
+    ``typed``: ``live`` and ``new`` are Go-shaped (:func:`kapi.k8sproto.goshape.shaped`; on create ``live`` is
+    the kind's zero object), so every node that appears is the writer's (structured-merge-diff's Added:
+    ``f:rollingUpdate``, ``f:labels``, ``f:ports`` get ``"."``) and nodes the struct always has do not
+    (``f:spec``, ``f:containers``). Untyped (custom resources), struct nodes are never members.
     """
     reset = tuple(reset)
-    before, _ = flatten(live or {}, types, reset)
-    after, structs = flatten(new, types, reset)
-    changed = {p for p, v in after.items() if p not in structs and (p not in before or (
+    before, _ = flatten(live or {}, types, reset, typed)
+    after, structs = flatten(new, types, reset, typed)
+    changed = {p for p, v in after.items() if (typed or p not in structs) and (p not in before or (
         v is not _LEAF and before[p] != v))}
     if only is not None:
         changed &= set(only)

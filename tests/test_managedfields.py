@@ -230,3 +230,21 @@ def test_update_owns_only_what_the_request_set_when_told():
     assert entry["fieldsV1"] == {"f:data": {".": {}, "f:a": {}}}  # the label admission added is nobody's
     [entry] = mf.update(None, admitted, "kubectl-create", "v1", T, CM)
     assert "f:metadata" in entry["fieldsV1"]  # without ``only`` the admitted object is the request's
+
+
+def test_typed_update_owns_the_nodes_the_zero_object_lacks():
+    from kapi.k8sproto import goshape
+    message = goshape.message_for({"apiVersion": "apps/v1", "kind": "Deployment"})
+    new = deployment()
+    new["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}
+    [entry] = mf.update(goshape.shaped({}, message), goshape.shaped(new, message), "m", "apps/v1", T, DEPLOY,
+                        typed=True)
+    spec = entry["fieldsV1"]["f:spec"]
+    assert "." not in spec and "." not in spec["f:strategy"] and "." not in spec["f:template"]["f:spec"]["f:containers"]
+    assert spec["f:strategy"]["f:rollingUpdate"] == {".": {}, "f:maxSurge": {}}  # a pointer struct appeared
+    assert spec["f:template"]["f:metadata"]["f:labels"] == {".": {}, "f:app": {}}
+    assert spec["f:template"]["f:spec"]["f:containers"]['k:{"name":"c"}'] == {
+        ".": {}, "f:image": {}, "f:name": {}, "f:resources": {}}  # the new item's struct fields too
+    # untyped (custom resources), struct nodes stay non-members
+    [entry] = mf.update(None, new, "m", "apps/v1", T, DEPLOY)
+    assert entry["fieldsV1"]["f:spec"]["f:strategy"]["f:rollingUpdate"] == {"f:maxSurge": {}}

@@ -18,6 +18,7 @@ from typing import Any
 
 from kapi import errors, jsonutil, kinds
 from kapi import managedfields as mf
+from kapi.k8sproto import goshape
 from kapi.resources import REGISTRY
 from services.gateway import patch as patching
 from services.gateway.scope import RequestScope
@@ -79,7 +80,10 @@ def _requested_paths(scope: RequestScope, requested: dict[str, Any] | None, t: m
         kinds.strategy_for(r.group, r.kind).default(defaulted)
     except Exception:  # noqa: BLE001 - malformed input: fall back to tracking the admitted object
         return None
-    return set(mf.flatten(defaulted, t, reset_fields(scope))[0])
+    message = goshape.message_for(defaulted)
+    if message is not None:
+        goshape.fill(defaulted, message)
+    return set(mf.flatten(defaulted, t, reset_fields(scope), message is not None)[0])
 
 
 def track_update(scope: RequestScope, old: bytes | None, new: bytes, requested: dict[str, Any] | None = None
@@ -96,8 +100,16 @@ def track_update(scope: RequestScope, old: bytes | None, new: bytes, requested: 
     live = jsonutil.loads(old) if old else None
     subresource = scope.info.subresource if scope.info.subresource in ("status", "scale") else ""
     t = types(scope)
-    fields = mf.update(live, obj, manager(scope), scope.resource.group_version, now(), t, subresource,
-                       reset_fields(scope), only=_requested_paths(scope, requested, t))
+    # a built-in kind is compared as its Go struct holds it (kube's field manager; on create against the kind's
+    # zero object), so only nodes that appear become the writer's
+    message = goshape.message_for(obj) if REGISTRY.is_static(scope.resource) else None
+    if message is not None:
+        live = goshape.shaped(live if live is not None else {}, message)
+        compared = goshape.shaped(obj, message)
+    else:
+        compared = obj
+    fields = mf.update(live, compared, manager(scope), scope.resource.group_version, now(), t, subresource,
+                       reset_fields(scope), only=_requested_paths(scope, requested, t), typed=message is not None)
     meta = obj.setdefault("metadata", {})
     if fields:
         meta["managedFields"] = fields

@@ -97,3 +97,42 @@ def test_other_managers_do_not_get_the_upgrade(kubectl: Kubectl, namespace: str,
     assert out.returncode == 1
     assert out.stderr.startswith('error: Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" '
                                  'using v1: .metadata.labels.name\n'), out.stderr
+
+
+def _fields(kubectl: Kubectl, namespace: str, kind: str, name: str) -> list[tuple[str, dict]]:
+    obj = json.loads(kubectl.run("-n", namespace, "get", kind, name, "-o", "json", "--show-managed-fields").stdout)
+    return [(e["manager"], e["fieldsV1"]) for e in obj["metadata"].get("managedFields", [])]
+
+
+def test_update_sets_mark_only_the_nodes_the_go_struct_lacks(kubectl: Kubectl, namespace: str) -> None:
+    """kube compares the written object with the kind's zero Go object: nodes the struct always has (``spec``,
+    ``strategy``, ``template``, ``containers`` without omitempty) are no members, nodes that appear are (``"."``:
+    pointer structs such as ``rollingUpdate``, omitempty maps and lists such as ``labels`` and ``ports``,
+    every node of a new list item such as a container's ``resources``)."""
+    kubectl.run("-n", namespace, "create", "deployment", "web", "--image=nginx:1.27")
+    labels = {".": {}, "f:app": {}}
+    assert _fields(kubectl, namespace, "deployment", "web") == [("kubectl-create", {
+        "f:metadata": {"f:labels": labels},
+        "f:spec": {
+            "f:progressDeadlineSeconds": {}, "f:replicas": {}, "f:revisionHistoryLimit": {}, "f:selector": {},
+            "f:strategy": {"f:rollingUpdate": {".": {}, "f:maxSurge": {}, "f:maxUnavailable": {}}, "f:type": {}},
+            "f:template": {"f:metadata": {"f:labels": labels}, "f:spec": {
+                "f:containers": {'k:{"name":"nginx"}': {
+                    ".": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {}, "f:resources": {},
+                    "f:terminationMessagePath": {}, "f:terminationMessagePolicy": {}}},
+                "f:dnsPolicy": {}, "f:restartPolicy": {}, "f:schedulerName": {}, "f:securityContext": {},
+                "f:terminationGracePeriodSeconds": {}}}}})]
+    kubectl.run("-n", namespace, "create", "service", "clusterip", "svc", "--tcp=80:8080")
+    ports = _fields(kubectl, namespace, "service", "svc")[0][1]["f:spec"]["f:ports"]
+    assert ports == {".": {}, 'k:{"port":80,"protocol":"TCP"}': {
+        ".": {}, "f:name": {}, "f:port": {}, "f:protocol": {}, "f:targetPort": {}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "c", "image": "nginx", "resources": {"limits": {"cpu": "1"}}}]}}
+    kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(pod))
+    container = _fields(kubectl, namespace, "pod", "p")[0][1]["f:spec"]["f:containers"]['k:{"name":"c"}']
+    # requests are defaulted from the limits when decoded, before kube's field manager runs: the writer's too
+    assert container["f:resources"] == {".": {}, "f:limits": {".": {}, "f:cpu": {}}, "f:requests": {".": {}, "f:cpu": {}}}
+    # a create that sets nothing the zero object lacks leaves no entry (structured-merge-diff drops empty sets)
+    kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(
+        {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "bare"}}))
+    assert _fields(kubectl, namespace, "lease", "bare") == []
