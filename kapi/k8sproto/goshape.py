@@ -23,7 +23,7 @@ zero object of the kind on create).
 
 from __future__ import annotations
 
-import copy
+import functools
 from typing import Any
 
 from kapi.k8sproto import decoder, gotypes
@@ -47,17 +47,12 @@ def message_for(obj: dict[str, Any]) -> decoder.Message | None:
 
 
 def shaped(obj: dict[str, Any], message: decoder.Message) -> dict[str, Any]:
-    """A deep copy of ``obj`` (a JSON object of ``message``) with every field the Go struct always holds filled
-    in: non-pointer structs as ``{}`` (recursively), slices and maps without omitempty as None, scalars without
-    omitempty as their zero, specials as their zero's JSON (Time None, Quantity "0", IntOrString 0, ...).
-    Fields present are kept as they are; fields without Go facts are left alone."""
-    out = copy.deepcopy(obj)
-    fill(out, message)
-    return out
-
-
-def fill(obj: dict[str, Any], message: decoder.Message) -> None:
-    """:func:`shaped` in place."""
+    """``obj`` (a JSON object of ``message``) with every field the Go struct always holds filled in: non-pointer
+    structs as ``{}`` (recursively), slices and maps without omitempty as None, scalars without omitempty as their
+    zero, specials as their zero's JSON (Time None, Quantity "0", IntOrString 0, ...). Fields present are kept;
+    fields without Go facts are left alone. ``obj`` is not modified; the result's dicts and lists are new, its
+    other values are ``obj``'s (read it, do not modify it)."""
+    out = dict(obj)
     facts = gotypes.table().get(message.name, {})
     for name, ftype, mode, vtype in message.fields.values():
         flags = facts.get(name, "?")
@@ -65,36 +60,45 @@ def fill(obj: dict[str, Any], message: decoder.Message) -> None:
             continue
         if mode == "i":
             if isinstance(ftype, decoder.Message):
-                fill(obj, ftype)
+                out = shaped(out, ftype)
             continue
-        value = obj.get(name, _ABSENT)
+        value = out.get(name, _ABSENT)
         if mode in ("r", "m"):
             if value is _ABSENT:
                 if "o" not in flags and "p" not in flags:
-                    obj[name] = None
+                    out[name] = None
                 continue
             item_type = ftype if mode == "r" else vtype
             if isinstance(item_type, decoder.Message) and item_type.special is None and not item_type.is_list:
-                items = value if mode == "r" and isinstance(value, list) else (
-                    value.values() if mode == "m" and isinstance(value, dict) else ())
-                for item in items:
-                    if isinstance(item, dict):
-                        fill(item, item_type)
+                if mode == "r" and isinstance(value, list):
+                    out[name] = [shaped(i, item_type) if isinstance(i, dict) else i for i in value]
+                elif mode == "m" and isinstance(value, dict):
+                    out[name] = {k: shaped(v, item_type) if isinstance(v, dict) else v for k, v in value.items()}
             continue
         if isinstance(ftype, decoder.Message):
             if ftype.special is not None or ftype.is_list:
                 if value is _ABSENT and "p" not in flags and ftype.name in _SPECIAL_ZERO:
-                    obj[name] = _SPECIAL_ZERO[ftype.name]
+                    out[name] = _SPECIAL_ZERO[ftype.name]
                 continue
             if value is _ABSENT:
-                if "p" in flags:
-                    continue
-                value = obj[name] = {}
-            if isinstance(value, dict):
-                fill(value, ftype)
+                if "p" not in flags:
+                    out[name] = zero(ftype)
+            elif isinstance(value, dict):
+                out[name] = shaped(value, ftype)
             continue
         if value is _ABSENT and "o" not in flags and "p" not in flags:
-            obj[name] = _SCALAR_ZERO.get(ftype, 0)
+            out[name] = _SCALAR_ZERO.get(ftype, 0)
+    return out
+
+
+@functools.cache
+def _zero(name: str) -> dict[str, Any]:
+    return shaped({}, decoder.schema().messages[name])
+
+
+def zero(message: decoder.Message) -> dict[str, Any]:
+    """The zero Go value of ``message`` as :func:`shaped` gives it; shared (cached): read it, do not modify it."""
+    return _zero(message.name)
 
 
 _ABSENT = object()

@@ -82,7 +82,7 @@ def _requested_paths(scope: RequestScope, requested: dict[str, Any] | None, t: m
         return None
     message = goshape.message_for(defaulted)
     if message is not None:
-        goshape.fill(defaulted, message)
+        defaulted = goshape.shaped(defaulted, message)
     return set(mf.flatten(defaulted, t, reset_fields(scope), message is not None)[0])
 
 
@@ -104,7 +104,7 @@ def track_update(scope: RequestScope, old: bytes | None, new: bytes, requested: 
     # zero object), so only nodes that appear become the writer's
     message = goshape.message_for(obj) if REGISTRY.is_static(scope.resource) else None
     if message is not None:
-        live = goshape.shaped(live if live is not None else {}, message)
+        live = goshape.shaped(live, message) if live is not None else goshape.zero(message)
         compared = goshape.shaped(obj, message)
     else:
         compared = obj
