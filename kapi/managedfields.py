@@ -395,16 +395,20 @@ def update(live: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str,
     manager owns nothing under them (and loses what it owned there), and the comparison leaves the other
     managers' fields under them as they were, changed or even removed by the write (kube's ``Updater.Update``).
 
-    ``typed``: ``live`` and ``new`` are Go-shaped (:func:`kapi.k8sproto.goshape.shaped`; on create ``live`` is
-    the kind's zero object), so every node that appears is the writer's (structured-merge-diff's Added:
-    ``f:rollingUpdate``, ``f:labels``, ``f:ports`` get ``"."``) and nodes the struct always has do not
-    (``f:spec``, ``f:containers``). Untyped (custom resources), struct nodes are never members.
+    ``typed``: compare as structured-merge-diff compares typed values: every node that appears is the
+    writer's (its Added: ``"."`` on a new struct, map or list node), but ``f:metadata`` (kube's field manager
+    strips it). Built-in kinds pass Go-shaped objects (:func:`kapi.k8sproto.goshape.shaped`; on create
+    ``live`` is the kind's zero object), so nodes the Go struct always has (``f:spec``, ``f:containers``) are
+    in both and no members while ``f:rollingUpdate``, ``f:labels``, ``f:ports`` are; custom resources pass
+    their JSON as it is (unstructured: a new ``spec`` is ``f:spec: {.: {}}``). Not typed (built-in kinds
+    without Go facts), struct nodes are never members.
     """
     reset = tuple(reset)
     before, _ = flatten(live or {}, types, reset, typed)
     after, structs = flatten(new, types, reset, typed)
     changed = {p for p, v in after.items() if (typed or p not in structs) and (p not in before or (
         v is not _LEAF and before[p] != v))}
+    changed.discard(("f:metadata",))
     if only is not None:
         changed &= set(only)
     result = incoming_entries(live, new)

@@ -101,15 +101,16 @@ def track_update(scope: RequestScope, old: bytes | None, new: bytes, requested: 
     subresource = scope.info.subresource if scope.info.subresource in ("status", "scale") else ""
     t = types(scope)
     # a built-in kind is compared as its Go struct holds it (kube's field manager; on create against the kind's
-    # zero object), so only nodes that appear become the writer's
-    message = goshape.message_for(obj) if REGISTRY.is_static(scope.resource) else None
+    # zero object), so only nodes that appear become the writer's; a custom resource as its JSON is
+    static = REGISTRY.is_static(scope.resource)
+    message = goshape.message_for(obj) if static else None
+    compared = obj
     if message is not None:
         live = goshape.shaped(live, message) if live is not None else goshape.zero(message)
         compared = goshape.shaped(obj, message)
-    else:
-        compared = obj
     fields = mf.update(live, compared, manager(scope), scope.resource.group_version, now(), t, subresource,
-                       reset_fields(scope), only=_requested_paths(scope, requested, t), typed=message is not None)
+                       reset_fields(scope), only=_requested_paths(scope, requested, t),
+                       typed=message is not None or not static)
     meta = obj.setdefault("metadata", {})
     if fields:
         meta["managedFields"] = fields

@@ -112,3 +112,24 @@ def test_crd_delete_adds_the_cleanup_finalizer_and_terminating(kubectl: Kubectl,
     kubectl.run("-n", namespace, "patch", f"widgets.{group}", "held", "--type=merge",
                 "-p", '{"metadata":{"finalizers":null}}')
     wait_for(lambda: "NotFound" in kubectl.run("get", "crd", name, check=False).stderr, timeout=30)
+
+
+def test_custom_resource_update_sets_own_every_node_that_appears(kubectl: Kubectl, namespace: str, tmp_path) -> None:
+    """A custom resource is unstructured to kube's field manager: the nodes a create adds are Added
+    (``f:spec: {.: {}}``, nested objects too), but ``f:metadata``, which the field manager strips."""
+    group = "parity-cr-fields.example.com"
+    body = tmp_path / "crd.json"
+    body.write_text(json.dumps(_crd(group)))
+    kubectl.run("create", "-f", str(body))
+    try:
+        wait_for(lambda: kubectl.run("-n", namespace, "get", f"widgets.{group}", check=False).returncode == 0)
+        widget = {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "w", "labels": {"x": "y"}},
+                  "spec": {"size": 1, "nested": {"a": 1}}}
+        kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(widget))
+        obj = json.loads(kubectl.run("-n", namespace, "get", f"widgets.{group}", "w", "-o", "json",
+                                     "--show-managed-fields").stdout)
+        assert [(e["manager"], e["fieldsV1"]) for e in obj["metadata"]["managedFields"]] == [("kubectl-create", {
+            "f:metadata": {"f:labels": {".": {}, "f:x": {}}},
+            "f:spec": {".": {}, "f:nested": {".": {}, "f:a": {}}, "f:size": {}}})]
+    finally:
+        kubectl.run("delete", "crd", f"widgets.{group}", "--wait=false", check=False)
