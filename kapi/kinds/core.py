@@ -476,11 +476,20 @@ def _node_ports(spec: Obj) -> list[Any]:
     return [_dict(p).get("nodePort") for p in _list(spec.get("ports"))]
 
 
+def _externally_accessible(spec: Obj) -> bool:
+    """apiservice.ExternallyAccessible: NodePort, LoadBalancer, or ClusterIP with externalIPs."""
+    service_type = spec.get("type") or "ClusterIP"
+    return service_type in ("NodePort", "LoadBalancer") or (
+        service_type == "ClusterIP" and bool(_list(spec.get("externalIPs"))))
+
+
 def _drop_type_dependent_fields(spec: Obj, old_spec: Obj) -> None:
-    """The Service REST update's ``dropTypeDependentFields``: a type change that no longer needs a clusterIP
-    (to ExternalName) drops the clusterIPs, ipFamilies and ipFamilyPolicy the client left as stored, and one
-    that no longer needs node ports (to ClusterIP or ExternalName) drops the stored nodePorts, so a merge patch
-    of ``type`` alone is what the client meant rather than an invalid leftover."""
+    """The Service REST update's ``dropTypeDependentFields``: a type change wipes what the new type does not use
+    when the client left it as stored (so a merge patch of ``type`` alone is what the client meant, not an
+    invalid leftover): to ExternalName the clusterIPs, ipFamilies and ipFamilyPolicy; to a type without node
+    ports the nodePorts (unless net-new ones were asked for); no longer :func:`needs_health_check` the
+    ``healthCheckNodePort``; no longer a LoadBalancer ``allocateLoadBalancerNodePorts`` and
+    ``loadBalancerClass``; no longer externally accessible the ``externalTrafficPolicy``."""
     old_type, new_type = old_spec.get("type") or "ClusterIP", spec.get("type") or "ClusterIP"
     if old_type != "ExternalName" and new_type == "ExternalName":
         if spec.get("clusterIP") == old_spec.get("clusterIP") and _ips(spec) == _ips(old_spec):
@@ -491,10 +500,52 @@ def _drop_type_dependent_fields(spec: Obj, old_spec: Obj) -> None:
                 del spec[key]
     node_port_types = ("NodePort", "LoadBalancer")
     if old_type in node_port_types and new_type not in node_port_types:
-        if _node_ports(spec) == _node_ports(old_spec):
+        if {p for p in _node_ports(spec) if p} <= {p for p in _node_ports(old_spec) if p}:
             for port in _list(spec.get("ports")):
                 if isinstance(port, dict):
                     port.pop("nodePort", None)
+    if needs_health_check(old_spec) and not needs_health_check(spec) and (
+            spec.get("healthCheckNodePort") == old_spec.get("healthCheckNodePort")):
+        spec.pop("healthCheckNodePort", None)
+    if old_type == "LoadBalancer" and new_type != "LoadBalancer":
+        for key in ("allocateLoadBalancerNodePorts", "loadBalancerClass"):
+            if spec.get(key) is not None and spec.get(key) == old_spec.get(key):
+                del spec[key]
+    if _externally_accessible(old_spec) and not _externally_accessible(spec) and (
+            spec.get("externalTrafficPolicy") == old_spec.get("externalTrafficPolicy")):
+        spec.pop("externalTrafficPolicy", None)
+
+
+EXTERNAL_TRAFFIC_POLICIES = ("Cluster", "Local")
+HEALTH_CHECK_ONLY = "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"
+
+
+def needs_health_check(spec: Obj) -> bool:
+    """apiservice.NeedsHealthCheck: a LoadBalancer Service with ``externalTrafficPolicy: Local``."""
+    return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
+
+
+def validate_external_traffic_policy(spec: Obj) -> list[Cause]:
+    """validateServiceExternalTrafficPolicy: ``externalTrafficPolicy`` only on externally accessible Services
+    (NodePort, LoadBalancer, ClusterIP with externalIPs: ``may only be set for externally-accessible
+    services``), there Cluster or Local; ``healthCheckNodePort`` only when :func:`needs_health_check`
+    (:data:`HEALTH_CHECK_ONLY`), there a port number. kube's Required for a missing health check port is not
+    reached here: kapi validates before its allocator fills the port (kube allocates first, in BeginCreate)."""
+    out: list[Cause] = []
+    policy = spec.get("externalTrafficPolicy")
+    if not _externally_accessible(spec):
+        if policy:
+            out.append(invalid("spec.externalTrafficPolicy", policy, "may only be set for externally-accessible "
+                               "services"))
+    elif isinstance(policy, str) and policy and policy not in EXTERNAL_TRAFFIC_POLICIES:
+        out.append(not_supported("spec.externalTrafficPolicy", policy, EXTERNAL_TRAFFIC_POLICIES))
+    port = spec.get("healthCheckNodePort")
+    if not needs_health_check(spec):
+        if port:
+            out.append(invalid("spec.healthCheckNodePort", port, HEALTH_CHECK_ONLY))
+    elif port:
+        out.extend(port_number("spec.healthCheckNodePort", port))
+    return out
 
 
 @register
@@ -534,9 +585,7 @@ class ServiceStrategy(Strategy):
         service_type = spec.get("type")
         if service_type in ("ClusterIP", "NodePort", "LoadBalancer"):
             spec.setdefault("internalTrafficPolicy", "Cluster")
-        externally_accessible = service_type in ("NodePort", "LoadBalancer") or (
-            service_type == "ClusterIP" and bool(_list(spec.get("externalIPs"))))
-        if externally_accessible and not spec.get("externalTrafficPolicy"):
+        if _externally_accessible(spec) and not spec.get("externalTrafficPolicy"):
             spec["externalTrafficPolicy"] = "Cluster"
         if service_type == "LoadBalancer":
             if spec.get("allocateLoadBalancerNodePorts") is None:
@@ -565,7 +614,8 @@ class ServiceStrategy(Strategy):
         An omitted ``clusterIP``/``clusterIPs`` keeps the stored ones (both
         types need one); a changed ``clusterIP`` with the stored ``clusterIPs``
         means ``[clusterIP]``; a cleared ``clusterIP`` with the stored
-        ``clusterIPs`` clears them too, so validation sees what the client meant.
+        ``clusterIPs`` clears them too, so validation sees what the client meant;
+        an omitted ``healthCheckNodePort`` keeps the stored one while both need it.
         """
         spec, old_spec = new.get("spec"), _dict(old.get("spec"))
         if subresource or not isinstance(spec, dict):
@@ -583,6 +633,9 @@ class ServiceStrategy(Strategy):
                 spec.pop("clusterIPs", None)
             else:
                 spec["clusterIPs"] = [new_ip]
+        if needs_health_check(old_spec) and needs_health_check(spec) and not spec.get("healthCheckNodePort") \
+                and old_spec.get("healthCheckNodePort"):
+            spec["healthCheckNodePort"] = old_spec["healthCheckNodePort"]
         _drop_type_dependent_fields(spec, old_spec)
 
     def validate(self, obj: Obj) -> list[Cause]:
@@ -645,6 +698,7 @@ class ServiceStrategy(Strategy):
         if service_type == "ClusterIP":
             out.extend(forbidden(f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'")
                        for i, port in enumerate(ports) if isinstance(port, dict) and port.get("nodePort"))
+        out.extend(validate_external_traffic_policy(spec))
         return out
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:

@@ -414,3 +414,38 @@ def test_job_without_restart_policy_is_refused_as_kube(kubectl: Kubectl, namespa
     proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(job), check=False)
     assert ('The Job "j" is invalid: spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", '
             '"Never"') in proc.stderr, proc.stderr
+
+
+def test_load_balancer_local_traffic_gets_a_health_check_node_port(kubectl: Kubectl, namespace: str) -> None:
+    """The Service REST allocates ``healthCheckNodePort`` for a LoadBalancer with externalTrafficPolicy Local
+    (alloc.go allocHealthCheckNodePort), keeps it while needed and frees it when the policy goes back to
+    Cluster (dropTypeDependentFields wipes it); ``allocateLoadBalancerNodePorts: false`` gets no nodePorts."""
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lb"},
+           "spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "selector": {"app": "web"},
+                    "ports": [{"port": 80}]}}
+    created = json.loads(kubectl.run("-n", namespace, "create", "-f", "-", "-o", "json",
+                                     input=json.dumps(svc)).stdout)
+    hc = created["spec"]["healthCheckNodePort"]
+    assert 30000 <= hc <= 32767 and hc != created["spec"]["ports"][0]["nodePort"]
+    kubectl.run("-n", namespace, "label", "service", "lb", "touched=yes")
+    assert json.loads(kubectl.run("-n", namespace, "get", "service", "lb", "-o", "json").stdout)[
+        "spec"]["healthCheckNodePort"] == hc
+    kubectl.run("-n", namespace, "patch", "service", "lb", "--type=merge",
+                "-p", '{"spec": {"externalTrafficPolicy": "Cluster"}}')
+    spec = json.loads(kubectl.run("-n", namespace, "get", "service", "lb", "-o", "json").stdout)["spec"]
+    assert "healthCheckNodePort" not in spec
+    # the freed port can be asked for again
+    again = {**svc, "metadata": {"name": "lb2"}, "spec": {**svc["spec"], "healthCheckNodePort": hc}}
+    assert json.loads(kubectl.run("-n", namespace, "create", "-f", "-", "-o", "json", input=json.dumps(again)
+                                  ).stdout)["spec"]["healthCheckNodePort"] == hc
+    bad = {**svc, "metadata": {"name": "lb3"}, "spec": {**svc["spec"], "externalTrafficPolicy": "Cluster",
+                                                       "healthCheckNodePort": 31000}}
+    proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(bad), check=False)
+    assert proc.stderr.strip() == (
+        'The Service "lb3" is invalid: spec.healthCheckNodePort: Invalid value: 31000: may only be set when `type` '
+        "is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'")
+    quiet = {**svc, "metadata": {"name": "lb4"}, "spec": {**svc["spec"], "externalTrafficPolicy": "Cluster",
+                                                         "allocateLoadBalancerNodePorts": False}}
+    ports = json.loads(kubectl.run("-n", namespace, "create", "-f", "-", "-o", "json", input=json.dumps(quiet)
+                                   ).stdout)["spec"]["ports"]
+    assert ports == [{"port": 80, "protocol": "TCP", "targetPort": 80}]

@@ -108,3 +108,68 @@ async def test_service_allocations_create_update_delete():
     again = {"metadata": {"name": "u"}, "spec": {"clusterIP": ip, "ports": [{"port": 1}]}}
     await svcs.on_create(again, 5)  # the released IP is free again
     assert again["spec"]["clusterIP"] == ip
+
+
+def _allocations(ports: str = "30000-30009") -> allocator.ServiceAllocations:
+    storage = Storage()
+    return allocator.ServiceAllocations(allocator.Allocator(storage, allocator.ip_range("10.96.0.0/12")),
+                                        allocator.Allocator(storage, allocator.port_range(ports)))
+
+
+async def test_health_check_node_port_follows_needs_health_check():
+    """allocHealthCheckNodePort / updateHealthCheckNodePort / releaseAllocatedResources (alloc.go)."""
+    svcs = _allocations()
+    local = {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "allocateLoadBalancerNodePorts": True,
+             "ports": [{"port": 80}]}
+    svc = {"metadata": {"name": "lb"}, "spec": dict(local, ports=[{"port": 80}])}
+    await svcs.on_create(svc, 5)
+    hc = svc["spec"]["healthCheckNodePort"]
+    assert hc in range(30000, 30010) and hc != svc["spec"]["ports"][0]["nodePort"]
+    # a requested one must be free: kube's message, on the field
+    taken = {"metadata": {"name": "lb2"}, "spec": dict(local, ports=[{"port": 80}], healthCheckNodePort=hc)}
+    with pytest.raises(errors.StatusError) as info:
+        await svcs.on_create(taken, 5)
+    assert info.value.code == 422
+    [cause] = info.value.details["causes"]
+    assert cause == {"reason": "FieldValueInvalid", "field": "spec.healthCheckNodePort", "message": (
+        f"Invalid value: {hc}: failed to allocate requested HealthCheck NodePort {hc}: provided port is already "
+        "allocated")}
+    # Cluster policy: none, and none for a NodePort Service
+    plain = {"metadata": {"name": "np"}, "spec": {"type": "NodePort", "externalTrafficPolicy": "Local",
+                                                  "ports": [{"port": 80}]}}
+    await svcs.on_create(plain, 5)
+    assert "healthCheckNodePort" not in plain["spec"]
+    # Local -> Cluster frees it once the write landed; Cluster -> Local allocates one
+    cluster = {"metadata": {"name": "lb"}, "spec": {**svc["spec"], "externalTrafficPolicy": "Cluster"}}
+    del cluster["spec"]["healthCheckNodePort"]
+    allocated, freed = await svcs.on_update(cluster, svc, 5)
+    assert allocated == [] and (svcs.ports, str(hc)) in freed
+    back = {"metadata": {"name": "lb"}, "spec": {**cluster["spec"], "externalTrafficPolicy": "Local"}}
+    allocated, freed = await svcs.on_update(back, cluster, 5)
+    assert [value for _, value in allocated] == [str(back["spec"]["healthCheckNodePort"])] and freed == []
+    await svcs.release_all(freed, 5)
+
+
+async def test_load_balancer_without_node_port_allocation_keeps_only_requested_ones():
+    svcs = _allocations()
+    svc = {"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "allocateLoadBalancerNodePorts": False,
+                                                "ports": [{"port": 80}, {"port": 81, "nodePort": 30005}]}}
+    taken = await svcs.on_create(svc, 5)
+    assert svc["spec"]["ports"] == [{"port": 80}, {"port": 81, "nodePort": 30005}]
+    assert [value for allocator_, value in taken if allocator_ is svcs.ports] == ["30005"]
+
+
+async def test_ports_of_one_number_share_a_node_port_on_create():
+    """initNodePorts: TCP and UDP 53 get one nodePort, the one requested for either if any."""
+    svcs = _allocations()
+    svc = {"metadata": {"name": "dns"}, "spec": {"type": "NodePort", "ports": [
+        {"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}, {"port": 54}]}}
+    await svcs.on_create(svc, 5)
+    first, second, third = (p["nodePort"] for p in svc["spec"]["ports"])
+    assert first == second != third
+    named = {"metadata": {"name": "dns2"}, "spec": {"type": "NodePort", "ports": [
+        {"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP", "nodePort": 30008}]}}
+    svcs = _allocations()  # a fresh range: 30008 is free
+    taken = await svcs.on_create(named, 5)
+    assert [p["nodePort"] for p in named["spec"]["ports"]] == [30008, 30008]
+    assert [value for allocator_, value in taken if allocator_ is svcs.ports] == ["30008"]

@@ -477,3 +477,47 @@ def test_pod_apparmor_annotation_without_a_valid_field_only_warns(value: str) ->
         f'metadata.annotations[{APPARMOR}a]: deprecated since v1.30; use the "appArmorProfile" field instead']
     pod_strategy.prepare_for_create(pod)
     assert "securityContext" not in pod["spec"]["containers"][0]
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"type": "LoadBalancer", "externalTrafficPolicy": "Local", "healthCheckNodePort": 30100}, []),
+    ({"type": "LoadBalancer", "externalTrafficPolicy": "Local"}, []),  # the allocator fills the port afterwards
+    ({"type": "LoadBalancer", "externalTrafficPolicy": "Cluster", "healthCheckNodePort": 30100},
+     [("spec.healthCheckNodePort", "Invalid value: 30100: " + core.HEALTH_CHECK_ONLY)]),
+    ({"type": "NodePort", "externalTrafficPolicy": "Local", "healthCheckNodePort": 30100},
+     [("spec.healthCheckNodePort", "Invalid value: 30100: " + core.HEALTH_CHECK_ONLY)]),
+    ({"type": "LoadBalancer", "externalTrafficPolicy": "Local", "healthCheckNodePort": 70000},
+     [("spec.healthCheckNodePort", "Invalid value: 70000: must be between 1 and 65535, inclusive")]),
+    ({"type": "NodePort", "externalTrafficPolicy": "Remote"},
+     [("spec.externalTrafficPolicy", 'Unsupported value: "Remote": supported values: "Cluster", "Local"')]),
+    ({"type": "ClusterIP", "externalTrafficPolicy": "Local"},
+     [("spec.externalTrafficPolicy", 'Invalid value: "Local": may only be set for externally-accessible services')]),
+])
+def test_service_external_traffic_policy_and_health_check_node_port(spec: dict[str, Any],
+                                                                     expected: list[tuple[str, str]]) -> None:
+    """validateServiceExternalTrafficPolicy (pkg/apis/core/validation/validation.go)."""
+    assert _created(**spec) == expected
+
+
+def test_service_health_check_node_port_kept_while_needed_dropped_when_not() -> None:
+    """patchAllocatedValues keeps an omitted healthCheckNodePort; dropTypeDependentFields drops an unchanged one
+    when the Service stops needing it (Local -> Cluster)."""
+    old = _svc(type="LoadBalancer", externalTrafficPolicy="Local", healthCheckNodePort=30100)
+    kept = _updated(old, healthCheckNodePort=None)
+    assert kept["spec"]["healthCheckNodePort"] == 30100
+    dropped = _updated(old, externalTrafficPolicy="Cluster")
+    assert "healthCheckNodePort" not in dropped["spec"]
+    assert SERVICE.validate(dropped) == []
+
+
+def test_type_change_drops_the_traffic_policy_and_load_balancer_fields_left_as_stored() -> None:
+    """dropTypeDependentFields: LoadBalancer -> ClusterIP wipes allocateLoadBalancerNodePorts, loadBalancerClass,
+    externalTrafficPolicy and the nodePorts the client left as stored; a changed one stays for validation."""
+    lb = _svc(type="LoadBalancer", loadBalancerClass="example.com/lb", ports=[{"port": 80, "nodePort": 30080}])
+    assert lb["spec"]["externalTrafficPolicy"] == "Cluster" and lb["spec"]["allocateLoadBalancerNodePorts"] is True
+    cluster_ip = _updated(lb, type="ClusterIP")
+    assert not {"externalTrafficPolicy", "allocateLoadBalancerNodePorts", "loadBalancerClass"} & set(cluster_ip["spec"])
+    assert SERVICE.validate(cluster_ip) == []
+    asked = _updated(lb, type="ClusterIP", externalTrafficPolicy="Local")
+    assert [(c.field, c.message) for c in SERVICE.validate(asked)] == [(
+        "spec.externalTrafficPolicy", 'Invalid value: "Local": may only be set for externally-accessible services')]

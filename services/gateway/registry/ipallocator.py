@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kapi import errors, grpcutil, jsonutil
+from kapi.kinds.core import needs_health_check
 from kapi_proto.kapi.storage.v1 import storage_pb2
 
 RETRIES = 20
@@ -244,6 +245,8 @@ class ServiceAllocations:
         for p in old_spec.get("ports") or ():
             if isinstance(p, dict) and p.get("nodePort") and p["nodePort"] not in new_ports:
                 freed.append((self.ports, str(p["nodePort"])))
+        if needs_health_check(old_spec) and not needs_health_check(spec) and old_spec.get("healthCheckNodePort"):
+            freed.append((self.ports, str(old_spec["healthCheckNodePort"])))
         del old_type
         return taken, freed
 
@@ -264,25 +267,67 @@ class ServiceAllocations:
                 taken.append((self.ips, ip))
             spec["clusterIP"] = ip
             spec["clusterIPs"] = [ip]
-        if kind not in ("NodePort", "LoadBalancer"):
-            return
-        old_ports = {str(p.get("nodePort")) for p in old_spec.get("ports") or () if isinstance(p, dict)}
-        for i, port in enumerate(spec.get("ports") or ()):
-            if not isinstance(port, dict):
-                continue
-            wanted = str(port.get("nodePort") or "")
-            if wanted and wanted in old_ports:
-                continue
+        if kind in ("NodePort", "LoadBalancer"):
+            await self._node_ports(name, spec, old_spec, taken, timeout, dry_run)
+        # the health check nodePort of a LoadBalancer with externalTrafficPolicy Local (allocHealthCheckNodePort),
+        # when the Service starts needing one; one it keeps needing stays as it is
+        if needs_health_check(spec) and not (old_spec and needs_health_check(old_spec)):
+            wanted = spec.get("healthCheckNodePort") or ""
             try:
-                value = await self.ports.allocate(wanted, timeout, dry_run)
+                value = await self.ports.allocate(str(wanted), timeout, dry_run)
             except ValueError as exc:
-                raise _invalid(name, f"spec.ports[{i}].nodePort", port.get("nodePort"), str(exc)) from None
+                detail = (f"failed to allocate requested HealthCheck NodePort {wanted}: {exc}" if wanted
+                          else f"failed to allocate a HealthCheck NodePort 0: {exc}")
+                raise _invalid(name, "spec.healthCheckNodePort", wanted or 0, detail) from None
             if not dry_run:
                 taken.append((self.ports, value))
-            port["nodePort"] = int(value)
+            spec["healthCheckNodePort"] = int(value)
+
+    async def _node_ports(self, name: str, spec: dict[str, Any], old_spec: dict[str, Any],
+                          taken: list[tuple[Allocator, str]], timeout: float, dry_run: bool) -> None:
+        """initNodePorts (create) / updateNodePorts (update): a port without a nodePort gets one unless the
+        Service is a LoadBalancer with ``allocateLoadBalancerNodePorts: false`` (shouldAllocateNodePorts; a
+        requested one is still reserved). On create, ports of one port number (TCP and UDP 53) share a nodePort:
+        the first one requested for that number, else one allocated; on update, a nodePort the stored Service
+        holds is kept and any other is reserved once."""
+        allocate_new = spec.get("type") == "NodePort" or spec.get("allocateLoadBalancerNodePorts") is not False
+        ports = [p if isinstance(p, dict) else {} for p in spec.get("ports") or ()]
+        old_ports = {str(p.get("nodePort")) for p in old_spec.get("ports") or () if isinstance(p, dict)}
+        shared: dict[Any, int] = {}  # create: port number -> its nodePort
+        reserved: set[str] = set()  # update: nodePorts this write reserved
+
+        async def reserve(i: int, wanted: Any) -> int:
+            try:
+                value = await self.ports.allocate(str(wanted or ""), timeout, dry_run)
+            except ValueError as exc:
+                raise _invalid(name, f"spec.ports[{i}].nodePort", wanted, str(exc)) from None
+            if not dry_run:
+                taken.append((self.ports, value))
+            return int(value)
+
+        for i, port in enumerate(ports):
+            requested = port.get("nodePort")
+            if not requested and not allocate_new:
+                continue
+            if old_spec:
+                if not requested:
+                    port["nodePort"] = await reserve(i, "")
+                elif str(requested) not in old_ports and str(requested) not in reserved:
+                    await reserve(i, requested)
+                    reserved.add(str(requested))
+                continue
+            number = port.get("port")
+            if number not in shared:
+                first = next((p.get("nodePort") for p in ports if p.get("port") == number and p.get("nodePort")),
+                             None)
+                port["nodePort"] = shared[number] = await reserve(i, first) if first else await reserve(i, "")
+            elif not requested:
+                port["nodePort"] = shared[number]
+            elif requested != shared[number]:
+                await reserve(i, requested)
 
     async def on_delete(self, svc: dict[str, Any], timeout: float) -> None:
-        """Release a deleted Service's clusterIP and nodePorts."""
+        """Release a deleted Service's clusterIP, nodePorts and health check nodePort (releaseAllocatedResources)."""
         spec = svc.get("spec") or {}
         ip = spec.get("clusterIP") or ""
         items: list[tuple[Allocator, str]] = []
@@ -290,6 +335,8 @@ class ServiceAllocations:
             items.append((self.ips, ip))
         items.extend((self.ports, str(p["nodePort"])) for p in spec.get("ports") or ()
                      if isinstance(p, dict) and p.get("nodePort"))
+        if needs_health_check(spec) and spec.get("healthCheckNodePort"):
+            items.append((self.ports, str(spec["healthCheckNodePort"])))
         await self.release_all(items, timeout)
 
     @staticmethod
