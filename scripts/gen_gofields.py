@@ -166,7 +166,9 @@ class Types:
             for _, _, ft in self.fields(t):
                 self.walk(ft)
         if self.b.u8(t + 20) & TFLAG_UNCOMMON:  # methods: UncommonType.Mcount/Moff
-            extra = {KIND_STRUCT: 32, KIND_PTR: 8, KIND_SLICE: 8, KIND_FUNC: 8}.get(k, 0 if k <= 16 or k == 24 else None)
+            # the kind-specific part before UncommonType: struct 32 bytes, pointer/slice/func 8, basic kinds 0
+            basic = 0 if k <= 16 or k == 24 else None
+            extra = {KIND_STRUCT: 32, KIND_PTR: 8, KIND_SLICE: 8, KIND_FUNC: 8}.get(k, basic)
             if extra is not None:
                 u = t + 48 + extra
                 for i in range(self.b.u16(u + 4)):

@@ -39,7 +39,8 @@ def test_every_schema_message_has_facts_or_is_named_missing() -> None:
         assert set(doc["messages"][message]) == names, message
         assert all(set(flags) <= set("poi") or flags == "?" for flags in doc["messages"][message].values())
     # no Go field of the name: schema fields newer than kubectl 1.37 and the wire fields of hand-written marshallers
-    unknown = {(m.rsplit(".", 1)[1], f) for m, row in doc["messages"].items() for f, flags in row.items() if flags == "?"}
+    unknown = {(m.rsplit(".", 1)[1], f) for m, row in doc["messages"].items()
+               for f, flags in row.items() if flags == "?"}
     assert unknown == {
         ("DeploymentSpec", "podReplacementPolicy"), ("NodeFeatures", "containerUlimits"), ("PodSpec", "workloadRef"),
         ("SecurityContext", "ulimits"), ("PodDisruptionBudgetSpec", "availabilityMode"),

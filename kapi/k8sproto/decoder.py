@@ -155,7 +155,8 @@ class Schema:
         go = table.get("gofields", {})
         for name, msg in self.messages.items():
             facts = go.get(name, {})
-            drop, keep = set(), set()
+            drop: set[str] = set()
+            keep: set[str] = set()
             for json_name, ftype, mode, _ in msg.fields.values():
                 flags = facts.get(json_name, "?")
                 if mode != "" or flags == "?" or (isinstance(ftype, Message) and ftype.name != INT_OR_STRING):

@@ -32,8 +32,8 @@ from kapi.crd import rules
 from kapi.crd.validation import webhook_service, webhook_url
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
-from kapi.kinds.fields import duplicate, go_strings, not_supported, too_many
-from kapi.kinds.podspec import spec_of, validate_label_selector
+from kapi.kinds.fields import duplicate, go_strings, not_supported, too_many, validate_label_selector
+from kapi.kinds.podspec import spec_of
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import is_dns1035_label, is_dns1123_subdomain, is_qualified_name, is_valid_path_segment_name
 from kapi.values import as_dict as _dict

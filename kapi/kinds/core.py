@@ -55,6 +55,7 @@ from kapi.kinds.podspec import (
     validate_pod_spec,
     validate_workload,
 )
+from kapi.kinds.podvolumes import validate_token_projections_need_service_account
 from kapi.kinds.podwarnings import (
     pod_spec_warnings,
     template_warnings,
@@ -973,18 +974,23 @@ class PodStrategy(Strategy):
         (:func:`kapi.kinds.apparmor.validate_apparmor_annotations`), ValidatePodSpec of ``spec``, then
         validateAppArmorAnnotationsAndFieldsMatchOnCreate
         (:func:`kapi.kinds.apparmor.validate_apparmor_fields_match`)."""
+        return [*self._pod_spec_causes(obj), *validate_apparmor_fields_match(obj)]
+
+    @staticmethod
+    def _pod_spec_causes(obj: Obj) -> list[Cause]:
+        """validatePodMetadataAndSpec's spec part: the AppArmor annotations, ValidatePodSpec with the Pod's name
+        and ResourceIsPod, then the projected token volumes' need for a serviceAccountName."""
         spec = obj.get("spec")
-        annotations = _dict(obj.get("metadata")).get("annotations")
-        return [*validate_apparmor_annotations(annotations, spec, "metadata.annotations"),
-                *validate_pod_spec(spec, "spec"), *validate_apparmor_fields_match(obj)]
+        meta = _dict(obj.get("metadata"))
+        name = meta.get("name") if isinstance(meta.get("name"), str) else None
+        return [*validate_apparmor_annotations(meta.get("annotations"), spec, "metadata.annotations"),
+                *validate_pod_spec(spec, "spec", pod_name=name or None, resource_is_pod=True),
+                *validate_token_projections_need_service_account(spec)]
 
     def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
         """validatePodMetadataAndSpec of ValidatePodUpdate: :meth:`validate` without the create-only
         validateAppArmorAnnotationsAndFieldsMatchOnCreate."""
-        spec = new.get("spec")
-        annotations = _dict(new.get("metadata")).get("annotations")
-        return [*validate_apparmor_annotations(annotations, spec, "metadata.annotations"),
-                *validate_pod_spec(spec, "spec")]
+        return self._pod_spec_causes(new)
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """ValidatePodUpdate (main resource): ValidatePodSpecificAnnotationUpdates

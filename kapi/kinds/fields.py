@@ -19,10 +19,11 @@ from typing import Any
 
 from kapi import objectmeta
 from kapi.errors import Cause
-from kapi.objectmeta import invalid
+from kapi.objectmeta import forbidden, invalid, required, validate_labels
 from kapi.selectors import SelectorError, label_selector_matches
-from kapi.validation import is_qualified_name, regex_error
+from kapi.validation import is_qualified_name, is_valid_label_value, max_len_error, regex_error
 from kapi.values import as_dict as _dict
+from kapi.values import as_list as _list
 from kapi.values import as_str as _text
 
 IMMUTABLE = "field is immutable"  # apivalidation.FieldImmutableErrorMsg
@@ -188,4 +189,54 @@ def validate_conditions(conditions: Any, path: str) -> list[Cause]:
         if isinstance(message, str) and len(message) > MAX_CONDITION_MESSAGE:
             out.append(Cause("FieldValueTooLong", f"Too long: may not be more than {MAX_CONDITION_MESSAGE} bytes",
                              f"{cpath}.message"))
+    return out
+
+
+def is_valid_port_name(name: str) -> list[str]:
+    """validation.IsValidPortName (IANA_SVC_NAME): at most 15 of ``[-a-z0-9]``, a letter, no ``--``, no edge ``-``."""
+    out: list[str] = []
+    if len(name) > 15:
+        out.append(max_len_error(15))
+    if not re.fullmatch(r"[-a-z0-9]+", name):
+        out.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not re.search(r"[a-z]", name):
+        out.append("must contain at least one letter (a-z)")
+    if "--" in name:
+        out.append("must not contain consecutive hyphens")
+    if name and (name[0] == "-" or name[-1] == "-"):
+        out.append("must not begin or end with a hyphen")
+    return out
+
+
+def validate_label_selector(selector: Any, path: str, *, allow_invalid_label_values: bool = False) -> list[Cause]:
+    """metav1validation.ValidateLabelSelector (create: label values in selectors must be valid;
+    ``allow_invalid_label_values``, LabelSelectorValidationOptions.AllowInvalidLabelValueInSelector, skips the
+    ``matchExpressions`` values' check).
+
+    ``matchLabels`` as ValidateLabels (causes on ``<path>.matchLabels``); each ``matchExpressions[i]``:
+    In/NotIn need ``values`` (``Required value: must be specified when `operator` is 'In' or 'NotIn'``),
+    Exists/DoesNotExist forbid them, any other operator is ``Invalid value: "X": not a valid selector
+    operator``; the key is a qualified name and each value a label value. [] when valid, which is also when
+    ``metav1.LabelSelectorAsSelector`` can convert it.
+    """
+    selector = _dict(selector)
+    out = validate_labels(selector.get("matchLabels"), f"{path}.matchLabels")
+    for i, expr in enumerate(_list(selector.get("matchExpressions"))):
+        expr = _dict(expr)
+        epath = f"{path}.matchExpressions[{i}]"
+        operator, values = expr.get("operator") or "", _list(expr.get("values"))
+        if operator in ("In", "NotIn"):
+            if not values:
+                out.append(required(f"{epath}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif operator in ("Exists", "DoesNotExist"):
+            if values:
+                out.append(forbidden(f"{epath}.values",
+                                     "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+        else:
+            out.append(invalid(f"{epath}.operator", operator, "not a valid selector operator"))
+        key = expr.get("key")
+        out.extend(invalid(f"{epath}.key", key, msg) for msg in is_qualified_name(key if isinstance(key, str) else ""))
+        for j, value in enumerate(values):
+            if isinstance(value, str) and not allow_invalid_label_values:
+                out.extend(invalid(f"{epath}.values[{j}]", value, msg) for msg in is_valid_label_value(value))
     return out

@@ -36,8 +36,16 @@ from typing import Any
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.core import VALID_IP, ip_family
-from kapi.kinds.fields import go_strings, go_value, immutable, immutable_shown, not_supported
-from kapi.kinds.podspec import PORT_RANGE_MSG, is_valid_port_name, validate_label_selector
+from kapi.kinds.fields import (
+    go_strings,
+    go_value,
+    immutable,
+    immutable_shown,
+    is_valid_port_name,
+    not_supported,
+    validate_label_selector,
+)
+from kapi.kinds.podspec import PORT_RANGE_MSG
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import (
     domain_prefixed_path_errors,

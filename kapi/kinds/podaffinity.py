@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from kapi.errors import Cause
-from kapi.kinds.fields import duplicate, not_supported
+from kapi.kinds.fields import duplicate, not_supported, validate_label_selector
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from kapi.values import as_dict as _dict
@@ -207,12 +207,11 @@ def validate_pod_affinity_term(term: Any, path: str, *,
     """validatePodAffinityTerm of a v1 ``PodAffinityTerm`` at ``path``, in kube's order:
 
     ``labelSelector`` then ``namespaceSelector`` (ValidatePodAffinityTermSelector, the label selector rules of
-    :func:`kapi.kinds.podspec.validate_label_selector`); each of ``namespaces`` a DNS-1123 label, reported at
+    :func:`kapi.kinds.fields.validate_label_selector`); each of ``namespaces`` a DNS-1123 label, reported at
     ``<path>.namespace`` (kube's singular name, no index); ``matchLabelKeys`` / ``mismatchLabelKeys`` as
     :func:`validate_match_label_keys`; an empty ``topologyKey`` is ``Required value: can not be empty``, and
     the key is then checked as a qualified name (an empty one adds those messages too).
     """
-    from kapi.kinds.podspec import validate_label_selector  # podspec calls this module lazily: no cycle
 
     term = _dict(term)
     out: list[Cause] = []
@@ -289,7 +288,6 @@ def validate_topology_spread_constraints(constraints: Any, path: str, *,
     ``labelSelector`` rules unless ``allow_invalid_label_selector``
     (AllowInvalidTopologySpreadConstraintLabelSelector, an update option). [] when valid or absent.
     """
-    from kapi.kinds.podspec import validate_label_selector  # podspec calls this module lazily: no cycle
 
     items = [_dict(c) for c in _list(constraints)]
     out: list[Cause] = []

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from kapi.errors import Cause
-from kapi.kinds.fields import not_supported
+from kapi.kinds.fields import is_valid_port_name, not_supported
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import regex_error
 from kapi.values import as_int as _int
@@ -70,7 +70,6 @@ def _is_http_header_name(name: str) -> list[str]:
 def validate_port_num_or_name(port: Any, path: str) -> list[Cause]:
     """ValidatePortNumOrName: an IntOrString ``port`` at ``path``; a number must be 1-65535, a string an
     IANA_SVC_NAME (IsValidPortName). Absent or null is Go's zero IntOrString (the number 0)."""
-    from kapi.kinds.podspec import is_valid_port_name  # lazily: podspec calls this module
 
     if port is None:
         port = 0

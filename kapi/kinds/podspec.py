@@ -11,23 +11,34 @@ kind's home in :mod:`kapi.kinds` calls these with its own options.
 from __future__ import annotations
 
 import contextlib
-import re
 from fractions import Fraction
 from typing import Any
 
 from kapi import quantity
 from kapi.errors import Cause
-from kapi.kinds.apparmor import validate_apparmor_annotations, validate_apparmor_profile
+from kapi.kinds.apparmor import validate_apparmor_annotations
 from kapi.kinds.fields import (
     duplicate,
     go_string_map,
     go_value,
+    is_valid_port_name,
     not_found,
     not_supported,
     selector_matches,
     selector_string,
+    validate_label_selector,
 )
-from kapi.objectmeta import forbidden, invalid, required, validate_labels
+from kapi.kinds.podaffinity import validate_affinity, validate_topology_spread_constraints
+from kapi.kinds.podprobes import validate_container_probes
+from kapi.kinds.podsecurity import (
+    validate_container_security_context,
+    validate_host_users,
+    validate_os_security,
+    validate_pod_security_context,
+    validate_windows_host_process_pod,
+)
+from kapi.kinds.podvolumes import ephemeral_claim_conflict, validate_volume_source
+from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import (
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -35,7 +46,6 @@ from kapi.validation import (
     is_qualified_name,
     is_valid_ip_for_legacy_field,
     is_valid_label_value,
-    max_len_error,
 )
 from kapi.values import as_dict as _dict
 from kapi.values import as_int as _int
@@ -560,22 +570,6 @@ def _env(env: list[Any], path: str) -> list[Cause]:
     return out
 
 
-def is_valid_port_name(name: str) -> list[str]:
-    """validation.IsValidPortName (IANA_SVC_NAME): at most 15 of ``[-a-z0-9]``, a letter, no ``--``, no edge ``-``."""
-    out: list[str] = []
-    if len(name) > 15:
-        out.append(max_len_error(15))
-    if not re.fullmatch(r"[-a-z0-9]+", name):
-        out.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
-    if not re.search(r"[a-z]", name):
-        out.append("must contain at least one letter (a-z)")
-    if "--" in name:
-        out.append("must not contain consecutive hyphens")
-    if name and (name[0] == "-" or name[-1] == "-"):
-        out.append("must not begin or end with a hyphen")
-    return out
-
-
 def _ports(ports: list[Any], path: str) -> list[Cause]:
     """validateContainerPorts: names (IANA_SVC_NAME, unique within the container), numbers, protocols."""
     out: list[Cause] = []
@@ -629,8 +623,14 @@ def _volume_mounts(mounts: list[Any], path: str, volumes: set[str]) -> list[Caus
     return out
 
 
-def _containers(containers: list[Any], path: str, names: set[str], volumes: set[str] | None = None) -> list[Cause]:
+def _containers(containers: list[Any], path: str, names: set[str], volumes: set[str], spec: Obj, *,
+                init: bool = False, ephemeral: bool = False) -> list[Cause]:
+    """validateContainers / validateInitContainers / validateEphemeralContainers for one list: per container
+    validateContainerCommon (name, image, ports, env, volumeMounts, resources, securityContext), the name unique
+    across the Pod's containers (``names``, shared), then the probes and lifecycle (:mod:`kapi.kinds.podprobes`:
+    an init container only when a sidecar, ``restartPolicy: Always``; none on an ephemeral container)."""
     out: list[Cause] = []
+    grace = _int(spec.get("terminationGracePeriodSeconds"))
     for i, container in enumerate(containers):
         container = _dict(container)
         cpath = f"{path}[{i}]"
@@ -639,38 +639,46 @@ def _containers(containers: list[Any], path: str, names: set[str], volumes: set[
             out.append(required(f"{cpath}.name"))
         elif isinstance(name, str):
             out.extend(invalid(f"{cpath}.name", name, msg) for msg in is_dns1123_label(name))
-            if name in names:
-                out.append(duplicate(f"{cpath}.name", name))
-            names.add(name)
         if not container.get("image"):
             out.append(required(f"{cpath}.image"))
         out.extend(_ports(_list(container.get("ports")), f"{cpath}.ports"))
         out.extend(_env(_list(container.get("env")), f"{cpath}.env"))
-        if volumes is not None:  # validateContainerCommon: after env, before resources
-            out.extend(_volume_mounts(_list(container.get("volumeMounts")), f"{cpath}.volumeMounts", volumes))
+        out.extend(_volume_mounts(_list(container.get("volumeMounts")), f"{cpath}.volumeMounts", volumes))
         out.extend(validate_resources(container.get("resources"), f"{cpath}.resources"))
-        # ValidateSecurityContext (validateContainerCommon, after the resources)
-        out.extend(validate_apparmor_profile(_dict(container.get("securityContext")).get("appArmorProfile"),
-                                             f"{cpath}.securityContext.appArmorProfile"))
+        out.extend(validate_container_security_context(container, cpath, spec, apparmor=True))
+        if isinstance(name, str) and name:
+            if name in names:
+                out.append(duplicate(f"{cpath}.name", name))
+            names.add(name)
+        out.extend(validate_container_probes(container, cpath, init=init, ephemeral=ephemeral,
+                                             sidecar=init and container.get("restartPolicy") == "Always",
+                                             grace_period=grace))
     return out
 
 
-def _volumes(volumes: list[Any], path: str) -> list[Cause]:
-    """validateVolumes' names: Required, a DNS-1123 label, unique."""
+def _volumes(volumes: list[Any], path: str, *, pod_name: str | None = None, resource_is_pod: bool = False
+             ) -> tuple[list[Cause], set[str]]:
+    """ValidateVolumes: per volume its source (:func:`kapi.kinds.podvolumes.validate_volume_source`), its name
+    (Required, a DNS-1123 label, unique), then the ephemeral-claim conflict. Returns the causes and the names of
+    the valid volumes (an invalid one is not registered: mounts naming it are ``Not found``)."""
     out: list[Cause] = []
     names: set[str] = set()
     for i, volume in enumerate(volumes):
+        vpath = f"{path}[{i}]"
+        causes = validate_volume_source(volume, vpath, pod_name=pod_name, resource_is_pod=resource_is_pod)
         name = _dict(volume).get("name")
-        npath = f"{path}[{i}].name"
+        npath = f"{vpath}.name"
         if not name:
-            out.append(required(npath))
+            causes.append(required(npath))
         elif isinstance(name, str):
-            out.extend(invalid(npath, name, msg) for msg in is_dns1123_label(name))
+            causes.extend(invalid(npath, name, msg) for msg in is_dns1123_label(name))
         if isinstance(name, str) and name in names:
-            out.append(duplicate(npath, name))
-        if isinstance(name, str):
+            causes.append(duplicate(npath, name))
+        if not causes and isinstance(name, str):
             names.add(name)
-    return out
+        out.extend(causes)
+        out.extend(ephemeral_claim_conflict(volume, vpath, volumes, pod_name))
+    return out, names
 
 
 def validate_tolerations(tolerations: list[Any], path: str) -> list[Cause]:
@@ -715,9 +723,14 @@ def _go_toleration(toleration: Obj) -> str:
     return f"core.Toleration{{{fields}, TolerationSeconds:{seconds}}}"
 
 
-def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
-    """ValidatePodSpec (containers, names, images, ports, volume mounts, restartPolicy, dnsPolicy, dnsConfig,
-    readinessGates, hostAliases) with causes under ``path``.
+def validate_pod_spec(spec: Any, path: str, *, pod_name: str | None = None, resource_is_pod: bool = False
+                      ) -> list[Cause]:
+    """ValidatePodSpec with causes under ``path``, in kube's order: volumes (:func:`_volumes`; ``pod_name`` and
+    ``resource_is_pod`` for a Pod's own spec, PodValidationOptions.ResourceIsPod), containers, init containers,
+    ephemeral containers (names unique across them; :func:`_containers`), pod-level resources,
+    restartPolicy, dnsPolicy, securityContext (:mod:`kapi.kinds.podsecurity`), affinity
+    (:mod:`kapi.kinds.podaffinity`), dnsConfig, readinessGates, topologySpreadConstraints, Windows
+    hostProcess and hostUsers rules, tolerations, hostAliases, and the rules of ``os.name``.
 
     An absent or ``null`` spec is kube's zero PodSpec (``<path>.containers: Required value``); another
     non-object is the schema's to refuse.
@@ -728,31 +741,38 @@ def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
         return []
     out: list[Cause] = []
     names: set[str] = set()
-    volumes = {_str(_dict(v).get("name")) for v in _list(spec.get("volumes"))}
-    out.extend(_containers(_list(spec.get("initContainers")), f"{path}.initContainers", names, volumes))
+    causes, volumes = _volumes(_list(spec.get("volumes")), f"{path}.volumes", pod_name=pod_name,
+                               resource_is_pod=resource_is_pod)
+    out.extend(causes)
     containers = _list(spec.get("containers"))
     if not containers:
         out.append(required(f"{path}.containers"))
-    out.extend(_containers(containers, f"{path}.containers", names, volumes))
+    out.extend(_containers(containers, f"{path}.containers", names, volumes, spec))
+    out.extend(_containers(_list(spec.get("initContainers")), f"{path}.initContainers", names, volumes, spec,
+                           init=True))
     # Ephemeral containers are added through their subresource; their names share the namespace.
-    out.extend(_containers(_list(spec.get("ephemeralContainers")), f"{path}.ephemeralContainers", names, volumes))
+    out.extend(_containers(_list(spec.get("ephemeralContainers")), f"{path}.ephemeralContainers", names, volumes,
+                           spec, ephemeral=True))
     if isinstance(spec.get("resources"), dict):  # PodLevelResources (on by default since 1.34)
         out.extend(validate_pod_resources(spec, f"{path}.resources"))
     # An empty policy is what kube's defaulting fills in (Always, ClusterFirst), not an error here.
     policy = spec.get("restartPolicy")
     if policy and isinstance(policy, str) and policy not in RESTART_POLICIES:
         out.append(not_supported(f"{path}.restartPolicy", policy, RESTART_POLICIES))
-    out.extend(_volumes(_list(spec.get("volumes")), f"{path}.volumes"))
-    out.extend(validate_tolerations(_list(spec.get("tolerations")), f"{path}.tolerations"))
     dns = spec.get("dnsPolicy")
     if dns and isinstance(dns, str) and dns not in DNS_POLICIES:
         out.append(not_supported(f"{path}.dnsPolicy", dns, DNS_POLICIES))
-    # validatePodSpecSecurityContext
-    out.extend(validate_apparmor_profile(_dict(spec.get("securityContext")).get("appArmorProfile"),
-                                         f"{path}.securityContext.appArmorProfile"))
+    out.extend(validate_pod_security_context(spec, path, apparmor=True))
+    out.extend(validate_affinity(spec.get("affinity"), f"{path}.affinity"))
     out.extend(validate_pod_dns_config(spec.get("dnsConfig"), dns, f"{path}.dnsConfig"))
     out.extend(validate_readiness_gates(spec.get("readinessGates"), f"{path}.readinessGates"))
+    out.extend(validate_topology_spread_constraints(spec.get("topologySpreadConstraints"),
+                                                    f"{path}.topologySpreadConstraints"))
+    out.extend(validate_windows_host_process_pod(spec, path))
+    out.extend(validate_host_users(spec, path))
+    out.extend(validate_tolerations(_list(spec.get("tolerations")), f"{path}.tolerations"))
     out.extend(validate_host_aliases(spec.get("hostAliases"), f"{path}.hostAliases"))
+    out.extend(validate_os_security(spec, path))
     return out
 
 
@@ -830,40 +850,6 @@ def validate_host_aliases(aliases: Any, path: str) -> list[Cause]:
         for j, hostname in enumerate(_list(alias.get("hostnames"))):
             name = _str(hostname)
             out.extend(_invalid_each(f"{path}[{i}].hostnames[{j}]", name, is_dns1123_subdomain(name)))
-    return out
-
-
-def validate_label_selector(selector: Any, path: str, *, allow_invalid_label_values: bool = False) -> list[Cause]:
-    """metav1validation.ValidateLabelSelector (create: label values in selectors must be valid;
-    ``allow_invalid_label_values``, LabelSelectorValidationOptions.AllowInvalidLabelValueInSelector, skips the
-    ``matchExpressions`` values' check).
-
-    ``matchLabels`` as ValidateLabels (causes on ``<path>.matchLabels``); each ``matchExpressions[i]``:
-    In/NotIn need ``values`` (``Required value: must be specified when `operator` is 'In' or 'NotIn'``),
-    Exists/DoesNotExist forbid them, any other operator is ``Invalid value: "X": not a valid selector
-    operator``; the key is a qualified name and each value a label value. [] when valid, which is also when
-    ``metav1.LabelSelectorAsSelector`` can convert it.
-    """
-    selector = _dict(selector)
-    out = validate_labels(selector.get("matchLabels"), f"{path}.matchLabels")
-    for i, expr in enumerate(_list(selector.get("matchExpressions"))):
-        expr = _dict(expr)
-        epath = f"{path}.matchExpressions[{i}]"
-        operator, values = expr.get("operator") or "", _list(expr.get("values"))
-        if operator in ("In", "NotIn"):
-            if not values:
-                out.append(required(f"{epath}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif operator in ("Exists", "DoesNotExist"):
-            if values:
-                out.append(forbidden(f"{epath}.values",
-                                     "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-        else:
-            out.append(invalid(f"{epath}.operator", operator, "not a valid selector operator"))
-        key = expr.get("key")
-        out.extend(invalid(f"{epath}.key", key, msg) for msg in is_qualified_name(key if isinstance(key, str) else ""))
-        for j, value in enumerate(values):
-            if isinstance(value, str) and not allow_invalid_label_values:
-                out.extend(invalid(f"{epath}.values[{j}]", value, msg) for msg in is_valid_label_value(value))
     return out
 
 

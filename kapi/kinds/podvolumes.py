@@ -24,7 +24,7 @@ from typing import Any
 
 from kapi import quantity
 from kapi.errors import Cause
-from kapi.kinds.fields import go_quote, not_supported
+from kapi.kinds.fields import go_quote, not_supported, validate_label_selector
 from kapi.objectmeta import forbidden, invalid, required, too_long, validate_annotations, validate_labels
 from kapi.validation import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
 from kapi.values import as_dict as _dict
@@ -652,7 +652,6 @@ def validate_claim_spec(spec: Any, path: str) -> list[Cause]:
     access mode is required``), the selector, each mode supported and ReadWriteOncePod alone, ``resources[storage]``
     Required and positive, storageClassName and volumeAttributesClassName DNS subdomains, volumeMode Block or
     Filesystem, dataSource and dataSourceRef. ``spec`` is the claim spec JSON object; causes under ``path``."""
-    from kapi.kinds.podspec import validate_label_selector  # podspec imports this module lazily: no cycle
 
     spec = _dict(spec)
     modes = _list(spec.get("accessModes"))

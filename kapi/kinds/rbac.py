@@ -13,8 +13,7 @@ from typing import Any
 
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
-from kapi.kinds.fields import go_quote, go_strings, go_value, not_supported
-from kapi.kinds.podspec import validate_label_selector
+from kapi.kinds.fields import go_quote, go_strings, go_value, not_supported, validate_label_selector
 from kapi.objectmeta import RBAC_GROUP, invalid, required
 from kapi.validation import is_dns1123_subdomain, is_valid_path_segment_name
 from kapi.values import as_dict as _dict

@@ -110,7 +110,7 @@ CASES: list[tuple[str, str, str, dict[str, Any], list[Cause]]] = [
      [_inv("spec.containers[0].name", '"Web_1"', LABEL_MSG)]),
     ("pod-dup-names", "", "Pod", {"spec": {"initContainers": [{"name": "web", "image": "i"}],
                                            "containers": POD_SPEC["containers"]}},
-     [_dup("spec.containers[0].name", "web")]),
+     [_dup("spec.initContainers[0].name", "web")]),  # regular containers are validated first
     ("pod-no-image", "", "Pod", {"spec": _spec(POD_SPEC, "containers.0.image", "")},
      [_req("spec.containers[0].image")]),
     ("pod-container-port", "", "Pod", {"spec": _spec(POD_SPEC, "containers.0.ports.0.containerPort", 70000)},
