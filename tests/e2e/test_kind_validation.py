@@ -125,3 +125,37 @@ def test_service_account_token_issued_in_the_future_is_refused(stack: Stack, kub
     proc = signed(iat=int(time.time()) + 3600).run("get", "configmaps", "-n", ns, check=False)
     assert proc.returncode != 0
     assert "You must be logged in to the server (Unauthorized)" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(("obj", "error"), [
+    (_pod({"livenessProbe": {"exec": {"command": ["true"]}, "httpGet": {"port": 80}}}),
+     'The Pod "web" is invalid: spec.containers[0].livenessProbe.httpGet: Forbidden: may not specify more than 1 '
+     "handler type"),
+    (_pod({"livenessProbe": {"tcpSocket": {"port": 80}, "successThreshold": 2}}),
+     'The Pod "web" is invalid: spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1'),
+    (_pod(volumes=[{"name": "v", "hostPath": {"path": "/x"}, "emptyDir": {}}]),
+     'The Pod "web" is invalid: spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type'),
+    (_pod(volumes=[{"name": "v", "configMap": {"name": "c", "items": [{"key": "k", "path": "../x"}]}}]),
+     'The Pod "web" is invalid: spec.volumes[0].configMap.items[0].path: Invalid value: "../x": must not '
+     "contain '..'"),
+    (_pod(securityContext={"runAsUser": -1}),
+     'The Pod "web" is invalid: spec.securityContext.runAsUser: Invalid value: -1: must be between 0 and '
+     "2147483647, inclusive"),
+    (_pod(affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 0, "preference": {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}}]}}),
+     'The Pod "web" is invalid: spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].'
+     "weight: Invalid value: 0: must be in the range 1-100"),
+    (_pod(topologySpreadConstraints=[{"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]),
+     'The Pod "web" is invalid: spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than '
+     "zero"),
+    (_deployment(template={"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+        {"name": "web", "image": "nginx", "readinessProbe": {"grpc": {"port": 0}}}]}}),
+     'The Deployment "web" is invalid: spec.template.spec.containers[0].readinessProbe.grpc.port: Invalid value: '
+     "0: must be between 1 and 65535, inclusive"),
+], ids=["two-handlers", "liveness-success-threshold", "two-volume-sources", "item-path-dotdot", "run-as-user",
+        "affinity-weight", "max-skew", "template-grpc-port"])
+def test_pod_spec_rules_reach_kubectl(kubectl: Kubectl, ns: str, obj: dict[str, Any], error: str) -> None:
+    """ValidatePodSpec's probes, volume sources, securityContext, affinity and topology spread, on Pods and
+    templates (kapi/kinds/pod{probes,volumes,security,affinity}.py)."""
+    stderr = _refused(kubectl, ns, obj)
+    assert stderr.strip() == error, stderr
