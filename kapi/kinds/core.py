@@ -565,7 +565,7 @@ class ServiceStrategy(Strategy):
         10800 s timeout; port protocol TCP, an unset or zero targetPort = port; internalTrafficPolicy Cluster but
         for ExternalName; externalTrafficPolicy Cluster when externally accessible (NodePort, LoadBalancer, or
         ClusterIP with externalIPs); a LoadBalancer's allocateLoadBalancerNodePorts true and its status ingress
-        ipMode VIP; the IP families kapi's single-stack IPv4 allocator gives."""
+        ipMode VIP. (The IP families are the REST storage's, :meth:`_init_ip_families`.)"""
         spec = obj.get("spec")
         if not isinstance(spec, dict):
             return
@@ -594,8 +594,14 @@ class ServiceStrategy(Strategy):
             for ingress in _list(_dict(_dict(obj.get("status")).get("loadBalancer")).get("ingress")):
                 if isinstance(ingress, dict) and ingress.get("ip") and ingress.get("ipMode") is None:
                     ingress["ipMode"] = "VIP"
+
+    @staticmethod
+    def _init_ip_families(spec: Obj) -> None:
+        """The Service REST's initIPFamilyFields, in BeginCreate/BeginUpdate (after mutating admission and the
+        field manager, so no manager owns them, before validation): a Service that gets a clusterIP, or a
+        headless one with a selector, is single-stack IPv4, as kube-apiserver on an IPv4 service CIDR (kapi
+        allocates IPv4 only)."""
         if spec.get("type") != "ExternalName" and (spec.get("clusterIP") != "None" or spec.get("selector")):
-            # kapi allocates IPv4 only: single-stack IPv4, as kube-apiserver on an IPv4 service CIDR.
             spec.setdefault("ipFamilyPolicy", "SingleStack")
             families = _default_families(spec)
             if "ipFamilies" not in spec and families is not None:
@@ -603,11 +609,14 @@ class ServiceStrategy(Strategy):
 
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
         """PrepareForCreate: the status is the server's (an empty load balancer); NormalizeClusterIPs: a
-        ``clusterIP`` without ``clusterIPs`` (an old client) means ``clusterIPs: [clusterIP]``."""
+        ``clusterIP`` without ``clusterIPs`` (an old client) means ``clusterIPs: [clusterIP]``; then the IP
+        families (:meth:`_init_ip_families`)."""
         obj["status"] = {"loadBalancer": {}}
         spec = obj.get("spec")
         if isinstance(spec, dict) and spec.get("clusterIP") and not _ips(spec):
             spec["clusterIPs"] = [spec["clusterIP"]]
+        if isinstance(spec, dict):
+            self._init_ip_families(spec)
 
     def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
         """The Service REST update's ``patchAllocatedValues`` and ``normalizeClusterIPs`` (main resource only).
@@ -638,6 +647,7 @@ class ServiceStrategy(Strategy):
                 and old_spec.get("healthCheckNodePort"):
             spec["healthCheckNodePort"] = old_spec["healthCheckNodePort"]
         _drop_type_dependent_fields(spec, old_spec)
+        self._init_ip_families(spec)
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateService (the parts users hit), after the allocator's own checks.

@@ -123,9 +123,11 @@ def test_update_sets_mark_only_the_nodes_the_go_struct_lacks(kubectl: Kubectl, n
                 "f:dnsPolicy": {}, "f:restartPolicy": {}, "f:schedulerName": {}, "f:securityContext": {},
                 "f:terminationGracePeriodSeconds": {}}}}})]
     kubectl.run("-n", namespace, "create", "service", "clusterip", "svc", "--tcp=80:8080")
-    ports = _fields(kubectl, namespace, "service", "svc")[0][1]["f:spec"]["f:ports"]
-    assert ports == {".": {}, 'k:{"port":80,"protocol":"TCP"}': {
+    spec = _fields(kubectl, namespace, "service", "svc")[0][1]["f:spec"]
+    assert spec["f:ports"] == {".": {}, 'k:{"port":80,"protocol":"TCP"}': {
         ".": {}, "f:name": {}, "f:port": {}, "f:protocol": {}, "f:targetPort": {}}}
+    # the IP families are the REST storage's (BeginCreate, after the field manager): nobody's
+    assert sorted(spec) == ["f:internalTrafficPolicy", "f:ports", "f:selector", "f:sessionAffinity", "f:type"]
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [
         {"name": "c", "image": "nginx", "resources": {"limits": {"cpu": "1"}}}]}}
     kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(pod))

@@ -106,8 +106,11 @@ def test_webhook_configuration_defaults():
     ({"type": "ExternalName", "externalName": "x.example.com"}, None),
 ])
 def test_service_ip_families(spec, families):
+    """initIPFamilyFields is the REST storage's (BeginCreate), not SetDefaults_Service: set by PrepareForCreate."""
     svc = {"spec": dict(spec)}
     strategy_for("", "Service").default(svc)
+    assert "ipFamilies" not in svc["spec"] and "ipFamilyPolicy" not in svc["spec"]
+    strategy_for("", "Service").prepare_for_create(svc)
     assert svc["spec"].get("ipFamilies") == families
     assert svc["spec"].get("ipFamilyPolicy") == ("SingleStack" if families else None)
 
