@@ -6,9 +6,10 @@ is always :data:`ORDER`, whatever order the flags list them in
 (kube-apiserver ``AllOrderedPlugins``; the default set is
 ``DefaultOffAdmissionPlugins``' complement). An unknown name, or a name in
 both flags, refuses to start, with kube-apiserver's messages. Plugins kube
-has for objects or features kapi does not serve (RuntimeClass...) are
-accepted by name and do nothing; CertificateApproval and CertificateSigning
-need an authorizer and are enforced by the gateway (services/gateway/registry/certificates.py).
+has for objects or features kapi does not serve are accepted by name and do
+nothing (PodTopologyLabels, ClusterTrustBundleAttest, ...); CertificateApproval
+and CertificateSigning need an authorizer and are enforced by the gateway
+(services/gateway/registry/certificates.py).
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def _factories() -> dict[str, Callable[[PluginContext], Plugin]]:
         limit_ranger,
         node_restriction,
         pod_security,
+        podnode,
         resource_quota,
         service_account,
         simple,
@@ -120,6 +122,9 @@ def _factories() -> dict[str, Callable[[PluginContext], Plugin]]:
         "ImagePolicyWebhook": lambda ctx: image_policy.ImagePolicyWebhook(ctx.config.get("ImagePolicyWebhook")),
         "CertificateSubjectRestriction": lambda ctx: certificates.CertificateSubjectRestriction(),
         "StorageObjectInUseProtection": lambda ctx: storage_protection.StorageObjectInUseProtection(),
+        "RuntimeClass": lambda ctx: podnode.RuntimeClass(inf(ctx)),
+        "TaintNodesByCondition": lambda ctx: podnode.TaintNodesByCondition(),
+        "PersistentVolumeClaimResize": lambda ctx: podnode.PersistentVolumeClaimResize(inf(ctx)),
     })
     return out
 
