@@ -449,3 +449,28 @@ def test_load_balancer_local_traffic_gets_a_health_check_node_port(kubectl: Kube
     ports = json.loads(kubectl.run("-n", namespace, "create", "-f", "-", "-o", "json", input=json.dumps(quiet)
                                    ).stdout)["spec"]["ports"]
     assert ports == [{"port": 80, "protocol": "TCP", "targetPort": 80}]
+
+
+def test_runtime_class_and_node_taint_admission(kubectl: Kubectl, namespace: str) -> None:
+    """The RuntimeClass and TaintNodesByCondition admission plugins (default on): a Pod naming no RuntimeClass is
+    refused, one naming a class gets its overhead and node selector; a created Node is tainted not-ready."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sandboxed"},
+           "spec": {"runtimeClassName": "parity-gvisor", "containers": [{"name": "c", "image": "nginx"}]}}
+    proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(pod), check=False)
+    assert proc.stderr.strip() == ('Error from server (Forbidden): error when creating "STDIN": pods "sandboxed" is '
+                                   'forbidden: pod rejected: RuntimeClass "parity-gvisor" not found')
+    rc = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "parity-gvisor"},
+          "handler": "runsc", "overhead": {"podFixed": {"cpu": "250m"}},
+          "scheduling": {"nodeSelector": {"sandbox": "gvisor"}}}
+    kubectl.run("create", "-f", "-", input=json.dumps(rc))
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "parity-node"}}
+    try:
+        created = json.loads(kubectl.run("-n", namespace, "create", "-f", "-", "-o", "json",
+                                         input=json.dumps(pod)).stdout)
+        assert created["spec"]["overhead"] == {"cpu": "250m"}
+        assert created["spec"]["nodeSelector"] == {"sandbox": "gvisor"}
+        tainted = json.loads(kubectl.run("create", "-f", "-", "-o", "json", input=json.dumps(node)).stdout)
+        assert tainted["spec"]["taints"] == [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]
+    finally:
+        kubectl.run("delete", "runtimeclass", "parity-gvisor", check=False)
+        kubectl.run("delete", "node", "parity-node", check=False)
