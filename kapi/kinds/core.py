@@ -994,7 +994,8 @@ class PodStrategy(Strategy):
         meta = _dict(obj.get("metadata"))
         name = meta.get("name") if isinstance(meta.get("name"), str) else None
         return [*validate_apparmor_annotations(meta.get("annotations"), spec, "metadata.annotations"),
-                *validate_pod_spec(spec, "spec", pod_name=name or None, resource_is_pod=True),
+                *validate_pod_spec(spec, "spec", pod_name=name or None, resource_is_pod=True,
+                                   pod_annotations=meta.get("annotations")),
                 *validate_token_projections_need_service_account(spec)]
 
     def validate_again(self, new: Obj, old: Obj) -> list[Cause]:

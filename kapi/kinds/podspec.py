@@ -29,6 +29,18 @@ from kapi.kinds.fields import (
     validate_label_selector,
 )
 from kapi.kinds.podaffinity import validate_affinity, validate_topology_spread_constraints
+from kapi.kinds.podfields import (
+    validate_file_key_ref_volumes,
+    validate_hostname_override,
+    validate_node_selector,
+    validate_os,
+    validate_pod_class_fields,
+    validate_pod_host_network_deps,
+    validate_pod_names,
+    validate_pod_resource_claims,
+    validate_resource_claim_names,
+    validate_scheduling_gates,
+)
 from kapi.kinds.podprobes import validate_container_probes
 from kapi.kinds.podsecurity import (
     validate_container_security_context,
@@ -645,6 +657,7 @@ def _containers(containers: list[Any], path: str, names: set[str], volumes: set[
         out.extend(_env(_list(container.get("env")), f"{cpath}.env"))
         out.extend(_volume_mounts(_list(container.get("volumeMounts")), f"{cpath}.volumeMounts", volumes))
         out.extend(validate_resources(container.get("resources"), f"{cpath}.resources"))
+        out.extend(validate_resource_claim_names(container.get("resources"), spec, f"{cpath}.resources"))
         out.extend(validate_container_security_context(container, cpath, spec, apparmor=True))
         if isinstance(name, str) and name:
             if name in names:
@@ -723,10 +736,11 @@ def _go_toleration(toleration: Obj) -> str:
     return f"core.Toleration{{{fields}, TolerationSeconds:{seconds}}}"
 
 
-def validate_pod_spec(spec: Any, path: str, *, pod_name: str | None = None, resource_is_pod: bool = False
-                      ) -> list[Cause]:
-    """ValidatePodSpec with causes under ``path``, in kube's order: volumes (:func:`_volumes`; ``pod_name`` and
-    ``resource_is_pod`` for a Pod's own spec, PodValidationOptions.ResourceIsPod), containers, init containers,
+def validate_pod_spec(spec: Any, path: str, *, pod_name: str | None = None, resource_is_pod: bool = False,
+                      pod_annotations: Any = None) -> list[Cause]:
+    """ValidatePodSpec with causes under ``path``, in kube's order: volumes (:func:`_volumes`; ``pod_name``,
+    ``resource_is_pod`` and ``pod_annotations`` for a Pod's own spec: PodValidationOptions.ResourceIsPod, a
+    static Pod's claims), resource claims and the rest of :mod:`kapi.kinds.podfields`, containers, init containers,
     ephemeral containers (names unique across them; :func:`_containers`), pod-level resources,
     restartPolicy, dnsPolicy, securityContext (:mod:`kapi.kinds.podsecurity`), affinity
     (:mod:`kapi.kinds.podaffinity`), dnsConfig, readinessGates, topologySpreadConstraints, Windows
@@ -744,6 +758,7 @@ def validate_pod_spec(spec: Any, path: str, *, pod_name: str | None = None, reso
     causes, volumes = _volumes(_list(spec.get("volumes")), f"{path}.volumes", pod_name=pod_name,
                                resource_is_pod=resource_is_pod)
     out.extend(causes)
+    out.extend(validate_pod_resource_claims(spec, path, pod_annotations=pod_annotations))
     containers = _list(spec.get("containers"))
     if not containers:
         out.append(required(f"{path}.containers"))
@@ -755,6 +770,7 @@ def validate_pod_spec(spec: Any, path: str, *, pod_name: str | None = None, reso
                            spec, ephemeral=True))
     if isinstance(spec.get("resources"), dict):  # PodLevelResources (on by default since 1.34)
         out.extend(validate_pod_resources(spec, f"{path}.resources"))
+    out.extend(validate_pod_host_network_deps(spec, path, resource_is_pod=resource_is_pod))
     # An empty policy is what kube's defaulting fills in (Always, ClusterFirst), not an error here.
     policy = spec.get("restartPolicy")
     if policy and isinstance(policy, str) and policy not in RESTART_POLICIES:
@@ -762,17 +778,24 @@ def validate_pod_spec(spec: Any, path: str, *, pod_name: str | None = None, reso
     dns = spec.get("dnsPolicy")
     if dns and isinstance(dns, str) and dns not in DNS_POLICIES:
         out.append(not_supported(f"{path}.dnsPolicy", dns, DNS_POLICIES))
+    out.extend(validate_node_selector(spec, path))
     out.extend(validate_pod_security_context(spec, path, apparmor=True))
     out.extend(validate_affinity(spec.get("affinity"), f"{path}.affinity"))
     out.extend(validate_pod_dns_config(spec.get("dnsConfig"), dns, f"{path}.dnsConfig"))
     out.extend(validate_readiness_gates(spec.get("readinessGates"), f"{path}.readinessGates"))
+    out.extend(validate_scheduling_gates(spec, path))
     out.extend(validate_topology_spread_constraints(spec.get("topologySpreadConstraints"),
                                                     f"{path}.topologySpreadConstraints"))
     out.extend(validate_windows_host_process_pod(spec, path))
     out.extend(validate_host_users(spec, path))
+    out.extend(validate_hostname_override(spec, path))
+    out.extend(validate_pod_names(spec, path))
     out.extend(validate_tolerations(_list(spec.get("tolerations")), f"{path}.tolerations"))
     out.extend(validate_host_aliases(spec.get("hostAliases"), f"{path}.hostAliases"))
-    out.extend(validate_os_security(spec, path))
+    out.extend(validate_pod_class_fields(spec, path))
+    os_causes = validate_os(spec, path)
+    out.extend(os_causes or validate_os_security(spec, path))
+    out.extend(validate_file_key_ref_volumes(spec, path))
     return out
 
 
