@@ -152,8 +152,16 @@ def test_service_account_token_issued_in_the_future_is_refused(stack: Stack, kub
         {"name": "web", "image": "nginx", "readinessProbe": {"grpc": {"port": 0}}}]}}),
      'The Deployment "web" is invalid: spec.template.spec.containers[0].readinessProbe.grpc.port: Invalid value: '
      "0: must be between 1 and 65535, inclusive"),
+    (_pod({"ports": [{"containerPort": 80, "hostPort": 8080}]}, hostNetwork=True),
+     'The Pod "web" is invalid: spec.containers[0].ports[0].hostPort: Invalid value: 8080: must match '
+     "`containerPort` when `hostNetwork` is true"),
+    (_pod(activeDeadlineSeconds=0),
+     'The Pod "web" is invalid: spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, '
+     "inclusive"),
+    (_pod(os={"name": "plan9"}),
+     'The Pod "web" is invalid: spec.os: Unsupported value: "plan9": supported values: "linux", "windows"'),
 ], ids=["two-handlers", "liveness-success-threshold", "two-volume-sources", "item-path-dotdot", "run-as-user",
-        "affinity-weight", "max-skew", "template-grpc-port"])
+        "affinity-weight", "max-skew", "template-grpc-port", "host-network-port", "active-deadline", "os-name"])
 def test_pod_spec_rules_reach_kubectl(kubectl: Kubectl, ns: str, obj: dict[str, Any], error: str) -> None:
     """ValidatePodSpec's probes, volume sources, securityContext, affinity and topology spread, on Pods and
     templates (kapi/kinds/pod{probes,volumes,security,affinity}.py)."""
