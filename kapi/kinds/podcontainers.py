@@ -74,7 +74,6 @@ SIDECAR_RULES = "restartPolicyRules are not allowed for init containers with res
 NEVER_NEEDS_NOT_REQUIRED = "must be 'NotRequired' when pod `restartPolicy` is 'Never'"
 INIT_RESTART_CONTAINER = "must not be set to 'RestartContainer' for non-sidecar initContainers"
 IMAGE_WHITESPACE = "must not have leading or trailing whitespace"
-NOT_EMPTY_DIR = "referenced volume must be of type emptyDir"
 # core.EphemeralContainerCommon's fields in Go declaration order that allowedEphemeralContainerFields does not allow,
 # with how a value counts as set (reflect.DeepEqual against the zero value): "ptr" a pointer (any non-null value),
 # "slice" (any list, even empty: a decoded ``[]`` is not a nil slice), "struct" (ResourceRequirements: one of its
@@ -108,8 +107,10 @@ def _set(value: Any) -> bool:
 def validate_termination_message_policy(container: Obj, path: str) -> list[Cause]:
     """validateContainerCommon's terminationMessagePolicy switch (right after ``image``): ``File`` or
     ``FallbackToLogsOnError``; ``""`` is ``<path>.terminationMessagePolicy: Required value``, another value
-    ``Unsupported value: "x": supported values: "File", "FallbackToLogsOnError"``. Absent counts as ``""`` (v1
-    defaulting sets ``File``)."""
+    ``Unsupported value: "x": supported values: "File", "FallbackToLogsOnError"``. Absent is not checked: v1
+    defaulting sets ``File`` (also for ``""``) before validation, so only a body that skipped it lacks one."""
+    if "terminationMessagePolicy" not in _dict(container):
+        return []
     policy = _text(_dict(container).get("terminationMessagePolicy"))
     fpath = f"{path}.terminationMessagePolicy"
     if policy is None or policy in TERMINATION_MESSAGE_POLICIES:
@@ -271,7 +272,7 @@ def validate_env_from(container: Obj, path: str) -> list[Cause]:
     return out
 
 
-def _device_map(container: Obj) -> dict[str, str]:
+def device_map(container: Obj) -> dict[str, str]:
     """GetVolumeDeviceMap: name -> devicePath (a later device with the same name wins)."""
     return {_str(d.get("name")): _str(d.get("devicePath")) for d in map(_dict, _list(container.get("volumeDevices")))}
 
@@ -298,14 +299,14 @@ def volume_mount_extras(container: Obj, path: str, index: int, devices: dict[str
     (``Unsupported value`` among Bidirectional/HostToContainer/None, Bidirectional ``Forbidden`` unless
     ``securityContext.privileged``), ``recursiveReadOnly`` (Disabled; Enabled/IfPossible need ``readOnly: true`` and
     a propagation None or unset; else ``Unsupported value``), the last three at ``<path>.volumeMounts.<field>``.
-    ``devices`` is :func:`_device_map` of the container (computed when None).
+    ``devices`` is :func:`device_map` of the container (computed when None).
     """
     container = _dict(container)
     mounts = _list(container.get("volumeMounts"))
     if not 0 <= index < len(mounts):
         return [], []
     if devices is None:
-        devices = _device_map(container)
+        devices = device_map(container)
     mount = _dict(mounts[index])
     lpath, mpath = f"{path}.volumeMounts", f"{path}.volumeMounts[{index}]"
     name, mount_path = _str(mount.get("name")), _str(mount.get("mountPath"))
@@ -346,7 +347,7 @@ def validate_volume_mounts(container: Obj, path: str) -> list[Cause]:
     :func:`volume_mount_extras` inside ``_volume_mounts``' loop: ``before`` after the ``must be unique`` check,
     ``after`` after the ``subPathExpr and subPath are mutually exclusive`` check)."""
     container = _dict(container)
-    devices = _device_map(container)
+    devices = device_map(container)
     out: list[Cause] = []
     for i in range(len(_list(container.get("volumeMounts")))):
         before, after = volume_mount_extras(container, path, i, devices)
@@ -404,7 +405,10 @@ def validate_volume_devices(container: Obj, path: str, volumes: dict[str, Any]) 
 
 def validate_pull_policy(container: Obj, path: str) -> list[Cause]:
     """validatePullPolicy of ``imagePullPolicy`` (validateContainerCommon: after volumeDevices, before resources):
-    ``""`` (or absent) ``Required value``; not Always/IfNotPresent/Never ``Unsupported value``."""
+    ``""`` ``Required value``; not Always/IfNotPresent/Never ``Unsupported value``. Absent is not checked (v1
+    defaulting sets it, also for ``""``, before validation)."""
+    if "imagePullPolicy" not in _dict(container):
+        return []
     policy = _text(_dict(container).get("imagePullPolicy"))
     fpath = f"{path}.imagePullPolicy"
     if policy is None or policy in PULL_POLICIES:
@@ -593,27 +597,4 @@ def validate_ephemeral_container(container: Obj, path: str, other_names: set[str
         for key in ("subPath", "subPathExpr"):
             if _str(mount.get(key)):
                 out.append(forbidden(f"{path}.volumeMounts[{j}].{key}", EPHEMERAL_FORBIDDEN))
-    return out
-
-
-def validate_file_key_ref_volumes(spec: Any, path: str) -> list[Cause]:
-    """validateFileKeyRefVolumes, ValidatePodSpec's last step: for each env var with ``valueFrom.fileKeyRef`` (init
-    containers, containers, ephemeral containers, in that order) a ``volumeName`` that names none of
-    ``spec.volumes`` (valid or not; the last of a repeated name wins) is ``<...>.fileKeyRef.volumeName: Not found``,
-    one that is no ``emptyDir`` ``Invalid value: "<name>": referenced volume must be of type emptyDir``."""
-    spec = _dict(spec)
-    sources = {_str(v.get("name")): v for v in map(_dict, _list(spec.get("volumes")))}
-    out: list[Cause] = []
-    for section in ("initContainers", "containers", "ephemeralContainers"):
-        for i, container in enumerate(_list(spec.get(section))):
-            for j, var in enumerate(_list(_dict(container).get("env"))):
-                ref = _dict(_dict(var).get("valueFrom")).get("fileKeyRef")
-                if not isinstance(ref, dict):
-                    continue
-                name = _str(ref.get("volumeName"))
-                vpath = f"{path}.{section}[{i}].env[{j}].valueFrom.fileKeyRef.volumeName"
-                if name not in sources:
-                    out.append(not_found(vpath, name))
-                elif not _set(sources[name].get("emptyDir")):
-                    out.append(invalid(vpath, name, NOT_EMPTY_DIR))
     return out

@@ -11,6 +11,7 @@ kind's home in :mod:`kapi.kinds` calls these with its own options.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -29,6 +30,21 @@ from kapi.kinds.fields import (
     validate_label_selector,
 )
 from kapi.kinds.podaffinity import validate_affinity, validate_topology_spread_constraints
+from kapi.kinds.podcontainers import (
+    device_map,
+    env_var_value_from,
+    validate_container_restart_policy,
+    validate_env_from,
+    validate_ephemeral_container,
+    validate_host_port_conflicts,
+    validate_image_whitespace,
+    validate_init_container_resize_policy,
+    validate_pull_policy,
+    validate_resize_policy,
+    validate_termination_message_policy,
+    validate_volume_devices,
+    volume_mount_extras,
+)
 from kapi.kinds.podfields import (
     validate_file_key_ref_volumes,
     validate_hostname_override,
@@ -147,9 +163,13 @@ def _default_containers(containers: Any) -> None:
     for c in containers if isinstance(containers, list) else ():
         if not isinstance(c, dict):
             continue
-        c.setdefault("terminationMessagePath", "/dev/termination-log")
-        c.setdefault("terminationMessagePolicy", "File")
-        c.setdefault("imagePullPolicy", image_pull_policy(c.get("image")))
+        # SetDefaults_Container tests for "": an empty value a client sent is defaulted too
+        if not c.get("terminationMessagePath"):
+            c["terminationMessagePath"] = "/dev/termination-log"
+        if not c.get("terminationMessagePolicy"):
+            c["terminationMessagePolicy"] = "File"
+        if not c.get("imagePullPolicy"):
+            c["imagePullPolicy"] = image_pull_policy(c.get("image"))
         c.setdefault("resources", {})
         default_ports(c.get("ports"))
         for key in ("livenessProbe", "readinessProbe", "startupProbe"):
@@ -569,16 +589,18 @@ def is_relaxed_env_var_name(name: str) -> list[str]:
 
 
 def _env(env: list[Any], path: str) -> list[Cause]:
-    """validateEnv's names: Required when empty, then IsRelaxedEnvVarName (values are not validated)."""
+    """ValidateEnv per variable: the name Required when empty, else IsRelaxedEnvVarName; then its ``valueFrom``
+    (:func:`kapi.kinds.podcontainers.env_var_value_from`)."""
     out: list[Cause] = []
     for i, var in enumerate(env):
         name = _dict(var).get("name")
         name = name if isinstance(name, str) else ""
         if not name:
             out.append(required(f"{path}[{i}].name"))
-        # the bad value as Go's %q prints it: a NUL is \x00 (kapi.objectmeta.invalid does not escape)
-        out.extend(Cause("FieldValueInvalid", f"Invalid value: {go_value(name)}: {msg}", f"{path}[{i}].name")
-                   for msg in is_relaxed_env_var_name(name))
+        else:  # the bad value as Go's %q prints it: a NUL is \x00 (kapi.objectmeta.invalid does not escape)
+            out.extend(Cause("FieldValueInvalid", f"Invalid value: {go_value(name)}: {msg}", f"{path}[{i}].name")
+                       for msg in is_relaxed_env_var_name(name))
+        out.extend(env_var_value_from(var, f"{path}[{i}]"))
     return out
 
 
@@ -610,12 +632,17 @@ def _ports(ports: list[Any], path: str) -> list[Cause]:
     return out
 
 
-def _volume_mounts(mounts: list[Any], path: str, volumes: set[str]) -> list[Cause]:
-    """ValidateVolumeMounts' common checks: ``name`` required and one of the Pod's volumes (``Not found``),
-    ``mountPath`` required and unique within the container (``must be unique``), ``subPath`` and
-    ``subPathExpr`` mutually exclusive."""
+def _volume_mounts(container: Obj, path: str, volumes: Mapping[str, Any]) -> list[Cause]:
+    """ValidateVolumeMounts of a container (``path`` its ``volumeMounts`` path) per mount: ``name`` required and
+    one of the Pod's valid volumes (``Not found``), ``mountPath`` required and unique within the container (``must
+    be unique``), the volumeDevices overlap and ``subPath`` checks, ``subPath`` and ``subPathExpr`` mutually
+    exclusive, then ``subPathExpr``, ``mountPropagation`` and ``recursiveReadOnly``
+    (:func:`kapi.kinds.podcontainers.volume_mount_extras`)."""
     out: list[Cause] = []
     paths: set[str] = set()
+    mounts = _list(container.get("volumeMounts"))
+    devices = device_map(container)
+    cpath = path.rsplit(".", 1)[0]
     for i, mount in enumerate(mounts):
         mount = _dict(mount)
         mpath = f"{path}[{i}]"
@@ -629,20 +656,31 @@ def _volume_mounts(mounts: list[Any], path: str, volumes: set[str]) -> list[Caus
         if mount_path in paths:
             out.append(invalid(f"{mpath}.mountPath", mount_path, "must be unique"))
         paths.add(mount_path)
+        before, after = volume_mount_extras(container, cpath, i, devices)
+        out.extend(before)
         if _str(mount.get("subPathExpr")) and _str(mount.get("subPath")):
             out.append(invalid(f"{mpath}.subPathExpr", mount["subPathExpr"],
                                "subPathExpr and subPath are mutually exclusive"))
+        out.extend(after)
     return out
 
 
-def _containers(containers: list[Any], path: str, names: set[str], volumes: set[str], spec: Obj, *,
+def _containers(containers: list[Any], path: str, names: set[str], volumes: Mapping[str, Any], spec: Obj, *,
                 init: bool = False, ephemeral: bool = False) -> list[Cause]:
-    """validateContainers / validateInitContainers / validateEphemeralContainers for one list: per container
-    validateContainerCommon (name, image, ports, env, volumeMounts, resources, securityContext), the name unique
-    across the Pod's containers (``names``, shared), then the probes and lifecycle (:mod:`kapi.kinds.podprobes`:
-    an init container only when a sidecar, ``restartPolicy: Always``; none on an ephemeral container)."""
+    """validateContainers / validateInitContainers / validateEphemeralContainers for one list, in kube's order.
+
+    Per container validateContainerCommon (name, image, terminationMessagePolicy, ports, env, envFrom,
+    volumeMounts, volumeDevices, imagePullPolicy, resources, resizePolicy, securityContext), then: regular ones
+    the name unique across the Pod's containers (``names``, shared), probes and lifecycle
+    (:mod:`kapi.kinds.podprobes`) and the restartPolicy rules, the host ports after the loop; init ones the
+    restartPolicy rules, the name, their host ports, probes (sidecars only) and the resizePolicy rule; ephemeral
+    ones the image's whitespace, the name and the allow-list (:mod:`kapi.kinds.podcontainers`). ``volumes``
+    maps the Pod's valid volumes' names to their JSON.
+    """
     out: list[Cause] = []
     grace = _int(spec.get("terminationGracePeriodSeconds"))
+    others = frozenset(_str(_dict(c).get("name")) for key in ("containers", "initContainers")
+                       for c in _list(spec.get(key)))
     for i, container in enumerate(containers):
         container = _dict(container)
         cpath = f"{path}[{i}]"
@@ -653,29 +691,49 @@ def _containers(containers: list[Any], path: str, names: set[str], volumes: set[
             out.extend(invalid(f"{cpath}.name", name, msg) for msg in is_dns1123_label(name))
         if not container.get("image"):
             out.append(required(f"{cpath}.image"))
+        out.extend(validate_termination_message_policy(container, cpath))
         out.extend(_ports(_list(container.get("ports")), f"{cpath}.ports"))
         out.extend(_env(_list(container.get("env")), f"{cpath}.env"))
-        out.extend(_volume_mounts(_list(container.get("volumeMounts")), f"{cpath}.volumeMounts", volumes))
+        out.extend(validate_env_from(container, cpath))
+        out.extend(_volume_mounts(container, f"{cpath}.volumeMounts", volumes))
+        out.extend(validate_volume_devices(container, cpath, dict(volumes)))
+        out.extend(validate_pull_policy(container, cpath))
         out.extend(validate_resources(container.get("resources"), f"{cpath}.resources"))
         out.extend(validate_resource_claim_names(container.get("resources"), spec, f"{cpath}.resources"))
+        out.extend(validate_resize_policy(container, cpath, spec.get("restartPolicy") or "Always"))
         out.extend(validate_container_security_context(container, cpath, spec, apparmor=True))
+        if init:
+            out.extend(validate_container_restart_policy(container, cpath, init=True))
+        if ephemeral:
+            out.extend(validate_image_whitespace(container, cpath))
         if isinstance(name, str) and name:
             if name in names:
                 out.append(duplicate(f"{cpath}.name", name))
             names.add(name)
-        out.extend(validate_container_probes(container, cpath, init=init, ephemeral=ephemeral,
+        if ephemeral:
+            out.extend(validate_ephemeral_container(container, cpath, others))
+            continue
+        if init:
+            out.extend(validate_host_port_conflicts([container], path))
+        out.extend(validate_container_probes(container, cpath, init=init,
                                              sidecar=init and container.get("restartPolicy") == "Always",
                                              grace_period=grace))
+        if init:
+            out.extend(validate_init_container_resize_policy(container, cpath))
+        else:
+            out.extend(validate_container_restart_policy(container, cpath))
+    if not init and not ephemeral:
+        out.extend(validate_host_port_conflicts(containers, path))
     return out
 
 
 def _volumes(volumes: list[Any], path: str, *, pod_name: str | None = None, resource_is_pod: bool = False
-             ) -> tuple[list[Cause], set[str]]:
+             ) -> tuple[list[Cause], dict[str, Any]]:
     """ValidateVolumes: per volume its source (:func:`kapi.kinds.podvolumes.validate_volume_source`), its name
-    (Required, a DNS-1123 label, unique), then the ephemeral-claim conflict. Returns the causes and the names of
-    the valid volumes (an invalid one is not registered: mounts naming it are ``Not found``)."""
+    (Required, a DNS-1123 label, unique), then the ephemeral-claim conflict. Returns the causes and the valid
+    volumes by name (an invalid one is not registered: mounts naming it are ``Not found``)."""
     out: list[Cause] = []
-    names: set[str] = set()
+    names: dict[str, Any] = {}
     for i, volume in enumerate(volumes):
         vpath = f"{path}[{i}]"
         causes = validate_volume_source(volume, vpath, pod_name=pod_name, resource_is_pod=resource_is_pod)
@@ -688,7 +746,7 @@ def _volumes(volumes: list[Any], path: str, *, pod_name: str | None = None, reso
         if isinstance(name, str) and name in names:
             causes.append(duplicate(npath, name))
         if not causes and isinstance(name, str):
-            names.add(name)
+            names[name] = volume
         out.extend(causes)
         out.extend(ephemeral_claim_conflict(volume, vpath, volumes, pod_name))
     return out, names

@@ -480,3 +480,16 @@ def test_job_status_update_validation():
         ("status.uncountedTerminatedPods.failed[0]", 'Duplicate value: "a"'),
         ("status.conditions", "Invalid value: cannot disable the SuccessCriteriaMet=True condition")]
     assert strategy_for("batch", "Job").validate_update({"status": {"active": 1}}, {}, "status") == []
+
+
+def test_empty_container_policies_are_defaulted_like_unset_ones() -> None:
+    """SetDefaults_Container tests for "": an empty imagePullPolicy, terminationMessagePolicy or
+    terminationMessagePath a client sent is defaulted, then validation finds nothing to refuse."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "c", "image": "nginx:1.27", "imagePullPolicy": "", "terminationMessagePolicy": "",
+         "terminationMessagePath": ""}]}}
+    strategy_for("", "Pod").default(pod)
+    container = pod["spec"]["containers"][0]
+    assert (container["imagePullPolicy"], container["terminationMessagePolicy"],
+            container["terminationMessagePath"]) == ("IfNotPresent", "File", "/dev/termination-log")
+    assert strategy_for("", "Pod").validate(pod) == []

@@ -38,9 +38,10 @@ def test_termination_message_policy(value: Any, expected: list[tuple[str, str]])
     assert pairs(pc.validate_termination_message_policy({"terminationMessagePolicy": value}, C)) == expected
 
 
-def test_termination_message_policy_absent_is_required() -> None:
-    assert pairs(pc.validate_termination_message_policy({}, C)) == [(f"{C}.terminationMessagePolicy",
-                                                                    "Required value")]
+def test_termination_message_policy_empty_is_required_absent_is_defaulting_s() -> None:
+    assert pairs(pc.validate_termination_message_policy({"terminationMessagePolicy": ""}, C)) == [
+        (f"{C}.terminationMessagePolicy", "Required value")]
+    assert pc.validate_termination_message_policy({}, C) == []  # v1 defaulting sets File first
 
 
 @pytest.mark.parametrize(("value", "expected"), [
@@ -431,21 +432,6 @@ def test_ephemeral_forbidden_fields() -> None:
         (f"{E}.volumeMounts[0].subPathExpr", forbidden)]
 
 
-# ------------------------------------------------------------ fileKeyRef volumes (ValidatePodSpec's last step)
-
-def test_file_key_ref_volumes() -> None:
-    def env(volume: str) -> dict[str, Any]:
-        return {"name": "E", "valueFrom": {"fileKeyRef": {"volumeName": volume, "path": "p", "key": "K"}}}
-
-    spec = {"volumes": [{"name": "ok", "emptyDir": {}}, {"name": "cm", "configMap": {"name": "c"}}],
-            "containers": [{"env": [env("ok"), {"name": "X", "value": "1"}, env("cm")]}],
-            "initContainers": [{"env": [env("gone")]}]}
-    assert pairs(pc.validate_file_key_ref_volumes(spec, "spec")) == [
-        ("spec.initContainers[0].env[0].valueFrom.fileKeyRef.volumeName", 'Not found: "gone"'),
-        ("spec.containers[0].env[2].valueFrom.fileKeyRef.volumeName",
-         'Invalid value: "cm": referenced volume must be of type emptyDir')]
-
-
 # ------------------------------------------------------------ robustness
 
 @pytest.mark.parametrize("bad", [None, "x", 3, [], {"env": "x", "envFrom": 1, "volumeMounts": {}, "volumeDevices": 2,
@@ -463,5 +449,4 @@ def test_wrong_types_do_not_raise(bad: Any) -> None:
     pc.validate_container_restart_policy(container, C, init=True)
     pc.validate_host_port_conflicts([container, bad], "spec.containers")
     pc.validate_ephemeral_container(container, E, set())
-    pc.validate_file_key_ref_volumes({"containers": [container], "volumes": [bad]}, "spec")
     pc.env_var_value_from({"valueFrom": {"fieldRef": bad, "configMapKeyRef": bad}}, f"{C}.env[0]")
