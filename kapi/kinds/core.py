@@ -61,6 +61,12 @@ from kapi.kinds.podwarnings import (
     template_warnings,
     template_warnings_on_update,
 )
+from kapi.kinds.quotas import (
+    validate_limit_range,
+    validate_resource_quota,
+    validate_resource_quota_status_update,
+    validate_resource_quota_update,
+)
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import (
     is_dns1123_label,
@@ -1256,11 +1262,27 @@ def _now_text(now: datetime | None = None) -> str:
 
 @register
 class ResourceQuotaStrategy(Strategy):
-    """ResourceQuota: no generation; a status struct whose fields are all omitempty, reset on create."""
+    """ResourceQuota: no generation; a status struct whose fields are all omitempty, reset on create; the rules
+    of :mod:`kapi.kinds.quotas`."""
 
     group, kind = "", "ResourceQuota"
     tracks_generation = False
     status_zero: dict[str, Any] = {}
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateResourceQuota (:func:`kapi.kinds.quotas.validate_resource_quota`)."""
+        return validate_resource_quota(obj)
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """Nothing: ValidateResourceQuotaUpdate (:meth:`validate_update`) holds the update's spec rules."""
+        return []
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateResourceQuotaUpdate (main resource: the spec, scopes immutable) or
+        ValidateResourceQuotaStatusUpdate (``/status``)."""
+        if subresource == "status":
+            return validate_resource_quota_status_update(new, old)
+        return validate_resource_quota_update(new, old) if not subresource else []
 
 
 @register
@@ -1275,6 +1297,10 @@ class LimitRangeStrategy(Strategy):
         for item in _list(_dict(obj.get("spec")).get("limits")):
             if isinstance(item, dict):
                 default_limit_range_item(item)
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateLimitRange (:func:`kapi.kinds.quotas.validate_limit_range`; kube's update runs it again)."""
+        return validate_limit_range(obj)
 
 
 def default_limit_range_item(item: Obj) -> None:

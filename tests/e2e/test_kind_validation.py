@@ -167,3 +167,20 @@ def test_pod_spec_rules_reach_kubectl(kubectl: Kubectl, ns: str, obj: dict[str, 
     templates (kapi/kinds/pod{probes,volumes,security,affinity}.py)."""
     stderr = _refused(kubectl, ns, obj)
     assert stderr.strip() == error, stderr
+
+
+@pytest.mark.parametrize(("obj", "error"), [
+    ({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"}, "spec": {"hard": {"pods": "-1"}}},
+     'The ResourceQuota "q" is invalid: spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0'),
+    ({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "l"},
+      "spec": {"limits": [{"type": "Container", "min": {"cpu": "2"}, "max": {"cpu": "1"}}]}},
+     # defaulting gives default and defaultRequest the max first, so those two are below min as well
+     'The LimitRange "l" is invalid: \n'
+     "* spec.limits[0].min[cpu]: Invalid value: 2: min value 2 is greater than max value 1\n"
+     "* spec.limits[0].defaultRequest[cpu]: Invalid value: 1: min value 2 is greater than default request value 1\n"
+     "* spec.limits[0].default[cpu]: Invalid value: 2: min value 2 is greater than default value 1"),
+], ids=["quota-negative", "limit-min-over-max"])
+def test_quota_and_limit_range_rules_reach_kubectl(kubectl: Kubectl, ns: str, obj: dict[str, Any], error: str) -> None:
+    """ValidateResourceQuota and ValidateLimitRange (kapi/kinds/quotas.py)."""
+    stderr = _refused(kubectl, ns, obj)
+    assert stderr.strip() == error, stderr
