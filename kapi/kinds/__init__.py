@@ -18,6 +18,7 @@ from kapi.kinds import (  # noqa: F401  (registration)
     coordination,
     core,
     discovery,
+    events,
     flowcontrol,
     networking,
     node,

@@ -32,6 +32,9 @@ from kapi.kinds.apparmor import (
     validate_pod_annotation_updates,
 )
 from kapi.kinds.base import Obj, Strategy, register
+from kapi.kinds.endpoints import validate_endpoints_create, validate_endpoints_update
+from kapi.kinds.events import CORE_V1 as EVENTS_CORE_V1
+from kapi.kinds.events import validate_event_create, validate_event_update
 from kapi.kinds.fields import (
     duplicate,
     field_value,
@@ -40,6 +43,15 @@ from kapi.kinds.fields import (
     go_value,
     not_supported,
     too_long_total,
+)
+from kapi.kinds.nodes import drop_disabled_node_fields, drop_status_config, validate_node, validate_node_update
+from kapi.kinds.persistentvolumes import (
+    validate_persistent_volume,
+    validate_persistent_volume_claim,
+    validate_persistent_volume_claim_status_update,
+    validate_persistent_volume_claim_update,
+    validate_persistent_volume_status_update,
+    validate_persistent_volume_update,
 )
 from kapi.kinds.podspec import (
     POD_HOSTNAME,
@@ -1187,12 +1199,46 @@ class NodeStrategy(Strategy):
                                                                                           dict):
             status["allocatable"] = dict(status["capacity"])
 
+    def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
+        """PrepareForCreate: the fields of disabled features dropped
+        (:func:`kapi.kinds.nodes.drop_disabled_node_fields`)."""
+        drop_disabled_node_fields(obj)
+
+    def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
+        """PrepareForUpdate: the disabled features' fields (main resource) or the status's config (``/status``)."""
+        if subresource == "status":
+            drop_status_config(new, old)
+        elif not subresource:
+            drop_disabled_node_fields(new, old)
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateNode (:func:`kapi.kinds.nodes.validate_node`)."""
+        return validate_node(obj)
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateNodeUpdate, for the main resource and ``/status`` alike (the main resource also runs
+        ValidateNode again, :meth:`validate_again`)."""
+        return validate_node_update(new, old) if subresource in ("", "status") else []
+
 
 @register
 class EventStrategy(Strategy):
-    """core/v1 Event: the field labels of ``event.GetAttrs`` (involvedObject.*, reason, source, type, ...)."""
+    """core/v1 Event: the field labels of ``event.GetAttrs`` (involvedObject.*, reason, source, type, ...); the
+    core/v1 request's validation (:mod:`kapi.kinds.events`: legacyValidateEvent only)."""
 
     group, kind = "", "Event"
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateEventCreate for a core/v1 request."""
+        return validate_event_create(obj, EVENTS_CORE_V1)
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """Nothing: ValidateEventUpdate (:meth:`validate_update`) runs the create rules itself."""
+        return []
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateEventUpdate for a core/v1 request."""
+        return validate_event_update(new, old, EVENTS_CORE_V1)
     selectable_fields = {
         **{f"involvedObject.{f}": field_value("involvedObject", f)
            for f in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
@@ -1224,6 +1270,21 @@ class PersistentVolumeStrategy(Strategy):
         (PersistentVolumeLastPhaseTransitionTime, GA)."""
         obj["status"] = {"phase": "Pending", "lastPhaseTransitionTime": _now_text()}
 
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidatePersistentVolume (:func:`kapi.kinds.persistentvolumes.validate_persistent_volume`)."""
+        return validate_persistent_volume(obj)
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """ValidatePersistentVolume of the new object with the stored one's options (its invalid label values)."""
+        return validate_persistent_volume(new, old)
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidatePersistentVolumeUpdate (the source, volumeMode and node affinity immutable) or, on ``/status``,
+        ValidatePersistentVolumeStatusUpdate."""
+        if subresource == "status":
+            return validate_persistent_volume_status_update(new, old)
+        return validate_persistent_volume_update(new, old) if not subresource else []
+
     def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
         """The status strategy's PrepareForUpdate: an unchanged phase keeps the stored transition time when the
         client sent none; a changed phase whose time the client left unset or unchanged is stamped ``now``."""
@@ -1251,8 +1312,50 @@ class PersistentVolumeClaimStrategy(Strategy):
 
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
         """PrepareForCreate resets ``status``; SetDefaults_PersistentVolumeClaim, applied when kube reads the
-        stored claim back, makes it ``{phase: Pending}``."""
+        stored claim back, makes it ``{phase: Pending}``; then the data sources (:func:`_normalize_data_sources`)."""
         obj["status"] = {"phase": "Pending"}
+        _normalize_data_sources(spec_of(obj), None)
+
+    def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
+        """PrepareForUpdate (main resource): the data sources (:func:`_normalize_data_sources`)."""
+        if not subresource and isinstance(new.get("spec"), dict):
+            _normalize_data_sources(new["spec"], _dict(old.get("spec")))
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidatePersistentVolumeClaim (:func:`kapi.kinds.persistentvolumes.validate_persistent_volume_claim`)."""
+        return validate_persistent_volume_claim(obj)
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """ValidatePersistentVolumeClaim of the new claim with the stored one's options."""
+        return validate_persistent_volume_claim(new, old)
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidatePersistentVolumeClaimUpdate (the spec immutable but for a bound claim's storage request and
+        volumeAttributesClassName) or, on ``/status``, ValidatePersistentVolumeClaimStatusUpdate."""
+        if subresource == "status":
+            return validate_persistent_volume_claim_status_update(new, old)
+        return validate_persistent_volume_claim_update(new, old) if not subresource else []
+
+
+_SNAPSHOT_GROUP = "snapshot.storage.k8s.io"
+
+
+def _normalize_data_sources(spec: Obj, old_spec: Obj | None) -> None:
+    """pvcutil.EnforceDataSourceBackwardsCompatibility then NormalizeDataSources: a new ``dataSource`` that is
+    neither a PersistentVolumeClaim nor a VolumeSnapshot is dropped (kept when the stored claim had one); then
+    one of ``dataSource``/``dataSourceRef`` set alone is copied to the other (a ``dataSourceRef`` with a namespace
+    is not: a dataSource has none)."""
+    source = spec.get("dataSource")
+    if isinstance(source, dict) and not (old_spec and old_spec.get("dataSource") is not None):
+        group, kind = source.get("apiGroup"), source.get("kind")
+        if not ((group in (None, "") and kind == "PersistentVolumeClaim")
+                or (group == _SNAPSHOT_GROUP and kind == "VolumeSnapshot")):
+            del spec["dataSource"]
+    source, ref = spec.get("dataSource"), spec.get("dataSourceRef")
+    if isinstance(source, dict) and ref is None:
+        spec["dataSourceRef"] = {k: source[k] for k in ("apiGroup", "kind", "name") if k in source}
+    elif isinstance(ref, dict) and source is None and not ref.get("namespace"):
+        spec["dataSource"] = {k: ref[k] for k in ("apiGroup", "kind", "name") if k in ref}
 
 
 def _now_text(now: datetime | None = None) -> str:
@@ -1332,3 +1435,15 @@ class EndpointsStrategy(Strategy):
         for subset in _list(obj.get("subsets")):
             if isinstance(subset, dict):
                 default_ports(subset.get("ports"))
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateEndpointsCreate (:func:`kapi.kinds.endpoints.validate_endpoints_create`)."""
+        return validate_endpoints_create(obj)
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """Nothing: ValidateEndpointsUpdate (:meth:`validate_update`) holds the update's rules."""
+        return []
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateEndpointsUpdate: the subsets' rules unless they are unchanged."""
+        return validate_endpoints_update(new, old) if not subresource else []

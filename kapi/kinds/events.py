@@ -34,6 +34,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kapi.errors import Cause
+from kapi.events import to_core
+from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import IMMUTABLE, go_quote
 from kapi.objectmeta import bad_value, invalid, required
 from kapi.validation import is_dns1123_subdomain, is_qualified_name
@@ -47,9 +49,9 @@ __all__ = [
     "EVENTS_V1BETA1",
     "validate_event_create",
     "validate_event_update",
+    "EventsV1EventStrategy",
 ]
 
-Obj = dict[str, Any]
 
 CORE_V1 = "v1"
 EVENTS_V1 = "events.k8s.io/v1"
@@ -257,3 +259,28 @@ def validate_event_update(new: Obj, old: Obj, request_version: str = CORE_V1) ->
     if _str(new.get("reportingInstance")) != _str(old.get("reportingInstance")):
         changed("reportingInstance", bad_value(_str(new.get("reportingInstance"))))
     return out
+
+
+@register
+class EventsV1EventStrategy(Strategy):
+    """events.k8s.io Event (the core/v1 Event's storage): the request's validation on its core/v1 form, with the
+    strict events.k8s.io/v1 rules (:func:`validate_event_create`, :func:`validate_event_update`)."""
+
+    group, kind = "events.k8s.io", "Event"
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """ValidateEventCreate for an events.k8s.io/v1 request."""
+        return validate_event_create(to_core(obj), _version(obj))
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """Nothing: ValidateEventUpdate (:meth:`validate_update`) runs the create rules itself."""
+        return []
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateEventUpdate for an events.k8s.io/v1 request."""
+        return validate_event_update(to_core(new), to_core(old), _version(new))
+
+
+def _version(obj: Obj) -> str:
+    """The request's group/version from the body's apiVersion (events.k8s.io/v1 unless it says v1beta1)."""
+    return EVENTS_V1BETA1 if obj.get("apiVersion") == EVENTS_V1BETA1 else EVENTS_V1

@@ -690,6 +690,16 @@ def validate_claim_spec(spec: Any, path: str) -> list[Cause]:
         out.extend(_data_source(spec["dataSource"], f"{path}.dataSource", False))
     if isinstance(spec.get("dataSourceRef"), dict):
         out.extend(_data_source(spec["dataSourceRef"], f"{path}.dataSourceRef", True))
+    # dataSource against dataSourceRef; the bad value is a *field.Path, which field.Error prints unquoted
+    source, ref = spec.get("dataSource"), spec.get("dataSourceRef")
+    if isinstance(ref, dict) and _str(ref.get("namespace")):
+        if source is not None:
+            out.append(Cause("FieldValueInvalid", f"Invalid value: {path}.dataSource: may not be specified when "
+                                                  "dataSourceRef.namespace is specified", path))
+    elif isinstance(source, dict) and isinstance(ref, dict):
+        if (source.get("apiGroup"), _str(source.get("kind")), _str(source.get("name"))) != \
+                (ref.get("apiGroup"), _str(ref.get("kind")), _str(ref.get("name"))):
+            out.append(Cause("FieldValueInvalid", f"Invalid value: {path}.dataSource: must match dataSourceRef", path))
     vac = spec.get("volumeAttributesClassName")
     if isinstance(vac, str) and vac:
         out.extend(invalid(f"{path}.volumeAttributesClassName", vac, msg) for msg in is_dns1123_subdomain(vac))

@@ -184,3 +184,38 @@ def test_quota_and_limit_range_rules_reach_kubectl(kubectl: Kubectl, ns: str, ob
     """ValidateResourceQuota and ValidateLimitRange (kapi/kinds/quotas.py)."""
     stderr = _refused(kubectl, ns, obj)
     assert stderr.strip() == error, stderr
+
+
+@pytest.mark.parametrize(("obj", "error"), [
+    ({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c"},
+      "spec": {"resources": {"requests": {"storage": "1Gi"}}}},
+     'The PersistentVolumeClaim "c" is invalid: spec.accessModes: Required value: at least 1 access mode is '
+     "required"),
+    ({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "e"},
+      "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"port": 80}]}]},
+     'The Endpoints "e" is invalid: subsets[0].addresses[0].ip: Invalid value: "127.0.0.1": may not be in the '
+     "loopback range (127.0.0.0/8, ::1/128)"),
+    ({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "ev"}, "reason": "Started",
+      "involvedObject": {"kind": "Pod", "name": "p", "namespace": "elsewhere"}},
+     'The Event "ev" is invalid: involvedObject.namespace: Invalid value: "elsewhere": does not match '
+     "event.namespace"),
+], ids=["pvc-access-modes", "endpoints-loopback", "event-namespace"])
+def test_core_kind_rules_reach_kubectl(kubectl: Kubectl, ns: str, obj: dict[str, Any], error: str) -> None:
+    """ValidatePersistentVolumeClaim, ValidateEndpointsCreate and the core/v1 Event's legacyValidateEvent
+    (kapi/kinds/persistentvolumes.py, endpoints.py, events.py)."""
+    stderr = _refused(kubectl, ns, obj)
+    assert stderr.strip() == error, stderr
+
+
+def test_node_and_persistent_volume_rules_reach_kubectl(kubectl: Kubectl) -> None:
+    """Cluster-scoped: ValidateNode's taints and ValidatePersistentVolume's one volume source."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "bad-taint"},
+            "spec": {"taints": [{"key": "a", "effect": "Sometimes"}]}}
+    proc = kubectl.run("create", "-f", "-", input=json.dumps(node), check=False)
+    assert proc.stderr.strip() == ('The Node "bad-taint" is invalid: metadata.taints[0].effect: Unsupported value: '
+                                   '"Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"')
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "no-source"},
+          "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}}}
+    proc = kubectl.run("create", "-f", "-", input=json.dumps(pv), check=False)
+    assert proc.stderr.strip() == 'The PersistentVolume "no-source" is invalid: spec: Required value: must specify ' \
+                                  "a volume type"

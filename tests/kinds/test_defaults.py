@@ -1,6 +1,7 @@
 """Decode-time defaulting and conversion of built-in kinds."""
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -493,3 +494,21 @@ def test_empty_container_policies_are_defaulted_like_unset_ones() -> None:
     assert (container["imagePullPolicy"], container["terminationMessagePolicy"],
             container["terminationMessagePath"]) == ("IfNotPresent", "File", "/dev/termination-log")
     assert strategy_for("", "Pod").validate(pod) == []
+
+
+def test_claim_data_sources_are_normalized() -> None:
+    """EnforceDataSourceBackwardsCompatibility and NormalizeDataSources in the PVC strategy's PrepareForCreate."""
+    pvc = strategy_for("", "PersistentVolumeClaim")
+
+    def prepared(spec: dict[str, Any]) -> dict[str, Any]:
+        obj = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c"}, "spec": spec}
+        pvc.prepare_for_create(obj)
+        return obj["spec"]
+
+    snap = {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "s"}
+    assert prepared({"dataSource": dict(snap)}) == {"dataSource": snap, "dataSourceRef": snap}
+    ref = {"apiGroup": "example.com", "kind": "Populator", "name": "p"}
+    assert prepared({"dataSourceRef": dict(ref)}) == {"dataSourceRef": ref, "dataSource": ref}
+    assert prepared({"dataSource": dict(ref)}) == {}  # not a PVC or snapshot: dropped
+    other = {**ref, "namespace": "other"}
+    assert prepared({"dataSourceRef": dict(other)}) == {"dataSourceRef": other}  # a dataSource has no namespace

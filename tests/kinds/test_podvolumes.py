@@ -439,7 +439,12 @@ def test_claim_spec_data_sources_and_selector() -> None:
                          "apiGroup"),
         ("s.dataSourceRef.apiGroup", f'Invalid value: "Bad_Group": {SUBDOMAIN}'),
         ("s.dataSourceRef.namespace", f'Invalid value: "NS": {dns_label}'),
+        ("s", "Invalid value: s.dataSource: may not be specified when dataSourceRef.namespace is specified"),
         ("s.volumeAttributesClassName", f'Invalid value: "Gold": {SUBDOMAIN}')]
+    spec.pop("volumeAttributesClassName")
+    spec["dataSourceRef"] = {"name": "other", "kind": "PersistentVolumeClaim"}
+    spec["dataSource"] = {"name": "n", "kind": "PersistentVolumeClaim"}
+    assert _pairs(validate_claim_spec(spec, "s"))[-1] == ("s", "Invalid value: s.dataSource: must match dataSourceRef")
 
 
 def test_claim_conflict_and_list_helper() -> None:
