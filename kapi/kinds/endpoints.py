@@ -47,11 +47,12 @@ def _each(path: str, value: Any, messages: list[str]) -> list[Cause]:
     return [invalid(path, value, msg) for msg in messages]
 
 
-def validate_endpoint_ip(ip: str, path: str) -> list[Cause]:
+def validate_endpoint_ip(ip: str, path: str, *, allow_loopback: bool = False) -> list[Cause]:
     """ValidateEndpointIP: an IP netutils.ParseIPSloppy accepts (else ``must be a valid IP address``) that is not
     unspecified, loopback, link-local unicast or link-local multicast (net.IP's tests, so an IPv4-mapped address is
     judged as its IPv4 address; link-local multicast is 224.0.0.0/24 or ``ff?2::/16``). Also kube's rule for a
-    Service's ``externalIPs``."""
+    Service's ``externalIPs``. ``allow_loopback`` skips the loopback range (kapi's Endpoints addresses: see
+    :func:`_address`)."""
     addr = parse_ip_sloppy(ip)
     if addr is None:
         return [invalid(path, ip, "must be a valid IP address")]
@@ -69,7 +70,7 @@ def validate_endpoint_ip(ip: str, path: str) -> list[Cause]:
         loopback = addr == ipaddress.IPv6Address("::1")
         link_local = packed[0] == 0xFE and packed[1] & 0xC0 == 0x80
         multicast = packed[0] == 0xFF and packed[1] & 0x0F == 0x02
-    if loopback:
+    if loopback and not allow_loopback:
         out.append(invalid(path, ip, LOOPBACK))
     if link_local:
         out.append(invalid(path, ip, LINK_LOCAL))
@@ -90,7 +91,10 @@ def _address(address: Obj, path: str) -> list[Cause]:
     node_name = address.get("nodeName")
     if isinstance(node_name, str):
         out.extend(_each(f"{path}.nodeName", node_name, is_dns1123_subdomain(node_name)))
-    out.extend(validate_endpoint_ip(ip, f"{path}.ip"))
+    # kapi differs here: a loopback address is allowed, as kapi's own service resolver (aggregated APIServices,
+    # CRD conversion webhooks) is the only client of Endpoints and dials them on this machine; kube refuses it
+    # because kube-proxy cannot route a node's loopback (docs/kube-parity.md)
+    out.extend(validate_endpoint_ip(ip, f"{path}.ip", allow_loopback=True))
     return out
 
 

@@ -92,9 +92,10 @@ def create(k: Kubectl, doc: dict[str, Any], namespace: str = "", check: bool = T
     return k.run(*args, "create", "-f", "-", input=json.dumps(doc), check=check)
 
 
-def event(name: str) -> dict[str, Any]:
+def event(name: str, namespace: str) -> dict[str, Any]:
+    # the involved object's namespace is the event's (legacyValidateEvent refuses another, or none outside default)
     return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name},
-            "involvedObject": {"kind": "Pod", "name": "web", "apiVersion": "v1"},
+            "involvedObject": {"kind": "Pod", "name": "web", "apiVersion": "v1", "namespace": namespace},
             "reason": "Tested", "message": "hello", "type": "Normal", "source": {"component": "e2e"}}
 
 
@@ -102,14 +103,14 @@ def test_event_rate_limit_per_namespace(env: tuple[Stack, Kubectl, Kubectl, Back
     _, admin, _, _ = env
     admin.run("create", "namespace", "events-a")
     admin.run("create", "namespace", "events-b")
-    batch = {"apiVersion": "v1", "kind": "List", "items": [event(f"e{i}") for i in range(BURST + 3)]}
+    batch = {"apiVersion": "v1", "kind": "List", "items": [event(f"e{i}", "events-a") for i in range(BURST + 3)]}
     proc = admin.run("-n", "events-a", "create", "--validate=false", "-f", "-", input=json.dumps(batch), check=False)
     assert proc.returncode != 0
     assert ('Error from server (TooManyRequests): error when creating "STDIN": Too many requests: limit reached on '
             "type Namespace for key events-a") in proc.stderr
     created = admin.run("-n", "events-a", "get", "events", "-o", "name").stdout.split()
     assert BURST <= len(created) < BURST + 3
-    create(admin, event("other"), "events-b")  # another namespace has its own bucket
+    create(admin, event("other", "events-b"), "events-b")  # another namespace has its own bucket
     create(admin, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}, "events-a")  # not an Event
 
 

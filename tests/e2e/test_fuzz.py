@@ -44,7 +44,8 @@ VALID = {  # a minimal valid object of each kind, which the fuzzer then mutates
     "Job": {"spec": {"template": {"spec": {**_POD_SPEC, "restartPolicy": "Never"}}}},
     "Role": {"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]},
     "Event": {"eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "x/y", "reportingInstance": "i",
-              "action": "A", "reason": "R", "type": "Normal", "regarding": {"kind": "Pod", "name": "p"}},
+              "action": "A", "reason": "R", "type": "Normal",
+              "regarding": {"kind": "Pod", "name": "p", "namespace": NAMESPACE}},
 }
 RESOURCES = [
     (f"/api/v1/namespaces/{NAMESPACE}/configmaps", "v1", "ConfigMap"),

@@ -192,14 +192,14 @@ def test_quota_and_limit_range_rules_reach_kubectl(kubectl: Kubectl, ns: str, ob
      'The PersistentVolumeClaim "c" is invalid: spec.accessModes: Required value: at least 1 access mode is '
      "required"),
     ({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "e"},
-      "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"port": 80}]}]},
-     'The Endpoints "e" is invalid: subsets[0].addresses[0].ip: Invalid value: "127.0.0.1": may not be in the '
-     "loopback range (127.0.0.0/8, ::1/128)"),
+      "subsets": [{"addresses": [{"ip": "169.254.1.1"}], "ports": [{"port": 80}]}]},
+     'The Endpoints "e" is invalid: subsets[0].addresses[0].ip: Invalid value: "169.254.1.1": may not be in the '
+     "link-local range (169.254.0.0/16, fe80::/10)"),
     ({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "ev"}, "reason": "Started",
       "involvedObject": {"kind": "Pod", "name": "p", "namespace": "elsewhere"}},
      'The Event "ev" is invalid: involvedObject.namespace: Invalid value: "elsewhere": does not match '
      "event.namespace"),
-], ids=["pvc-access-modes", "endpoints-loopback", "event-namespace"])
+], ids=["pvc-access-modes", "endpoints-link-local", "event-namespace"])
 def test_core_kind_rules_reach_kubectl(kubectl: Kubectl, ns: str, obj: dict[str, Any], error: str) -> None:
     """ValidatePersistentVolumeClaim, ValidateEndpointsCreate and the core/v1 Event's legacyValidateEvent
     (kapi/kinds/persistentvolumes.py, endpoints.py, events.py)."""

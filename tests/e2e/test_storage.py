@@ -35,7 +35,7 @@ def test_finalizers_delay_deletion_until_cleared(kubectl: Kubectl, namespace: st
 def test_object_over_etcd_limit_is_request_entity_too_large(kubectl: Kubectl, namespace: str) -> None:
     # A ConfigMap that size is refused earlier (422, its 1 MiB data limit); an Event message has no limit of its own.
     manifest = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "big"}, "reason": "Big",
-                "involvedObject": {"kind": "Pod", "name": "p"}, "message": "x" * 1_600_000}
+                "involvedObject": {"kind": "Pod", "name": "p", "namespace": namespace}, "message": "x" * 1_600_000}
     proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(manifest), check=False)
     assert proc.returncode != 0
     assert "InternalError" not in proc.stderr and "Internal error" not in proc.stderr, proc.stderr

@@ -98,14 +98,21 @@ def test_port_rules():
                                                 "ports": [{"port": 80, "protocol": "SCTP"}]})) == []
 
 
+def test_endpoints_addresses_may_be_loopback_in_kapi():
+    """kapi differs: its own resolver dials Endpoints on this machine (aggregated APIs, conversion webhooks)."""
+    assert validate_endpoints_create(endpoints({"addresses": [{"ip": "127.0.0.1"}],
+                                                "ports": [{"port": 80, "protocol": "TCP"}]})) == []
+    assert validate_endpoint_ip("127.0.0.1", "p", allow_loopback=True) == []
+
+
 def test_update_with_unchanged_subsets_ignores_their_errors():
-    old = endpoints({"addresses": [{"ip": "127.0.0.1"}], "ports": []})
-    same = endpoints({"addresses": [{"ip": "127.0.0.1", "hostname": ""}]})
+    old = endpoints({"addresses": [{"ip": "169.254.0.1"}], "ports": []})
+    same = endpoints({"addresses": [{"ip": "169.254.0.1", "hostname": ""}]})
     assert validate_endpoints_update(same, old) == []
-    changed = endpoints({"addresses": [{"ip": "127.0.0.1", "nodeName": "n"}]})
+    changed = endpoints({"addresses": [{"ip": "169.254.0.1", "nodeName": "n"}]})
     assert pairs(validate_endpoints_update(changed, old)) == [
-        ("subsets[0].addresses[0].ip", 'Invalid value: "127.0.0.1": may not be in the loopback range '
-                                       "(127.0.0.0/8, ::1/128)")]
+        ("subsets[0].addresses[0].ip", 'Invalid value: "169.254.0.1": may not be in the link-local range '
+                                       "(169.254.0.0/16, fe80::/10)")]
     assert pairs(validate_endpoints(changed)) == pairs(validate_endpoints_update(changed, old))
 
 
