@@ -79,6 +79,17 @@ from kapi.kinds.quotas import (
     validate_resource_quota_status_update,
     validate_resource_quota_update,
 )
+from kapi.kinds.services import (
+    needs_health_check,
+    validate_external_ips,
+    validate_service_port_rest,
+    validate_service_selector,
+    validate_service_update_rest,
+    validate_session_affinity_config,
+    validate_spec_after_external_traffic_policy,
+    validate_spec_before_external_traffic_policy,
+    validate_topology_annotations,
+)
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import (
     is_dns1123_label,
@@ -539,11 +550,6 @@ EXTERNAL_TRAFFIC_POLICIES = ("Cluster", "Local")
 HEALTH_CHECK_ONLY = "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"
 
 
-def needs_health_check(spec: Obj) -> bool:
-    """apiservice.NeedsHealthCheck: a LoadBalancer Service with ``externalTrafficPolicy: Local``."""
-    return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
-
-
 def validate_external_traffic_policy(spec: Obj) -> list[Cause]:
     """validateServiceExternalTrafficPolicy: ``externalTrafficPolicy`` only on externally accessible Services
     (NodePort, LoadBalancer, ClusterIP with externalIPs: ``may only be set for externally-accessible
@@ -602,8 +608,8 @@ class ServiceStrategy(Strategy):
             if isinstance(port, dict) and port.get("targetPort") in (None, 0, "") and "port" in port:
                 port["targetPort"] = port["port"]
         service_type = spec.get("type")
-        if service_type in ("ClusterIP", "NodePort", "LoadBalancer"):
-            spec.setdefault("internalTrafficPolicy", "Cluster")
+        if service_type in ("ClusterIP", "NodePort", "LoadBalancer") and spec.get("internalTrafficPolicy") is None:
+            spec["internalTrafficPolicy"] = "Cluster"
         if _externally_accessible(spec) and not spec.get("externalTrafficPolicy"):
             spec["externalTrafficPolicy"] = "Cluster"
         if service_type == "LoadBalancer":
@@ -676,13 +682,27 @@ class ServiceStrategy(Strategy):
         (``spec.clusterIPs[0]: Invalid value: "None": may not be set to 'None' for NodePort services``);
         ExternalName without clusterIPs, ipFamilies or ipFamilyPolicy (``Forbidden: may not be set for
         ExternalName services``) and with an ``externalName``; each port; sessionAffinity; type; no
-        ``nodePort`` when ``type`` is ClusterIP.
+        ``nodePort`` when ``type`` is ClusterIP; the rest in :mod:`kapi.kinds.services` (topology annotations,
+        named target ports, appProtocol, selector, affinity config, externalIPs, duplicate ports and nodePorts,
+        source ranges, load balancer fields, traffic policies and distribution). A nodePort's number is the
+        allocator's to refuse (kube's validateServicePort does not check it).
         """
+        return self._validate(obj, None)
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """validateService of an update: :meth:`validate` with the stored Service (externalIPs and source ranges
+        it already had are not re-checked as legacy values)."""
+        return self._validate(new, old)
+
+    def _validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
         spec = _dict(obj.get("spec"))
+        old_spec = _dict(old.get("spec")) if old is not None else None
+        annotations = _dict(obj.get("metadata")).get("annotations")
+        old_annotations = _dict(old.get("metadata")).get("annotations") if old is not None else None
         early = validate_service_families(spec) or validate_cluster_families(spec)
         if early:
             return early
-        out: list[Cause] = []
+        out: list[Cause] = validate_topology_annotations(annotations)
         service_type = spec.get("type") or "ClusterIP"
         ports = _list(spec.get("ports"))
         headless = (_ips(spec) or [spec.get("clusterIP")]) == ["None"]  # isHeadlessService
@@ -719,15 +739,19 @@ class ServiceStrategy(Strategy):
             if isinstance(protocol, str) and protocol not in PROTOCOLS:
                 out.append(not_supported(f"{path}.protocol", protocol, PROTOCOLS))
             out.extend(port_number(f"{path}.targetPort", port.get("targetPort")))
-            if port.get("nodePort"):
-                out.extend(port_number(f"{path}.nodePort", port.get("nodePort")))
+            out.extend(validate_service_port_rest(port, path))  # a named targetPort, appProtocol
+        out.extend(validate_service_selector(spec))
         out.extend(validate_session_affinity(spec))
+        out.extend(validate_session_affinity_config(spec))
+        out.extend(validate_external_ips(spec, old_spec))
         if isinstance(service_type, str) and service_type not in SERVICE_TYPES:
             out.append(not_supported("spec.type", service_type, SERVICE_TYPES))
         if service_type == "ClusterIP":
             out.extend(forbidden(f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'")
                        for i, port in enumerate(ports) if isinstance(port, dict) and port.get("nodePort"))
+        out.extend(validate_spec_before_external_traffic_policy(spec, annotations, old_spec, old_annotations))
         out.extend(validate_external_traffic_policy(spec))
+        out.extend(validate_spec_after_external_traffic_policy(spec))
         return out
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
@@ -764,7 +788,7 @@ class ServiceStrategy(Strategy):
                 out.append(bad(0, SINGLE_STACK_RELEASE))
         elif old_ips and ips[0] != old_ips[0]:
             out.append(bad(0, CLUSTER_IP_CHANGED))
-        return out
+        return out + validate_service_update_rest(spec, old_spec)
 
 
 # ------------------------------------------------------------ Pod and PodTemplate

@@ -105,8 +105,9 @@ def _headless(spec: Obj) -> bool:
     return _cluster_ips(spec) == ["None"]
 
 
-def _needs_health_check(spec: Obj) -> bool:
-    """apiservice.NeedsHealthCheck: a LoadBalancer with ``externalTrafficPolicy: Local``."""
+def needs_health_check(spec: Obj) -> bool:
+    """apiservice.NeedsHealthCheck: a LoadBalancer Service with ``externalTrafficPolicy: Local`` (it gets a
+    ``healthCheckNodePort``)."""
     return _type(spec) == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
 
 
@@ -452,7 +453,7 @@ def validate_external_traffic_fields_update(spec: Obj, old_spec: Obj) -> list[Ca
     """validateServiceExternalTrafficFieldsUpdate: while both sides need a health check (LoadBalancer with
     ``externalTrafficPolicy: Local``), ``healthCheckNodePort`` may not change (``spec.healthCheckNodePort:
     Forbidden: field is immutable``)."""
-    if _needs_health_check(old_spec) and _needs_health_check(spec):
+    if needs_health_check(old_spec) and needs_health_check(spec):
         if (_int(spec.get("healthCheckNodePort")) or 0) != (_int(old_spec.get("healthCheckNodePort")) or 0):
             return [forbidden("spec.healthCheckNodePort", IMMUTABLE)]
     return []

@@ -199,10 +199,17 @@ def test_quota_and_limit_range_rules_reach_kubectl(kubectl: Kubectl, ns: str, ob
       "involvedObject": {"kind": "Pod", "name": "p", "namespace": "elsewhere"}},
      'The Event "ev" is invalid: involvedObject.namespace: Invalid value: "elsewhere": does not match '
      "event.namespace"),
-], ids=["pvc-access-modes", "endpoints-link-local", "event-namespace"])
+    ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+      "spec": {"ports": [{"port": 80}], "selector": {"app": "web"}, "loadBalancerSourceRanges": ["10.0.0.0/8"],
+               "sessionAffinity": "ClientIP", "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 0}}}},
+     'The Service "s" is invalid: \n'
+     "* spec.sessionAffinityConfig.clientIP.timeoutSeconds: Invalid value: 0: must be greater than 0 and less than "
+     "86400\n"
+     "* spec.LoadBalancerSourceRanges: Forbidden: may only be used when `type` is 'LoadBalancer'"),
+], ids=["pvc-access-modes", "endpoints-link-local", "event-namespace", "service-affinity-and-ranges"])
 def test_core_kind_rules_reach_kubectl(kubectl: Kubectl, ns: str, obj: dict[str, Any], error: str) -> None:
-    """ValidatePersistentVolumeClaim, ValidateEndpointsCreate and the core/v1 Event's legacyValidateEvent
-    (kapi/kinds/persistentvolumes.py, endpoints.py, events.py)."""
+    """ValidatePersistentVolumeClaim, ValidateEndpointsCreate, the core/v1 Event's legacyValidateEvent and the rest
+    of ValidateService (kapi/kinds/persistentvolumes.py, endpoints.py, events.py, services.py)."""
     stderr = _refused(kubectl, ns, obj)
     assert stderr.strip() == error, stderr
 

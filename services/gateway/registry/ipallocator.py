@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kapi import errors, grpcutil, jsonutil
-from kapi.kinds.core import needs_health_check
+from kapi.kinds.services import needs_health_check
 from kapi_proto.kapi.storage.v1 import storage_pb2
 
 RETRIES = 20
