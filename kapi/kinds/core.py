@@ -32,6 +32,18 @@ from kapi.kinds.apparmor import (
     validate_pod_annotation_updates,
 )
 from kapi.kinds.base import Obj, Strategy, register
+from kapi.kinds.corewarnings import (
+    endpoints_update_warnings,
+    endpoints_warnings,
+    node_update_warnings,
+    node_warnings,
+    persistent_volume_claim_update_warnings,
+    persistent_volume_claim_warnings,
+    persistent_volume_update_warnings,
+    persistent_volume_warnings,
+    service_update_warnings,
+    service_warnings,
+)
 from kapi.kinds.endpoints import validate_endpoints_create, validate_endpoints_update
 from kapi.kinds.events import CORE_V1 as EVENTS_CORE_V1
 from kapi.kinds.events import validate_event_create, validate_event_update
@@ -583,6 +595,14 @@ class ServiceStrategy(Strategy):
     # serviceStatusStrategy.PrepareForUpdate resets only spec: /status may change labels, annotations and
     # finalizers (removing the last one deletes the Service, kubernetes issue 120536)
     status_resets_metadata = False
+
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: GetWarningsForService (:mod:`kapi.kinds.corewarnings`)."""
+        return service_warnings(obj)
+
+    def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
+        """WarningsOnUpdate: GetWarningsForService of the new object."""
+        return service_update_warnings(new, old)
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_Service: type ClusterIP; sessionAffinity None (no sessionAffinityConfig) or ClientIP with a
@@ -1216,6 +1236,14 @@ class NodeStrategy(Strategy):
     keeps_status_on_create = True
     selectable_fields = {"spec.unschedulable": flag_value("spec", "unschedulable")}
 
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: the node strategy's fieldIsDeprecatedWarnings (:mod:`kapi.kinds.corewarnings`)."""
+        return node_warnings(obj)
+
+    def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
+        """WarningsOnUpdate: the node strategy's fieldIsDeprecatedWarnings of the new object."""
+        return node_update_warnings(new, old)
+
     def default(self, obj: Obj) -> None:
         """SetDefaults_NodeStatus: no ``allocatable`` but a ``capacity`` -> allocatable is the capacity."""
         status = obj.get("status")
@@ -1282,6 +1310,14 @@ class PersistentVolumeStrategy(Strategy):
     tracks_generation = False
     status_zero: dict[str, Any] = {}  # PersistentVolumeStatus: every field omitempty
 
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: GetWarningsForPersistentVolume (:mod:`kapi.kinds.corewarnings`)."""
+        return persistent_volume_warnings(obj)
+
+    def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
+        """WarningsOnUpdate: GetWarningsForPersistentVolume of the new object."""
+        return persistent_volume_update_warnings(new, old)
+
     def default(self, obj: Obj) -> None:
         """SetDefaults_PersistentVolume: ``persistentVolumeReclaimPolicy`` Retain, ``volumeMode`` Filesystem."""
         spec = spec_of(obj)
@@ -1329,6 +1365,14 @@ class PersistentVolumeClaimStrategy(Strategy):
     group, kind = "", "PersistentVolumeClaim"
     tracks_generation = False
     status_zero: dict[str, Any] = {}  # PersistentVolumeClaimStatus: every field omitempty
+
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: GetWarningsForPersistentVolumeClaim (:mod:`kapi.kinds.corewarnings`)."""
+        return persistent_volume_claim_warnings(obj)
+
+    def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
+        """WarningsOnUpdate: GetWarningsForPersistentVolumeClaim of the new object."""
+        return persistent_volume_claim_update_warnings(new, old)
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_PersistentVolumeClaimSpec: ``volumeMode`` Filesystem."""
@@ -1453,6 +1497,14 @@ class EndpointsStrategy(Strategy):
 
     group, kind = "", "Endpoints"
     tracks_generation = False
+
+    def warnings_on_create(self, obj: Obj) -> list[str]:
+        """WarningsOnCreate: the endpoints strategy's endpointsWarnings (:mod:`kapi.kinds.corewarnings`)."""
+        return endpoints_warnings(obj)
+
+    def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
+        """WarningsOnUpdate: the endpoints strategy's endpointsWarnings of the new object."""
+        return endpoints_update_warnings(new, old)
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_Endpoints: ``subsets[*].ports[*].protocol`` TCP when unset."""

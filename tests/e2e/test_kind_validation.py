@@ -226,3 +226,20 @@ def test_node_and_persistent_volume_rules_reach_kubectl(kubectl: Kubectl) -> Non
     proc = kubectl.run("create", "-f", "-", input=json.dumps(pv), check=False)
     assert proc.stderr.strip() == 'The PersistentVolume "no-source" is invalid: spec: Required value: must specify ' \
                                   "a volume type"
+
+
+def test_core_kind_warnings_reach_kubectl(kubectl: Kubectl, ns: str) -> None:
+    """GetWarningsForPersistentVolumeClaim and GetWarningsForService (kapi/kinds/corewarnings.py) as kubectl's
+    ``Warning:`` lines."""
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+           "metadata": {"name": "warned", "annotations": {"volume.beta.kubernetes.io/storage-class": "fast"}},
+           "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1500m"}}}}
+    proc = kubectl.run("-n", ns, "create", "-f", "-", input=json.dumps(pvc))
+    assert proc.stderr.splitlines() == [
+        'Warning: metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated since v1.8; use '
+        '"storageClassName" attribute instead',
+        'Warning: spec.resources.requests[storage]: fractional byte value "1500m" is invalid, must be an integer']
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "warned"},
+           "spec": {"ports": [{"port": 80}], "selector": {"app": "web"}, "externalName": "db.example.com"}}
+    proc = kubectl.run("-n", ns, "create", "-f", "-", input=json.dumps(svc))
+    assert proc.stderr.splitlines() == ['Warning: spec.externalName is ignored when spec.type is not "ExternalName"']
