@@ -41,6 +41,9 @@ VERB_HANDLERS: dict[str, ScopeHandler] = {
     "deletecollection": delete_collection, "watch": watch,
 }
 
+# kube 1.33+ (KEP-4974, "Deprecate v1.Endpoints"): the warning of every v1 Endpoints request
+ENDPOINTS_DEPRECATED = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+
 
 def not_found_path() -> errors.StatusError:
     """kube's 404 for a path nothing serves."""
@@ -168,6 +171,8 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
     recorder = request[CONTEXT].warnings if CONTEXT in request else []
     if custom is not None:
         custom.check(resource, info.verb, request.headers.get("Content-Type", "").split(";")[0].strip(), recorder)
+    if (resource.group, resource.resource) == ("", "endpoints") and REGISTRY.is_static(resource):
+        recorder.append(ENDPOINTS_DEPRECATED)  # KEP-4974: every request to v1 Endpoints, reads and writes
     # Protobuf objects for the built-in kinds with a message (kube's legacy codecs), not custom resources.
     protobuf = REGISTRY.is_static(resource) and k8sproto.encodable(resource.group_version, resource.kind)
     output = negotiation.negotiate(request.headers.get("Accept", ""), protobuf=protobuf)

@@ -243,3 +243,13 @@ def test_core_kind_warnings_reach_kubectl(kubectl: Kubectl, ns: str) -> None:
            "spec": {"ports": [{"port": 80}], "selector": {"app": "web"}, "externalName": "db.example.com"}}
     proc = kubectl.run("-n", ns, "create", "-f", "-", input=json.dumps(svc))
     assert proc.stderr.splitlines() == ['Warning: spec.externalName is ignored when spec.type is not "ExternalName"']
+
+
+def test_v1_endpoints_requests_warn_of_the_deprecation(kubectl: Kubectl, ns: str) -> None:
+    """KEP-4974 (kube 1.33+): every v1 Endpoints request, a read as a write, warns to use EndpointSlice."""
+    warning = "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+    ep = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "warned"},
+          "subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]}
+    assert kubectl.run("-n", ns, "create", "-f", "-", input=json.dumps(ep)).stderr.splitlines() == [warning]
+    assert kubectl.run("-n", ns, "get", "endpoints", "warned").stderr.splitlines() == [warning]
+    assert "deprecated" not in kubectl.run("-n", ns, "get", "endpointslices").stderr
