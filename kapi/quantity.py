@@ -51,6 +51,17 @@ def parse(value: Any) -> Fraction:
     return number * Fraction(10) ** exponent
 
 
+def parsed(raw: Any) -> tuple[Fraction, str] | None:
+    """(amount, ``Quantity.String()``) of a decoded quantity value (a JSON string or number), None when it is not
+    one or does not parse (the schema's to report). For validators that compare amounts and print kube's text."""
+    if raw is None or isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        return None
+    try:
+        return parse(raw), canonical(raw)
+    except ValueError:
+        return None
+
+
 def format(value: Fraction, binary: bool = False) -> str:  # noqa: A001 - mirrors Quantity.String
     """Canonical-ish form: integers plain (or Ki/Mi/Gi when ``binary`` and exact), fractions in m, u or n
     (rounded up to n)."""

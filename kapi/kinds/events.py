@@ -30,13 +30,12 @@ for new-style events) or accepted.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from kapi.errors import Cause
 from kapi.events import to_core
 from kapi.kinds.base import Obj, Strategy, register
-from kapi.kinds.fields import IMMUTABLE, go_quote
+from kapi.kinds.fields import IMMUTABLE, go_quote, go_time_string, parse_time
 from kapi.objectmeta import bad_value, invalid, required
 from kapi.validation import is_dns1123_subdomain, is_qualified_name
 from kapi.values import as_dict as _dict
@@ -70,21 +69,9 @@ def _at_most(limit: int) -> str:
     return f"can have at most {limit} characters"
 
 
-def _time(value: Any) -> datetime | None:
-    """A metav1.Time / MicroTime JSON value as an aware datetime; None for the zero value (absent or null) and for
-    text that does not parse (the schema's)."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
 def _is_zero(value: Any) -> bool:
     """``t.Time == time.Time{}``: an absent or null time."""
-    return value is None or _time(value) is None and not (isinstance(value, str) and value)
+    return value is None or parse_time(value) is None and not (isinstance(value, str) and value)
 
 
 def _legacy(event: Obj, request_version: str) -> list[Cause]:
@@ -187,21 +174,15 @@ def _go_source(source: Any) -> str:
 
 
 def _go_time(value: Any) -> str:
-    """A metav1.Time / MicroTime as its String() (time.Time's) prints it, in UTC (kube-apiserver's local zone in
-    its image): ``2024-01-02 03:04:05.5 +0000 UTC``; the zero time ``0001-01-01 00:00:00 +0000 UTC``."""
-    parsed = _time(value)
-    if parsed is None:
-        return "0001-01-01 00:00:00 +0000 UTC"
-    parsed = parsed.astimezone(UTC)
-    text = parsed.strftime("%Y-%m-%d %H:%M:%S")
-    if parsed.microsecond:
-        text += f".{parsed.microsecond:06d}".rstrip("0")
-    return text + " +0000 UTC"
+    """A metav1.Time / MicroTime as its String() prints it (:func:`kapi.kinds.fields.go_time_string`); the zero
+    time ``0001-01-01 00:00:00 +0000 UTC``."""
+    parsed = parse_time(value)
+    return "0001-01-01 00:00:00 +0000 UTC" if parsed is None else go_time_string(parsed)
 
 
 def _same_time(a: Any, b: Any) -> bool:
     """Semantic equality of two times (the same instant; both zero alike)."""
-    ta, tb = _time(a), _time(b)
+    ta, tb = parse_time(a), parse_time(b)
     if ta is None or tb is None:
         return _is_zero(a) and _is_zero(b) or a == b
     return ta == tb

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from kapi import objectmeta
@@ -240,3 +241,25 @@ def validate_label_selector(selector: Any, path: str, *, allow_invalid_label_val
             if isinstance(value, str) and not allow_invalid_label_values:
                 out.extend(invalid(f"{epath}.values[{j}]", value, msg) for msg in is_valid_label_value(value))
     return out
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A metav1.Time / MicroTime JSON value (RFC 3339) as an aware datetime (UTC when it names no zone); None when
+    absent, empty or unparsable (the schema's to report)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("z", "Z"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def go_time_string(parsed: datetime) -> str:
+    """time.Time.String() of ``parsed`` in kube-apiserver's zone (UTC), as field errors print a metav1.Time:
+    ``2026-12-02 05:00:00 +0000 UTC``, a fraction of a second with its trailing zeros cut."""
+    parsed = parsed.astimezone(UTC)
+    text = parsed.strftime("%Y-%m-%d %H:%M:%S")
+    if parsed.microsecond:
+        text += f".{parsed.microsecond:06d}".rstrip("0")
+    return text + " +0000 UTC"

@@ -15,12 +15,11 @@ stored Job carries the ``Suspended=True`` condition, as the controller resets it
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from kapi.errors import Cause
 from kapi.kinds.base import Obj
-from kapi.kinds.fields import duplicate
+from kapi.kinds.fields import duplicate, go_time_string, parse_time
 from kapi.kinds.jobpolicy import index_interval, indexes_total
 from kapi.objectmeta import go_quote, invalid, required
 from kapi.values import as_dict as _dict
@@ -44,33 +43,16 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _time(value: Any) -> datetime | None:
-    """A metav1.Time (RFC 3339 string) as an aware datetime; None when absent or unparsable."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("z", "Z"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def go_time(value: Any) -> str:
-    """A metav1.Time as field.Invalid prints it: time.Time.String() in the server's zone (UTC),
-    ``2026-12-02 05:00:00 +0000 UTC`` (a fraction of a second with its trailing zeros cut)."""
-    parsed = _time(value)
-    if parsed is None:
-        return go_quote(str(value))
-    parsed = parsed.astimezone(UTC)
-    text = parsed.strftime("%Y-%m-%d %H:%M:%S")
-    if parsed.microsecond:
-        text += f".{parsed.microsecond:06d}".rstrip("0")
-    return text + " +0000 UTC"
+    """A metav1.Time as field.Invalid prints it (:func:`kapi.kinds.fields.go_time_string`); an unparsable one
+    quoted as sent."""
+    parsed = parse_time(value)
+    return go_quote(str(value)) if parsed is None else go_time_string(parsed)
 
 
 def _same_time(a: Any, b: Any) -> bool:
     """ptr.Equal of two *metav1.Time: both absent, or the same instant."""
-    ta, tb = _time(a), _time(b)
+    ta, tb = parse_time(a), parse_time(b)
     if ta is None or tb is None:
         return ta is None and tb is None and (a is None) == (b is None)
     return ta == tb
@@ -267,7 +249,7 @@ def _job_status(job: Obj, opts: StatusOptions) -> list[Cause]:
                          "when there is no Complete=True condition", "status.completionTime"))
     if opts.completion_time_needs_complete and completion is None and complete:
         out.append(required("status.completionTime", "completionTime is required for Complete jobs"))
-    started, ended = _time(start), _time(completion)
+    started, ended = parse_time(start), parse_time(completion)
     if opts.completion_time_before_start and started and ended and ended < started:
         out.append(Cause("FieldValueInvalid", f"Invalid value: {go_time(completion)}: completionTime cannot be set "
                          "before startTime", "status.completionTime"))

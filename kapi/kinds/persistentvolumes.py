@@ -71,19 +71,9 @@ _INT64_MAX = 2**63 - 1
 
 # ------------------------------------------------------------ small helpers
 
-def _quantity(raw: Any) -> tuple[Fraction, str] | None:
-    """(amount, ``Quantity.String()``) of a decoded quantity, None when it does not parse (the schema's case)."""
-    if raw is None or isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
-        return None
-    try:
-        return quantity.parse(raw), quantity.canonical(raw)
-    except ValueError:
-        return None
-
-
 def _amount(raw: Any) -> Fraction:
     """The amount of a quantity value for comparisons (``Quantity.Cmp``); absent or unparsable: zero."""
-    parsed = _quantity(raw)
+    parsed = quantity.parsed(raw)
     return parsed[0] if parsed is not None else Fraction(0)
 
 
@@ -95,7 +85,7 @@ def _go_value(amount: Fraction) -> int:
 
 def _basic_resource(raw: Any, path: str) -> list[Cause]:
     """validateBasicResource: ``Invalid value: <Value()>: must be a valid resource quantity`` when negative."""
-    parsed = _quantity(raw)
+    parsed = quantity.parsed(raw)
     if parsed is not None and _go_value(parsed[0]) < 0:
         return [invalid(path, _go_value(parsed[0]), BAD_QUANTITY)]
     return []
@@ -103,7 +93,7 @@ def _basic_resource(raw: Any, path: str) -> list[Cause]:
 
 def _positive(raw: Any, path: str) -> list[Cause]:
     """ValidatePositiveQuantityValue: ``Invalid value: "<String()>": must be greater than zero``."""
-    parsed = _quantity(raw)
+    parsed = quantity.parsed(raw)
     if parsed is not None and parsed[0] <= 0:
         return [invalid(path, parsed[1], NOT_POSITIVE)]
     return []

@@ -142,16 +142,6 @@ def _key_to_path(item: Any, path: str) -> list[Cause]:
     return out
 
 
-def _quantity(raw: Any) -> tuple[Any, str] | None:
-    """(amount, ``Quantity.String()``) of a quantity value, None when it is not one (the schema's to report)."""
-    if raw is None or isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
-        return None
-    try:
-        return quantity.parse(raw), quantity.canonical(raw)
-    except ValueError:
-        return None
-
-
 def _secret_name_errors(name: str) -> list[str]:
     return is_dns1123_subdomain(name)  # ValidateSecretName, NameIsDNSSubdomain
 
@@ -388,7 +378,7 @@ def _resource_field_selector(ref: Obj, path: str) -> list[Cause]:
         out.append(required(f"{path}.resource"))
     elif resource not in RESOURCE_FIELD_PATHS and not resource.startswith(HUGEPAGES_PREFIXES):
         out.append(not_supported(f"{path}.resource", resource, RESOURCE_FIELD_PATHS))
-    divisor = _quantity(ref.get("divisor"))
+    divisor = quantity.parsed(ref.get("divisor"))
     if divisor is None or divisor[0] == 0:
         return out
     shown, dpath = divisor[1], f"{path}.divisor"
@@ -677,7 +667,7 @@ def validate_claim_spec(spec: Any, path: str) -> list[Cause]:
     if "storage" not in requests:
         out.append(required(spath))
     else:
-        storage = _quantity(requests["storage"])
+        storage = quantity.parsed(requests["storage"])
         if storage is not None and storage[0] <= 0:
             out.append(invalid(spath, storage[1], NOT_POSITIVE))
     class_name = spec.get("storageClassName")
@@ -782,7 +772,7 @@ def validate_volume_source(volume: Any, path: str, *, pod_name: str | None = Non
     empty_dir = volume.get("emptyDir")
     if _present(empty_dir):
         count += 1
-        limit = _quantity(_dict(empty_dir).get("sizeLimit"))
+        limit = quantity.parsed(_dict(empty_dir).get("sizeLimit"))
         if limit is not None and limit[0] < 0:
             out.append(forbidden(f"{path}.emptyDir.sizeLimit", "SizeLimit field must be a valid resource quantity"))
     for key, refused_at, checks_at, check in _SOURCES:
