@@ -193,6 +193,8 @@ def test_quota_and_limit_range_rules_reach_kubectl(kubectl: Kubectl, ns: str, ob
      "required"),
     ({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "e"},
       "subsets": [{"addresses": [{"ip": "169.254.1.1"}], "ports": [{"port": 80}]}]},
+     # the deprecation warning of every v1 Endpoints request comes with the refusal too
+     "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice\n"
      'The Endpoints "e" is invalid: subsets[0].addresses[0].ip: Invalid value: "169.254.1.1": may not be in the '
      "link-local range (169.254.0.0/16, fe80::/10)"),
     ({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "ev"}, "reason": "Started",
