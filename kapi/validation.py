@@ -17,6 +17,7 @@ import ipaddress
 import re
 
 __all__ = [
+    "is_config_map_key",
     "is_dns1035_label",
     "is_dns1123_label",
     "is_dns1123_subdomain",
@@ -24,6 +25,7 @@ __all__ = [
     "is_wildcard_dns1123_subdomain",
     "domain_prefixed_path_errors",
     "is_qualified_name",
+    "is_relaxed_env_var_name",
     "is_valid_cidr",
     "is_valid_ip",
     "is_valid_ip_for_legacy_field",
@@ -291,3 +293,37 @@ def is_valid_cidr(value: str) -> list[str]:
     if strict != network.network_address:
         return ["must not have bits set beyond the prefix length"]
     return [] if value == str(network) else [f'must be in canonical form ("{network}")']
+
+
+CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
+CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
+CONFIG_KEY_MAX = 253
+_CONFIG_KEY = re.compile(CONFIG_KEY_FMT)
+
+
+def is_config_map_key(key: str) -> list[str]:
+    """validation.IsConfigMapKey: messages for a key that is not a valid ConfigMap/Secret key; [] when valid."""
+    out: list[str] = []
+    if len(key) > CONFIG_KEY_MAX:
+        out.append(max_len_error(CONFIG_KEY_MAX))
+    if not _CONFIG_KEY.fullmatch(key):
+        out.append(regex_error(CONFIG_KEY_MSG, CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name"))
+    if key == ".":
+        out.append("must not be '.'")
+    elif key == "..":
+        out.append("must not be '..'")
+    elif key.startswith(".."):
+        out.append("must not start with '..'")
+    return out
+
+
+ENV_EMPTY = "environment variable name must be non-empty"
+ENV_NAME_MSG = "a valid environment variable name must consist only of printable ASCII characters other than '='"
+
+
+def is_relaxed_env_var_name(name: str) -> list[str]:
+    """validation.IsRelaxedEnvVarName (RelaxedEnvironmentVariableValidation, GA): printable ASCII but '='."""
+    out = [ENV_EMPTY] if not name else []
+    if any(ord(ch) > 126 or ord(ch) < 32 or ch == "=" for ch in name):
+        out.append(ENV_NAME_MSG)
+    return out

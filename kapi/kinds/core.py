@@ -13,7 +13,6 @@ import base64
 import binascii
 import ipaddress
 import json
-import re
 from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
@@ -104,21 +103,16 @@ from kapi.kinds.services import (
 )
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import (
+    is_config_map_key,
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,
-    max_len_error,
-    regex_error,
 )
 from kapi.values import as_dict as _dict
 from kapi.values import as_list as _list
 
 MAX_SECRET_SIZE = 1024 * 1024  # bytes, core.MaxSecretSize (also ConfigMap's limit)
 
-CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
-CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
-CONFIG_KEY_MAX = 253
-_CONFIG_KEY = re.compile(CONFIG_KEY_FMT)
 
 SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
 SESSION_AFFINITIES = ("ClientIP", "None")
@@ -142,22 +136,6 @@ NOT_STANDARD_FINALIZER = "name is neither a standard finalizer name nor is it fu
 
 
 # ------------------------------------------------------------ ConfigMap and Secret
-
-def is_config_map_key(key: str) -> list[str]:
-    """validation.IsConfigMapKey: messages for a key that is not a valid ConfigMap/Secret key; [] when valid."""
-    out: list[str] = []
-    if len(key) > CONFIG_KEY_MAX:
-        out.append(max_len_error(CONFIG_KEY_MAX))
-    if not _CONFIG_KEY.fullmatch(key):
-        out.append(regex_error(CONFIG_KEY_MSG, CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name"))
-    if key == ".":
-        out.append("must not be '.'")
-    elif key == "..":
-        out.append("must not be '..'")
-    elif key.startswith(".."):
-        out.append("must not start with '..'")
-    return out
-
 
 def _decoded_len(value: Any) -> int:
     if not isinstance(value, str):

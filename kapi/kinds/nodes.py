@@ -34,6 +34,7 @@ from kapi.kinds.fields import duplicate, go_quote, not_supported
 from kapi.kinds.podspec import NEGATIVE, TAINT_EFFECTS
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import (
+    is_config_map_key,
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,
@@ -458,7 +459,6 @@ def validate_node(node: Obj) -> list[Cause]:
 
 def _config_map_source(source: Obj, path: str, *, status: bool) -> list[Cause]:
     """validateConfigMapNodeConfigSourceSpec / ...Status, then validateConfigMapNodeConfigSource."""
-    from kapi.kinds.core import is_config_map_key  # kinds.core imports this module's callers: keep it lazy
 
     out: list[Cause] = []
     uid, version = _str(source.get("uid")), _str(source.get("resourceVersion"))

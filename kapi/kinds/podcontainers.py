@@ -37,7 +37,7 @@ from kapi.kinds.podvolumes import (
     _split_subscript,
 )
 from kapi.objectmeta import _name_is_dns_subdomain, forbidden, invalid, required
-from kapi.validation import is_dns1123_label
+from kapi.validation import is_config_map_key, is_dns1123_label, is_relaxed_env_var_name
 from kapi.values import as_dict as _dict
 from kapi.values import as_list as _list
 
@@ -150,7 +150,6 @@ def _env_resource_ref(ref: Obj, path: str) -> list[Cause]:
 def _key_selector(ref: Obj, path: str) -> list[Cause]:
     """validateConfigMapKeySelector / validateSecretKeySelector: ``name`` a DNS-1123 subdomain (checked even when
     empty: ``Invalid value: ""``), then ``key`` Required or a config map key (IsConfigMapKey)."""
-    from kapi.kinds.core import is_config_map_key  # kinds.core imports podspec: keep the import lazy
 
     out: list[Cause] = []
     name, key = _text(ref.get("name")), _text(ref.get("key"))
@@ -167,7 +166,6 @@ def _key_selector(ref: Obj, path: str) -> list[Cause]:
 def _file_key_ref(ref: Obj, path: str) -> list[Cause]:
     """validateFileKeySelector (EnvFiles): ``key`` Required or a relaxed env var name, ``volumeName`` Required or a
     DNS-1123 label, ``path`` Required or without ``..`` elements (``must not contain '..'``)."""
-    from kapi.kinds.podspec import is_relaxed_env_var_name
 
     out: list[Cause] = []
     key, volume, target = _text(ref.get("key")), _text(ref.get("volumeName")), _text(ref.get("path"))
@@ -241,7 +239,6 @@ def validate_env_from(container: Obj, path: str) -> list[Cause]:
     ``<path>.envFrom: Invalid value: "": must specify one of: `configMapRef` or `secretRef``` or both set ``may not
     have more than one field specified at a time`` (both at ``envFrom``, no index, as kube).
     """
-    from kapi.kinds.podspec import is_relaxed_env_var_name
 
     out: list[Cause] = []
     lpath = f"{path}.envFrom"

@@ -72,6 +72,7 @@ from kapi.validation import (
     is_dns1123_subdomain,
     is_dns1123_subdomain_with_underscore,
     is_qualified_name,
+    is_relaxed_env_var_name,
     is_valid_ip_for_legacy_field,
     is_valid_label_value,
 )
@@ -85,8 +86,6 @@ RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None")
 SELECTOR_MISMATCH = "`selector` does not match template `labels`"
 NEGATIVE = "must be greater than or equal to 0"  # apimachinery validation.IsNegativeErrorMsg
-ENV_EMPTY = "environment variable name must be non-empty"
-ENV_NAME_MSG = "a valid environment variable name must consist only of printable ASCII characters other than '='"
 TOLERATION_OPERATORS = ("Equal", "Exists")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 EMPTY_KEY_NEEDS_EXISTS = 'operator must be Exists when `key` is empty, which means "match all values and all keys"'
@@ -578,14 +577,6 @@ def validate_pod_resources(spec: Obj, path: str) -> list[Cause]:
 
 
 QOS_COMPUTE = ("cpu", "memory")  # validateResourceRequirements' supportedQoSComputeResources
-
-
-def is_relaxed_env_var_name(name: str) -> list[str]:
-    """validation.IsRelaxedEnvVarName (RelaxedEnvironmentVariableValidation, GA): printable ASCII but '='."""
-    out = [ENV_EMPTY] if not name else []
-    if any(ord(ch) > 126 or ord(ch) < 32 or ch == "=" for ch in name):
-        out.append(ENV_NAME_MSG)
-    return out
 
 
 def _env(env: list[Any], path: str) -> list[Cause]:

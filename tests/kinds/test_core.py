@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from kapi import validation
 from kapi.errors import Cause
 from kapi.kinds import core, strategy_for
-from kapi.kinds import podspec as core_podspec
 
 POD = strategy_for("", "Pod")
 SERVICE = strategy_for("", "Service")
@@ -179,8 +179,8 @@ def _ns(path: str, shown: str, supported: str) -> Cause:
     ({"resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "0.5", "memory": "1Gi"}}}, {}, []),
     # env names: printable ASCII but '=' (values are not validated)
     ({"env": [{"name": "A\u0000B", "value": "x"}]}, {},
-     [_inv(f"{C0}.env[0].name", '"A\\x00B"', core_podspec.ENV_NAME_MSG)]),
-    ({"env": [{"name": "A=B"}]}, {}, [_inv(f"{C0}.env[0].name", '"A=B"', core_podspec.ENV_NAME_MSG)]),
+     [_inv(f"{C0}.env[0].name", '"A\\x00B"', validation.ENV_NAME_MSG)]),
+    ({"env": [{"name": "A=B"}]}, {}, [_inv(f"{C0}.env[0].name", '"A=B"', validation.ENV_NAME_MSG)]),
     # ValidateEnv checks the name's syntax only when it is not empty: Required alone
     ({"env": [{"name": ""}]}, {}, [Cause("FieldValueRequired", "Required value", f"{C0}.env[0].name")]),
     ({"env": [{"name": "my.var-1 x", "value": "a\u0000b"}]}, {}, []),

@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
+from kapi import validation
 from kapi.errors import Cause
-from kapi.kinds import core, podspec, strategy_for
+from kapi.kinds import podspec, strategy_for
 from kapi.validation import regex_error
 
 PORT_MSG = "must be between 1 and 65535, inclusive"
-KEY_MSG = regex_error(core.CONFIG_KEY_MSG, core.CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name")
+KEY_MSG = regex_error(validation.CONFIG_KEY_MSG, validation.CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name")
 LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
              "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
@@ -184,7 +185,7 @@ def test_validate(group: str, kind: str, fields: dict[str, Any], expected: list[
     ("", [KEY_MSG]), ("..", ["must not be '..'"]), ("a:b", [KEY_MSG]),
 ])
 def test_is_config_map_key(key: str, messages: list[str]) -> None:
-    assert core.is_config_map_key(key) == messages
+    assert validation.is_config_map_key(key) == messages
 
 
 def test_bad_shapes_never_raise() -> None:
