@@ -540,7 +540,9 @@ class CronJobStrategy(Strategy):
     status_zero: dict[str, Any] = {}  # CronJobStatus: every field omitempty
 
     def default(self, obj: Obj) -> None:
-        """SetDefaults_CronJob: concurrencyPolicy Allow, suspend false, history limits 3 and 1, the job template."""
+        """SetDefaults_CronJob: concurrencyPolicy Allow, suspend false, history limits 3 and 1; the job template's
+        pod template gets the PodSpec defaults, not SetDefaults_Job's (that one takes a whole Job: the generated
+        SetObjectDefaults_CronJob defaults only ``jobTemplate.spec.template``)."""
         spec = spec_of(obj)
         spec.setdefault("concurrencyPolicy", "Allow")
         spec.setdefault("suspend", False)
@@ -548,7 +550,7 @@ class CronJobStrategy(Strategy):
         spec.setdefault("failedJobsHistoryLimit", 1)
         template = spec.get("jobTemplate")
         if isinstance(template, dict) and isinstance(template.get("spec"), dict):
-            default_job_spec(template["spec"])
+            default_template(template["spec"])
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
         """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`), then WarningsForJobSpec's

@@ -136,3 +136,13 @@ def test_typed_auth_rollout_and_errors(kubectl: Kubectl, namespace: str) -> None
     scale = kubectl.run("-n", namespace, "scale", "deployment", "web", "--replicas=3", "--current-replicas=2",
                         check=False)
     assert scale.returncode == 1 and scale.stderr == "error: Expected replicas to be 2, was 1\n"
+
+
+def test_create_cronjob_defaults_only_the_job_templates_pod_template(kubectl: Kubectl, namespace: str) -> None:
+    """SetObjectDefaults_CronJob: SetDefaults_Job takes a whole Job, so the job template keeps no backoffLimit,
+    completions, completionMode, podReplacementPolicy or suspend; its pod template is defaulted."""
+    kubectl.run("-n", namespace, "create", "cronjob", "cj", "--image=busybox", "--schedule=*/5 * * * *", "--",
+                "echo", "hi")
+    spec = json.loads(kubectl.run("-n", namespace, "get", "cronjob", "cj", "-o", "json").stdout)["spec"]
+    assert list(spec["jobTemplate"]["spec"]) == ["template"]
+    assert spec["jobTemplate"]["spec"]["template"]["spec"]["dnsPolicy"] == "ClusterFirst"
