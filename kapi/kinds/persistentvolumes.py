@@ -438,13 +438,16 @@ def _pv_iscsi(src: Obj, path: str, pv_name: str) -> list[Cause]:
     return out
 
 
-def _pv_cinder(src: Obj, path: str) -> list[Cause]:
-    """validateCinderPersistentVolumeSource: the pod checks, then a secretRef's namespace Required."""
-    out = pv._cinder(src, path)
-    ref = src.get("secretRef")
-    if isinstance(ref, dict) and not _str(ref.get("namespace")):
-        out.append(required(f"{path}.secretRef.namespace"))
-    return out
+def _with_secret_namespace(pod_check: Any) -> Any:
+    """validateCinderPersistentVolumeSource / validateStorageOSPersistentVolumeSource: the pod source's checks,
+    then a ``secretRef``'s namespace Required (a PersistentVolume's secret reference names its namespace)."""
+    def check(src: Obj, path: str) -> list[Cause]:
+        out: list[Cause] = pod_check(src, path)
+        ref = src.get("secretRef")
+        if isinstance(ref, dict) and not _str(ref.get("namespace")):
+            out.append(required(f"{path}.secretRef.namespace"))
+        return out
+    return check
 
 
 def _pv_azure_file(src: Obj, path: str) -> list[Cause]:
@@ -459,15 +462,6 @@ def _pv_local(src: Obj, path: str) -> list[Cause]:
     """validateLocalVolumeSource: path Required (nothing else then), no ``..`` element."""
     target = _str(src.get("path"))
     return pv._no_backsteps(target, f"{path}.path") if target else [required(f"{path}.path")]
-
-
-def _pv_storageos(src: Obj, path: str) -> list[Cause]:
-    """validateStorageOSPersistentVolumeSource: the pod checks, then a secretRef's namespace Required."""
-    out = pv._storageos(src, path)
-    ref = src.get("secretRef")
-    if isinstance(ref, dict) and not _str(ref.get("namespace")):
-        out.append(required(f"{path}.secretRef.namespace"))
-    return out
 
 
 def _pv_csi(src: Obj, path: str) -> list[Cause]:
@@ -497,7 +491,7 @@ _PV_SOURCES: tuple[tuple[str, str, str, Any], ...] = (
     ("quobyte", "quobyte", "quobyte", pv._quobyte),
     ("cephfs", "cephFS", "cephfs", pv._cephfs),
     ("iscsi", "iscsi", "iscsi", _pv_iscsi),
-    ("cinder", "cinder", "cinder", _pv_cinder),
+    ("cinder", "cinder", "cinder", _with_secret_namespace(pv._cinder)),
     ("fc", "fc", "fc", pv._fc),
     ("flexVolume", "", "flexVolume", pv._flex),
     ("azureFile", "azureFile", "azureFile", _pv_azure_file),
@@ -507,7 +501,7 @@ _PV_SOURCES: tuple[tuple[str, str, str, Any], ...] = (
     ("azureDisk", "azureDisk", "azureDisk", pv._azure_disk),
     ("scaleIO", "scaleIO", "scaleIO", pv._scale_io),
     ("local", "local", "local", _pv_local),
-    ("storageos", "storageos", "storageos", _pv_storageos),
+    ("storageos", "storageos", "storageos", _with_secret_namespace(pv._storageos)),
     ("csi", "csi", "csi", _pv_csi),
 )
 
