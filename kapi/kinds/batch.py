@@ -45,7 +45,7 @@ from kapi.kinds.fields import (
 from kapi.kinds.jobpolicy import pod_failure_policy_causes, success_policy_causes
 from kapi.kinds.jobstatus import validate_job_status_update
 from kapi.kinds.podspec import default_template, name_warnings, spec_of, validate_workload
-from kapi.kinds.podwarnings import template_warnings, template_warnings_on_update
+from kapi.kinds.podwarnings import template_warnings
 from kapi.objectmeta import invalid, required
 from kapi.validation import is_dns1123_label
 from kapi.values import as_dict as _dict
@@ -97,6 +97,36 @@ MAX_FAILED_INDEXES = 100_000  # maxFailedIndexesForIndexedJob
 COMPLETIONS_SOFT_LIMIT = 100_000  # completionsSoftLimit
 HIGH_COMPLETIONS_LIMIT = 10_000  # parallelismLimitForHighCompletions, maxFailedIndexesLimitForHighCompletions
 REQUIRES_INDEXED = "requires indexed completion mode"
+
+
+PARALLELISM_SOFT_LIMIT = 10_000  # parallelismSoftLimitForUnlimitedCompletions
+INDEXED_SOFT_LIMITS_WARNING = ("In Indexed Jobs with a number of completions higher than 10^5 and a parallelism "
+                               "higher than 10^4, Kubernetes might not be able to track completedIndexes when a "
+                               "big number of indexes fail")
+
+
+def _generation(obj: Obj) -> Any:
+    return _dict(obj.get("metadata")).get("generation")
+
+
+def job_spec_warnings(obj: Obj, path: str) -> list[str]:
+    """WarningsForJobSpec (``pkg/api/job/warnings.go``) of the JobSpec at dotted ``path`` in ``obj`` (``spec``,
+    ``spec.jobTemplate.spec``): an Indexed Job with more than 10^5 completions and a parallelism above 10^4 gets
+    ``<path>: In Indexed Jobs with ...``, then GetWarningsForPodTemplate of ``<path>.template``."""
+    node: Any = obj
+    for part in path.split("."):
+        node = _dict(node).get(part)
+    spec = _dict(node)
+    out = []
+    completions, parallelism = spec.get("completions"), spec.get("parallelism")
+    if (spec.get("completionMode") == "Indexed" and _is_int(completions) and _is_int(parallelism)
+            and completions > COMPLETIONS_SOFT_LIMIT and parallelism > PARALLELISM_SOFT_LIMIT):
+        out.append(f"{path}: {INDEXED_SOFT_LIMITS_WARNING}")
+    return out + template_warnings(obj, path + ".template")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _job_fields(spec: Obj) -> list[Cause]:
@@ -350,13 +380,15 @@ class JobStrategy(Strategy):
             obj["metadata"]["labels"] = dict(template_labels)
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
-        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`), then WarningsForJobSpec's
-        GetWarningsForPodTemplate of ``spec.template``."""
-        return name_warnings(obj) + template_warnings(obj, "spec.template")
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`), then
+        :func:`job_spec_warnings` of ``spec``."""
+        return name_warnings(obj) + job_spec_warnings(obj, "spec")
 
     def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
-        """WarningsOnUpdate: GetWarningsForPodTemplate of ``spec.template`` when the generation moved on."""
-        return template_warnings_on_update(new, old, "spec.template")
+        """WarningsOnUpdate: :func:`job_spec_warnings` of ``spec`` when the generation moved on."""
+        if _generation(new) == _generation(old):
+            return []
+        return job_spec_warnings(new, "spec")
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateJob: the generated selector's checks, validateJobSpec's, then, for an Indexed Job, the name of
@@ -553,14 +585,20 @@ class CronJobStrategy(Strategy):
             default_template(template["spec"])
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
-        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`), then WarningsForJobSpec's
-        GetWarningsForPodTemplate of ``spec.jobTemplate.spec.template``."""
-        return name_warnings(obj) + template_warnings(obj, "spec.jobTemplate.spec.template")
+        """WarningsOnCreate: the name warning (:func:`kapi.kinds.podspec.name_warnings`), then
+        :func:`job_spec_warnings` of ``spec.jobTemplate.spec``."""
+        return name_warnings(obj) + job_spec_warnings(obj, "spec.jobTemplate.spec")
 
     def warnings_on_update(self, new: Obj, old: Obj) -> list[str]:
-        """WarningsOnUpdate: GetWarningsForPodTemplate of ``spec.jobTemplate.spec.template`` when the generation
-        moved on."""
-        return template_warnings_on_update(new, old, "spec.jobTemplate.spec.template")
+        """WarningsOnUpdate: :func:`job_spec_warnings` of ``spec.jobTemplate.spec`` when the generation moved on,
+        then, for a schedule with ``TZ`` (kept from the stored CronJob, which validation allows), kube's warning
+        with its path as kube spells it (``spec.spec.schedule``)."""
+        out = [] if _generation(new) == _generation(old) else job_spec_warnings(new, "spec.jobTemplate.spec")
+        schedule = _dict(new.get("spec")).get("schedule")
+        if isinstance(schedule, str) and "TZ" in schedule:
+            out.append("cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see "
+                       "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details")
+        return out
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateCronJobCreate: :func:`validate_cronjob_spec`, ValidateJobTemplateSpec's workload checks under

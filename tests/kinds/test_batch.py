@@ -202,3 +202,43 @@ def test_suspended_jobs_that_never_started_may_change_scheduling_directives() ->
     pod_affinity = copy.deepcopy(old)
     pod_affinity["spec"]["template"]["spec"]["affinity"] = {"podAffinity": {}}
     assert [c.field for c in JOB.validate_update(pod_affinity, old)] == ["spec.template"]
+
+
+def _cronjob(schedule: str = "*/1 * * * *", generation: int = 1) -> dict[str, Any]:
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c", "generation": generation},
+            "spec": {"schedule": schedule, "jobTemplate": {"spec": {"completionMode": "Indexed", "completions": 100_001,
+                                                                    "parallelism": 10_001, "template": {"spec": {}}}}}}
+
+
+INDEXED_WARNING = ("In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than "
+                   "10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail")
+
+
+@pytest.mark.parametrize(("completions", "parallelism", "warns"), [
+    (100_001, 10_001, True), (100_000, 10_001, False), (100_001, 10_000, False), (None, 10_001, False)])
+def test_indexed_jobs_past_the_soft_limits_warn(completions: int | None, parallelism: int, warns: bool) -> None:
+    """WarningsForJobSpec: both limits exceeded in an Indexed Job, on create and on a spec change."""
+    spec: dict[str, Any] = {"completionMode": "Indexed", "parallelism": parallelism}
+    if completions is not None:
+        spec["completions"] = completions
+    body = job(**spec)
+    body["metadata"]["generation"] = 1
+    expected = [f"spec: {INDEXED_WARNING}"] if warns else []
+    strat = strategy_for("batch", "Job")
+    assert strat.warnings_on_create(body) == expected
+    changed = copy.deepcopy(body)
+    changed["metadata"]["generation"] = 2
+    assert strat.warnings_on_update(changed, body) == expected
+    assert strat.warnings_on_update(body, body) == []
+    assert strategy_for("batch", "Job").warnings_on_create(job()) == []
+
+
+def test_cronjob_warnings_name_the_job_template_spec_and_a_kept_tz_schedule() -> None:
+    strat = strategy_for("batch", "CronJob")
+    assert strat.warnings_on_create(_cronjob()) == [f"spec.jobTemplate.spec: {INDEXED_WARNING}"]
+    old, new = _cronjob("TZ=UTC 0 * * * *"), _cronjob("TZ=UTC 0 * * * *")
+    tz = ("cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see "
+          "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details")
+    assert strat.warnings_on_update(new, old) == [tz]
+    assert strat.warnings_on_update(_cronjob(generation=2), _cronjob()) == [f"spec.jobTemplate.spec: {INDEXED_WARNING}"]
+    assert strat.warnings_on_update(_cronjob(), _cronjob()) == []
