@@ -99,3 +99,38 @@ async def test_claims_grow_only_when_bound_and_the_class_allows_expansion() -> N
     err = await refusal(plugin.validate(request("UPDATE", "persistentvolumeclaims", grow,
                                                 old=claim("1Gi", cls=None))))
     assert err.code == 403  # no class: not dynamically provisioned
+
+
+EXISTS_ALL = {"operator": "Exists"}
+GPU_EQUAL = {"key": "gpu", "operator": "Equal", "value": "a", "effect": "NoSchedule"}
+GPU_EXISTS = {"key": "gpu", "operator": "Exists"}
+GPU_EXISTS_NOSCHEDULE = {"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}
+EVICT_60 = {"key": "n", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}
+EVICT_30 = {"key": "n", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}
+EVICT_FOREVER = {"key": "n", "operator": "Exists", "effect": "NoExecute"}
+
+
+@pytest.mark.parametrize(("first", "second", "merged"), [
+    ([GPU_EQUAL], [GPU_EXISTS], [GPU_EXISTS]),                      # a later superset replaces it
+    ([GPU_EXISTS], [GPU_EQUAL, GPU_EXISTS_NOSCHEDULE], [GPU_EXISTS]),  # kept superset covers both
+    ([GPU_EQUAL], [GPU_EQUAL], [GPU_EQUAL]),                        # equal ones: the first stays
+    ([GPU_EQUAL], [EXISTS_ALL], [EXISTS_ALL]),                      # empty key with Exists matches every key
+    ([GPU_EXISTS_NOSCHEDULE], [{"key": "gpu", "operator": "Exists", "effect": "NoExecute"}],
+     [GPU_EXISTS_NOSCHEDULE, {"key": "gpu", "operator": "Exists", "effect": "NoExecute"}]),  # other effects
+    ([EVICT_60], [EVICT_30], [EVICT_60]),                           # longer tolerationSeconds covers shorter
+    ([EVICT_60], [EVICT_FOREVER], [EVICT_FOREVER]),                 # no limit covers a limit
+    ([{"key": "gpu", "value": "a", "effect": "NoSchedule"}], [GPU_EQUAL],  # "" operator is Equal as superset
+     [{"key": "gpu", "value": "a", "effect": "NoSchedule"}]),
+    ([], [], []),
+])
+def test_merge_tolerations_keeps_only_supersets(first: list[Any], second: list[Any], merged: list[Any]) -> None:
+    """MergeTolerations / isSuperset (pkg/util/tolerations)."""
+    assert podnode.merge_tolerations(first, second) == merged
+
+
+async def test_runtime_class_tolerations_drop_the_pods_covered_ones() -> None:
+    inf = FakeInformers()
+    inf.put("node.k8s.io", "runtimeclasses", runtime_class("gvisor", scheduling={"tolerations": [GPU_EXISTS]}))
+    req = request("CREATE", "pods", pod(runtimeClassName="gvisor", tolerations=[GPU_EQUAL, EVICT_30]))
+    await podnode.RuntimeClass(inf).admit(req)  # type: ignore[arg-type]
+    assert req.object["spec"]["tolerations"] == [EVICT_30, GPU_EXISTS]

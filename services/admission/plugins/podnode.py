@@ -8,8 +8,9 @@ PersistentVolumeClaimResize (k8s.io/kubernetes ``plugin/pkg/admission/runtimecla
   defined Overhead``; an overhead without a class that defines one: 403 ``pod rejected: Pod Overhead set
   without corresponding RuntimeClass defined Overhead``); the class's ``scheduling.nodeSelector`` is merged
   into the Pod's (a key the Pod sets to another value: 403 ``conflict:
-  runtimeClass.scheduling.nodeSelector[k] = v; pod.spec.nodeSelector[k] = w``) and its tolerations appended
-  (MergeTolerations: those the Pod does not have already).
+  runtimeClass.scheduling.nodeSelector[k] = v; pod.spec.nodeSelector[k] = w``) and its tolerations merged
+  with the Pod's as kube's MergeTolerations (``pkg/util/tolerations``) does: one tolerated by a superset, kept
+  or later, is dropped.
 - TaintNodesByCondition (Node CREATE): the ``node.kubernetes.io/not-ready:NoSchedule`` taint is added unless
   the Node has a taint of that key and effect.
 - PersistentVolumeClaimResize (PVC UPDATE, main resource): growing ``spec.resources.requests.storage`` needs a
@@ -25,6 +26,8 @@ from fractions import Fraction
 from typing import Any
 
 from kapi import errors, quantity
+from kapi.values import as_dict as _dict
+from kapi.values import as_list as _list
 from services.admission.chain import CREATE, UPDATE, AdmissionRequest
 from services.admission.informers import Informers
 
@@ -41,10 +44,6 @@ def _main(request: AdmissionRequest, group: str, resource: str) -> bool:
     res = request.resource
     return (res.group, res.resource) == (group, resource) and not request.subresource \
         and isinstance(request.object, dict)
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _quantities(resources: Any) -> dict[str, Fraction] | None:
@@ -104,10 +103,7 @@ class RuntimeClass:
             selector[key] = value
         if selector:
             spec["nodeSelector"] = selector
-        tolerations = list(spec.get("tolerations") or [])
-        for toleration in scheduling.get("tolerations") or []:
-            if toleration not in tolerations:
-                tolerations.append(toleration)
+        tolerations = merge_tolerations(_list(spec.get("tolerations")), _list(scheduling.get("tolerations")))
         if tolerations:
             spec["tolerations"] = tolerations
 
@@ -187,3 +183,45 @@ class PersistentVolumeClaimResize:
                 "storage.k8s.io", "storageclasses", "", class_name, request.timeout)
         if sc is None or sc.get("allowVolumeExpansion") is not True:
             raise errors.forbidden("persistentvolumeclaims", request.name, NO_EXPANSION)
+
+
+def _toleration(value: Any) -> tuple[Any, ...]:
+    t = _dict(value)
+    return (t.get("key") or "", t.get("operator") or "", t.get("value") or "", t.get("effect") or "",
+            t.get("tolerationSeconds"))
+
+
+def _is_superset(ss: tuple[Any, ...], t: tuple[Any, ...]) -> bool:
+    """isSuperset: whether the toleration ``ss`` tolerates everything ``t`` does (both :func:`_toleration`
+    tuples: key, operator, value, effect, tolerationSeconds)."""
+    if ss == t:
+        return True
+    key, operator, value, effect, seconds = ss
+    if t[0] != key and (key != "" or operator != "Exists"):
+        return False
+    if t[3] != effect and effect != "":
+        return False
+    if effect == "NoExecute" and seconds is not None:
+        if t[4] is None or not isinstance(t[4], int) or not isinstance(seconds, int) or t[4] > seconds:
+            return False
+    if operator in ("Equal", ""):
+        return t[1] == "Equal" and t[2] == value
+    return operator == "Exists"
+
+
+def merge_tolerations(first: list[Any], second: list[Any]) -> list[Any]:
+    """MergeTolerations (``pkg/util/tolerations/tolerations.go``): ``first + second`` without the tolerations
+    another one covers (:func:`_is_superset`), whether that one was kept already or comes later (of equal ones
+    the first stays). Lists of toleration dicts in, a new list out (the dicts are not copied)."""
+    everything = first + second
+    keys = [_toleration(t) for t in everything]
+    merged: list[Any] = []
+    kept: list[tuple[Any, ...]] = []
+    for i, t in enumerate(keys):
+        if any(_is_superset(k, t) for k in kept):
+            continue
+        if any(later != t and _is_superset(later, t) for later in keys[i + 1:]):
+            continue
+        merged.append(everything[i])
+        kept.append(t)
+    return merged
