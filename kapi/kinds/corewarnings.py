@@ -17,11 +17,9 @@ The deprecated node label table is :data:`kapi.kinds.podwarnings.DEPRECATED_NODE
 from __future__ import annotations
 
 import ipaddress
-from fractions import Fraction
 from typing import Any
 
-from kapi import quantity
-from kapi.kinds.podwarnings import DEPRECATED_NODE_LABELS
+from kapi.kinds.podwarnings import DEPRECATED_NODE_LABELS, fractional_bytes
 from kapi.objectmeta import go_quote
 from kapi.validation import is_valid_label_value, parse_ip_sloppy
 from kapi.values import as_dict as _dict
@@ -202,21 +200,6 @@ def persistent_volume_update_warnings(new: Obj, old: Obj) -> list[str]:
     return persistent_volume_warnings(new)
 
 
-def _fractional_storage(path: str, raw: Any) -> list[str]:
-    """``value.MilliValue() % 1000 != 0`` of a defaulted ResourceList value (SetDefaults_ResourceList rounds it up
-    to milli-units first, :func:`kapi.quantity.canonical` with ``milli``)."""
-    if raw is None:
-        return []
-    try:
-        shown = quantity.canonical(raw, milli=True)
-        value: Fraction = quantity.parse(shown)
-    except (ValueError, ZeroDivisionError):
-        return []
-    if value.denominator == 1:
-        return []
-    return [f"{path}: fractional byte value {go_quote(shown)} is invalid, must be an integer"]
-
-
 def claim_spec_warnings(spec: Any, path: str = "spec") -> list[str]:
     """GetWarningsForPersistentVolumeClaimSpec of a claim spec at ``path`` (``spec``; a pod's ephemeral volume:
     ``spec.volumes[<i>].ephemeral.volumeClaimTemplate.spec``): a fractional ``resources.requests[storage]``, then
@@ -224,7 +207,7 @@ def claim_spec_warnings(spec: Any, path: str = "spec") -> list[str]:
     resources = _dict(_dict(spec).get("resources"))
     out = []
     for which in ("requests", "limits"):
-        out.extend(_fractional_storage(f"{path}.resources.{which}[storage]",
+        out.extend(fractional_bytes(f"{path}.resources.{which}[storage]",
                                        _dict(resources.get(which)).get("storage")))
     return out
 

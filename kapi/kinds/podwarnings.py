@@ -24,7 +24,6 @@ from typing import Any
 
 from kapi import quantity
 from kapi.kinds.apparmor import APPARMOR_CONTAINER_PREFIX
-from kapi.kinds.podspec import quantity_shown
 from kapi.objectmeta import go_quote
 from kapi.values import as_dict as _dict
 from kapi.values import as_list as _list
@@ -68,22 +67,28 @@ SECCOMP_CONTAINER_PREFIX = "container.seccomp.security.alpha.kubernetes.io/"
 NULL_SELECTOR = "a null labelSelector results in matching no pod"
 
 
-def _fraction(value: Any) -> Fraction | None:
+def fractional_bytes(path: str, raw: Any) -> list[str]:
+    """``<path>: fractional byte value "<q>" is invalid, must be an integer`` when the byte quantity ``raw`` (a
+    ResourceList value, defaulted: SetDefaults_ResourceList rounds it up to milli-units first, as
+    :func:`kapi.quantity.canonical` with ``milli`` does) has ``MilliValue() % 1000 != 0``; [] for whole bytes,
+    an absent or an unparseable value (the schema reports that)."""
+    if raw is None:
+        return []
     try:
-        return quantity.parse(value)
+        shown = quantity.canonical(raw, milli=True)
+        value: Fraction = quantity.parse(shown)
     except (ValueError, ZeroDivisionError):
-        return None
+        return []
+    if value.denominator == 1:
+        return []
+    return [f"{path}: fractional byte value {go_quote(shown)} is invalid, must be an integer"]
 
 
 def _fractional_bytes(path: str, resources: Any) -> list[str]:
-    """``<path>[memory]`` / ``[ephemeral-storage]``: a Quantity that is not a whole number of bytes."""
+    """:func:`fractional_bytes` of ``<path>[memory]`` then ``<path>[ephemeral-storage]``."""
     out = []
     for name in ("memory", "ephemeral-storage"):
-        raw = _dict(resources).get(name)
-        value = _fraction(raw) if raw is not None else None
-        if value is not None and value.denominator != 1:
-            out.append(f"{path}[{name}]: fractional byte value {go_quote(quantity_shown(raw, value))} is invalid, "
-                       "must be an integer")
+        out.extend(fractional_bytes(f"{path}[{name}]", _dict(resources).get(name)))
     return out
 
 

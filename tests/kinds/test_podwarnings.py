@@ -134,3 +134,16 @@ def test_workload_updates_warn_when_the_generation_moves_on() -> None:
         "spec.jobTemplate." + warning]
     pod = {"metadata": {"name": "p"}, "spec": template["spec"]}
     assert strategy_for("", "Pod").warnings_on_update(pod, pod) == []
+
+
+@pytest.mark.parametrize(("memory", "expected"), [
+    ("0.9999", []),        # SetDefaults_ResourceList rounds up to 1 (milli scale): whole bytes
+    ("1.0001", ['spec.containers[0].resources.limits[memory]: fractional byte value "1001m" is invalid, must be an '
+                "integer"]),
+    ("1", []), ("1500m", ['spec.containers[0].resources.limits[memory]: fractional byte value "1500m" is invalid, '
+                          "must be an integer"]),
+])
+def test_fractional_bytes_follow_the_milli_rounded_value(memory: str, expected: list[str]) -> None:
+    """MilliValue() % 1000 of the value SetDefaults_ResourceList left (rounded up to milli-units)."""
+    spec = {"containers": [{**C, "resources": {"limits": {"memory": memory}}}]}
+    assert pod_spec_warnings(spec, {}) == expected
