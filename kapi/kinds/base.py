@@ -109,6 +109,11 @@ class Strategy:
         """``Validate<Kind>`` of a defaulted object about to be created or stored; [] when valid."""
         return []
 
+    #: Whether kube's ``Validate<Kind>Update`` validates the new object (:meth:`validate_again`) before its
+    #: update rules (:meth:`validate_update`), as ValidatePodUpdate and the PV/PVC strategies' ValidateUpdate
+    #: do; by default the update rules come first. Only the order of the causes depends on it.
+    revalidates_first: bool = False
+
     def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
         """The ``Validate<Kind>`` rules ``Validate<Kind>Update`` runs again on the ``new`` object of a
         main-resource update; by default all of :meth:`validate`. Kinds whose create rules differ on update

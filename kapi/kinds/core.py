@@ -943,6 +943,7 @@ class PodStrategy(Strategy):
 
     group, kind = "", "Pod"
     status_zero: dict[str, Any] = {}  # PodStatus: every field omitempty
+    revalidates_first = True  # ValidatePodUpdate: validatePodMetadataAndSpec, then the update rules
     selectable_fields = {
         "spec.nodeName": field_value("spec", "nodeName"),
         "spec.restartPolicy": field_value("spec", "restartPolicy"),
@@ -1286,6 +1287,7 @@ class PersistentVolumeStrategy(Strategy):
 
     group, kind = "", "PersistentVolume"
     tracks_generation = False
+    revalidates_first = True  # the strategy's ValidateUpdate: ValidatePersistentVolume, then ...Update
     status_zero: dict[str, Any] = {}  # PersistentVolumeStatus: every field omitempty
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
@@ -1342,6 +1344,7 @@ class PersistentVolumeClaimStrategy(Strategy):
 
     group, kind = "", "PersistentVolumeClaim"
     tracks_generation = False
+    revalidates_first = True  # the strategy's ValidateUpdate: ValidatePersistentVolumeClaim, then ...Update
     status_zero: dict[str, Any] = {}  # PersistentVolumeClaimStatus: every field omitempty
 
     def warnings_on_create(self, obj: Obj) -> list[str]:

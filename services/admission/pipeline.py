@@ -182,13 +182,15 @@ class Admitter:
         request.warnings.extend(_field_validation(request, unknown, field_validation))
         causes = objectmeta.validate_object_meta(request.object, resource, request.operation == CREATE,
                                                  old=request.old_object)
-        if request.operation == UPDATE and request.old_object is not None:
-            causes.extend(kind.validate_update(request.object, request.old_object, request.subresource))
+        old = request.old_object if request.operation == UPDATE else None
+        update_causes = kind.validate_update(request.object, old, request.subresource) if old is not None else []
+        if not kind.revalidates_first:
+            causes.extend(update_causes)
         causes.extend(c for c in result.causes if not (kind.validates_required and c.type == "FieldValueRequired"))
         if not request.subresource:  # pkg/apis/*/validation: per-kind semantic rules
-            old = request.old_object
-            causes.extend(kind.validate(request.object) if request.operation == CREATE or old is None
-                          else kind.validate_again(request.object, old))
+            causes.extend(kind.validate(request.object) if old is None else kind.validate_again(request.object, old))
+        if kind.revalidates_first:
+            causes.extend(update_causes)
         if resource.group == crd.GROUP and resource.resource == crd.RESOURCE and not request.subresource:
             # The cleanup finalizer is added by the first DELETE (kube's REST.Delete), not here.
             causes.extend(crdvalidation.validate(request.object, request.old_object, crd_schema.value_causes))

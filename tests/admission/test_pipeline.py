@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import random
 from datetime import UTC, datetime
 from typing import Any
@@ -302,3 +303,32 @@ async def test_an_invalid_create_carries_prepare_for_create_warnings_but_not_war
         'unknown field "extra"', "labelled",
         f'metadata.annotations[{annotation}]: deprecated since v1.30; use the "appArmorProfile" field instead']
     assert plugins[1].seen == []
+
+
+async def test_pod_and_claim_updates_validate_the_new_object_before_the_update_rules(admitter: Admitter) -> None:
+    """ValidatePodUpdate runs validatePodMetadataAndSpec before the spec immutability rule, and the PVC strategy's
+    ValidateUpdate ValidatePersistentVolumeClaim before ValidatePersistentVolumeClaimUpdate: the new object's
+    causes come first."""
+    def attrs(resource: str, name: str) -> Attributes:
+        return Attributes(USER, "update", True, api_version="v1", resource=resource, namespace="demo", name=name)
+
+    meta = {"namespace": "demo", "uid": "u1", "resourceVersion": "7", "creationTimestamp": "2024-01-01T00:00:00Z"}
+    old_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", **meta},
+               "spec": {"restartPolicy": "Always", "containers": [{"name": "c", "image": "x"}]}}
+    new_pod = copy.deepcopy(old_pod)
+    new_pod["spec"]["restartPolicy"] = "Sometimes"
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("UPDATE", attrs("pods", "p"), "Pod", jsonutil.dumps(new_pod), jsonutil.dumps(old_pod))
+    fields = [c["field"] for c in exc.value.details["causes"]]
+    assert fields == ["spec.restartPolicy", "spec"], exc.value.message
+    old_claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c", **meta},
+                 "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+                          "storageClassName": "a", "volumeMode": "Filesystem"}}
+    new_claim = copy.deepcopy(old_claim)
+    new_claim["spec"]["storageClassName"] = "b"
+    new_claim["spec"]["accessModes"] = ["Sometimes"]
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("UPDATE", attrs("persistentvolumeclaims", "c"), "PersistentVolumeClaim",
+                             jsonutil.dumps(new_claim), jsonutil.dumps(old_claim))
+    fields = [c["field"] for c in exc.value.details["causes"]]
+    assert fields == ["spec.accessModes", "spec"], exc.value.message
