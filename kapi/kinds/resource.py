@@ -14,13 +14,19 @@ and ``pkg/apis/resource/validation``:
   object on updates of the main resource (``/status`` writes it; the spec
   is kept there); the spec is immutable. ResourceClaimTemplate: the spec is
   immutable.
-- Validation, the main rules with kube's messages: request names DNS labels;
-  exactly one of ``exactly`` / ``firstAvailable``; ``deviceClassName``
-  required and a DNS subdomain; ``allocationMode`` All/ExactCount with its
-  ``count`` rules; selectors need ``cel``; config needs ``opaque`` with a
-  driver; a ResourceSlice's driver and pool name. CEL compilation and cost,
-  constraints, allocation results and device limits are not checked
-  (docs/kube-parity.md).
+- Validation (kube 1.37, ``pkg/apis/resource/validation/validation.go`` at
+  commit 009801d930e2e3c8b3671a3ec28e31a2f64865ac), in kube's order: claim
+  requests (at most 32, unique DNS-label names, exactly one of ``exactly`` /
+  ``firstAvailable`` with at most 8 unique subrequests, ``deviceClassName``,
+  selectors with compiling CEL, ``allocationMode``/``count``, tolerations),
+  constraints and config naming requests, opaque parameters; a template's
+  ``spec.metadata``; a claim's ``/status`` (reservedFor, devices, allocation
+  results, the allocation immutable once set); a DeviceClass's selectors,
+  config and extendedResourceName; a ResourceSlice's driver, pool, node
+  selection, devices (attributes, capacity and requestPolicy, taints,
+  counters, per-device node selection, binding conditions) and counter sets
+  (:mod:`kapi.kinds.resourcedevices`). Not checked: CEL type checks and cost,
+  AuthorizedForAdmin (adminAccess needs the namespace label), alpha fields.
 """
 
 from __future__ import annotations
@@ -29,11 +35,11 @@ from typing import Any
 
 from kapi import jsonutil
 from kapi.errors import Cause
+from kapi.kinds import resourcedevices as devices
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import immutable_shown, not_supported
-from kapi.kinds.storage import validate_csi_driver_name
 from kapi.objectmeta import invalid, required
-from kapi.validation import is_dns1123_label, is_dns1123_subdomain
+from kapi.validation import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
 from kapi.values import as_dict as _dict
 from kapi.values import as_list as _list
 
@@ -76,10 +82,6 @@ def _device_class_name(value: Any, path: str) -> list[Cause]:
     return [invalid(path, text, m) for m in is_dns1123_subdomain(text)]
 
 
-def _selectors(selectors: Any, path: str) -> list[Cause]:
-    return [required(f"{path}[{i}].cel") for i, s in enumerate(_list(selectors)) if not _dict(s).get("cel")]
-
-
 def _allocation(request: Obj, path: str) -> list[Cause]:
     """validateDeviceAllocationMode."""
     mode, count = request.get("allocationMode"), request.get("count") or 0
@@ -92,45 +94,81 @@ def _allocation(request: Obj, path: str) -> list[Cause]:
     return [not_supported(f"{path}.allocationMode", mode or "", ALLOCATION_MODES)]
 
 
-def _config(configs: Any, path: str) -> list[Cause]:
-    """validateDeviceConfiguration of each entry: ``opaque`` required, with a driver name."""
-    out: list[Cause] = []
-    for i, config in enumerate(_list(configs)):
-        opaque = _dict(config).get("opaque")
-        if not isinstance(opaque, dict):
-            out.append(required(f"{path}[{i}].opaque"))
-        else:
-            out.extend(validate_csi_driver_name(opaque.get("driver"), f"{path}[{i}].opaque.driver"))
+def _exact_or_sub(request: Obj, path: str) -> list[Cause]:
+    """The shared part of validateExactDeviceRequest / validateDeviceSubRequest: deviceClassName, selectors,
+    allocation mode, tolerations (derivedAttributes are alpha)."""
+    out = _device_class_name(request.get("deviceClassName"), f"{path}.deviceClassName")
+    out.extend(devices.validate_selectors(request.get("selectors"), f"{path}.selectors"))
+    out.extend(_allocation(request, path))
+    out.extend(devices.validate_tolerations(request.get("tolerations"), f"{path}.tolerations"))
+    return out
+
+
+def _request(raw: Any, rpath: str) -> list[Cause]:
+    """validateDeviceRequest: the name a DNS label; exactly one of ``exactly`` / ``firstAvailable`` (at most 8
+    subrequests with unique DNS-label names)."""
+    request = _dict(raw)
+    out = _label(request.get("name"), f"{rpath}.name")
+    exactly, first = request.get("exactly"), _list(request.get("firstAvailable"))
+    if exactly is None and not first:
+        out.append(required(rpath, "exactly one of `exactly` or `firstAvailable` is required"))
+    elif exactly is not None and first:
+        # field.Invalid(path, nil, ...): Go renders a nil value as the quoted string "null"
+        out.append(invalid(rpath, "null", "exactly one of `exactly` or `firstAvailable` is required, but "
+                                          "multiple fields are set"))
+    elif first:
+        def sub(raw_sub: Any, spath: str) -> list[Cause]:
+            return [*_label(_dict(raw_sub).get("name"), f"{spath}.name"), *_exact_or_sub(_dict(raw_sub), spath)]
+        out.extend(devices.validate_set(first, devices.FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE, sub,
+                                         lambda s: str(_dict(s).get("name") or ""), f"{rpath}.firstAvailable"))
+    else:
+        out.extend(_exact_or_sub(_dict(exactly), f"{rpath}.exactly"))
     return out
 
 
 def validate_claim_spec(spec: Any, path: str) -> list[Cause]:
-    """validateResourceClaimSpec, main rules: each request and subrequest, then the claim's config."""
-    devices = _dict(_dict(spec).get("devices"))
-    out: list[Cause] = []
-    for i, raw in enumerate(_list(devices.get("requests"))):
-        request, rpath = _dict(raw), f"{path}.devices.requests[{i}]"
-        out.extend(_label(request.get("name"), f"{rpath}.name"))
-        exactly, first = request.get("exactly"), _list(request.get("firstAvailable"))
-        if exactly is None and not first:
-            out.append(required(rpath, "exactly one of `exactly` or `firstAvailable` is required"))
-        elif exactly is not None and first:
-            # field.Invalid(path, nil, ...): Go renders a nil value as the quoted string "null"
-            out.append(invalid(rpath, "null", "exactly one of `exactly` or `firstAvailable` is required, but "
-                                              "multiple fields are set"))
-        elif first:
-            for j, raw_sub in enumerate(first):
-                sub, spath = _dict(raw_sub), f"{rpath}.firstAvailable[{j}]"
-                out.extend(_label(sub.get("name"), f"{spath}.name"))
-                out.extend(_device_class_name(sub.get("deviceClassName"), f"{spath}.deviceClassName"))
-                out.extend(_selectors(sub.get("selectors"), f"{spath}.selectors"))
-                out.extend(_allocation(sub, spath))
-        else:
-            epath, exact = f"{rpath}.exactly", _dict(exactly)
-            out.extend(_device_class_name(exact.get("deviceClassName"), f"{epath}.deviceClassName"))
-            out.extend(_selectors(exact.get("selectors"), f"{epath}.selectors"))
-            out.extend(_allocation(exact, epath))
-    out.extend(_config(devices.get("config"), f"{path}.devices.config"))
+    """validateResourceClaimSpec / validateDeviceClaim: the requests (at most 32, unique names, each
+    :func:`_request`), the constraints and the config (:mod:`kapi.kinds.resourcedevices`)."""
+    claim = _dict(_dict(spec).get("devices"))
+    names = devices.gather_request_names(spec)
+    out = devices.validate_set(claim.get("requests"), devices.DEVICE_REQUESTS_MAX_SIZE, _request,
+                                lambda r: str(_dict(r).get("name") or ""), f"{path}.devices.requests")
+    out.extend(devices.validate_constraints(claim.get("constraints"), f"{path}.devices.constraints", names))
+    out.extend(devices.validate_claim_config(claim.get("config"), f"{path}.devices.config", names))
+    return out
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: has a domain outside ``kubernetes.io/``, no ``requests.`` prefix, and
+    ``requests.<name>`` is a qualified name."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return not is_qualified_name("requests." + name)
+
+
+def validate_device_class_spec(spec: Any, old_spec: Any = None, path: str = "spec") -> list[Cause]:
+    """validateDeviceClassSpec: selectors (at most 32; their CEL not compiled again when all selectors are as
+    stored), config (at most 32; opaque, driver, parameters, the size limit not applied again when unchanged),
+    extendedResourceName an extended resource name."""
+    spec, old = _dict(spec), _dict(old_spec)
+    stored = old_spec is not None and spec.get("selectors") == old.get("selectors")
+    out = devices.validate_selectors(spec.get("selectors"), f"{path}.selectors", stored)
+    stored = old_spec is not None and spec.get("config") == old.get("config")
+    out.extend(devices.validate_slice(spec.get("config"), devices.DEVICE_CONFIG_MAX_SIZE,
+                                       lambda c, p: devices.validate_device_configuration(c, p, stored),
+                                       f"{path}.config"))
+    name = spec.get("extendedResourceName")
+    if isinstance(name, str) and not is_extended_resource_name(name):
+        out.append(invalid(f"{path}.extendedResourceName", name, "must be a valid extended resource name"))
+    return out
+
+
+def validate_claim_template(obj: Obj) -> list[Cause]:
+    """validateResourceClaimTemplateSpec: ``spec.metadata`` (ValidateTemplateObjectMeta), then ``spec.spec``."""
+    from kapi.kinds.podvolumes import _template_meta  # noqa: PLC0415 - ValidateTemplateObjectMeta, shared
+    spec = _dict(obj.get("spec"))
+    out = _template_meta(_dict(spec.get("metadata")), "spec.metadata")
+    out.extend(validate_claim_spec(spec.get("spec"), "spec.spec"))
     return out
 
 
@@ -142,14 +180,22 @@ def _spec_immutable(new: Obj) -> Cause:
 
 @register
 class DeviceClassStrategy(Strategy):
-    """DeviceClass: generation tracked; selectors need ``cel``, config needs ``opaque``."""
+    """DeviceClass: generation tracked; ValidateDeviceClass / ValidateDeviceClassUpdate."""
 
     group, kind = GROUP, "DeviceClass"
+    validates_required = True  # kube's Go structs have no required fields; the spec rules name what is missing
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidateDeviceClass (main rules)."""
-        spec = _dict(obj.get("spec"))
-        return [*_selectors(spec.get("selectors"), "spec.selectors"), *_config(spec.get("config"), "spec.config")]
+        """ValidateDeviceClass: :func:`validate_device_class_spec`."""
+        return validate_device_class_spec(obj.get("spec"))
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """Nothing: :meth:`validate_update` validates the new spec against the stored one."""
+        return []
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateDeviceClassUpdate: the spec with the stored one (unchanged selectors are not compiled again)."""
+        return validate_device_class_spec(new.get("spec"), _dict(old.get("spec")))
 
 
 @register
@@ -166,14 +212,25 @@ class ResourceClaimStrategy(Strategy):
         default_claim_spec(obj.get("spec"))
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidateResourceClaim (main rules)."""
+        """ValidateResourceClaim: :func:`validate_claim_spec`."""
         return validate_claim_spec(obj.get("spec"), "spec")
 
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """Nothing: :meth:`validate_update` runs ValidateResourceClaim first, in kube's order."""
+        return []
+
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
-        """ValidateResourceClaimUpdate: ``spec: Invalid value: ...: field is immutable``."""
-        if subresource or new.get("spec") == old.get("spec"):
+        """The strategy's ValidateUpdate: ValidateResourceClaim, then ``spec: Invalid value: ...: field is
+        immutable``; on ``/status`` ValidateResourceClaimStatusUpdate
+        (:func:`kapi.kinds.resourcedevices.validate_claim_status_update`)."""
+        if subresource == "status":
+            return devices.validate_claim_status_update(new, old)
+        if subresource:
             return []
-        return [_spec_immutable(new)]
+        out = validate_claim_spec(new.get("spec"), "spec")
+        if new.get("spec") != old.get("spec"):
+            out.append(_spec_immutable(new))
+        return out
 
 
 @register
@@ -189,30 +246,42 @@ class ResourceClaimTemplateStrategy(Strategy):
         default_claim_spec(_dict(obj.get("spec")).get("spec"))
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidateResourceClaimTemplate (main rules of ``spec.spec``)."""
-        return validate_claim_spec(_dict(obj.get("spec")).get("spec"), "spec.spec")
+        """ValidateResourceClaimTemplate: :func:`validate_claim_template`."""
+        return validate_claim_template(obj)
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """Nothing: :meth:`validate_update` runs ValidateResourceClaimTemplate first, in kube's order."""
+        return []
 
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
-        """ValidateResourceClaimTemplateUpdate: the spec is immutable."""
-        if new.get("spec") == old.get("spec"):
-            return []
-        return [_spec_immutable(new)]
+        """The strategy's ValidateUpdate: ValidateResourceClaimTemplate, then the spec is immutable."""
+        out = validate_claim_template(new)
+        if new.get("spec") != old.get("spec"):
+            out.append(_spec_immutable(new))
+        return out
 
 
 @register
 class ResourceSliceStrategy(Strategy):
-    """ResourceSlice: generation tracked; driver and pool name required; field labels spec.nodeName, spec.driver."""
+    """ResourceSlice: generation tracked; ValidateResourceSlice / ValidateResourceSliceUpdate; field labels
+    spec.nodeName, spec.driver."""
 
     group, kind = GROUP, "ResourceSlice"
+    validates_required = True  # kube's Go structs have no required fields (a zero pool generation is valid)
     selectable_fields = {
         "spec.nodeName": lambda o: str(_dict(o.get("spec")).get("nodeName") or ""),
         "spec.driver": lambda o: str(_dict(o.get("spec")).get("driver") or ""),
     }
 
     def validate(self, obj: Obj) -> list[Cause]:
-        """ValidateResourceSlice (main rules): driver a CSI driver name, pool name required."""
-        spec = _dict(obj.get("spec"))
-        out = validate_csi_driver_name(spec.get("driver"), "spec.driver")
-        if not _dict(spec.get("pool")).get("name"):
-            out.append(required("spec.pool.name"))
-        return out
+        """ValidateResourceSlice: :func:`kapi.kinds.resourcedevices.validate_resource_slice_spec`."""
+        return devices.validate_resource_slice_spec(obj.get("spec"))
+
+    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
+        """Nothing: :meth:`validate_update` validates the new spec against the stored one."""
+        return []
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateResourceSliceUpdate: the spec with the stored one (pool name, driver, nodeName immutable;
+        unchanged capacity and taints not validated again)."""
+        return devices.validate_resource_slice_spec(new.get("spec"), _dict(old.get("spec")))
