@@ -49,6 +49,7 @@ from kapi.kinds.podwarnings import template_warnings
 from kapi.objectmeta import invalid, required
 from kapi.validation import is_dns1123_label
 from kapi.values import as_dict as _dict
+from kapi.values import as_int
 
 GROUP = "batch"
 CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
@@ -118,15 +119,11 @@ def job_spec_warnings(obj: Obj, path: str) -> list[str]:
         node = _dict(node).get(part)
     spec = _dict(node)
     out = []
-    completions, parallelism = spec.get("completions"), spec.get("parallelism")
-    if (spec.get("completionMode") == "Indexed" and _is_int(completions) and _is_int(parallelism)
-            and completions > COMPLETIONS_SOFT_LIMIT and parallelism > PARALLELISM_SOFT_LIMIT):
+    completions, parallelism = as_int(spec.get("completions")) or 0, as_int(spec.get("parallelism")) or 0
+    if (spec.get("completionMode") == "Indexed" and completions > COMPLETIONS_SOFT_LIMIT
+            and parallelism > PARALLELISM_SOFT_LIMIT):
         out.append(f"{path}: {INDEXED_SOFT_LIMITS_WARNING}")
     return out + template_warnings(obj, path + ".template")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _job_fields(spec: Obj) -> list[Cause]:
