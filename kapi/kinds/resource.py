@@ -190,10 +190,6 @@ class DeviceClassStrategy(Strategy):
         return validate_device_class_spec(obj.get("spec"))
 
     def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
-        """Nothing: :meth:`validate_update` validates the new spec against the stored one."""
-        return []
-
-    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """ValidateDeviceClassUpdate: the spec with the stored one (unchanged selectors are not compiled again)."""
         return validate_device_class_spec(new.get("spec"), _dict(old.get("spec")))
 
@@ -205,6 +201,7 @@ class ResourceClaimStrategy(Strategy):
     group, kind = GROUP, "ResourceClaim"
     tracks_generation = False
     validates_required = True  # request names, deviceClassName, opaque drivers: kube's messages, in its order
+    revalidates_first = True  # the strategy's ValidateUpdate: ValidateResourceClaim, then the spec immutable
     status_zero: dict[str, Any] = {}  # ResourceClaimStatus: every field omitempty
 
     def default(self, obj: Obj) -> None:
@@ -215,22 +212,15 @@ class ResourceClaimStrategy(Strategy):
         """ValidateResourceClaim: :func:`validate_claim_spec`."""
         return validate_claim_spec(obj.get("spec"), "spec")
 
-    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
-        """Nothing: :meth:`validate_update` runs ValidateResourceClaim first, in kube's order."""
-        return []
-
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
-        """The strategy's ValidateUpdate: ValidateResourceClaim, then ``spec: Invalid value: ...: field is
-        immutable``; on ``/status`` ValidateResourceClaimStatusUpdate
-        (:func:`kapi.kinds.resourcedevices.validate_claim_status_update`)."""
+        """The strategy's ValidateUpdate after ValidateResourceClaim (:meth:`validate_again`, first:
+        ``revalidates_first``): ``spec: Invalid value: ...: field is immutable``; on ``/status``
+        ValidateResourceClaimStatusUpdate (:func:`kapi.kinds.resourcedevices.validate_claim_status_update`)."""
         if subresource == "status":
             return devices.validate_claim_status_update(new, old)
-        if subresource:
+        if subresource or new.get("spec") == old.get("spec"):
             return []
-        out = validate_claim_spec(new.get("spec"), "spec")
-        if new.get("spec") != old.get("spec"):
-            out.append(_spec_immutable(new))
-        return out
+        return [_spec_immutable(new)]
 
 
 @register
@@ -249,16 +239,12 @@ class ResourceClaimTemplateStrategy(Strategy):
         """ValidateResourceClaimTemplate: :func:`validate_claim_template`."""
         return validate_claim_template(obj)
 
-    def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
-        """Nothing: :meth:`validate_update` runs ValidateResourceClaimTemplate first, in kube's order."""
-        return []
-
     def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
-        """The strategy's ValidateUpdate: ValidateResourceClaimTemplate, then the spec is immutable."""
-        out = validate_claim_template(new)
-        if new.get("spec") != old.get("spec"):
-            out.append(_spec_immutable(new))
-        return out
+        """The strategy's ValidateUpdate after ValidateResourceClaimTemplate (:meth:`validate_again`, first:
+        ``revalidates_first``): the spec is immutable."""
+        if subresource or new.get("spec") == old.get("spec"):
+            return []
+        return [_spec_immutable(new)]
 
 
 @register
@@ -278,10 +264,6 @@ class ResourceSliceStrategy(Strategy):
         return devices.validate_resource_slice_spec(obj.get("spec"))
 
     def validate_again(self, new: Obj, old: Obj) -> list[Cause]:
-        """Nothing: :meth:`validate_update` validates the new spec against the stored one."""
-        return []
-
-    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
         """ValidateResourceSliceUpdate: the spec with the stored one (pool name, driver, nodeName immutable;
         unchanged capacity and taints not validated again)."""
         return devices.validate_resource_slice_spec(new.get("spec"), _dict(old.get("spec")))

@@ -114,9 +114,9 @@ def test_claim_update_validates_new_spec_then_immutability_and_status_subresourc
     s = strat("ResourceClaim")
     old = claim(exact("a"))
     new = claim(exact("A"))
-    causes = s.validate_update(new, old)
+    assert s.revalidates_first  # the pipeline puts validate_again's causes first, as kube's ValidateUpdate
+    causes = s.validate_again(new, old) + s.validate_update(new, old)
     assert [c.field for c in causes] == ["spec.devices.requests[0].name", "spec"]
-    assert s.validate_again(new, old) == []
     stored = claim(exact("a"))
     stored["status"] = {}
     written = claim(exact("a"))
@@ -136,7 +136,9 @@ def test_template_metadata_and_spec():
     assert causes[1].message == "Forbidden: cannot be set"
     changed = {"metadata": {"name": "t"}, "spec": {"spec": {"devices": {"requests": [exact("q")]}}}}
     assert [c.field for c in s.validate_update(changed, obj)] == ["spec"]
-    assert s.validate_again(changed, obj) == []
+    assert [c.field for c in s.validate_again(changed, obj)] == []
+    assert [c.field for c in s.validate_again(obj, obj)] == ["spec.metadata.labels", "spec.metadata.name",
+                                                            "spec.spec.devices.requests[0].name"]
 
 
 def test_device_class_spec():
@@ -149,9 +151,9 @@ def test_device_class_spec():
         ("spec.config[0].opaque.parameters", "Required value"),
         ("spec.extendedResourceName", 'Invalid value: "cpu": must be a valid extended resource name')]
     # unchanged selectors are stored: not compiled again; a changed one is
-    assert [c.field for c in s.validate_update({"spec": spec}, {"spec": spec})] == [
+    assert [c.field for c in s.validate_again({"spec": spec}, {"spec": spec})] == [
         "spec.config[0].opaque.parameters", "spec.extendedResourceName"]
-    assert s.validate_again({"spec": spec}, {"spec": spec}) == []
+    assert s.validate_update({"spec": spec}, {"spec": spec}) == []
     for name, ok in (("example.com/gpu", True), ("kubernetes.io/gpu", False), ("requests.x/y", False),
                      ("example.com/a b", False)):
         assert (s.validate({"spec": {"extendedResourceName": name}}) == []) is ok, name
@@ -166,5 +168,5 @@ def test_slice_strategy_update_and_required_fields():
     old = {"spec": {"driver": "d.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "allNodes": True}}
     new = {"spec": {"driver": "e.example.com", "pool": {"name": "p", "resourceSliceCount": 1}, "allNodes": True}}
     assert s.validate(old) == []
-    assert pairs(s.validate_update(new, old)) == [("spec.driver", 'Invalid value: "e.example.com": field is immutable')]
-    assert s.validate_again(new, old) == []
+    assert pairs(s.validate_again(new, old)) == [("spec.driver", 'Invalid value: "e.example.com": field is immutable')]
+    assert s.validate_update(new, old) == []
