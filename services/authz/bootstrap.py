@@ -310,6 +310,14 @@ CONTROLLER_ROLES: dict[str, ClusterRoleSpec] = {
         rule(["get", "list", "update", "watch"], ["storage.k8s.io"], ["volumeattributesclasses"]),
         rule(EVENTS, ["", "events.k8s.io"], ["events"]),
     ], {}, ""),
+    # MultiCIDRServiceAllocator (GA, on): the ServiceCIDR finalizer and Ready condition (loops/servicecidrs.py)
+    "system:controller:service-cidrs-controller": ([
+        rule(["get", "list", "watch", "patch", "update"], ["networking.k8s.io"], ["servicecidrs"]),
+        rule(["patch", "update"], ["networking.k8s.io"], ["servicecidrs/finalizers"]),
+        rule(["patch", "update"], ["networking.k8s.io"], ["servicecidrs/status"]),
+        rule(READ, ["networking.k8s.io"], ["ipaddresses"]),
+        rule(EVENTS, ["", "events.k8s.io"], ["events"]),
+    ], {}, ""),
     "kapi:controller:tenant": ([
         rule(["create", "delete", "get", "update"], [GROUP], ["rolebindings"]),
         rule(["create", "delete", "get"], [GROUP], ["clusterrolebindings"]),

@@ -58,6 +58,7 @@ def loops() -> dict[str, Loop]:
         resourcequota,
         rootcacert,
         serviceaccount,
+        servicecidrs,
         storageprotection,
         tenantquota,
         tenantrbac,
@@ -79,6 +80,7 @@ def loops() -> dict[str, Loop]:
         Loop("pvc-protection", "persistentvolumeclaim-protection-controller", True,
              storageprotection.PVCProtectionController),
         Loop("pv-protection", "persistentvolume-protection-controller", True, storageprotection.PVProtectionController),
+        Loop("service-cidr-controller", "service-cidr-controller", True, servicecidrs.ServiceCIDRController),
     ]
     return {loop.name: loop for loop in table}
 

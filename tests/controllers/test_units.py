@@ -12,7 +12,8 @@ from services.controllers import manager
 from services.controllers.loops import garbagecollector, namespace, tenantquota, tokencleaner
 
 ALL_DEFAULT = ["namespace", "serviceaccount", "root-ca-cert-publisher", "garbagecollector", "resourcequota",
-               "tenant-rbac", "tenant-quota", "autoregister", "csrsigning", "pvc-protection", "pv-protection"]
+               "tenant-rbac", "tenant-quota", "autoregister", "csrsigning", "pvc-protection", "pv-protection",
+               "service-cidr-controller"]
 
 
 @pytest.mark.parametrize(("spec", "expected"), [
@@ -20,10 +21,10 @@ ALL_DEFAULT = ["namespace", "serviceaccount", "root-ca-cert-publisher", "garbage
     ("", ALL_DEFAULT),
     ("*,tokencleaner", ["namespace", "serviceaccount", "root-ca-cert-publisher", "tokencleaner", "garbagecollector",
                         "resourcequota", "tenant-rbac", "tenant-quota", "autoregister", "csrsigning",
-                        "pvc-protection", "pv-protection"]),
+                        "pvc-protection", "pv-protection", "service-cidr-controller"]),
     ("*,-garbagecollector,-tenant-quota", ["namespace", "serviceaccount", "root-ca-cert-publisher", "resourcequota",
                                           "tenant-rbac", "autoregister", "csrsigning", "pvc-protection",
-                                          "pv-protection"]),
+                                          "pv-protection", "service-cidr-controller"]),
     ("namespace,tokencleaner", ["namespace", "tokencleaner"]),
     ("garbage-collector-controller", ["garbagecollector"]),  # kube's newer names are aliases
     ("*,-namespace-controller", [n for n in ALL_DEFAULT if n != "namespace"]),

@@ -148,11 +148,27 @@ def test_pod_apparmor_annotations_may_not_change_after_create(kubectl: Kubectl, 
 
 
 def test_default_service_cidr_and_kubernetes_service_come_back_after_deletion(kubectl: Kubectl) -> None:
-    # kube-apiserver's default ServiceCIDR controller and bootstrap controller re-create them within 10 s
-    # (was: gone until a gateway restarted)
-    kubectl.run("delete", "servicecidr", "kubernetes")
+    # kube-controller-manager's service-cidr-controller keeps a deleted ServiceCIDR whose allocated IPs no other
+    # ServiceCIDR holds (Ready False, Terminating); once it is gone, kube-apiserver's default ServiceCIDR and
+    # bootstrap controllers re-create it and the kubernetes Service within 10 s (was: gone until a gateway
+    # restarted)
+    old_uid = _get(kubectl, "servicecidr", "kubernetes")["metadata"]["uid"]
+    kubectl.run("delete", "servicecidr", "kubernetes", "--wait=false")
+
+    def held() -> dict | None:
+        got = _get(kubectl, "servicecidr", "kubernetes")
+        ready = [c for c in got["status"]["conditions"] if c["type"] == "Ready"]
+        return got if ready and (ready[0]["status"], ready[0].get("reason")) == ("False", "Terminating") else None
+
+    terminating = wait_for(held)
+    assert terminating["metadata"]["finalizers"] == ["networking.k8s.io/service-cidr-finalizer"]
+    assert [c["message"] for c in terminating["status"]["conditions"]] == [
+        "There are still IPAddresses referencing the ServiceCIDR, please remove them or create a new ServiceCIDR"]
+    kubectl.run("patch", "servicecidr", "kubernetes", "--type=json",
+                "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')  # by hand: the IPs are still in use
     kubectl.run("-n", "default", "delete", "service", "kubernetes")
-    cidr = wait_for(lambda: _get(kubectl, "servicecidr", "kubernetes"), timeout=30)
+    cidr = wait_for(lambda: (lambda c: c if c["metadata"]["uid"] != old_uid else None)(
+        _get(kubectl, "servicecidr", "kubernetes")), timeout=30)
     assert cidr["spec"]["cidrs"] == ["10.96.0.0/12"]
     assert [(c["type"], c["status"]) for c in cidr["status"]["conditions"]] == [("Ready", "True")]
     svc = wait_for(lambda: _get(kubectl, "-n", "default", "service", "kubernetes"), timeout=30)
@@ -160,6 +176,8 @@ def test_default_service_cidr_and_kubernetes_service_come_back_after_deletion(ku
     owner = wait_for(lambda: _get(kubectl, "ipaddress", "10.96.0.1"))
     assert owner["spec"]["parentRef"] == {"group": "", "resource": "services", "namespace": "default",
                                           "name": "kubernetes"}
+    wait_for(lambda: _get(kubectl, "servicecidr", "kubernetes")["metadata"].get("finalizers") == [
+        "networking.k8s.io/service-cidr-finalizer"])
 
 
 def test_service_status_may_remove_the_last_finalizer_and_frees_the_ip(kubectl: Kubectl, namespace: str) -> None:

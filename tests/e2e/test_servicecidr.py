@@ -43,7 +43,15 @@ def test_default_service_cidr_is_ready(kubectl: Kubectl, networking: client.Netw
     assert cidr.spec.cidrs == ["10.96.0.0/12"]  # --service-cluster-ip-range
     ready = [c for c in cidr.status.conditions or [] if c.type == "Ready"]
     assert len(ready) == 1 and ready[0].status == "True"
-    assert ready[0].message == "Kubernetes default Service CIDR is ready"
+    # kube-apiserver writes "Kubernetes default Service CIDR is ready"; kube-controller-manager's
+    # service-cidr-controller then applies its own message and finalizer, as on a cluster
+    final = wait_for(lambda: (lambda c: c if (c["status"]["conditions"][0]["message"], c["metadata"].get("finalizers"))
+                              == ("Kubernetes Service CIDR is ready", ["networking.k8s.io/service-cidr-finalizer"])
+                              else None)(_get(kubectl, "servicecidr", "kubernetes", "--show-managed-fields")))
+    assert [(c["type"], c["status"], c.get("reason")) for c in final["status"]["conditions"]] == [
+        ("Ready", "True", "")]  # metav1.Condition writes an empty reason
+    assert {m["manager"]: m.get("subresource") for m in final["metadata"]["managedFields"]
+            if m["operation"] == "Apply"} == {"service-cidr-controller": "status"}
     table = kubectl.run("get", "servicecidrs").stdout.splitlines()
     assert table[0].split() == ["NAME", "CIDRS", "AGE"]
     assert any(line.split()[:2] == ["kubernetes", "10.96.0.0/12"] for line in table[1:])
@@ -110,9 +118,9 @@ def test_service_cidr_validation_and_status(kubectl: Kubectl) -> None:
 
     status = {"conditions": [{"type": "Ready", "status": "True", "reason": "Mine", "message": "x",
                               "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
-    kubectl.run("create", "-f", "-", input=json.dumps(cidr("e2e-extra", "10.200.0.0/24", status=status)))
+    created = json.loads(kubectl.run("create", "-o", "json", "-f", "-",
+                                     input=json.dumps(cidr("e2e-extra", "10.200.0.0/24", status=status))).stdout)
     try:
-        created = _get(kubectl, "servicecidr", "e2e-extra")
         assert created.get("status") in ({}, None)  # status reset on create (ServiceCIDRStatusFieldWiping)
         assert "generation" not in created["metadata"]
         proc = kubectl.run("patch", "servicecidr", "e2e-extra", "--type=merge", "-p",
