@@ -3,11 +3,17 @@
 Usage::
 
     .venv/bin/python scripts/gen_k8sproto_schema.py SRC_DIR [-o kapi/k8sproto/schema.json]
+    .venv/bin/python scripts/gen_k8sproto_schema.py SRC_DIR --merge kapi/k8sproto/schema.json
 
 ``SRC_DIR`` holds Kubernetes ``generated.proto`` files laid out by import path
 (``k8s.io/api/core/v1/generated.proto``,
 ``k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto``, ...); every
-``*.proto`` under it is read. The proto text is not part of this repository:
+``*.proto`` under it is read. With ``--merge TABLE`` an existing table is
+extended instead of replaced: its messages and kinds are kept, the new
+files' messages are added (a message of the same full name is replaced by
+the new file's), type references resolve against both, and ``sources`` is
+the union (the output defaults to ``TABLE`` then). The upstream texts of a
+table's earlier files need not be on disk for that. The proto text is not part of this repository:
 fetch it at development time (see below). The output is a compact table of
 facts (message names, field numbers, JSON names, types) that
 :mod:`kapi.k8sproto` decodes request bodies with.
@@ -36,12 +42,13 @@ field is ``repeated X items = 1`` exists so a Go map can hold slices
 (meta/v1 ``Verbs``, authentication/authorization ``ExtraValue``); Go's JSON
 encoder writes it as a bare array, so it is flagged ``"list": true``.
 
-Kinds: every message of an API group package (``k8s.io.api.<dir>.<version>``)
+Kinds: every message of an API group package (``k8s.io.api.<dir>.<version>``,
+or one of ``PACKAGE_GROUPS``, the groups served from outside k8s.io/api)
 whose field 1 is ``metadata`` of type ``ObjectMeta`` or ``ListMeta`` is a
 kind of that group/version, except the templates listed in ``NOT_KINDS``.
 The group name comes from ``GROUP_NAMES`` (each package's ``GroupName``
-constant in k8s.io/api ``register.go``). ``anyVersionKinds`` are the meta/v1
-option kinds that ``metav1.AddToGroupVersion`` registers in every
+constant in k8s.io/api ``register.go``) or ``PACKAGE_GROUPS``.
+``anyVersionKinds`` are the meta/v1 option kinds that ``metav1.AddToGroupVersion`` registers in every
 group/version (a typed client sends ``DeleteOptions`` under the version of
 the resource it deletes).
 
@@ -49,7 +56,9 @@ Embedded structs: the proto files do not say which Go fields are embedded
 with ``json:",inline"``; ``INLINE`` lists them (facts from the k8s.io/api
 ``types.go`` JSON tags). Likewise ``JSON_NAMES`` lists the few fields whose
 protobuf tag name differs from their JSON name (authentication/v1
-``BoundObjectReference.uID`` is JSON ``uid``). tests/test_k8sproto.py checks the whole table
+``BoundObjectReference.uID`` is JSON ``uid``; admissionregistration/v1 names
+a few fields by their Go name, ``Webhooks``, ``Expression``, ``Name``).
+tests/test_k8sproto.py checks the whole table
 against the kube 1.37 JSON schemas shipped in the ``kubernetes-validate``
 wheel, so a missing or wrong entry fails a test.
 
@@ -92,6 +101,33 @@ repo; comments dropped but ``+protobuf.nullable`` annotations kept):
   1.33 ``EndpointHints.forNodes = 2``/``ForNode``), ``node/v1``
   (034debc18008c8ebfe1971d7d402dcf2b50b84c2), ``storage/v1``
   (00a7fbe7c74d25dc0ba4b87f16f9db3d7df463a3).
+- Added later with ``--merge`` (the earlier files were no longer on disk):
+  ``admissionregistration/v1`` read from liggitt/kubernetes at commit
+  1cc50ce310930b6b1743b36441fcc59099d21f6f (a 1.36+ tree with the v1
+  MutatingAdmissionPolicy kinds); ``flowcontrol/v1`` (kubernetes/kubernetes
+  commit 09d8c148526962d60892148817fedda0c7e896f4); ``resource/v1`` read
+  from thc1006/kubernetes at commit
+  3fa5afbe7fc43e6c605f07b2bed6e8608547cd8e (a 1.37 tree with DeviceTaintRule;
+  its pre-release ``Device.nodeAllocatableResourceMappings = 13`` left out,
+  as kube 1.37 replaced it by ``nodeAllocatableResources`` of another
+  message); kube-aggregator
+  ``staging/src/k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/generated.proto``
+  (kubernetes/kubernetes commit 0a2f5b122db7f5dab90e3b6384811a68dd030ca3).
+  apiextensions.k8s.io/v1 (CustomResourceDefinition; its generated.proto
+  read at kubernetes/kubernetes commit
+  046d201c45cebd19eb1fc4612426761c64802825) is not in the table:
+  its ``JSONSchemaProps`` holds ``JSON`` ({1: raw bytes}, JSON any value),
+  ``JSONSchemaPropsOrArray`` ({1: schema, 2: repeated schemas}, JSON an
+  object or an array), ``JSONSchemaPropsOrBool`` ({1: allows, 2: schema},
+  JSON a bool or an object) and ``JSONSchemaPropsOrStringArray`` ({1:
+  schema, 2: repeated string}, JSON an object or an array), whose JSON form
+  depends on which protobuf field is set (their hand-written MarshalJSON);
+  the table's modes cannot say that, so the decoder and encoder would need
+  special cases for them first. autoscaling/v1 ``Scale``/``ScaleSpec``/
+  ``ScaleStatus`` (kubernetes/kubernetes commit
+  06726ca7f82742f67b39ac2802abe997082c2723) are not merged in yet either:
+  tests/gateway/test_negotiation.py still uses Scale as its example of a
+  kind without a protobuf message.
 - The output's ``sources`` key lists every file the table was built from.
 
 Field numbers never change in Kubernetes protos (new fields get new numbers),
@@ -138,6 +174,11 @@ GROUP_NAMES = {
     "storage": "storage.k8s.io",
 }
 
+# Protobuf packages outside k8s.io/api (without the version) -> API group name.
+PACKAGE_GROUPS = {
+    "k8s.io.kube_aggregator.pkg.apis.apiregistration": "apiregistration.k8s.io",
+}
+
 # Messages with ObjectMeta metadata that are not kinds (templates, wrappers).
 NOT_KINDS = frozenset({
     "k8s.io.api.core.v1.PodTemplateSpec",
@@ -168,6 +209,9 @@ INLINE = frozenset({
     ("k8s.io.api.networking.v1.IngressRule", "ingressRuleValue"),
     ("k8s.io.api.admissionregistration.v1.RuleWithOperations", "rule"),
     ("k8s.io.api.admissionregistration.v1.NamedRuleWithOperations", "ruleWithOperations"),
+    ("k8s.io.api.resource.v1.DeviceAllocationConfiguration", "deviceConfiguration"),
+    ("k8s.io.api.resource.v1.DeviceClaimConfiguration", "deviceConfiguration"),
+    ("k8s.io.api.resource.v1.DeviceClassConfiguration", "deviceConfiguration"),
 })
 
 # (message full name, proto field name) -> JSON name, where the Go protobuf tag name differs from the JSON tag.
@@ -175,6 +219,11 @@ JSON_NAMES = {
     ("k8s.io.api.authentication.v1.BoundObjectReference", "aPIVersion"): "apiVersion",
     ("k8s.io.api.authentication.v1.BoundObjectReference", "uID"): "uid",
     ("k8s.io.api.networking.v1.IngressClassParametersReference", "aPIGroup"): "apiGroup",
+    ("k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration", "Webhooks"): "webhooks",
+    ("k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration", "Webhooks"): "webhooks",
+    ("k8s.io.api.admissionregistration.v1.Validation", "Expression"): "expression",
+    ("k8s.io.api.admissionregistration.v1.Variable", "Name"): "name",
+    ("k8s.io.api.admissionregistration.v1.Variable", "Expression"): "expression",
 }
 
 _TOKEN = re.compile(r"""
@@ -332,16 +381,23 @@ def resolve(type_name: str, scope: str, known: set[str]) -> str:
 
 
 def group_version(package: str) -> tuple[str, str] | None:
-    """("apps", "v1") for package k8s.io.api.apps.v1; None for non-API packages."""
+    """("apps", "v1") for package k8s.io.api.apps.v1 (or a ``PACKAGE_GROUPS`` package); None for non-API
+    packages."""
+    base, _, version = package.rpartition(".")
+    if base in PACKAGE_GROUPS and re.fullmatch(r"v[0-9a-z]+", version):
+        return PACKAGE_GROUPS[base], version
     m = re.fullmatch(r"k8s\.io\.api\.([a-z0-9]+)\.(v[0-9a-z]+)", package)
     if not m or m.group(1) not in GROUP_NAMES:
         return None
     return GROUP_NAMES[m.group(1)], m.group(2)
 
 
-def build(messages: list[Message]) -> dict[str, object]:
-    """Turn parsed messages into the schema table (see module docstring)."""
-    known = {m.full_name for m in messages}
+def build(messages: list[Message], base: dict[str, object] | None = None) -> dict[str, object]:
+    """Turn parsed messages into the schema table (see module docstring); with ``base`` (a table as this
+    function returns it) the result extends it: its messages and kinds are kept, the parsed messages added or,
+    for the same full name, replacing them; references resolve against both."""
+    base_messages: dict[str, object] = dict(base["messages"]) if base else {}  # type: ignore[call-overload]
+    known = {m.full_name for m in messages} | set(base_messages)
     table: dict[str, dict[str, object]] = {}
     kinds: list[list[str]] = []
     for msg in sorted(messages, key=lambda m: m.full_name):
@@ -372,6 +428,11 @@ def build(messages: list[Message]) -> dict[str, object]:
                             if m in table and f not in {v[0] for v in table[m]["fields"].values()})  # type: ignore
     if missing_inline:
         raise ProtoSyntaxError(f"INLINE names fields that do not exist: {missing_inline}")
+    if base:
+        parsed = set(table)
+        table = {**base_messages, **table}  # type: ignore[dict-item]
+        kinds += [list(k) for k in base["kinds"] if k[3] not in parsed]  # type: ignore[attr-defined]
+        kinds.sort(key=lambda k: (k[3], k[0], k[1]))
     any_version = {k: f"{META}.{k}" for k in ANY_VERSION_KINDS if f"{META}.{k}" in table}
     return {"messages": table, "kinds": kinds, "anyVersionKinds": any_version}
 
@@ -380,9 +441,17 @@ def main(argv: list[str] | None = None) -> int:
     """Parse every ``*.proto`` under SRC_DIR and write the schema JSON; returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("src_dir", help="directory holding k8s.io/**/generated.proto files")
-    parser.add_argument("-o", "--output", default=os.path.join(os.path.dirname(__file__), "..", "kapi",
-                                                                "k8sproto", "schema.json"))
+    parser.add_argument("-o", "--output", default=None,
+                        help="output file (default: the --merge table, else kapi/k8sproto/schema.json)")
+    parser.add_argument("--merge", metavar="TABLE", default=None,
+                        help="extend this existing schema table with SRC_DIR's messages instead of replacing it")
     args = parser.parse_args(argv)
+    output = args.output or args.merge or os.path.join(os.path.dirname(__file__), "..", "kapi", "k8sproto",
+                                                       "schema.json")
+    base = None
+    if args.merge:
+        with open(args.merge, encoding="utf-8") as fh:
+            base = json.load(fh)
     messages: list[Message] = []
     sources: list[str] = []
     for root, _dirs, files in sorted(os.walk(args.src_dir)):
@@ -392,12 +461,14 @@ def main(argv: list[str] | None = None) -> int:
                 sources.append(os.path.relpath(path, args.src_dir))
                 with open(path, encoding="utf-8") as fh:
                     messages.extend(parse(fh.read(), path))
-    schema = build(messages)
+    schema = build(messages, base)
+    if base:
+        sources = sorted(set(sources) | set(base.get("sources", [])))
     schema = {"sources": sorted(sources), **schema}
-    with open(args.output, "w", encoding="utf-8") as fh:
+    with open(output, "w", encoding="utf-8") as fh:
         json.dump(schema, fh, sort_keys=True, separators=(",", ":"))
         fh.write("\n")
-    print(f"{len(schema['messages'])} messages, {len(schema['kinds'])} kinds -> {args.output}",  # type: ignore
+    print(f"{len(schema['messages'])} messages, {len(schema['kinds'])} kinds -> {output}",  # type: ignore
           file=sys.stderr)
     return 0
 

@@ -180,6 +180,41 @@ INGRESS = envelope("networking.k8s.io/v1", "Ingress", object_meta("web", "defaul
 
 EVICTION = envelope("policy/v1", "Eviction", object_meta("web-0", "default") + m(2, v(1, 30)))
 
+# The groups added with gen_k8sproto_schema.py --merge (field numbers from their generated.proto files).
+VALIDATING_WEBHOOK_CONFIGURATION = envelope(
+    "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", object_meta("policy.example.com") + m(
+        2, s(1, "check.example.com"),
+        m(2, m(1, s(1, "policy"), s(2, "hook"), s(3, "/validate"), v(4, 443)), s(2, b"CA")),
+        m(3, s(1, "CREATE"), s(1, "UPDATE"),
+          m(2, s(1, "apps"), s(2, "v1"), s(3, "deployments"), s(4, "Namespaced"))),  # RuleWithOperations.rule inline
+        s(4, "Fail"),
+        m(5, entry(1, "team", s(2, "a"))), s(6, "None"), v(7, 10), s(8, "v1"), s(9, "Equivalent"), m(10),
+        m(11, s(1, "not-system"), s(2, "!object.metadata.name.startsWith('system:')"))))
+
+FLOWSCHEMA = envelope("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", object_meta("probes") + m(
+    2, m(1, s(1, "exempt")), v(2, 0), m(3, s(1, "ByUser")),
+    m(4, m(1, s(1, "Group"), m(3, s(1, "system:unauthenticated"))),
+      m(3, s(1, "get"), s(6, "/healthz"), s(6, "/readyz")),
+      m(2, s(1, "*"), s(2, "*"), s(3, "*"), v(4, 0), s(5, "*")))) + m(
+    3, m(1, s(1, "Dangling"), s(2, "False"), m(3, v(1, CREATED), v(2, 0)), s(4, "Found"), s(5, ""))))
+
+PRIORITY_LEVEL = envelope("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", object_meta("jail") + m(
+    2, s(1, "Limited"), m(2, v(1, 0), m(2, s(1, "Reject")), v(3, 0))) + m(3))
+
+RESOURCE_CLAIM = envelope("resource.k8s.io/v1", "ResourceClaim", object_meta("gpu-claim", "ml") + m(
+    2, m(1,
+         m(1, s(1, "gpu"), m(2, s(1, "gpu.example.com"), m(2, m(1, s(1, "device.driver == 'gpu.example.com'"))),
+                             s(3, "ExactCount"), v(4, 2), m(6, s(1, "example.com/flaky"), s(2, "Exists")))),
+         m(3, s(1, "gpu"), m(2, m(1, s(1, "gpu.example.com"), m(2, s(1, b'{"mode":"fast"}'))))))) + m(
+    3, m(1, m(1, m(1, s(1, "gpu"), s(2, "gpu.example.com"), s(3, "node-1"), s(4, "gpu-0"))),
+         m(3, m(1, m(2, s(1, "metadata.name"), s(2, "In"), s(3, "node-1"))))),
+    m(2, s(1, ""), s(3, "pods"), s(4, "trainer-0"), s(5, "pod-uid"))))
+
+APISERVICE = envelope("apiregistration.k8s.io/v1", "APIService", object_meta("v1beta1.metrics.k8s.io") + m(
+    2, m(1, s(1, "kube-system"), s(2, "metrics-server"), v(3, 443)), s(2, "metrics.k8s.io"), s(3, "v1beta1"),
+    v(4, 0), v(7, 100), v(8, 100)) + m(
+    3, m(1, s(1, "Available"), s(2, "True"), m(3, v(1, CREATED), v(2, 0)), s(4, "Passed"), s(5, "all checks passed"))))
+
 HAND_BUILT = [
     ("namespace", NAMESPACE, {
         "kind": "Namespace", "apiVersion": "v1",
@@ -273,6 +308,63 @@ HAND_BUILT = [
         "spec": {"audiences": ["https://kubernetes.default.svc"], "expirationSeconds": 3600,
                  "boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": "runner-0", "uid": "pod-uid"}},
         "status": {"token": ""}}),
+    ("validatingwebhookconfiguration", VALIDATING_WEBHOOK_CONFIGURATION, {
+        "kind": "ValidatingWebhookConfiguration", "apiVersion": "admissionregistration.k8s.io/v1",
+        "metadata": {"name": "policy.example.com"},
+        "webhooks": [{
+            "name": "check.example.com",
+            "clientConfig": {"service": {"namespace": "policy", "name": "hook", "path": "/validate", "port": 443},
+                             "caBundle": "Q0E="},
+            "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["apps"], "apiVersions": ["v1"],
+                       "resources": ["deployments"], "scope": "Namespaced"}],
+            "failurePolicy": "Fail", "namespaceSelector": {"matchLabels": {"team": "a"}}, "sideEffects": "None",
+            "timeoutSeconds": 10, "admissionReviewVersions": ["v1"], "matchPolicy": "Equivalent",
+            "objectSelector": {},
+            "matchConditions": [{"name": "not-system",
+                                 "expression": "!object.metadata.name.startsWith('system:')"}]}]}),
+    ("flowschema", FLOWSCHEMA, {  # a plain int32 zero is kept (matchingPrecedence), an omitempty bool's is not
+        "kind": "FlowSchema", "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "metadata": {"name": "probes"},
+        "spec": {"priorityLevelConfiguration": {"name": "exempt"}, "matchingPrecedence": 0,
+                 "distinguisherMethod": {"type": "ByUser"},
+                 "rules": [{"subjects": [{"kind": "Group", "group": {"name": "system:unauthenticated"}}],
+                            "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/readyz"]}],
+                            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"],
+                                               "namespaces": ["*"]}]}]},
+        "status": {"conditions": [{"type": "Dangling", "status": "False",
+                                   "lastTransitionTime": "2023-11-14T22:13:20Z", "reason": "Found"}]}}),
+    ("prioritylevelconfiguration", PRIORITY_LEVEL, {  # pointer zeros are kept
+        "kind": "PriorityLevelConfiguration", "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "metadata": {"name": "jail"},
+        "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 0, "limitResponse": {"type": "Reject"},
+                                                "lendablePercent": 0}},
+        "status": {}}),
+    ("resourceclaim", RESOURCE_CLAIM, {  # DeviceConfiguration is inline; an omitempty "" is dropped (apiGroup)
+        "kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
+        "metadata": {"name": "gpu-claim", "namespace": "ml"},
+        "spec": {"devices": {
+            "requests": [{"name": "gpu", "exactly": {
+                "deviceClassName": "gpu.example.com",
+                "selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}],
+                "allocationMode": "ExactCount", "count": 2,
+                "tolerations": [{"key": "example.com/flaky", "operator": "Exists"}]}}],
+            "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.example.com", "parameters": {"mode": "fast"}}}]}},
+        "status": {
+            "allocation": {
+                "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "node-1",
+                                         "device": "gpu-0"}]},
+                "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}},
+            "reservedFor": [{"resource": "pods", "name": "trainer-0", "uid": "pod-uid"}]}}),
+    ("apiservice", APISERVICE, {  # kube-aggregator's types: facts from gofields_source.json
+        "kind": "APIService", "apiVersion": "apiregistration.k8s.io/v1",
+        "metadata": {"name": "v1beta1.metrics.k8s.io"},
+        "spec": {"service": {"namespace": "kube-system", "name": "metrics-server", "port": 443},
+                 "group": "metrics.k8s.io", "version": "v1beta1", "groupPriorityMinimum": 100,
+                 "versionPriority": 100},
+        "status": {"conditions": [{"type": "Available", "status": "True",
+                                   "lastTransitionTime": "2023-11-14T22:13:20Z", "reason": "Passed",
+                                   "message": "all checks passed"}]}}),
 ]
 
 
@@ -490,10 +582,21 @@ def test_schema_kinds() -> None:
         ("authentication.k8s.io", "v1", "SelfSubjectReview", "k8s.io.api.authentication.v1.SelfSubjectReview"),
         ("authorization.k8s.io", "v1", "SelfSubjectAccessReview",
          "k8s.io.api.authorization.v1.SelfSubjectAccessReview"),
+        ("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration",
+         "k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicyBinding",
+         "k8s.io.api.admissionregistration.v1.MutatingAdmissionPolicyBinding"),
+        ("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration",
+         "k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration"),
+        ("resource.k8s.io", "v1", "ResourceClaimTemplate", "k8s.io.api.resource.v1.ResourceClaimTemplate"),
+        ("resource.k8s.io", "v1", "DeviceTaintRule", "k8s.io.api.resource.v1.DeviceTaintRule"),
+        ("apiregistration.k8s.io", "v1", "APIService", "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIService"),
     ]:
         msg = table.lookup(group, version, kind)
         assert msg is not None and msg.name == name
-    for group, version, kind in [("", "v1", "PodTemplateSpec"), ("", "v1", "ObjectMeta"), ("", "v2", "Pod")]:
+    for group, version, kind in [("", "v1", "PodTemplateSpec"), ("", "v1", "ObjectMeta"), ("", "v2", "Pod"),
+                                 ("resource.k8s.io", "v1", "ResourceClaimTemplateSpec"),
+                                 ("apiextensions.k8s.io", "v1", "CustomResourceDefinition")]:
         assert table.lookup(group, version, kind) is None
 
 
@@ -528,6 +631,14 @@ KNOWN_SKEW = {
     "k8s.io.api.apps.v1.DeploymentSpec: extra podReplacementPolicy",
     "k8s.io.api.batch.v1.JobSpec: missing scheduling",
     "k8s.io.api.policy.v1.PodDisruptionBudgetSpec: extra availabilityMode",
+    # resource.k8s.io/v1 of 1.37 (alpha) is newer than the 1.37-ish tree the table was read from
+    "k8s.io.api.resource.v1.Device: missing nodeAllocatableResources",
+    "k8s.io.api.resource.v1.DeviceCounterConsumption: missing compatibilityGroups",
+    "k8s.io.api.resource.v1.DeviceRequestAllocationResult: missing skipNodeOperations",
+    "k8s.io.api.resource.v1.DeviceSubRequest: missing derivedAttributes",
+    "k8s.io.api.resource.v1.ExactDeviceRequest: missing derivedAttributes",
+    "k8s.io.api.resource.v1.ResourceSliceSpec: missing partitionTypeAttribute",
+    "k8s.io.api.resource.v1.ResourceSliceSpec: missing skipNodeOperations",
 }
 
 _SPECIAL = {"Time", "MicroTime", "Duration", "Quantity", "IntOrString", "RawExtension", "FieldsV1"}
@@ -538,6 +649,13 @@ def _json_type(prop: dict[str, Any]) -> tuple[str, str]:
     if isinstance(kind, list):
         kind = next(k for k in kind if k != "null")
     return kind, prop.get("$ref", "").rsplit("/", 1)[-1]
+
+
+def _definition_name(message: str) -> str:
+    """The kube JSON schema definition of a message: ``io.k8s.`` + its package (Go module directories keep their
+    dashes: k8s.io.kube_aggregator... is io.k8s.kube-aggregator...) + its name."""
+    package, _, name = message.rpartition(".")
+    return f"io.k8s.{package.removeprefix('k8s.io.').replace('_', '-')}.{name}"
 
 
 def test_schema_table_matches_kube_json_schemas() -> None:
@@ -557,9 +675,10 @@ def test_schema_table_matches_kube_json_schemas() -> None:
         return out
 
     problems: set[str] = set()
+    groups: set[str] = set()
     checked = 0
     for name in table:
-        definition = defs.get("io.k8s." + name.removeprefix("k8s.io."))
+        definition = defs.get(_definition_name(name))
         if definition is None or name.rsplit(".", 1)[1] in _SPECIAL:
             continue
         checked += 1
@@ -578,10 +697,14 @@ def test_schema_table_matches_kube_json_schemas() -> None:
             if expected is not None:
                 assert kind == expected, f"{name}.{json_name}: {ftype}/{mode} vs {kind}"
             else:
-                assert ref == "io.k8s." + ftype.removeprefix("k8s.io."), f"{name}.{json_name}: {ftype} vs {ref}"
+                assert ref == _definition_name(ftype), f"{name}.{json_name}: {ftype} vs {ref}"
         problems.update(f"{name}: missing {p}" for p in props if p not in fields and p not in ("apiVersion", "kind"))
-    assert checked > 250
+        groups.add(name.rsplit(".", 2)[0])
+    assert checked > 400
     assert problems == KNOWN_SKEW
+    # the groups added with the generator's --merge are checked too
+    assert {"k8s.io.api.admissionregistration", "k8s.io.api.flowcontrol", "k8s.io.api.resource",
+            "k8s.io.kube_aggregator.pkg.apis.apiregistration"} <= groups
 
 
 # ------------------------------------------------------------------------------ the generator
@@ -689,6 +812,69 @@ def test_generator_parses_proto_files(tmp_path: Path) -> None:
     assert msg is not None
     assert table.decode(msg, body, 0, len(body)) == {
         "items": [{"name": "v", "emptyDir": {"sizeLimit": "1Gi"}}], "limits": {"cpu": "2"}, "groups": [7]}
+
+
+AGGREGATOR_PROTO = """
+syntax = 'proto2';
+package k8s.io.kube_aggregator.pkg.apis.apiregistration.v1;
+message APIService {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional APIServiceSpec spec = 2;
+}
+message APIServiceSpec { optional string group = 2; optional .k8s.io.api.core.v1.Volume volume = 9; }
+"""
+
+ADMISSION_PROTO = """
+syntax = "proto2";
+package k8s.io.api.admissionregistration.v1;
+message ValidatingWebhookConfiguration {
+  optional .k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  repeated string Webhooks = 2;
+}
+"""
+
+
+def test_generator_merges_new_files_into_an_existing_table(tmp_path: Path) -> None:
+    gen = _generator()
+    first, second = tmp_path / "first", tmp_path / "second"
+    for rel, text in [("k8s.io/api/core/v1/generated.proto", CORE_PROTO),
+                      ("k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto",
+                       META_PROTO.replace("message ListMeta", "message ObjectMeta { optional string name = 1; }\n"
+                                                              "message ListMeta")),
+                      ("k8s.io/apimachinery/pkg/api/resource/generated.proto", RESOURCE_PROTO)]:
+        (first / rel).parent.mkdir(parents=True, exist_ok=True)
+        (first / rel).write_text(text)
+    for rel, text in [("k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/generated.proto", AGGREGATOR_PROTO),
+                      ("k8s.io/api/admissionregistration/v1/generated.proto", ADMISSION_PROTO)]:
+        (second / rel).parent.mkdir(parents=True, exist_ok=True)
+        (second / rel).write_text(text)
+    table = tmp_path / "schema.json"
+    assert gen.main([str(first), "-o", str(table)]) == 0
+    before = json.loads(table.read_text())
+    # the second directory alone does not resolve (core/v1 and meta/v1 are not there) ...
+    with pytest.raises(gen.ProtoSyntaxError, match="unknown type"):
+        gen.main([str(second), "-o", str(tmp_path / "alone.json")])
+    # ... but merged into the first table it does; the output defaults to the merged table
+    assert gen.main([str(second), "--merge", str(table)]) == 0
+    merged = json.loads(table.read_text())
+    assert {k: v for k, v in merged["messages"].items() if k in before["messages"]} == before["messages"]
+    aggregator = "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1"
+    assert merged["messages"][f"{aggregator}.APIServiceSpec"]["fields"] == {
+        "2": ["group", "string", ""], "9": ["volume", "k8s.io.api.core.v1.Volume", ""]}
+    # JSON_NAMES: the Go-named protobuf field is JSON "webhooks"
+    assert merged["messages"]["k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration"]["fields"][
+        "2"] == ["webhooks", "string", "r"]
+    assert merged["kinds"] == sorted(before["kinds"] + [
+        ["admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration",
+         "k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration"],
+        ["apiregistration.k8s.io", "v1", "APIService", f"{aggregator}.APIService"]], key=lambda k: k[3])
+    assert merged["sources"] == sorted(before["sources"] + [
+        "k8s.io/api/admissionregistration/v1/generated.proto",
+        "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/generated.proto"])
+    assert merged["anyVersionKinds"] == before["anyVersionKinds"]
+    # merging the same files again changes nothing
+    assert gen.main([str(second), "--merge", str(table)]) == 0
+    assert json.loads(table.read_text()) == merged
 
 
 @pytest.mark.parametrize("text", [

@@ -15,6 +15,13 @@ the binary, or a hand-written marshaller's wire field such as
   (``"name": ""``) and a pointer's is kept as sent (``replicas: 0``);
 * which struct nodes server-side apply records (``kapi.k8sproto.goshape``):
   structured-merge-diff marks ``.`` on pointer structs and list items only.
+
+``gofields_source.json`` (made by scripts/gen_gofields_source.py from the
+groups' ``types.go`` json and protobuf tags) gives the same flags for the
+messages of ``schema.json`` the kubectl table lacks (kube-aggregator's
+apiregistration.k8s.io APIService, which kubectl does not link; groups
+added to ``schema.json`` before gofields.json was regenerated).
+:func:`table` is the union; where both have a message, kubectl's wins.
 """
 
 from __future__ import annotations
@@ -24,13 +31,19 @@ import json
 import os
 
 GOFIELDS_PATH = os.path.join(os.path.dirname(__file__), "gofields.json")
+GOFIELDS_SOURCE_PATH = os.path.join(os.path.dirname(__file__), "gofields_source.json")
+
+
+def _messages(path: str) -> dict[str, dict[str, str]]:
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)["messages"]
 
 
 @functools.cache
 def table() -> dict[str, dict[str, str]]:
-    """{message full name: {field name: flags}}; messages kubectl does not link are absent."""
-    with open(GOFIELDS_PATH, encoding="utf-8") as fh:
-        return json.load(fh)["messages"]
+    """{message full name: {field name: flags}}: the kubectl table, plus the types.go table's messages that it
+    lacks; messages neither has (no Go struct) are absent. Shared (cached): read it, do not modify it."""
+    return {**_messages(GOFIELDS_SOURCE_PATH), **_messages(GOFIELDS_PATH)}
 
 
 def flags(message: str, field: str) -> str | None:
