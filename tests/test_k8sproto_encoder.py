@@ -158,8 +158,90 @@ HPA: dict[str, Any] = {  # autoscaling/v2 Quantity values
     "status": {"currentReplicas": 1, "desiredReplicas": 1},
 }
 
+# The groups added with gen_k8sproto_schema.py --merge.
+WEBHOOKS: dict[str, Any] = {
+    "kind": "ValidatingWebhookConfiguration", "apiVersion": "admissionregistration.k8s.io/v1",
+    "metadata": {"name": "policy.example.com", "generation": 1, "creationTimestamp": CREATED},
+    "webhooks": [{
+        "name": "check.example.com",
+        "clientConfig": {"url": "https://hooks.example.com/validate", "caBundle": "Q0E="},
+        "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
+                   "scope": "*"}],
+        "failurePolicy": "Ignore", "matchPolicy": "Exact", "namespaceSelector": {},
+        "objectSelector": {"matchExpressions": [{"key": "skip", "operator": "DoesNotExist"}]},
+        "sideEffects": "NoneOnDryRun", "timeoutSeconds": 5, "admissionReviewVersions": ["v1", "v1beta1"],
+        "matchConditions": [{"name": "c", "expression": "true"}]}],
+}
+
+MUTATING_POLICY: dict[str, Any] = {
+    "kind": "MutatingAdmissionPolicy", "apiVersion": "admissionregistration.k8s.io/v1",
+    "metadata": {"name": "add-label"},
+    "spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+             "matchConstraints": {"resourceRules": [{"resourceNames": ["a"], "operations": ["CREATE"],
+                                                     "apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                     "resources": ["deployments"]}],
+                                  "matchPolicy": "Equivalent"},
+             "variables": [{"name": "v", "expression": "object.metadata.name"}],
+             "mutations": [{"patchType": "ApplyConfiguration",
+                            "applyConfiguration": {"expression": "Object{metadata: Object.metadata{}}"}}],
+             "failurePolicy": "Fail", "reinvocationPolicy": "IfNeeded"},
+}
+
+FLOWSCHEMA: dict[str, Any] = {
+    "kind": "FlowSchema", "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+    "metadata": {"name": "service-accounts"},
+    "spec": {"priorityLevelConfiguration": {"name": "workload-low"}, "matchingPrecedence": 9000,
+             "distinguisherMethod": {"type": "ByNamespace"},
+             "rules": [{"subjects": [{"kind": "ServiceAccount",
+                                      "serviceAccount": {"namespace": "*", "name": "*"}}],
+                        "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"],
+                                           "clusterScope": True, "namespaces": ["*"]}]}]},
+    "status": {"conditions": [{"type": "Dangling", "status": "False", "lastTransitionTime": CREATED,
+                               "reason": "Found", "message": "ok"}]},
+}
+
+RESOURCE_CLAIM: dict[str, Any] = {
+    "kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
+    "metadata": {"name": "gpu", "namespace": "ml"},
+    "spec": {"devices": {
+        "requests": [{"name": "gpu", "firstAvailable": [
+            {"name": "big", "deviceClassName": "gpu.example.com", "allocationMode": "ExactCount", "count": 1,
+             "capacity": {"requests": {"memory": "40Gi"}}},
+            {"name": "small", "deviceClassName": "gpu.example.com", "allocationMode": "All"}]}],
+        "constraints": [{"requests": ["gpu"], "matchAttribute": "gpu.example.com/numa"}],
+        "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.example.com",
+                                                    "parameters": {"kind": "GpuConfig", "sharing": {"strategy": "TimeSlicing"}}}}]}},
+    "status": {"devices": [{"driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0",
+                            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": CREATED,
+                                            "reason": "Configured", "message": ""}],
+                            "data": {"uuid": "GPU-1"},
+                            "networkData": {"interfaceName": "eth1", "ips": ["10.0.0.5/24"]}}]},
+}
+
+DEVICE_SLICE: dict[str, Any] = {
+    "kind": "ResourceSlice", "apiVersion": "resource.k8s.io/v1",
+    "metadata": {"name": "node-1-gpu"},
+    "spec": {"driver": "gpu.example.com", "pool": {"name": "node-1", "generation": 0, "resourceSliceCount": 1},
+             "nodeName": "node-1",
+             "devices": [{"name": "gpu-0",
+                          "attributes": {"model": {"string": "A100"}, "cores": {"int": 0}, "mig": {"bool": False}},
+                          "capacity": {"memory": {"value": "80Gi"}},
+                          "taints": [{"key": "example.com/hot", "effect": "NoSchedule", "timeAdded": CREATED}]}]},
+}
+
+APISERVICE: dict[str, Any] = {
+    "kind": "APIService", "apiVersion": "apiregistration.k8s.io/v1",
+    "metadata": {"name": "v1.", "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"}},
+    "spec": {"service": None, "version": "v1", "groupPriorityMinimum": 18000, "versionPriority": 1},
+    "status": {"conditions": [{"type": "Available", "status": "True", "lastTransitionTime": CREATED,
+                               "reason": "Local", "message": "Local APIServices are always available"}]},
+}
+
 CORPUS = {"pod": POD, "deployment": DEPLOYMENT, "service": SERVICE, "configmap": CONFIGMAP, "list": LIST,
-          "status": STATUS, "lease": LEASE, "subjectaccessreview": SAR, "cronjob": CRONJOB, "hpa": HPA}
+          "status": STATUS, "lease": LEASE, "subjectaccessreview": SAR, "cronjob": CRONJOB, "hpa": HPA,
+          "validatingwebhookconfiguration": WEBHOOKS, "mutatingadmissionpolicy": MUTATING_POLICY,
+          "flowschema": FLOWSCHEMA, "resourceclaim": RESOURCE_CLAIM, "resourceslice": DEVICE_SLICE,
+          "apiservice": APISERVICE}
 
 
 def _without_nulls(value: Any) -> Any:
@@ -235,6 +317,18 @@ def test_status_has_a_message_in_every_version_but_custom_kinds_do_not() -> None
     assert not k8sproto.encodable("meta.k8s.io/v1", "Table")
     with pytest.raises(k8sproto.EncodeError, match='no kind "Widget"'):
         k8sproto.encode({"kind": "Widget", "apiVersion": "example.com/v1"})
+
+
+def test_the_merged_groups_have_messages_but_custom_resource_definitions_do_not() -> None:
+    for api_version, kind in [("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"),
+                              ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBindingList"),
+                              ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration"),
+                              ("resource.k8s.io/v1", "DeviceClass"), ("resource.k8s.io/v1", "ResourceClaimTemplate"),
+                              ("apiregistration.k8s.io/v1", "APIServiceList")]:
+        assert k8sproto.encodable(api_version, kind), kind
+    # JSONSchemaProps' JSON-or-bool/-array fields have no form in the schema table (gen_k8sproto_schema.py)
+    assert not k8sproto.encodable("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    assert not k8sproto.encodable("autoscaling/v1", "Scale")
 
 
 @pytest.mark.parametrize(("patch", "message"), [
