@@ -18,6 +18,20 @@ ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "up
 NO_DELETECOLLECTION = tuple(v for v in ALL_VERBS if v != "deletecollection")
 
 
+# Resources whose registry sets ReturnDeletedObject: an immediate DELETE answers the deleted object, not a
+# ``Status`` (genericregistry Store.finalizeDelete). Facts of kube 1.37, as its OpenAPI states them (the DELETE
+# response of these paths is the object; of every other path ``v1.Status``; tests/test_resources.py compares
+# them with the official Python client generated from that OpenAPI).
+RETURNS_DELETED_OBJECT = frozenset({
+    ("", "persistentvolumeclaims"), ("", "persistentvolumes"), ("", "pods"), ("", "podtemplates"),
+    ("", "resourcequotas"), ("", "serviceaccounts"), ("", "services"),
+    ("resource.k8s.io", "deviceclasses"), ("resource.k8s.io", "resourceclaims"),
+    ("resource.k8s.io", "resourceclaimtemplates"), ("resource.k8s.io", "resourceslices"),
+    ("storage.k8s.io", "csidrivers"), ("storage.k8s.io", "csinodes"), ("storage.k8s.io", "storageclasses"),
+    ("storage.k8s.io", "volumeattachments"), ("storage.k8s.io", "volumeattributesclasses"),
+})
+
+
 @dataclass(frozen=True)
 class Resource:
     """One served resource of one group/version."""
@@ -40,6 +54,11 @@ class Resource:
     def singular(self) -> str:
         """singularName: the lower-cased kind."""
         return self.kind.lower()
+
+    @property
+    def returns_deleted_object(self) -> bool:
+        """Whether an immediate DELETE answers the deleted object (:data:`RETURNS_DELETED_OBJECT`)."""
+        return (self.group, self.resource) in RETURNS_DELETED_OBJECT
 
     @property
     def group_version(self) -> str:

@@ -157,6 +157,18 @@ def patch_types(r: Resource, registry: Registry = REGISTRY) -> tuple[str, ...]:
     return "application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"
 
 
+def _delete_responses(r: Resource, schema_ref: dict[str, Any], v2: bool) -> dict[str, Any]:
+    """A DELETE's 200 and 202 responses: the object for resources that return it
+    (``Resource.returns_deleted_object``), else a plain ``type: object`` (a Status or, while finalizers keep
+    it, the object), as kube 1.37's OpenAPI has them (the official Python client generated from it types those
+    responses ``object``)."""
+    ref = schema_ref if r.returns_deleted_object else {"type": "object"}
+    if v2:
+        return {"200": {"description": "OK", "schema": ref}, "202": {"description": "Accepted", "schema": ref}}
+    return {code: {"description": text, "content": {"application/json": {"schema": ref}}}
+            for code, text in (("200", "OK"), ("202", "Accepted"))}
+
+
 def _operations(r: Resource, schema_ref: dict[str, Any], registry: Registry = REGISTRY) -> dict[str, Any]:
     gvk = {"group": r.group, "version": r.version, "kind": r.kind}
     body = {"content": {"application/json": {"schema": schema_ref}}}
@@ -173,7 +185,8 @@ def _operations(r: Resource, schema_ref: dict[str, Any], registry: Registry = RE
                   "parameters": [_param(p) for p in (*_QUERY, "force")],
                   "requestBody": {"content": {t: {"schema": {"type": "object"}} for t in patch_types(r, registry)}},
                   "x-kubernetes-group-version-kind": gvk},
-        "delete": {"operationId": f"delete{r.kind}", "responses": ok, "x-kubernetes-action": "delete",
+        "delete": {"operationId": f"delete{r.kind}", "responses": _delete_responses(r, schema_ref, v2=False),
+                   "x-kubernetes-action": "delete",
                    "parameters": [_param("dryRun")], "x-kubernetes-group-version-kind": gvk},
         "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
     }
@@ -251,7 +264,8 @@ def _v2_operations(r: Resource, name: str | None) -> dict[str, Any]:
     patch_body = {"name": "body", "in": "body", "required": True, "schema": {"type": "object"}}
     item = {"get": op("get", "read", []), "put": op("put", "replace", [body, *query]),
             "patch": op("patch", "patch", [patch_body, *query], patch_types(r)),
-            "delete": op("delete", "delete", query[:1]), "parameters": path_params}
+            "delete": {**op("delete", "delete", query[:1]), "responses": _delete_responses(r, ref, v2=True)},
+            "parameters": path_params}
     collection = {"get": op("list", "list", []), "post": op("post", "create", [body, *query]),
                   "parameters": path_params[1:]}
     return {prefix: collection, f"{prefix}/{{name}}": item}

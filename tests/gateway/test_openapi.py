@@ -60,3 +60,16 @@ def test_v2_negotiation(accept, code):  # the protobuf form: tests/gateway/test_
     else:
         assert response.status == code
         assert response.content_type == "application/json"
+
+
+def test_delete_responses_name_the_object_only_where_kube_returns_it():
+    """DELETE's 200/202: the object for ReturnDeletedObject resources (pods), a plain object elsewhere (configmaps)."""
+    paths = jsonutil.loads(openapi.swagger_v2())["paths"]
+    pod = paths["/api/v1/namespaces/{namespace}/pods/{name}"]["delete"]["responses"]
+    assert pod["200"]["schema"] == {"$ref": "#/definitions/io.k8s.api.core.v1.Pod"} == pod["202"]["schema"]
+    cm = paths["/api/v1/namespaces/{namespace}/configmaps/{name}"]["delete"]["responses"]
+    assert cm["200"]["schema"] == {"type": "object"} == cm["202"]["schema"]
+    v3 = jsonutil.loads(openapi.group_version_document("storage.k8s.io", "v1"))["paths"]
+    sc = v3["/apis/storage.k8s.io/v1/storageclasses/{name}"]["delete"]["responses"]["200"]
+    assert sc["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/io.k8s.api.storage.v1.StorageClass"}

@@ -75,15 +75,20 @@ async def _options(scope: RequestScope) -> dict[str, Any]:
 
 
 async def delete(scope: RequestScope) -> web.Response:
-    """Delete the object named by the URL; answers ``Status`` Success (kube's generic registry), or the object
-    itself (200) when finalizers keep it, marked with ``metadata.deletionTimestamp``.
+    """Delete the object named by the URL (kube's handlers/delete.go and Store.Delete/finalizeDelete).
 
-    DeleteOptions ``preconditions`` (uid, resourceVersion) make it
-    conditional (409 Conflict); 404 if absent.
+    Answers, when the object is gone at once, the deleted object for the resources whose registry returns it
+    (``Resource.returns_deleted_object``: Pods, Services, ServiceAccounts, StorageClasses, ...) and else
+    ``Status`` Success; when finalizers keep it, the object marked with ``metadata.deletionTimestamp``. The
+    code is 200, or 202 Accepted for a kept object when DeleteOptions set ``orphanDependents: false`` (kube
+    answers 202 only then, not to break older clients). DeleteOptions ``preconditions`` (uid,
+    resourceVersion) make it conditional (409 Conflict); 404 if absent.
     """
     options = await _options(scope)
     deleted, pending = await store.delete(scope, scope.info.name, options)
-    if pending:  # finalizers remain: kube answers the object marked with deletionTimestamp, 200
+    if pending:
+        return scope.respond(deleted, 202 if options.get("orphanDependents") is False else 200)
+    if scope.resource.returns_deleted_object:
         return scope.respond(deleted)
     return scope.respond(success_status(scope, deleted))
 
