@@ -116,6 +116,39 @@ class RequestScope:
         return response
 
 
+# The anonymous struct kube's JSON serializer first decodes a body into (SimpleMetaFactory.Interpret), as Go's
+# reflect names it in an unmarshal error.
+_TYPE_META_STRUCT = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+                     'Kind string "json:\\"kind,omitempty\\"" }')
+
+
+def unrecognized(scope: RequestScope, message: str, body: bytes) -> errors.StatusError:
+    """kube's transformDecodeError for a body its decoder found no kind in (handlers/rest.go): 400 ``the object
+    provided is unrecognized (must be of type <Kind>): <decoder error> (<summarizeData(body, 30)>)``."""
+    return errors.bad_request(f"the object provided is unrecognized (must be of type {scope.resource.kind}): "
+                              f"{message} ({_summarize(body)})")
+
+
+def decode_request(scope: RequestScope, body: bytes, name_from_url: bool) -> dict[str, Any]:
+    """The body of a create or update (POST, PUT; also reviews) decoded and checked (:func:`decode_object`).
+
+    A JSON or YAML body the decoder cannot read (a syntax error, YAML that is no JSON, too deep), or one that is
+    not an object, is kube's transformDecodeError (:func:`unrecognized`): ``couldn't get version/kind; json
+    parse error: ...`` / ``error converting YAML to JSON: ...`` with the body's summary; 413 and 415 pass
+    through, as do protobuf errors."""
+    mime = scope.content_type.split(";")[0].strip().lower() or negotiation.JSON
+    try:
+        data = negotiation.decode_body(body, scope.content_type)
+    except errors.StatusError as err:
+        if err.code != 400 or mime == negotiation.PROTOBUF:
+            raise
+        raise unrecognized(scope, err.message, body) from None
+    if mime != negotiation.PROTOBUF and data is not None and not isinstance(data, dict):
+        raise unrecognized(scope, "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                           f"{_go_json_type(data)} into Go value of type {_TYPE_META_STRUCT}", body)
+    return decode_object(data, scope, name_from_url=name_from_url, body=body)
+
+
 def decode_object(data: Any, scope: RequestScope, name_from_url: bool, body: bytes | None = None) -> dict[str, Any]:
     """Check a decoded request body is an object of this resource and fill apiVersion/kind/namespace.
 

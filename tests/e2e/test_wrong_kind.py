@@ -40,3 +40,36 @@ def test_kubectl_create_raw_pod_to_namespaces(kubectl: Kubectl) -> None:
 def test_wrong_kind_messages(stack: Stack, path: str, body: dict[str, object], message: str) -> None:
     status, reply = _request(stack, "POST", path, json.dumps(body))
     assert (status, reply["reason"], reply["message"]) == (400, "BadRequest", message)
+
+
+def test_kubectl_create_raw_yaml_to_namespaces(kubectl: Kubectl, tmp_path) -> None:
+    """kubectl's test/cmd create.txtar: ``create --raw`` sends a YAML file's bytes with no Content-Type, so kube's
+    JSON decoder fails before it knows a kind; transformDecodeError names the expected kind and shows the first
+    30 bytes (in hex: they do not start an object)."""
+    manifest = tmp_path / "valid-pod.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: valid-pod\nspec:\n  containers:\n"
+                        "  - name: c\n    image: nginx\n")
+    out = kubectl.run("create", "--raw", "/api/v1/namespaces", "-f", str(manifest), check=False)
+    assert out.returncode != 0
+    head = manifest.read_bytes()[:30].hex()
+    assert ("the object provided is unrecognized (must be of type Namespace): couldn't get version/kind; json parse "
+            f"error: invalid character 'a' looking for beginning of value ({head} ...)") in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize(("method", "path", "body", "message"), [
+    ("POST", "/api/v1/namespaces/default/configmaps", '{"a":',
+     "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse "
+     'error: unexpected end of JSON input ({"a":)'),
+    ("PUT", "/api/v1/namespaces/default/configmaps/x", '{"metadata": {"name": "x"}, "data": {"k": 1,,}}',
+     "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse "
+     "error: invalid character ',' looking for beginning of object key string "
+     """({"metadata": {"name": "x"}, "d ...)"""),
+    ("POST", "/api/v1/namespaces/default/configmaps", "[1, 2]",
+     "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse "
+     'error: json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\\"apiVersion,'
+     'omitempty\\""; Kind string "json:\\"kind,omitempty\\"" } (5b312c20325d)'),
+])
+def test_undecodable_bodies_are_unrecognized(stack: Stack, method: str, path: str, body: str, message: str) -> None:
+    """kube's create and update handlers: transformDecodeError of a body the decoder found no kind in."""
+    status, reply = _request(stack, method, path, body)
+    assert (status, reply["reason"], reply["message"]) == (400, "BadRequest", message)

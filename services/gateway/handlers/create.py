@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from services.gateway import negotiation
 from services.gateway.registry import store
-from services.gateway.scope import RequestScope, check_duplicates, decode_object
+from services.gateway.scope import RequestScope, check_duplicates, decode_request
 
 
 async def create(scope: RequestScope) -> web.Response:
@@ -16,6 +15,6 @@ async def create(scope: RequestScope) -> web.Response:
     for a missing namespace, 422 Invalid, 403 from admission or a hook.
     """
     body = await scope.request.read()
-    obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=False, body=body)
+    obj = decode_request(scope, body, name_from_url=False)
     check_duplicates(scope, body, obj)
     return scope.respond(await store.create(scope, obj), 201)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from kapi import errors, schema
-from services.gateway import negotiation, reviews
-from services.gateway.scope import RequestScope, decode_object
+from services.gateway import reviews
+from services.gateway.scope import RequestScope, decode_request
 
 
 async def review(scope: RequestScope) -> web.Response:
@@ -24,7 +24,7 @@ async def review(scope: RequestScope) -> web.Response:
     if scope.info.verb != "create":
         raise errors.method_not_allowed(resource.resource, scope.info.verb, resource.group)
     body = await scope.request.read()
-    obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=False, body=body)
+    obj = decode_request(scope, body, name_from_url=False)
     if schema.has_schema(resource.group, resource.version, resource.kind):
         # kube decodes into the typed struct: wrong types are a 400, unknown fields are dropped (never echoed
         # back), refused under fieldValidation=Strict and warned about otherwise.

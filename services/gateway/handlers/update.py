@@ -6,12 +6,11 @@ from typing import Any
 
 from aiohttp import web
 
-from services.gateway import negotiation
 from services.gateway.registry import store
 from services.gateway.scope import (
     RequestScope,
     check_duplicates,
-    decode_object,
+    decode_request,
     parse_resource_version,
     resource_version_of,
 )
@@ -25,7 +24,7 @@ async def update(scope: RequestScope) -> web.Response:
     retried on races (store.guaranteed_update). 404 if the object does not exist.
     """
     body = await scope.request.read()
-    obj = decode_object(negotiation.decode_body(body, scope.content_type), scope, name_from_url=True, body=body)
+    obj = decode_request(scope, body, name_from_url=True)
     check_duplicates(scope, body, obj)
     parse_resource_version(resource_version_of(scope, obj))  # 400 for a malformed one before anything is read
 
