@@ -348,7 +348,8 @@ HAND_BUILT = [
                 "selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}],
                 "allocationMode": "ExactCount", "count": 2,
                 "tolerations": [{"key": "example.com/flaky", "operator": "Exists"}]}}],
-            "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.example.com", "parameters": {"mode": "fast"}}}]}},
+            "config": [{"requests": ["gpu"],
+                        "opaque": {"driver": "gpu.example.com", "parameters": {"mode": "fast"}}}]}},
         "status": {
             "allocation": {
                 "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "node-1",
