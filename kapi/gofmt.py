@@ -3,6 +3,7 @@ with ``%v`` (``map[image:x]``, ``[a b]``, ``<nil>``), so Python reprs (``{'image
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 
@@ -62,3 +63,55 @@ def parse_int64(text: str) -> int:
     if not -(1 << 63) <= value < (1 << 63):
         raise ValueError(f"strconv.ParseInt: parsing {go_quote(text)}: value out of range")
     return value
+
+
+_INT64_RANGE = range(-(1 << 63), 1 << 63)
+
+
+def go_float(value: float) -> str:
+    """Go's ``%v`` of a float64 (``strconv.FormatFloat(v, 'g', -1, 64)``): the shortest digits that round-trip,
+    in ``%e`` form (``1e+06``, ``1.5e-05``) when the exponent is below -4 or at least 6, else plain (``1.5``,
+    ``100000``, ``0.0001``); ``-0`` for negative zero."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "-0" if str(value).startswith("-") else "0"
+    sign, digits, exponent = Decimal(repr(value)).as_tuple()
+    text = "".join(map(str, digits)).rstrip("0")
+    exponent = int(exponent) + len(digits) - len(text)  # value = int(text) * 10**exponent
+    dp = len(text) + exponent  # where the decimal point falls in text
+    neg = "-" if sign else ""
+    x = dp - 1
+    if x < -4 or x >= 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        return f"{neg}{mantissa}e{'-' if x < 0 else '+'}{abs(x):02d}"
+    if dp <= 0:
+        return f"{neg}0.{'0' * -dp}{text}"
+    if dp >= len(text):
+        return neg + text + "0" * (dp - len(text))
+    return f"{neg}{text[:dp]}.{text[dp:]}"
+
+
+def go_json_v(value: Any) -> str:
+    """Go's ``%v`` (and ``%+v``) of a JSON document as k8s.io/apimachinery ``util/json`` (sigs.k8s.io/json, which
+    kube's patch handlers decode with) holds it: integers that fit an int64 stay int64 (decimal), every other
+    number is a float64 (:func:`go_float`: ``1.5``, ``1e+21``, ``1`` for ``1.0``); maps print with sorted keys
+    ``map[k:v k2:v2]``, lists ``[a b]``, strings bare, null ``<nil>``, booleans ``true``/``false``.
+
+    Unlike :func:`go_value` (whole floats below 1e21 printed as integers), floats keep Go's ``%g`` form."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value) if value in _INT64_RANGE else go_float(float(value))
+    if isinstance(value, float):
+        return go_float(value)
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_json_v(v)}" for k, v in sorted(value.items(),
+                                                                        key=lambda kv: str(kv[0]))) + "]"
+    if isinstance(value, (list, tuple)):
+        return "[" + " ".join(go_json_v(v) for v in value) + "]"
+    return str(value)

@@ -13,7 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from kapi import errors, limits
-from services.gateway import negotiation
+from services.gateway import negotiation, smptypes
 from services.gateway import patch as patching
 from services.gateway.handlers.apply import server_side_apply
 from services.gateway.registry import store
@@ -26,6 +26,13 @@ def apply(content_type: str, current: dict[str, Any], patch: Any, scope: Request
 
     ``merge_schema`` False applies strategic merge patches without the
     resource's schema (for subresource views such as Scale).
+
+    A strategic merge patch's result is then converted into the kind's Go
+    struct as kube's applyPatchToObject does (services/gateway/smptypes.py):
+    a value of the wrong type there is kube's 422 ``patch: Invalid value:
+    "<patch>": <converter error>``. Not for JSON or merge patches (kube
+    decodes their result, another error) nor kinds without a Go struct
+    (custom resources, the Scale view).
     """
     if content_type == negotiation.MERGE_PATCH:
         result = patching.merge_patch(current, patch)
@@ -35,6 +42,8 @@ def apply(content_type: str, current: dict[str, Any], patch: Any, scope: Request
         r = scope.resource
         schema = patching.schema_for(r.group, r.version, r.kind) if merge_schema else {}
         result = patching.strategic_merge_patch(current, patch, schema)
+        if merge_schema and r is not None and isinstance(result, dict):
+            smptypes.check_patched(result, patch, current, r.group, r.version, r.kind)
     else:
         raise errors.StatusError(415, "UnsupportedMediaType", f"the server does not support the patch type "
                                  f"{content_type!r} for {r.resource if (r := scope.resource) else ''}")
