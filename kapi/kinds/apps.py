@@ -295,6 +295,7 @@ class DeploymentStrategy(Strategy):
     """Deployment: replicas 1, RollingUpdate 25%/25%, history 10, deadline 600s; selector immutable."""
 
     group, kind = GROUP, "Deployment"
+    revalidates_first = True  # ValidateDeploymentUpdate validates the spec, then the strategy's selector check
     status_zero: dict[str, Any] = {}  # DeploymentStatus: every field omitempty
 
     def default(self, obj: Obj) -> None:
@@ -341,6 +342,7 @@ class ReplicaSetStrategy(Strategy):
     """ReplicaSet: replicas 1; selector immutable."""
 
     group, kind = GROUP, "ReplicaSet"
+    revalidates_first = True  # ValidateReplicaSetUpdate validates the spec, then the strategy's selector check
     status_zero = {"replicas": 0}  # ReplicaSetStatus.Replicas has no omitempty
 
     def default(self, obj: Obj) -> None:
@@ -378,6 +380,7 @@ class StatefulSetStrategy(Strategy):
     """StatefulSet: replicas 1, OrderedReady, partition 0, PVC retention Retain; most of the spec frozen."""
 
     group, kind = GROUP, "StatefulSet"
+    revalidates_first = True  # ValidateStatefulSetUpdate: ValidateStatefulSetSpec, then the forbidden-change check
     status_zero = {"replicas": 0, "availableReplicas": 0}  # StatefulSetStatus: the two without omitempty
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
@@ -444,6 +447,7 @@ class DaemonSetStrategy(Strategy):
     """DaemonSet: RollingUpdate maxUnavailable 1 / maxSurge 0, history 10; selector immutable."""
 
     group, kind = GROUP, "DaemonSet"
+    revalidates_first = True  # ValidateDaemonSetUpdate validates the spec, then the strategy's selector check
     # DaemonSetStatus: the four counts without omitempty
     status_zero = {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
                    "numberReady": 0}

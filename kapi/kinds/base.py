@@ -110,8 +110,9 @@ class Strategy:
         return []
 
     #: Whether kube's ``Validate<Kind>Update`` validates the new object (:meth:`validate_again`) before its
-    #: update rules (:meth:`validate_update`), as ValidatePodUpdate and the PV/PVC strategies' ValidateUpdate
-    #: do; by default the update rules come first. Only the order of the causes depends on it.
+    #: update rules (:meth:`validate_update`), as ValidatePodUpdate, the workloads' ValidateUpdate (the spec,
+    #: then selector immutability) and the PV/PVC and DRA claim strategies do; by default the update rules come
+    #: first (ValidateServiceUpdate, ...). Only the order of the causes depends on it.
     revalidates_first: bool = False
 
     def validate_again(self, new: Obj, old: Obj) -> list[Cause]:

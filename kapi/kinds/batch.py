@@ -336,6 +336,7 @@ class JobStrategy(Strategy):
     """Job: defaults, the generated selector and template labels, their validation, the immutable spec."""
 
     group, kind = GROUP, "Job"
+    revalidates_first = True  # the strategy: ValidateJob, then ValidateJobUpdate (spec, then immutability)
     status_zero: dict[str, Any] = {}  # JobStatus: every field omitempty
     selectable_fields = {"status.successful": field_value("status", "successful")}
 

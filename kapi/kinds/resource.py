@@ -230,6 +230,7 @@ class ResourceClaimTemplateStrategy(Strategy):
     group, kind = GROUP, "ResourceClaimTemplate"
     tracks_generation = False
     validates_required = True
+    revalidates_first = True  # the strategy's ValidateUpdate: ValidateResourceClaimTemplate, then the spec immutable
 
     def default(self, obj: Obj) -> None:
         """Request defaults of ``spec.spec``."""
