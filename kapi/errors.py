@@ -203,6 +203,17 @@ def invalid(kind: str, name: str, causes: Iterable[Cause], group: str = "") -> S
     return StatusError(422, "Invalid", f'{kind}{"." + group if group else ""} "{name}" is invalid: {summary}', details)
 
 
+def invalid_patch(value: str, detail: str) -> StatusError:
+    """The 422 kube's patchers answer when the patched object does not decode into the kind's Go struct
+    (apiserver handlers/patch.go: ``NewInvalid(schema.GroupKind{}, "", [field.Invalid("patch", value,
+    detail)])``): `` "" is invalid: patch: Invalid value: "<value>": <detail>`` with one ``FieldValueInvalid``
+    cause on ``patch``. ``value`` is the patched object's JSON (JSON and merge patches) or the strategic merge
+    patch as Go's %+v prints it; ``detail`` the decoder's error."""
+    from kapi.gofmt import go_quote
+
+    return invalid("", "", [Cause("FieldValueInvalid", f"Invalid value: {go_quote(value)}: {detail}", "patch")])
+
+
 def bad_request(message: str) -> StatusError:
     """400 BadRequest with ``message`` (apierrors.NewBadRequest)."""
     return StatusError(400, "BadRequest", message)

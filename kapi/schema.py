@@ -547,17 +547,22 @@ def decode_error(kind: str, version: str, cause: Cause) -> errors.StatusError:
     FieldValueTypeInvalid cause whose message is not ``Invalid value: ...``
     carries the decoder's own text (base64, Quantity, int32/int64 range).
     """
-    prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: '
+    return errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: '
+                              + decode_error_text(kind, cause))
+
+
+def decode_error_text(kind: str, cause: Cause) -> str:
+    """The decoder's own words for a FieldValueTypeInvalid ``cause`` of a ``kind`` object (what follows the
+    ``cannot be handled as`` prefix of :func:`decode_error`; the detail of a patch's 422)."""
     if not cause.message.startswith("Invalid value: "):
-        return errors.bad_request(prefix + cause.message)
+        return cause.message
     actual = cause.message.split('"')[1] if '"' in cause.message else "value"
     want = cause.message.rsplit("must be of type ", 1)[-1].split(":")[0].split(" or ")[0]
     go_actual = {"boolean": "bool", "integer": "number", "null": "null"}.get(actual, actual)
     go_want = {"integer": "int", "boolean": "bool", "object": "map", "array": "slice"}.get(want, want)
     path = _go_field_path(cause.field)
     target = f"{kind}.{path}" if path else kind
-    return errors.bad_request(f"{prefix}json: cannot unmarshal {go_actual} into Go struct field {target} "
-                              f"of type {go_want}")
+    return f"json: cannot unmarshal {go_actual} into Go struct field {target} of type {go_want}"
 
 
 def check_types(obj: Any, group: str, version: str, kind: str) -> dict[str, Any]:

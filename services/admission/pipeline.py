@@ -54,15 +54,33 @@ def _options_kind(attributes: Attributes, operation: str) -> str:
     return "CreateOptions" if operation == CREATE else "UpdateOptions"
 
 
-def _field_validation(request: AdmissionRequest, unknown: Sequence[str], field_validation: str) -> list[str]:
-    """:func:`kapi.schema.apply_field_validation` for this request: the warnings of ``unknown`` (Strict: 400)."""
+# The patchers whose patched object kube decodes into the Go struct (apiserver handlers/patch.go: jsonPatcher,
+# smpPatcher); a decode error there is a 422 ``patch: Invalid value`` (server-side apply has its own errors).
+PATCHERS = ("application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json")
+
+
+def _patch_value(obj: bytes, patch_type: str, patch_value: str) -> str:
+    """The bad value a patcher's 422 shows: the strategic merge patch's Go %+v, else the patched object's JSON."""
+    return patch_value if patch_type == PATCHERS[2] else obj.decode("utf-8", "replace")
+
+
+def _field_validation(request: AdmissionRequest, unknown: Sequence[str], field_validation: str,
+                      patch: str | None = None) -> list[str]:
+    """:func:`kapi.schema.apply_field_validation` for this request: the warnings of ``unknown`` (Strict: 400, or
+    for a patched object the patchers decode, ``patch`` its bad value, kube's 422 ``patch: Invalid value: ...:
+    strict decoding error: ...``)."""
     options_kind = _options_kind(request.attributes, request.operation)
     # A create or update body is decoded by kube-apiserver, which names the kind in a strict decoding error; a
     # patch's errors come from applying the patch and carry no prefix.
     decoded = options_kind != "PatchOptions"
-    return schema.apply_field_validation(unknown, field_validation, options_kind,
-                                         kind=request.resource.kind if decoded else "",
-                                         version=request.resource.version)
+    try:
+        return schema.apply_field_validation(unknown, field_validation, options_kind,
+                                             kind=request.resource.kind if decoded else "",
+                                             version=request.resource.version)
+    except errors.StatusError as err:
+        if patch is None or err.code != 400:
+            raise
+        raise errors.invalid_patch(patch, err.message) from None
 
 
 class Admitter:
@@ -90,7 +108,8 @@ class Admitter:
                         bool(attributes.namespace))
 
     async def admit(self, operation: str, attributes: Attributes, kind: str, obj: bytes, old_obj: bytes = b"", *,
-                    dry_run: bool = False, field_validation: str = "", timeout: float = 10.0) -> AdmitResult:
+                    dry_run: bool = False, field_validation: str = "", timeout: float = 10.0, patch_type: str = "",
+                    patch_value: str = "") -> AdmitResult:
         """Admit one write; returns the object to store or raises the refusal's StatusError.
 
         ``obj``/``old_obj`` are JSON (empty when absent). Raises 400 for a
@@ -104,7 +123,9 @@ class Admitter:
         ``rest.BeforeCreate``; the webhook dispatchers add a response's
         warnings before they look at ``allowed``).
         ``dry_run`` runs everything the same way. ``timeout`` (seconds)
-        bounds the calls plugins make.
+        bounds the calls plugins make. ``patch_type`` (a PATCH's Content-Type) and ``patch_value`` (a strategic
+        merge patch's Go %+v): a patched object that does not decode (a wrong type; unknown fields under Strict)
+        is kube's patchers' 422 ``"" is invalid: patch: Invalid value: "<patch or patched JSON>": <error>``.
         """
         if operation not in OPERATIONS:
             raise errors.bad_request(f"unknown admission operation {operation!r}")
@@ -119,6 +140,7 @@ class Admitter:
         if operation == UPDATE and old is None:
             raise errors.bad_request("an UPDATE needs the stored object (old_object)")
         decoded_unknown: list[str] = []
+        patch = _patch_value(obj, patch_type, patch_value) if patch_type in PATCHERS else None
         if new is not None and kind == resource.kind and definition is None:
             # kube decodes the body into the typed struct before defaulting, admission or validation: a null is
             # the field's zero value, a wrong JSON type is a 400 decode error, and unknown fields are gone.
@@ -126,6 +148,8 @@ class Admitter:
                 schema.nulls_to_zero(new, resource.group, resource.version, resource.kind)
             decoded = schema.validate(new, resource.group, resource.version, resource.kind)
             type_errors = [c for c in decoded.causes if c.type == "FieldValueTypeInvalid"]
+            if type_errors and patch is not None:
+                raise errors.invalid_patch(patch, schema.decode_error_text(resource.kind, type_errors[0]))
             if type_errors:
                 raise schema.decode_error(resource.kind, resource.version, type_errors[0])
             decoded_unknown = decoded.unknown
@@ -139,7 +163,7 @@ class Admitter:
         request = AdmissionRequest(operation, attributes, resource, kind, new, old, dry_run, timeout)
         try:
             if decoded_unknown:  # kube's decoder warns (Strict: refuses) before admission runs (handlers/create.go)
-                request.warnings.extend(_field_validation(request, decoded_unknown, field_validation))
+                request.warnings.extend(_field_validation(request, decoded_unknown, field_validation, patch))
             await self.chain.admit(request)
             if request.object is not None and kind == resource.kind and definition is not None:
                 crd_schema.prepare_and_validate(request, definition, field_validation,

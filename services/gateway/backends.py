@@ -296,12 +296,14 @@ class AdmissionClient:
         return await self.mux.call("admit", self._stub.Admit, request, timeout, metadata)
 
     async def admit(self, operation: str, attrs: Attributes, kind: str, obj: bytes, old: bytes, dry_run: bool,
-                    field_validation: str, timeout: float = RPC_TIMEOUT) -> tuple[bytes, list[str]]:
+                    field_validation: str, timeout: float = RPC_TIMEOUT, patch_type: str = "",
+                    patch_value: str = "") -> tuple[bytes, list[str]]:
         """(final object JSON, warnings); raises the refusal's StatusError, 503 if admission is unreachable, 504
-        past ``timeout`` seconds."""
+        past ``timeout`` seconds. ``patch_type``/``patch_value``: AdmitRequest fields 8 and 9 (a PATCH's)."""
         reply = await grpcutil.call("admission", self._admit, admission_pb2.AdmitRequest(
             operation=operation, attributes=attrs.to_proto(), kind=kind, object=obj, old_object=old,
-            dry_run=dry_run, field_validation=field_validation), timeout=timeout)
+            dry_run=dry_run, field_validation=field_validation, patch_type=patch_type, patch_value=patch_value),
+            timeout=timeout)
         return reply.object, list(reply.warnings)  # type: ignore[attr-defined]
 
 

@@ -46,6 +46,10 @@ class RequestScope:
     # the request's warning recorder: the list of its RequestContext (routes.py), so a refusal sends them too
     warnings: list[str] = field(default_factory=list)
     applying: bool = False  # a server-side apply: managedFields come from the apply, not from Update tracking
+    # a PATCH's Content-Type and, for a strategic merge patch, the patch as Go's %+v prints it: admission shows
+    # them in kube's 422 ``patch: Invalid value`` when the patched object does not decode (handlers/patch.go)
+    patch_type: str = ""
+    patch_value: str = ""
 
     def key(self, name: str | None = None, namespace: str | None = None) -> storage_pb2.ResourceKey:
         """The storage ResourceKey of this request's collection or object."""

@@ -620,11 +620,9 @@ def conversion_error(obj: dict[str, Any], message: Message) -> str | None:
 
 
 def invalid_patch(patch: Any, detail: str) -> errors.StatusError:
-    """apierrors.NewInvalid(schema.GroupKind{}, "", [field.Invalid("patch", fmt.Sprintf("%+v", patchMap),
-    detail)]): the 422 of applyPatchToObject (`` "" is invalid: patch: Invalid value: "map[...]": <detail>``)."""
-    return errors.invalid("", "", [errors.Cause("FieldValueInvalid",
-                                                f"Invalid value: {gofmt.go_quote(gofmt.go_json_v(patch))}: {detail}",
-                                                "patch")])
+    """applyPatchToObject's 422 (:func:`kapi.errors.invalid_patch`) showing the decoded strategic merge ``patch``
+    as Go's %+v (`` "" is invalid: patch: Invalid value: "map[...]": <detail>``)."""
+    return errors.invalid_patch(gofmt.go_json_v(patch), detail)
 
 
 def check_patched(result: dict[str, Any], patch: Any, current: dict[str, Any] | None, group: str, version: str,

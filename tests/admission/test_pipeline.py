@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kapi import errors, jsonutil
+from kapi import errors, gofmt, jsonutil
 from kapi.attributes import Attributes, UserInfo
 from services.admission.chain import AdmissionRequest, Chain, MutationInterface, ValidationInterface
 from services.admission.pipeline import Admitter
@@ -332,3 +332,36 @@ async def test_pod_and_claim_updates_validate_the_new_object_before_the_update_r
                              jsonutil.dumps(new_claim), jsonutil.dumps(old_claim))
     fields = [c["field"] for c in exc.value.details["causes"]]
     assert fields == ["spec.accessModes", "spec"], exc.value.message
+
+
+@pytest.mark.parametrize(("patch_type", "patch_value", "shown"), [
+    ("application/merge-patch+json", "", None),  # the patched object's JSON
+    ("application/json-patch+json", "", None),
+    ("application/strategic-merge-patch+json", "map[spec:map[x:1]]", "map[spec:map[x:1]]"),
+])
+async def test_a_patched_object_that_does_not_decode_is_the_patchers_422(
+        admitter: Admitter, patch_type: str, patch_value: str, shown: str | None) -> None:
+    """apiserver handlers/patch.go: the JSON and merge patchers show the patched object's JSON, the strategic merge
+    patcher the patch map; unknown fields under Strict and wrong types alike (server-side apply is not one)."""
+    created = jsonutil.loads((await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm())).object)
+    body = _cm(spec={"x": 1})
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("UPDATE", _attrs("patch", name="app"), "ConfigMap", body, jsonutil.dumps(created),
+                             field_validation="Strict", patch_type=patch_type, patch_value=patch_value)
+    value = shown if shown is not None else body.decode()
+    detail = 'strict decoding error: unknown field "spec"'
+    assert (exc.value.code, exc.value.reason) == (422, "Invalid")
+    assert exc.value.message == f' "" is invalid: patch: Invalid value: {gofmt.go_quote(value)}: {detail}'
+    assert exc.value.details["causes"] == [{"reason": "FieldValueInvalid", "field": "patch",
+                                            "message": f"Invalid value: {gofmt.go_quote(value)}: {detail}"}]
+    wrong = _cm(data={"a": True})
+    with pytest.raises(errors.StatusError) as exc:
+        await admitter.admit("UPDATE", _attrs("patch", name="app"), "ConfigMap", wrong, jsonutil.dumps(created),
+                             patch_type=patch_type, patch_value=patch_value)
+    value = shown if shown is not None else wrong.decode()
+    assert exc.value.message == (f' "" is invalid: patch: Invalid value: {gofmt.go_quote(value)}: json: cannot '
+                                 "unmarshal bool into Go struct field ConfigMap.data of type string")
+    with pytest.raises(errors.StatusError) as exc:  # server-side apply keeps its own error
+        await admitter.admit("UPDATE", _attrs("patch", name="app"), "ConfigMap", body, jsonutil.dumps(created),
+                             field_validation="Strict", patch_type="application/apply-patch+yaml")
+    assert (exc.value.code, exc.value.message) == (400, 'strict decoding error: unknown field "spec"')

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 
+from kapi.local.launcher import Stack
 from tests.e2e.conftest import Kubectl
+from tests.e2e.test_decode_limits import _request
 
 
 def test_kubectl_patch_labels_as_a_string(kubectl: Kubectl, namespace: str) -> None:
@@ -32,3 +34,28 @@ def test_a_patched_int_field_given_a_string(kubectl: Kubectl, namespace: str) ->
     assert out.returncode != 0
     assert ('The request is invalid: patch: Invalid value: "map[spec:map[replicas:3]]": unrecognized type: int32'
             in out.stderr), out.stderr
+
+
+def test_unknown_fields_in_a_patch_under_strict_validation(stack: Stack, kubectl: Kubectl, namespace: str) -> None:
+    """fieldValidation=Strict: an unknown field in a strategic merge patch shows the patch map, in a merge patch the
+    patched object's JSON; a wrong type in a merge patch is the same 422 (kube's jsonPatcher); kubectl patch (no
+    fieldValidation: Warn) gets the warning."""
+    kubectl.run("-n", namespace, "create", "configmap", "cfg", "--from-literal=a=b")
+    warned = kubectl.run("-n", namespace, "patch", "configmap", "cfg", "-p", '{"spec":{"foo":1}}')
+    assert 'Warning: unknown field "spec"' in warned.stderr
+    path = f"/api/v1/namespaces/{namespace}/configmaps/cfg?fieldValidation=Strict"
+    status, reply = _request(stack, "PATCH", path, '{"spec":{"foo":1}}', "application/strategic-merge-patch+json")
+    assert (status, reply["message"]) == (422, ' "" is invalid: patch: Invalid value: "map[spec:map[foo:1]]": strict '
+                                               'decoding error: unknown field "spec"')
+    assert reply["details"] == {"causes": [{"reason": "FieldValueInvalid", "field": "patch", "message": (
+        'Invalid value: "map[spec:map[foo:1]]": strict decoding error: unknown field "spec"')}]}
+    status, reply = _request(stack, "PATCH", path, '{"spec":{"foo":1}}', "application/merge-patch+json")
+    assert status == 422 and reply["message"].startswith(' "" is invalid: patch: Invalid value: "{'), reply
+    assert reply["message"].endswith('": strict decoding error: unknown field "spec"'), reply
+    out = kubectl.run("-n", namespace, "patch", "configmap", "cfg", "--type=merge", "-p", '{"data":{"a":true}}',
+                      check=False)
+    assert out.returncode != 0
+    assert out.stderr.startswith('The request is invalid: patch: Invalid value: "{'), out.stderr
+    assert out.stderr.rstrip().endswith('": json: cannot unmarshal bool into Go struct field ConfigMap.data of type '
+                                        "string"), out.stderr
+    assert '\\"name\\":\\"cfg\\"' in out.stderr  # the value is the patched object

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kapi import errors, limits
+from kapi import errors, gofmt, limits
 from services.gateway import negotiation, smptypes
 from services.gateway import patch as patching
 from services.gateway.handlers.apply import server_side_apply
@@ -71,6 +71,9 @@ async def patch(scope: RequestScope) -> web.Response:
     if content_type == negotiation.APPLY_PATCH:
         return await server_side_apply(scope, body)
     patch_doc = negotiation.decode_body(body, content_type)
+    scope.patch_type = content_type  # admission's 422 `patch: Invalid value` for a patched object that won't decode
+    if content_type == negotiation.STRATEGIC_MERGE_PATCH:
+        scope.patch_value = gofmt.go_json_v(patch_doc)
 
     async def patched(live: dict[str, Any] | None) -> dict[str, Any]:
         assert live is not None

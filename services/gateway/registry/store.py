@@ -56,7 +56,7 @@ async def _admit(scope: RequestScope, operation: str, obj: dict[str, Any], old: 
     try:
         admitted, warnings = await scope.backends.admission.admit(
             operation, scope.attrs, scope.resource.kind, body, old, dry_run, scope.field_validation(),
-            timeout=scope.timeout)
+            timeout=scope.timeout, patch_type=scope.patch_type, patch_value=scope.patch_value)
     except errors.StatusError as err:
         scope.warnings.extend(err.warnings)  # what admission gathered before refusing goes out with the refusal
         raise
