@@ -546,30 +546,28 @@ def _counters(counters: Any, max_size: int, path: str) -> list[Cause]:
     return _validate_map(counters, max_size, DNS1123_LABEL_MAX_LENGTH, _dns_label, None, path)
 
 
-def _counter_set(counter_set: Any, path: str) -> list[Cause]:
-    """validateCounterSet: name required and a DNS label; counters required, at most 32, keys DNS labels."""
-    counter_set = _dict(counter_set)
-    name = _str(counter_set.get("name"))
-    out = [required(f"{path}.name")] if not name else _dns_label(name, f"{path}.name")
-    if not _dict(counter_set.get("counters")):
+def _named_counters(value: Any, name_key: str, max_counters: int, path: str) -> list[Cause]:
+    """A named set of counters: ``name_key`` required and a DNS label; ``counters`` required, at most
+    ``max_counters``, keys DNS labels (kube's validateCounterSet and validateDeviceCounterConsumption)."""
+    value = _dict(value)
+    name = _str(value.get(name_key))
+    out = [required(f"{path}.{name_key}")] if not name else _dns_label(name, f"{path}.{name_key}")
+    if not _dict(value.get("counters")):
         out.append(required(f"{path}.counters"))
     else:
-        out.extend(_counters(counter_set["counters"], RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET,
-                             f"{path}.counters"))
+        out.extend(_counters(value["counters"], max_counters, f"{path}.counters"))
     return out
+
+
+def _counter_set(counter_set: Any, path: str) -> list[Cause]:
+    """validateCounterSet: name required and a DNS label; counters required, at most 32, keys DNS labels."""
+    return _named_counters(counter_set, "name", RESOURCE_SLICE_MAX_COUNTERS_PER_COUNTER_SET, path)
 
 
 def _counter_consumption(consumption: Any, path: str) -> list[Cause]:
     """validateDeviceCounterConsumption: counterSet required and a DNS label; counters required, at most 32."""
-    consumption = _dict(consumption)
-    name = _str(consumption.get("counterSet"))
-    out = [required(f"{path}.counterSet")] if not name else _dns_label(name, f"{path}.counterSet")
-    if not _dict(consumption.get("counters")):
-        out.append(required(f"{path}.counters"))
-    else:
-        out.extend(_counters(consumption["counters"], RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION,
-                             f"{path}.counters"))
-    return out
+    return _named_counters(consumption, "counterSet", RESOURCE_SLICE_MAX_COUNTERS_PER_DEVICE_COUNTER_CONSUMPTION,
+                           path)
 
 
 def _attribute_values(attributes: Obj) -> int:
