@@ -49,11 +49,14 @@ class Resource:
     # False for create-only APIs that are computed, never stored (SubjectAccessReview, TokenReview...):
     # the gateway answers them with a handler from services/gateway/reviews/.
     stored: bool = True
+    # A custom resource's names.singular and names.listKind ("": the built-in rule, below).
+    singular_name: str = ""
+    list_kind_name: str = ""
 
     @property
     def singular(self) -> str:
-        """singularName: the lower-cased kind."""
-        return self.kind.lower()
+        """singularName: a CRD's ``names.singular``, else the lower-cased kind."""
+        return self.singular_name or self.kind.lower()
 
     @property
     def returns_deleted_object(self) -> bool:
@@ -67,8 +70,8 @@ class Resource:
 
     @property
     def list_kind(self) -> str:
-        """The kind of a list of this resource, e.g. ConfigMapList."""
-        return self.kind + "List"
+        """The kind of a list of this resource: a CRD's ``names.listKind``, else ``<Kind>List`` (ConfigMapList)."""
+        return self.list_kind_name or self.kind + "List"
 
     def storage_prefix(self, namespace: str = "") -> str:
         """etcd key prefix, ``/registry/[<group>/]<resource>/[<namespace>/]`` (kube-apiserver layout)."""

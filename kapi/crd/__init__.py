@@ -123,7 +123,8 @@ def rows(crd: Obj) -> list[Resource]:
             continue
         subs = tuple(s for s in ("status", "scale") if s in _dict(v.get("subresources")))
         out.append(Resource(group(crd), str(v.get("name")), plural, kind, namespaced(crd),
-                            tuple(n.get("shortNames") or ()), tuple(n.get("categories") or ()), ALL_VERBS, subs))
+                            tuple(n.get("shortNames") or ()), tuple(n.get("categories") or ()), ALL_VERBS, subs,
+                            singular_name=str(n.get("singular") or ""), list_kind_name=str(n.get("listKind") or "")))
     return out
 
 

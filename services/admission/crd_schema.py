@@ -69,7 +69,8 @@ def resource_row(definition: dict[str, Any], version: str) -> Resource:
     n = crd.names(definition)
     subs = tuple(s for s in ("status", "scale") if s in crd.subresources(definition, version))
     return Resource(crd.group(definition), version, str(n.get("plural")), str(n.get("kind")),
-                    crd.namespaced(definition), subresources=subs)
+                    crd.namespaced(definition), subresources=subs, singular_name=str(n.get("singular") or ""),
+                    list_kind_name=str(n.get("listKind") or ""))
 
 
 def _type_name(value: Any) -> str:

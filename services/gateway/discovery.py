@@ -54,11 +54,12 @@ def _storage_version_hash(r: Resource) -> str:
 def api_resource(r: Resource) -> dict[str, Any]:
     """One APIResource entry of an APIResourceList."""
     out: dict[str, Any] = {"name": r.resource, "singularName": r.singular, "namespaced": r.namespaced,
-                           "kind": r.kind, "verbs": list(r.verbs), "storageVersionHash": _storage_version_hash(r)}
-    if r.short_names:
+                           "kind": r.kind, "verbs": list(r.verbs)}
+    if r.short_names:  # metav1.APIResource's field order: shortNames, categories, then storageVersionHash
         out["shortNames"] = list(r.short_names)
     if r.categories:
         out["categories"] = list(r.categories)
+    out["storageVersionHash"] = _storage_version_hash(r)
     return out
 
 

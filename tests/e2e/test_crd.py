@@ -232,3 +232,31 @@ def test_aggregated_extension_apiserver(kubectl: Kubectl, alice: Kubectl, stack:
         kubectl.run("delete", "apiservice", "v1alpha1.wardle.example.com", "--ignore-not-found", check=False)
         server.kill()
         server.wait()
+
+
+def test_crd_singular_and_list_kind_are_its_own(kubectl: Kubectl, stack: Stack, namespace: str) -> None:
+    """kubectl's crd.sh run_non_native_resource_tests: a CRD whose singular is not its lower-cased kind resolves
+    by that singular (discovery's singularName is names.singular); a list answers names.listKind."""
+    group = "names.example.com"
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": f"resources.{group}"},
+           "spec": {"group": group, "scope": "Namespaced",
+                    "names": {"plural": "resources", "singular": "resource", "kind": "Kind",
+                              "listKind": "KindCollection"},
+                    "versions": [{"name": "v1alpha1", "served": True, "storage": True, "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    kubectl.run("apply", "-f", "-", input=json.dumps(crd))
+    try:
+        kubectl.run("wait", "--for=condition=Established", f"crd/resources.{group}", "--timeout=30s")
+        obj = {"apiVersion": f"{group}/v1alpha1", "kind": "Kind", "metadata": {"name": "myobj"}}
+        wait_for(lambda: kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(obj), check=False)
+                 .returncode == 0, timeout=30)
+        assert kubectl.run("-n", namespace, "get", "resource/myobj", "-o", "name").stdout.strip() == \
+            f"kind.{group}/myobj"
+        listed = json.loads(kubectl.run("get", "--raw", f"/apis/{group}/v1alpha1/namespaces/{namespace}/resources")
+                            .stdout)
+        assert listed["kind"] == "KindCollection" and [i["metadata"]["name"] for i in listed["items"]] == ["myobj"]
+        discovery = json.loads(kubectl.run("get", "--raw", f"/apis/{group}/v1alpha1").stdout)
+        assert [r["singularName"] for r in discovery["resources"]] == ["resource"]
+    finally:
+        kubectl.run("delete", "crd", f"resources.{group}", "--wait=false")

@@ -73,3 +73,17 @@ def test_undecodable_bodies_are_unrecognized(stack: Stack, method: str, path: st
     """kube's create and update handlers: transformDecodeError of a body the decoder found no kind in."""
     status, reply = _request(stack, method, path, body)
     assert (status, reply["reason"], reply["message"]) == (400, "BadRequest", message)
+
+
+def test_a_put_with_resource_version_zero_is_unconditional(kubectl: Kubectl, namespace: str) -> None:
+    """kubectl's core.sh: ``replace`` of an object whose resourceVersion is "0" succeeds (kube's Store.Update:
+    a resourceVersion that parses to 0 is no precondition); another stale one is 409."""
+    kubectl.run("-n", namespace, "create", "configmap", "rv0", "--from-literal=a=b")
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rv0", "resourceVersion": "0",
+                                                                 "annotations": {"a": "b"}}, "data": {"x": "y"}}
+    kubectl.run("-n", namespace, "replace", "-f", "-", input=json.dumps(body))
+    got = json.loads(kubectl.run("-n", namespace, "get", "configmap", "rv0", "-o", "json").stdout)
+    assert got["metadata"]["annotations"] == {"a": "b"} and got["data"] == {"x": "y"}
+    body["metadata"]["resourceVersion"] = "1"
+    stale = kubectl.run("-n", namespace, "replace", "-f", "-", input=json.dumps(body), check=False)
+    assert stale.returncode != 0 and "the object has been modified" in stale.stderr

@@ -27,3 +27,19 @@ def test_api_versions_names_the_server_for_every_client() -> None:
     assert discovery.api_versions("10.0.0.1:6443") == {
         "kind": "APIVersions", "versions": ["v1"],
         "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "10.0.0.1:6443"}]}
+
+
+def test_api_resource_fields_in_go_order_and_crd_names() -> None:
+    """metav1.APIResource's JSON order (shortNames and categories before storageVersionHash); a CRD's singular
+    and listKind come from its names, not from the kind (kube's crdHandler and discovery controller)."""
+    from kapi.resources import REGISTRY, Resource
+
+    cm = discovery.api_resource(REGISTRY.get("", "v1", "configmaps"))
+    assert list(cm) == ["name", "singularName", "namespaced", "kind", "verbs", "shortNames", "storageVersionHash"]
+    row = Resource("mygroup.example.com", "v1alpha1", "resources", "Kind", True, categories=("all",),
+                   singular_name="resource", list_kind_name="KindCollection")
+    entry = discovery.api_resource(row)
+    assert list(entry)[-2:] == ["categories", "storageVersionHash"]
+    assert (entry["singularName"], row.list_kind) == ("resource", "KindCollection")
+    plain = Resource("g.example.com", "v1", "widgets", "Widget", True)
+    assert (plain.singular, plain.list_kind) == ("widget", "WidgetList")

@@ -128,8 +128,8 @@ async def guaranteed_update(scope: RequestScope, transform: Transform, *, create
     None when absent and ``create_missing``) and returns the object to
     write; it may raise a StatusError, which ends the update. When the
     returned object carries a ``metadata.resourceVersion`` other than the
-    one read, the write is refused with 409 Conflict (a client's
-    precondition); otherwise a Conflict from storage (someone wrote in
+    one read (and other than ``"0"``, which kube treats as none), the write is
+    refused with 409 Conflict (a client's precondition); otherwise a Conflict from storage (someone wrote in
     between) re-reads and transforms again, as kube's ``GuaranteedUpdate``.
     ``create_missing`` (server-side apply) creates the object through
     :func:`create` when it does not exist. Returns (stored object JSON,
@@ -152,7 +152,9 @@ async def guaranteed_update(scope: RequestScope, transform: Transform, *, create
                 continue
         obj = await transform(jsonutil.loads(current.object))
         pinned = resource_version_of(scope, obj)
-        if pinned and parse_resource_version(pinned) != current.resource_version:
+        # "0" is no precondition: kube's Store.Update updates unconditionally when the new resourceVersion parses
+        # to 0 (and the strategy AllowUnconditionalUpdate, as every kind kapi serves does)
+        if pinned and parse_resource_version(pinned) not in (0, current.resource_version):
             raise stale(scope)
         try:
             return await _update(scope, obj, current), False
