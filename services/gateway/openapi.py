@@ -37,6 +37,40 @@ def _param(name: str) -> dict[str, Any]:
     return {"name": name, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
 
 
+# The query parameters of a list (and watch) of a collection, metav1.ListOptions' fields: (name, type, what).
+_LIST_QUERY = (
+    ("allowWatchBookmarks", "boolean", "a watch may send BOOKMARK events"),
+    ("continue", "string", "the continue token of the previous page of this list"),
+    ("fieldSelector", "string", "only objects whose fields match this selector"),
+    ("labelSelector", "string", "only objects whose labels match this selector"),
+    ("limit", "integer", "at most this many objects, the rest by the continue token"),
+    ("resourceVersion", "string", "the resourceVersion the list or watch starts from"),
+    ("resourceVersionMatch", "string", "how resourceVersion applies: Exact or NotOlderThan"),
+    ("sendInitialEvents", "boolean", "a watch starts with the current objects as ADDED events"),
+    ("timeoutSeconds", "integer", "seconds a list or watch may last"),
+    ("watch", "boolean", "watch for changes to the selected objects: a stream of ADDED, MODIFIED and DELETED "
+                         "events instead of a list"),
+)
+_WATCH_MEDIA = ("application/json;stream=watch", "application/vnd.kubernetes.protobuf;stream=watch")
+
+
+def _list_params(v2: bool) -> list[dict[str, Any]]:
+    """The list query parameters as OpenAPI v2 or v3 parameter objects."""
+    if v2:
+        return [{"name": n, "in": "query", "type": t, "uniqueItems": True, "description": d}
+                for n, t, d in _LIST_QUERY]
+    return [{"name": n, "in": "query", "description": d, "schema": {"type": t, "uniqueItems": True}}
+            for n, t, d in _LIST_QUERY]
+
+
+def _list_definition(r: Resource, name: str | None) -> str | None:
+    """The ``<Kind>List`` definition beside a kind's (a CRD's ``names.listKind``), if there is one."""
+    if not name or not name.endswith(r.kind):
+        return None
+    list_name = name[:-len(r.kind)] + r.list_kind
+    return list_name if list_name in patching._definitions() or list_name in _CUSTOM_DEFINITIONS else None
+
+
 def api_path(group: str, version: str) -> str:
     """The OpenAPI v3 index key of a group-version: ``api/v1`` or ``apis/<group>/<version>``."""
     return f"apis/{group}/{version}" if group else f"api/{version}"
@@ -190,8 +224,13 @@ def _operations(r: Resource, schema_ref: dict[str, Any], registry: Registry = RE
                    "parameters": [_param("dryRun")], "x-kubernetes-group-version-kind": gvk},
         "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
     }
+    list_name = _list_definition(r, schema_ref.get("$ref", "").rsplit("/", 1)[-1] or None)
+    list_ok: dict[str, Any] = {"description": "OK"}
+    if list_name:
+        list_ok["content"] = {m: {"schema": {"$ref": f"#/components/schemas/{list_name}"}}
+                              for m in ("application/json", *_WATCH_MEDIA)}
     collection: dict[str, Any] = {
-        "get": {"operationId": f"list{r.kind}", "responses": {"200": {"description": "OK"}},
+        "get": {"operationId": f"list{r.kind}", "responses": {"200": list_ok}, "parameters": _list_params(False),
                 "x-kubernetes-action": "list", "x-kubernetes-group-version-kind": gvk},
         "post": {"operationId": f"create{r.kind}", "requestBody": body, "responses": ok,
                  "parameters": [_param(p) for p in _QUERY], "x-kubernetes-action": "post",
@@ -217,6 +256,9 @@ def group_version_document(group: str, version: str, registry: Registry = REGIST
         ref = {"$ref": f"#/components/schemas/{name}"} if name else {"type": "object"}
         if name:
             roots.append(name)
+        list_name = _list_definition(r, name)
+        if list_name:
+            roots.append(list_name)
         paths.update(_operations(r, ref, registry))
     doc = {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.37.0"}, "paths": paths,
            "components": {"schemas": _closure(roots)}}
@@ -266,8 +308,12 @@ def _v2_operations(r: Resource, name: str | None) -> dict[str, Any]:
             "patch": op("patch", "patch", [patch_body, *query], patch_types(r)),
             "delete": {**op("delete", "delete", query[:1]), "responses": _delete_responses(r, ref, v2=True)},
             "parameters": path_params}
-    collection = {"get": op("list", "list", []), "post": op("post", "create", [body, *query]),
-                  "parameters": path_params[1:]}
+    list_name = _list_definition(r, name)
+    listing = op("list", "list", _list_params(True))
+    listing["produces"] = [*listing["produces"], *_WATCH_MEDIA]
+    if list_name:
+        listing["responses"] = {"200": {"description": "OK", "schema": {"$ref": f"#/definitions/{list_name}"}}}
+    collection = {"get": listing, "post": op("post", "create", [body, *query]), "parameters": path_params[1:]}
     return {prefix: collection, f"{prefix}/{{name}}": item}
 
 
@@ -280,6 +326,9 @@ def swagger_v2(registry: Registry = REGISTRY) -> bytes:
         name = _definition_name(r)
         if name:
             roots.append(name)
+        list_name = _list_definition(r, name)
+        if list_name:
+            roots.append(list_name)
         paths.update(_v2_operations(r, name))
     doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.37.0"}, "paths": paths,
            "definitions": _closure(roots, "#/definitions/", v2=True),

@@ -73,3 +73,23 @@ def test_delete_responses_name_the_object_only_where_kube_returns_it():
     sc = v3["/apis/storage.k8s.io/v1/storageclasses/{name}"]["delete"]["responses"]["200"]
     assert sc["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/io.k8s.api.storage.v1.StorageClass"}
+
+
+def test_lists_take_list_options_and_answer_the_list_kind():
+    """A collection's GET is list and watch: ListOptions' query parameters, the watch stream media types, and the
+    ``<Kind>List`` definition as its answer (v2 and v3)."""
+    v2 = jsonutil.loads(openapi.swagger_v2())
+    listing = v2["paths"]["/api/v1/namespaces/{namespace}/configmaps"]["get"]
+    assert [p["name"] for p in listing["parameters"]] == [
+        "allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit", "resourceVersion",
+        "resourceVersionMatch", "sendInitialEvents", "timeoutSeconds", "watch"]
+    assert {p["name"]: p["type"] for p in listing["parameters"]}["limit"] == "integer"
+    assert "application/json;stream=watch" in listing["produces"]
+    assert listing["responses"]["200"]["schema"] == {"$ref": "#/definitions/io.k8s.api.core.v1.ConfigMapList"}
+    assert v2["definitions"]["io.k8s.api.core.v1.ServiceList"]["properties"]["items"]["description"] == \
+        "List of services"
+    v3 = jsonutil.loads(openapi.group_version_document("apps", "v1"))
+    ok = v3["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments"]["get"]["responses"]["200"]
+    assert ok["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/io.k8s.api.apps.v1.DeploymentList"}
+    assert "io.k8s.api.apps.v1.DeploymentList" in v3["components"]["schemas"]
