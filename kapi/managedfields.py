@@ -182,6 +182,31 @@ def _flatten(value: Any, schema: Schema, types: Types, path: Path, out: dict[Pat
     out[path] = value
 
 
+def undeclared(value: Any, types: Types, schema: Schema | None = None, path: Path = ()) -> list[Path]:
+    """The paths of ``value``'s fields its schema does not declare (a struct's key that is neither a property
+    nor allowed by ``additionalProperties`` / ``x-kubernetes-preserve-unknown-fields``), in key order, as
+    structured-merge-diff's typed conversion meets them (``.spec.foo: field not declared in schema``); list
+    items are named by their keys, set values or ``[index]``."""
+    schema = types.resolve(types.root if schema is None and not path else schema)
+    out: list[Path] = []
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        open_map = bool(schema.get("additionalProperties")) or schema.get("x-kubernetes-preserve-unknown-fields")
+        for key in sorted(value):
+            if props and key not in props and not open_map:
+                out.append((*path, "f:" + key))
+            elif props or schema.get("additionalProperties"):
+                out.extend(undeclared(value[key], types, types.field(schema, key), (*path, "f:" + key)))
+    elif isinstance(value, list) and schema.get("items"):
+        kind, keys = types.list_kind(schema)
+        item_schema = types.items(schema)
+        for i, item in enumerate(value):
+            element = key_element(item, keys) if kind == "map" and isinstance(item, dict) else (
+                value_element(item) if kind == "set" else f"i:{i}")
+            out.extend(undeclared(item, types, item_schema, (*path, element)))
+    return out
+
+
 def _tracked(obj: Mapping[str, Any], reset: Iterable[str], typed: bool = False) -> dict[str, Any]:
     """``obj`` without the fields nobody owns (apiVersion, kind, identity metadata, reset fields); ``typed``
     (a Go-shaped object) keeps an emptied ``metadata``, which the Go struct always has."""

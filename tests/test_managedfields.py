@@ -248,3 +248,15 @@ def test_typed_update_owns_the_nodes_the_zero_object_lacks():
     # untyped (custom resources), struct nodes stay non-members
     [entry] = mf.update(None, new, "m", "apps/v1", T, DEPLOY)
     assert entry["fieldsV1"]["f:spec"]["f:strategy"]["f:rollingUpdate"] == {"f:maxSurge": {}}
+
+
+def test_undeclared_fields_are_named_as_structured_merge_diff_paths() -> None:
+    """Fields a built-in schema does not declare, with list items by key, set value or index; maps are open."""
+    t = mf.Types(patching.schema_for("apps", "v1", "Deployment"), patching._definitions())
+    config = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w", "labels": {"any": "x"}},
+              "spec": {"template": {"spec": {"containers": [{"name": "c", "typo": 1}], "nodeAffinity": {},
+                                             "tolerations": [{"key": "k", "bad": True}]}}}}
+    assert [mf.path_string(p) for p in mf.undeclared(config, t)] == [
+        '.spec.template.spec.containers[name="c"].typo', ".spec.template.spec.nodeAffinity",
+        ".spec.template.spec.tolerations[0].bad"]
+    assert mf.undeclared({"apiVersion": "v1", "metadata": {"annotations": {"a": "b"}}}, t) == []

@@ -59,3 +59,18 @@ def test_unknown_fields_in_a_patch_under_strict_validation(stack: Stack, kubectl
     assert out.stderr.rstrip().endswith('": json: cannot unmarshal bool into Go struct field ConfigMap.data of type '
                                         "string"), out.stderr
     assert '\\"name\\":\\"cfg\\"' in out.stderr  # the value is the patched object
+
+
+def test_server_side_apply_of_an_undeclared_field_is_refused(kubectl: Kubectl, namespace: str) -> None:
+    """structuredmerge's typed conversion of the apply configuration refuses a field the schema does not declare,
+    whatever the field validation (kube's message; kube answers it as a 500, kubernetes#139253, kapi 400)."""
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "typo", "namespace": namespace},
+          "data": {"a": "b"}, "spec": {"foo": 1}}
+    for validate in ("--validate=strict", "--validate=false"):
+        out = kubectl.run("apply", "--server-side", validate, "-f", "-", input=json.dumps(cm), check=False)
+        assert out.returncode != 0, validate
+        assert (f"failed to create typed patch object ({namespace}/typo; /v1, Kind=ConfigMap): .spec: field not "
+                "declared in schema") in out.stderr, out.stderr
+    assert kubectl.run("-n", namespace, "get", "configmap", "typo", check=False).returncode != 0
+    del cm["spec"]
+    kubectl.run("apply", "--server-side", "-f", "-", input=json.dumps(cm))

@@ -39,8 +39,10 @@ async def server_side_apply(scope: RequestScope, body: bytes) -> web.Response:
     if subresource not in ("", "status"):
         raise errors.StatusError(415, "UnsupportedMediaType", f"apply patches are not supported on the "
                                  f"{subresource} subresource")
-    config = decode_object(negotiation.decode_body(body, negotiation.APPLY_PATCH), scope, name_from_url=False,
-                           body=body)
+    sent = negotiation.decode_body(body, negotiation.APPLY_PATCH)
+    sent_meta = sent.get("metadata") if isinstance(sent, dict) else None
+    sent_namespace = str(sent_meta.get("namespace") or "") if isinstance(sent_meta, dict) else ""
+    config = decode_object(sent, scope, name_from_url=False, body=body)
     meta = config["metadata"]
     if not meta.get("name"):
         meta["name"] = scope.info.name
@@ -50,6 +52,7 @@ async def server_side_apply(scope: RequestScope, body: bytes) -> web.Response:
     if meta.get("managedFields") is not None:
         # kube's FieldManager.Apply (structuredmerge.go): checked before any conflict
         raise errors.bad_request("metadata.managedFields must be nil")
+    fieldmanager.check_declared(scope, config, sent_namespace)
     pinned = resource_version_of(scope, config)
     scope.applying = True
 
