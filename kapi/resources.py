@@ -97,6 +97,8 @@ def _r(group: str, resource: str, kind: str, namespaced: bool, short: tuple[str,
 
 # The served resources, as `kubectl api-resources` lists them on kube-apiserver.
 RESOURCES: tuple[Resource, ...] = (
+    # the legacy core/v1 bindings (kube's LegacyBindingREST beside pods/binding): create only, binds a Pod
+    Resource("", "v1", "bindings", "Binding", True, verbs=("create",), stored=False),
     _r("", "configmaps", "ConfigMap", True, ("cm",)),
     _r("", "endpoints", "Endpoints", True, ("ep",)),
     _r("", "events", "Event", True, ("ev",)),

@@ -46,3 +46,20 @@ def test_a_kept_object_is_answered_202_only_with_orphan_dependents_false(core: c
         assert status == code, name
         assert data["kind"] == "ConfigMap" and data["metadata"]["deletionTimestamp"]
         core.patch_namespaced_config_map(name, namespace, {"metadata": {"finalizers": None}})
+
+
+def test_a_scheduled_pod_is_deleted_gracefully(core: client.CoreV1Api, kubectl, namespace: str) -> None:
+    """podStrategy.CheckGracefulDelete: a scheduled, running Pod is marked (deletionTimestamp + grace) and kept
+    until a delete with grace 0; an unscheduled one goes at once (kr8s' wait-for-not-Ready relies on the first)."""
+    spec = {"nodeName": "node-a", "terminationGracePeriodSeconds": 30,
+            "containers": [{"name": "c", "image": "busybox"}]}
+    core.create_namespaced_pod(namespace, {"metadata": {"name": "graceful"}, "spec": spec})
+    marked = core.delete_namespaced_pod("graceful", namespace, grace_period_seconds=10)
+    assert isinstance(marked, client.V1Pod)
+    assert marked.metadata.deletion_timestamp is not None and marked.metadata.deletion_grace_period_seconds == 10
+    kept = core.read_namespaced_pod("graceful", namespace)
+    assert kept.metadata.deletion_grace_period_seconds == 10
+    longer = core.delete_namespaced_pod("graceful", namespace, grace_period_seconds=60)  # only shortened
+    assert longer.metadata.deletion_grace_period_seconds == 10
+    kubectl.run("-n", namespace, "delete", "pod", "graceful", "--grace-period=0", "--force")
+    assert kubectl.run("-n", namespace, "get", "pod", "graceful", check=False).returncode != 0

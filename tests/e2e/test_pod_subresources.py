@@ -85,5 +85,30 @@ def test_binding_and_eviction(kubectl: Kubectl, namespace: str):
     kubectl.run("create", "--raw", f"/api/v1/namespaces/{namespace}/pods/pending/eviction", "-f", "-", input=pending)
     free = _json.dumps({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "tobind"}})
     kubectl.run("create", "--raw", f"/api/v1/namespaces/{namespace}/pods/tobind/eviction", "-f", "-", input=free)
+    # a scheduled pod is deleted gracefully (podStrategy.CheckGracefulDelete): Terminating, kept for the kubelet
+    terminating = _json.loads(kubectl.run("-n", namespace, "get", "pod", "tobind", "-o", "json").stdout)
+    assert terminating["metadata"]["deletionTimestamp"] and terminating["metadata"]["deletionGracePeriodSeconds"] > 0
+    kubectl.run("-n", namespace, "delete", "pod", "tobind", "--grace-period=0", "--force")
     gone = kubectl.run("-n", namespace, "get", "pod", "tobind", check=False)
     assert "NotFound" in gone.stderr
+
+
+def test_the_legacy_bindings_resource(stack, kubectl: Kubectl, namespace: str):
+    """core/v1 ``bindings`` (kube's LegacyBindingREST): listed by discovery, create only; the Python client's
+    create_namespaced_binding binds the Pod the Binding names (201 Status Success), once."""
+    import json
+
+    from kubernetes import client, config
+
+    rows = [line.split() for line in kubectl.run("api-resources", "--api-group=").stdout.splitlines()]
+    assert ["bindings", "v1", "true", "Binding"] in rows
+    core = client.CoreV1Api(config.new_client_from_config(config_file=str(stack.kubeconfig)))
+    core.create_namespaced_pod(namespace, {"metadata": {"name": "tobind"},
+                                           "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "tobind"},
+            "target": {"kind": "Node", "name": "node-b"}}
+    raw = core.create_namespaced_binding(namespace, body, _preload_content=False)
+    assert raw.status == 201 and json.loads(raw.data)["status"] == "Success"
+    assert core.read_namespaced_pod("tobind", namespace).spec.node_name == "node-b"
+    again = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(body), check=False)
+    assert 'pod tobind is already assigned to node "node-b"' in again.stderr, again.stderr

@@ -13,6 +13,13 @@
   object marked for deletion (grace period 0), so the garbage collector
   deletes or orphans its dependents first, then removes the finalizer
   ("Use Cascading Deletion"). Background (the default) needs nothing here.
+- Pod (kube ``pkg/registry/core/pod/strategy.go`` CheckGracefulDelete and
+  ``rest.BeforeDelete``): a scheduled Pod that is neither Succeeded nor
+  Failed is deleted gracefully: ``deletionTimestamp`` now + the grace period
+  (DeleteOptions ``gracePeriodSeconds``, else ``terminationGracePeriodSeconds``)
+  and ``deletionGracePeriodSeconds``; it stays until a DELETE with grace 0
+  (the kubelet's, or ``--force --grace-period=0``); a later DELETE may only
+  shorten the period. An unscheduled or finished Pod goes at once.
 - CustomResourceDefinition (apiextensions-apiserver
   ``pkg/registry/customresourcedefinition/etcd.go`` ``REST.Delete``): the
   first DELETE sets ``deletionTimestamp``, adds the
@@ -84,11 +91,75 @@ def _mark_definition(obj: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any
     return obj
 
 
-def dry_run_mark(scope: RequestScope, current: Any) -> dict[str, Any] | None:
+def _is_pod(scope: RequestScope) -> bool:
+    return scope.resource.group == "" and scope.resource.resource == "pods"
+
+
+def pod_grace_period(pod: dict[str, Any], options: dict[str, Any]) -> int:
+    """podStrategy.CheckGracefulDelete: DeleteOptions ``gracePeriodSeconds``, else the Pod's
+    ``spec.terminationGracePeriodSeconds`` (else 0); 0 for a Pod not scheduled (no ``spec.nodeName``) or
+    already Succeeded/Failed; a negative period is 1. Seconds."""
+    spec: dict[str, Any] = pod["spec"] if isinstance(pod.get("spec"), dict) else {}
+    asked = options.get("gracePeriodSeconds")
+    period = asked if isinstance(asked, int) and not isinstance(asked, bool) else spec.get(
+        "terminationGracePeriodSeconds")
+    period = period if isinstance(period, int) and not isinstance(period, bool) else 0
+    if not spec.get("nodeName") or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        period = 0
+    return 1 if period < 0 else period
+
+
+def _shifted(stamp: Any, seconds: int) -> str:
+    """An RFC 3339 time ``seconds`` later (earlier when negative); now + seconds if unparsable."""
+    try:
+        base = datetime.datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        base = datetime.datetime.now(datetime.UTC)
+    return (base + datetime.timedelta(seconds=seconds)).astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _mark_pod(obj: dict[str, Any], meta: dict[str, Any], options: dict[str, Any], finalizer: str
+              ) -> tuple[str, dict[str, Any] | None]:
+    """rest.BeforeDelete with the pod strategy's grace period, in place on ``obj``: ("mark", obj) to store a
+    graceful deletion (deletionTimestamp now + grace, deletionGracePeriodSeconds; a pending one shortened by a
+    shorter ``gracePeriodSeconds``), ("pending", None) when a graceful deletion is already pending and the
+    request does not shorten it, ("delete", None) to delete at once (grace 0, or a pending deletion whose
+    grace is already 0)."""
+    if meta.get("deletionTimestamp"):
+        current = meta.get("deletionGracePeriodSeconds")
+        if not isinstance(current, int) or current == 0:
+            return "delete", None
+        asked = options.get("gracePeriodSeconds")
+        if not isinstance(asked, int) or isinstance(asked, bool) or asked >= current:
+            return "pending", None
+        asked = max(asked, 0)
+        if asked == 0:
+            return "delete", None
+        meta["deletionTimestamp"] = _shifted(meta["deletionTimestamp"], asked - current)
+        meta["deletionGracePeriodSeconds"] = asked
+    else:
+        grace = pod_grace_period(obj, options)
+        if grace == 0:
+            return "delete", None
+        meta["deletionTimestamp"] = _shifted(_now(), grace)
+        meta["deletionGracePeriodSeconds"] = grace
+        generation = meta.get("generation")
+        if isinstance(generation, int) and generation > 0:
+            meta["generation"] = generation + 1
+        if finalizer and finalizer not in (meta.get("finalizers") or []):
+            meta["finalizers"] = [*(meta.get("finalizers") or []), finalizer]
+    obj["metadata"] = meta
+    return "mark", obj
+
+
+def dry_run_mark(scope: RequestScope, current: Any, options: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """What a dry-run DELETE answers when the real one would only mark: the marked CRD (kube's REST.Delete
-    runs its update in dry-run mode); None when the stored object is the answer."""
+    runs its update in dry-run mode) or gracefully deleted Pod; None when the stored object is the answer."""
     obj = dict(jsonutil.loads(current.object))
     meta = dict(obj.get("metadata") or {})
+    if _is_pod(scope):
+        action, marked = _mark_pod(obj, meta, options or {}, gc_finalizer(options or {}))
+        return marked if action == "mark" else (obj if action == "pending" else None)
     if scope.resource.group != crd.GROUP or scope.resource.resource != crd.RESOURCE or meta.get("deletionTimestamp"):
         return None
     return _mark_definition(obj, meta)
@@ -106,6 +177,15 @@ async def mark(scope: RequestScope, name: str, current: Any, options: dict[str, 
         raise errors.conflict("namespaces", name, "The system is ensuring all content is removed from this "
                               "namespace.  Upon completion, this namespace will automatically be purged by the "
                               "system.")
+    if _is_pod(scope):  # graceful deletion: kept, marked, until a delete with grace 0 (the kubelet's)
+        _check_preconditions(scope, obj, current.resource_version, options)
+        action, marked = _mark_pod(obj, meta, options, finalizer)
+        if action == "pending":
+            return obj
+        if marked is not None:
+            return await _write(scope, name, marked, current.resource_version)
+        if not finalizer or meta.get("deletionTimestamp"):
+            return None
     definition = scope.resource.group == crd.GROUP and scope.resource.resource == crd.RESOURCE
     if definition and not meta.get("deletionTimestamp"):
         _check_preconditions(scope, obj, current.resource_version, options)

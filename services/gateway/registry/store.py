@@ -237,7 +237,7 @@ async def delete(scope: RequestScope, name: str, options: dict[str, Any]) -> tup
         raise
     scope.warnings.extend(warnings)
     if dry_run:
-        preview = deletion.dry_run_mark(scope, current)
+        preview = deletion.dry_run_mark(scope, current, options)
         return (preview, True) if preview is not None else (dict(jsonutil.loads(current.object)), False)
     marked = await deletion.mark(scope, name, current, options)
     if marked is not None:

@@ -11,17 +11,19 @@ Never a hang.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from aiohttp import web
 
 from kapi import errors, grpcutil, jsonutil
+from kapi.resources import REGISTRY
 from kapi.selectors import SelectorError, label_selector_matches
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation
 from services.gateway.handlers.delete import check_option_types
 from services.gateway.registry import store
-from services.gateway.reviews import subresource
+from services.gateway.reviews import review, subresource
 from services.gateway.scope import RequestScope
 
 STREAMING = ("exec", "attach", "portforward", "proxy")
@@ -165,6 +167,14 @@ async def binding(scope: RequestScope) -> web.StreamResponse:
         raise errors.method_not_allowed("pods/binding", scope.info.verb)
     body = negotiation.decode_body(await scope.request.read(), scope.content_type)
     _same_name(body, scope, "Binding")
+    await _bind(scope, body)
+    return _created(scope)
+
+
+async def _bind(scope: RequestScope, body: Any) -> None:
+    """BindingREST.Create: set the Pod's ``spec.nodeName`` to the Binding's ``target.name`` once (``scope``
+    addresses the Pod's binding subresource). 400 without a target name; 409 ``pod <name> is already assigned
+    to node "<node>"``."""
     target = (body.get("target") or {}) if isinstance(body, dict) else {}
     node = str(target.get("name") or "")
     if not node:
@@ -180,4 +190,17 @@ async def binding(scope: RequestScope) -> web.StreamResponse:
         return pod
 
     await store.guaranteed_update(scope, bind)
-    return _created(scope)
+
+
+@review("", "bindings")
+async def legacy_binding(scope: RequestScope, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """POST namespaces/<ns>/bindings (core/v1 Binding; kube's LegacyBindingREST, storage_core.go): binds the Pod
+    the Binding's ``metadata.name`` names, as ``pods/<name>/binding`` does; 201 Status Success."""
+    name = str((body.get("metadata") or {}).get("name") or "")
+    pods = REGISTRY.get("", "v1", "pods")
+    assert pods is not None
+    info = dataclasses.replace(scope.info, resource="pods", subresource="binding", name=name)
+    attrs = dataclasses.replace(scope.attrs, resource="pods", subresource="binding", name=name)
+    pod_scope = dataclasses.replace(scope, resource=pods, info=info, attrs=attrs)
+    await _bind(pod_scope, body)  # the copy shares the request's warning list
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201
