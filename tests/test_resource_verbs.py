@@ -10,6 +10,7 @@ CREATE = ["create"]
 
 # Built-ins whose verbs are not the full set; every other stored built-in serves ALL.
 KUBE_VERBS = {
+    ("", "bindings"): CREATE,
     ("", "namespaces"): NO_DELETECOLLECTION,
     ("", "services"): NO_DELETECOLLECTION,
     ("authentication.k8s.io", "selfsubjectreviews"): CREATE,

@@ -139,8 +139,9 @@ def test_node_reads_only_what_its_pods_reference(modes_stack: tuple[Stack, Path]
     forbidden(n1.run("get", "secrets", "-n", "work", check=False), "system:node:n1", "list", "secrets")
     forbidden(n1.run("delete", "secret", "mounted", "-n", "work", check=False), "system:node:n1", "delete",
               "secrets")
-    # The graph follows pod changes: deleting p1 takes the access away.
-    admin.run("delete", "pod", "p1", "-n", "work", "--wait=false")
+    # The graph follows pod changes: p1 gone takes the access away (a scheduled pod is deleted gracefully and
+    # keeps its edges while Terminating; the kubelet's grace-0 delete removes it: done here by force).
+    admin.run("delete", "pod", "p1", "-n", "work", "--grace-period=0", "--force", "--wait=false")
     deadline = time.monotonic() + 10
     while n1.run("get", "secret", "mounted", "-n", "work", check=False).returncode == 0:
         assert time.monotonic() < deadline, "the node kept access after its pod was deleted"

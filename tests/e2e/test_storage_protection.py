@@ -41,7 +41,8 @@ def test_claim_in_use_stays_terminating_until_the_pod_is_gone(kubectl: Kubectl, 
     time.sleep(2)  # the loop (a watch event away) has looked at it, found the scheduled pod, and keeps it
     got = _get(kubectl, "-n", namespace, "get", "pvc", "used")
     assert got["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]  # type: ignore[index]
-    kubectl.run("-n", namespace, "delete", "pod", "web", "--timeout=30s")
+    # the scheduled pod is deleted gracefully; without a kubelet, its final grace-0 delete is done by force
+    kubectl.run("-n", namespace, "delete", "pod", "web", "--grace-period=0", "--force", "--timeout=30s")
     wait_for(lambda: "NotFound" in kubectl.run("-n", namespace, "get", "pvc", "used", check=False).stderr)
 
 
