@@ -310,6 +310,11 @@ CONTROLLER_ROLES: dict[str, ClusterRoleSpec] = {
         rule(["get", "list", "update", "watch"], ["storage.k8s.io"], ["volumeattributesclasses"]),
         rule(EVENTS, ["", "events.k8s.io"], ["events"]),
     ], {}, ""),
+    "system:controller:pod-garbage-collector": ([  # loops/podgc.py
+        rule(["delete", "list", "watch"], [""], ["pods"]),
+        rule(["get", "list"], [""], ["nodes"]),
+        rule(["patch"], [""], ["pods/status"]),
+    ], {}, ""),
     # MultiCIDRServiceAllocator (GA, on): the ServiceCIDR finalizer and Ready condition (loops/servicecidrs.py)
     "system:controller:service-cidrs-controller": ([
         rule(["get", "list", "watch", "patch", "update"], ["networking.k8s.io"], ["servicecidrs"]),

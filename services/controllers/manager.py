@@ -55,6 +55,7 @@ def loops() -> dict[str, Loop]:
         csrsigning,
         garbagecollector,
         namespace,
+        podgc,
         resourcequota,
         rootcacert,
         serviceaccount,
@@ -81,6 +82,7 @@ def loops() -> dict[str, Loop]:
              storageprotection.PVCProtectionController),
         Loop("pv-protection", "persistentvolume-protection-controller", True, storageprotection.PVProtectionController),
         Loop("service-cidr-controller", "service-cidr-controller", True, servicecidrs.ServiceCIDRController),
+        Loop("podgc", "pod-garbage-collector-controller", True, podgc.PodGCController),
     ]
     return {loop.name: loop for loop in table}
 

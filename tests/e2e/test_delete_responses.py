@@ -63,3 +63,22 @@ def test_a_scheduled_pod_is_deleted_gracefully(core: client.CoreV1Api, kubectl, 
     assert longer.metadata.deletion_grace_period_seconds == 10
     kubectl.run("-n", namespace, "delete", "pod", "graceful", "--grace-period=0", "--force")
     assert kubectl.run("-n", namespace, "get", "pod", "graceful", check=False).returncode != 0
+
+
+def test_podgc_force_deletes_a_pod_whose_node_is_gone(core: client.CoreV1Api, namespace: str) -> None:
+    """kube-controller-manager's PodGC: a Pod bound to a Node that does not exist (after a 40 s quarantine) is
+    marked Failed with DisruptionTarget DeletionByPodGC and force-deleted, ending its graceful deletion."""
+    import time
+
+    spec = {"nodeName": "no-such-node", "containers": [{"name": "c", "image": "busybox"}]}
+    core.create_namespaced_pod(namespace, {"metadata": {"name": "orphan"}, "spec": spec})
+    core.delete_namespaced_pod("orphan", namespace)  # graceful: kept, Terminating
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            core.read_namespaced_pod("orphan", namespace)
+        except client.ApiException as err:
+            assert err.status == 404
+            break
+        assert time.monotonic() < deadline, "PodGC did not delete the orphaned pod"
+        time.sleep(2)
