@@ -112,3 +112,18 @@ def test_the_legacy_bindings_resource(stack, kubectl: Kubectl, namespace: str):
     assert core.read_namespaced_pod("tobind", namespace).spec.node_name == "node-b"
     again = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(body), check=False)
     assert 'pod tobind is already assigned to node "node-b"' in again.stderr, again.stderr
+
+
+def test_the_legacy_bindings_resource_is_authorized_as_its_own_resource(kubectl: Kubectl, namespace: str):
+    """The write path's guards run on it: creating a Binding needs ``create`` on ``bindings`` (kube's RBAC
+    attributes for the legacy resource), refused with kube's 403 otherwise, and nothing is bound."""
+    import json
+
+    kubectl.run("-n", namespace, "apply", "-f", "-", input=POD % ("guardbind", ""))
+    body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "guardbind"},
+            "target": {"kind": "Node", "name": "node-c"}}
+    refused = kubectl.run("--as=nobody", "-n", namespace, "create", "-f", "-", input=json.dumps(body), check=False)
+    assert (f'bindings is forbidden: User "nobody" cannot create resource "bindings" in API group "" in the '
+            f'namespace "{namespace}"') in refused.stderr, refused.stderr
+    pod = json.loads(kubectl.run("-n", namespace, "get", "pod", "guardbind", "-o", "json").stdout)
+    assert "nodeName" not in pod["spec"]
