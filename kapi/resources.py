@@ -114,7 +114,7 @@ RESOURCES: tuple[Resource, ...] = (
     _r("", "resourcequotas", "ResourceQuota", True, ("quota",), subresources=_ST),
     _r("", "secrets", "Secret", True),
     _r("", "serviceaccounts", "ServiceAccount", True, ("sa",), subresources=("token",)),
-    _r("", "services", "Service", True, ("svc",), _ALL, _ST, verbs=NO_DELETECOLLECTION),
+    _r("", "services", "Service", True, ("svc",), _ALL, _ST),
     _r("apps", "controllerrevisions", "ControllerRevision", True),
     _r("apps", "daemonsets", "DaemonSet", True, ("ds",), _ALL, _ST),
     _r("apps", "deployments", "Deployment", True, ("deploy",), _ALL, _ST_SCALE),

@@ -12,7 +12,6 @@ CREATE = ["create"]
 KUBE_VERBS = {
     ("", "bindings"): CREATE,
     ("", "namespaces"): NO_DELETECOLLECTION,
-    ("", "services"): NO_DELETECOLLECTION,
     ("authentication.k8s.io", "selfsubjectreviews"): CREATE,
     ("authentication.k8s.io", "tokenreviews"): CREATE,
     ("authorization.k8s.io", "localsubjectaccessreviews"): CREATE,

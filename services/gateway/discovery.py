@@ -77,13 +77,14 @@ _SUBRESOURCES: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
 }
 
 
-def _subresource_kind(r: Resource, sub: str) -> tuple[str, str, str]:
+def subresource_kind(r: Resource, sub: str) -> tuple[str, str, str]:
     """(group, version, kind) a subresource answers with (Scale, TokenRequest...; else the parent's kind)."""
     known = _SUBRESOURCES.get(sub)
     return known[:3] if known else (r.group, r.version, r.kind)
 
 
-def _subresource_verbs(sub: str) -> list[str]:
+def subresource_verbs(sub: str) -> list[str]:
+    """The verbs of ``<resource>/<sub>`` (``finalize``: update; Scale, TokenRequest...; else get, patch, update)."""
     if sub == "finalize":
         return ["update"]
     known = _SUBRESOURCES.get(sub)
@@ -94,9 +95,9 @@ def subresource_entries(r: Resource) -> list[dict[str, Any]]:
     """Legacy-discovery APIResource entries for ``<resource>/<subresource>``."""
     out = []
     for sub in r.subresources:
-        group, version, kind = _subresource_kind(r, sub)
+        group, version, kind = subresource_kind(r, sub)
         entry: dict[str, Any] = {"name": f"{r.resource}/{sub}", "singularName": "", "namespaced": r.namespaced,
-                                 "kind": kind, "verbs": _subresource_verbs(sub)}
+                                 "kind": kind, "verbs": subresource_verbs(sub)}
         if (group, version) != (r.group, r.version):
             entry["group"], entry["version"] = group, version
         out.append(entry)
@@ -189,8 +190,8 @@ def _aggregated_resource(r: Resource) -> dict[str, Any]:
     if r.subresources:
         out["subresources"] = [{
             "subresource": sub,
-            "responseKind": dict(zip(("group", "version", "kind"), _subresource_kind(r, sub), strict=True)),
-            "verbs": _subresource_verbs(sub)} for sub in r.subresources]
+            "responseKind": dict(zip(("group", "version", "kind"), subresource_kind(r, sub), strict=True)),
+            "verbs": subresource_verbs(sub)} for sub in r.subresources]
     return out
 
 

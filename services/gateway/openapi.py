@@ -27,40 +27,35 @@ from aiohttp import web
 
 from kapi import errors, jsonutil
 from kapi.resources import REGISTRY, Registry, Resource
-from services.gateway import openapi_v2pb
+from services.gateway import discovery, openapi_v2pb
+from services.gateway import openapi_routes as oaroutes
 from services.gateway import patch as patching
 
-_QUERY = ("dryRun", "fieldManager", "fieldValidation", "pretty")
-
-
-def _param(name: str) -> dict[str, Any]:
-    return {"name": name, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
-
-
-# The query parameters of a list (and watch) of a collection, metav1.ListOptions' fields: (name, type, what).
-_LIST_QUERY = (
-    ("allowWatchBookmarks", "boolean", "a watch may send BOOKMARK events"),
-    ("continue", "string", "the continue token of the previous page of this list"),
-    ("fieldSelector", "string", "only objects whose fields match this selector"),
-    ("labelSelector", "string", "only objects whose labels match this selector"),
-    ("limit", "integer", "at most this many objects, the rest by the continue token"),
-    ("resourceVersion", "string", "the resourceVersion the list or watch starts from"),
-    ("resourceVersionMatch", "string", "how resourceVersion applies: Exact or NotOlderThan"),
-    ("sendInitialEvents", "boolean", "a watch starts with the current objects as ADDED events"),
-    ("timeoutSeconds", "integer", "seconds a list or watch may last"),
-    ("watch", "boolean", "watch for changes to the selected objects: a stream of ADDED, MODIFIED and DELETED "
-                         "events instead of a list"),
-)
-_WATCH_MEDIA = ("application/json;stream=watch", "application/vnd.kubernetes.protobuf;stream=watch")
-
-
-def _list_params(v2: bool) -> list[dict[str, Any]]:
-    """The list query parameters as OpenAPI v2 or v3 parameter objects."""
-    if v2:
-        return [{"name": n, "in": "query", "type": t, "uniqueItems": True, "description": d}
-                for n, t, d in _LIST_QUERY]
-    return [{"name": n, "in": "query", "description": d, "schema": {"type": t, "uniqueItems": True}}
-            for n, t, d in _LIST_QUERY]
+# Short descriptions of the query and path parameters (kapi's words; kube's prose is not copied).
+_DESCRIPTIONS = {
+    "allowWatchBookmarks": "a watch may send BOOKMARK events",
+    "continue": "the continue token of the previous page of this list",
+    "fieldSelector": "only objects whose fields match this selector",
+    "labelSelector": "only objects whose labels match this selector",
+    "limit": "at most this many objects, the rest by the continue token",
+    "resourceVersion": "the resourceVersion the list or watch starts from",
+    "resourceVersionMatch": "how resourceVersion applies: Exact or NotOlderThan",
+    "sendInitialEvents": "a watch starts with the current objects as ADDED events",
+    "timeoutSeconds": "seconds a list or watch may last",
+    "watch": "watch for changes to the selected objects: a stream of ADDED, MODIFIED and DELETED events instead "
+             "of a list",
+    "pretty": "If 'true', then the output is pretty printed.",
+    "dryRun": "All: run every stage of the request but persist nothing",
+    "fieldManager": "the name of the actor making the change",
+    "fieldValidation": "Ignore, Warn or Strict: what to do with unknown and duplicate fields",
+    "force": "an apply patch takes the fields other managers own",
+    "gracePeriodSeconds": "seconds before the object is deleted",
+    "orphanDependents": "deprecated: orphan the dependents (propagationPolicy Orphan)",
+    "propagationPolicy": "Orphan, Background or Foreground: how dependents are garbage collected",
+    "ignoreStoreReadErrorWithClusterBreakingPotential": "delete an object that cannot be read from storage",
+    "namespace": "object name and auth scope, such as for teams and projects",
+    "path": "path to the resource",
+}
 
 
 def _list_definition(r: Resource, name: str | None) -> str | None:
@@ -185,62 +180,143 @@ def patch_types(r: Resource, registry: Registry = REGISTRY) -> tuple[str, ...]:
     path's OpenAPI offers it; kube-apiserver refuses it (415) for custom
     resources, whose OpenAPI lists JSON, merge and apply patches only.
     """
-    if registry.is_static(r):
-        return ("application/json-patch+json", "application/merge-patch+json",
-                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
-    return "application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"
+    return oaroutes.PATCH_TYPES if registry.is_static(r) else oaroutes.CUSTOM_PATCH_TYPES
 
 
-def _delete_responses(r: Resource, schema_ref: dict[str, Any], v2: bool) -> dict[str, Any]:
-    """A DELETE's 200 and 202 responses: the object for resources that return it
-    (``Resource.returns_deleted_object``), else a plain ``type: object`` (a Status or, while finalizers keep
-    it, the object), as kube 1.37's OpenAPI has them (the official Python client generated from it types those
-    responses ``object``)."""
-    ref = schema_ref if r.returns_deleted_object else {"type": "object"}
+def _routes(r: Resource, registry: Registry) -> list[oaroutes.Route]:
+    subs = {sub: (discovery.subresource_kind(r, sub), tuple(discovery.subresource_verbs(sub)))
+            for sub in r.subresources}
+    return oaroutes.routes(r, subs, registry.is_static(r))
+
+
+def _schema_of(route: oaroutes.Route, what: str | None, r: Resource, ref_prefix: str) -> dict[str, Any] | None:
+    """The schema a route reads or answers (``Route.body``/``Route.response``), a ``$ref`` where kube has one."""
+    if what is None:
+        return None
+    if what == "string":
+        return {"type": "string"}
+    name: str | None
+    if what == "object":
+        name = _definition_name_of(route.gvk)
+    elif what == "list":
+        name = _list_definition(r, _definition_name(r))
+    elif what == "deleted":
+        # the object for resources that return it (Resource.returns_deleted_object), else a plain object (a Status
+        # or, while finalizers keep it, the object), as kube 1.37's OpenAPI has them
+        name = _definition_name(r) if r.returns_deleted_object else None
+    else:
+        name = {"status": oaroutes.STATUS, "watch": oaroutes.WATCH_EVENT, "delete": oaroutes.DELETE_BODY,
+                "patch": oaroutes.PATCH_BODY, "scale": _SCALE}[what]
+    return {"$ref": ref_prefix + name} if name else {"type": "object"}
+
+
+_SCALE = "io.k8s.api.autoscaling.v1.Scale"
+_CODE_TEXT = {"200": "OK", "201": "Created", "202": "Accepted"}
+
+
+def _parameter(name: str, where: str, json_type: str, v2: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "in": where}
+    if name in _DESCRIPTIONS:
+        out["description"] = _DESCRIPTIONS[name]
+    if where == "path":
+        out["required"] = True
     if v2:
-        return {"200": {"description": "OK", "schema": ref}, "202": {"description": "Accepted", "schema": ref}}
-    return {code: {"description": text, "content": {"application/json": {"schema": ref}}}
-            for code, text in (("200", "OK"), ("202", "Accepted"))}
+        out["type"] = json_type
+        out["uniqueItems"] = True
+    else:
+        out["schema"] = {"type": json_type, "uniqueItems": True}
+    return out
 
 
-def _operations(r: Resource, schema_ref: dict[str, Any], registry: Registry = REGISTRY) -> dict[str, Any]:
-    gvk = {"group": r.group, "version": r.version, "kind": r.kind}
-    body = {"content": {"application/json": {"schema": schema_ref}}}
-    ok = {"200": {"description": "OK", "content": {"application/json": {"schema": schema_ref}}}}
-    base = f"/{api_path(r.group, r.version)}"
-    prefix = f"{base}/namespaces/{{namespace}}/{r.resource}" if r.namespaced else f"{base}/{r.resource}"
-    item: dict[str, Any] = {
-        "get": {"operationId": f"read{r.kind}", "responses": ok, "x-kubernetes-action": "get",
-                "x-kubernetes-group-version-kind": gvk},
-        "put": {"operationId": f"replace{r.kind}", "requestBody": body, "responses": ok,
-                "parameters": [_param(p) for p in _QUERY], "x-kubernetes-action": "put",
-                "x-kubernetes-group-version-kind": gvk},
-        "patch": {"operationId": f"patch{r.kind}", "responses": ok, "x-kubernetes-action": "patch",
-                  "parameters": [_param(p) for p in (*_QUERY, "force")],
-                  "requestBody": {"content": {t: {"schema": {"type": "object"}} for t in patch_types(r, registry)}},
-                  "x-kubernetes-group-version-kind": gvk},
-        "delete": {"operationId": f"delete{r.kind}", "responses": _delete_responses(r, schema_ref, v2=False),
-                   "x-kubernetes-action": "delete",
-                   "parameters": [_param("dryRun")], "x-kubernetes-group-version-kind": gvk},
-        "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
-    }
-    list_name = _list_definition(r, schema_ref.get("$ref", "").rsplit("/", 1)[-1] or None)
-    list_ok: dict[str, Any] = {"description": "OK"}
-    if list_name:
-        list_ok["content"] = {m: {"schema": {"$ref": f"#/components/schemas/{list_name}"}}
-                              for m in ("application/json", *_WATCH_MEDIA)}
-    collection: dict[str, Any] = {
-        "get": {"operationId": f"list{r.kind}", "responses": {"200": list_ok}, "parameters": _list_params(False),
-                "x-kubernetes-action": "list", "x-kubernetes-group-version-kind": gvk},
-        "post": {"operationId": f"create{r.kind}", "requestBody": body, "responses": ok,
-                 "parameters": [_param(p) for p in _QUERY], "x-kubernetes-action": "post",
-                 "x-kubernetes-group-version-kind": gvk},
-    }
-    if r.namespaced:
-        ns = {"name": "namespace", "in": "path", "required": True, "schema": {"type": "string"}}
-        item["parameters"].append(ns)
-        collection["parameters"] = [ns]
-    return {prefix: collection, f"{prefix}/{{name}}": item}
+def _path_parameters(route: oaroutes.Route, r: Resource, v2: bool) -> list[dict[str, Any]]:
+    out = []
+    for name in route.path_params:
+        p = _parameter(name, "path", "string", v2)
+        if name == "name":
+            p["description"] = f"name of the {route.gvk[2] if route.action == 'connect' else r.kind}"
+        out.append(p)
+    return out
+
+
+def _operation(route: oaroutes.Route, r: Resource, v2: bool) -> dict[str, Any]:
+    """One operation object; its path and pretty parameters are left to the path item (:func:`_paths`)."""
+    prefix = "#/definitions/" if v2 else "#/components/schemas/"
+    operation_id, tag = oaroutes.operation_id_and_tag(route)
+    group, version, kind = route.gvk
+    params = [_parameter(n, "query", t, v2) for n, t in route.query]
+    body = _schema_of(route, route.body, r, prefix)
+    response = _schema_of(route, route.response, r, prefix)
+    op: dict[str, Any] = {"description": route.doc}
+    if v2:
+        op["consumes"] = list(route.consumes)
+        op["produces"] = list(route.produces)
+        op["schemes"] = ["https"]
+    op["tags"] = [tag]
+    op["operationId"] = operation_id
+    if body is not None and v2:
+        params.insert(0, {"name": "body", "in": "body", "required": route.body not in ("delete",), "schema": body})
+    op["parameters"] = params
+    if body is not None and not v2:
+        op["requestBody"] = {"content": {t: {"schema": body} for t in route.consumes},
+                             "required": route.body != "delete"}
+    responses: dict[str, Any] = {}
+    for code in route.codes:
+        if v2:
+            responses[code] = {"description": _CODE_TEXT[code], "schema": response}
+        else:
+            responses[code] = {"description": _CODE_TEXT[code],
+                               "content": {t: {"schema": response} for t in route.produces}}
+    responses["401"] = {"description": "Unauthorized"}
+    op["responses"] = responses
+    op["x-kubernetes-action"] = route.action
+    op["x-kubernetes-group-version-kind"] = {"group": group, "kind": kind, "version": version}
+    return op
+
+
+def _paths(r: Resource, registry: Registry, v2: bool) -> dict[str, Any]:
+    """The path items of one resource: its operations by path and method, with the parameters every operation of
+    a path shares (the path parameters and ``pretty``) on the path item, as kube-openapi moves them."""
+    items: dict[str, Any] = {}
+    for route in _routes(r, registry):
+        item = items.setdefault(route.path, {"__routes": []})
+        item["__routes"].append(route)
+        item[route.method.lower()] = _operation(route, r, v2)
+    for item in items.values():
+        routes = item.pop("__routes")
+        shared = {"pretty"} if all(any(n == "pretty" for n, _ in rt.query) for rt in routes) else set()
+        for method in [m for m in item]:
+            op = item[method]
+            op["parameters"] = [p for p in op["parameters"] if p["name"] not in shared or p["in"] != "query"]
+            if not op["parameters"]:
+                del op["parameters"]
+        item["parameters"] = _path_parameters(routes[0], r, v2) + (
+            [_parameter("pretty", "query", "string", v2)] if shared else [])
+    return items
+
+
+def _definition_name_of(gvk: tuple[str, str, str]) -> str | None:
+    custom = _CUSTOM_KINDS.get(gvk)
+    if custom is not None:
+        return custom[0]
+    return patching._kind_index().get(gvk)
+
+
+def _roots(r: Resource) -> list[str]:
+    """The definitions the paths of ``r`` reference directly."""
+    out = [oaroutes.STATUS, oaroutes.WATCH_EVENT, oaroutes.DELETE_BODY, oaroutes.PATCH_BODY]
+    name = _definition_name(r)
+    if name:
+        out.append(name)
+        list_name = _list_definition(r, name)
+        if list_name:
+            out.append(list_name)
+    for sub in r.subresources:
+        sub_name = _definition_name_of(discovery.subresource_kind(r, sub))
+        if sub_name:
+            out.append(sub_name)
+    if "scale" in r.subresources:
+        out.append(_SCALE)
+    return out
 
 
 @functools.cache
@@ -250,16 +326,10 @@ def group_version_document(group: str, version: str, registry: Registry = REGIST
     if not rows:
         return None
     paths: dict[str, Any] = {}
-    roots = []
+    roots: list[str] = []
     for r in rows:
-        name = _definition_name(r)
-        ref = {"$ref": f"#/components/schemas/{name}"} if name else {"type": "object"}
-        if name:
-            roots.append(name)
-        list_name = _list_definition(r, name)
-        if list_name:
-            roots.append(list_name)
-        paths.update(_operations(r, ref, registry))
+        roots.extend(_roots(r))
+        paths.update(_paths(r, registry, v2=False))
     doc = {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.37.0"}, "paths": paths,
            "components": {"schemas": _closure(roots)}}
     return jsonutil.dumps(doc)
@@ -281,55 +351,14 @@ def index(registry: Registry = REGISTRY) -> bytes:
     return jsonutil.dumps({"paths": paths})
 
 
-def _v2_operations(r: Resource, name: str | None) -> dict[str, Any]:
-    """Swagger 2.0 path items of one resource (collection and object)."""
-    ref = {"$ref": f"#/definitions/{name}"} if name else {"type": "object"}
-    gvk = {"group": r.group, "version": r.version, "kind": r.kind}
-    ok = {"200": {"description": "OK", "schema": ref}}
-    body = {"name": "body", "in": "body", "required": True, "schema": ref}
-    query = [{"name": p, "in": "query", "type": "string", "uniqueItems": True} for p in _QUERY]
-    tag = (r.group.split(".")[0] if r.group else "core") + "_" + r.version
-    base = f"/{api_path(r.group, r.version)}"
-    prefix = f"{base}/namespaces/{{namespace}}/{r.resource}" if r.namespaced else f"{base}/{r.resource}"
-
-    def op(action: str, verb: str, params: list[dict[str, Any]], consumes: tuple[str, ...] = ("*/*",)
-           ) -> dict[str, Any]:
-        return {"operationId": f"{verb}{r.kind}", "tags": [tag], "consumes": list(consumes),
-                "produces": ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"],
-                "schemes": ["https"], "parameters": params, "responses": ok, "x-kubernetes-action": action,
-                "x-kubernetes-group-version-kind": gvk}
-
-    path_params = [{"name": "name", "in": "path", "required": True, "type": "string", "uniqueItems": True}]
-    if r.namespaced:
-        ns = {"name": "namespace", "in": "path", "required": True, "type": "string", "uniqueItems": True}
-        path_params.append(ns)
-    patch_body = {"name": "body", "in": "body", "required": True, "schema": {"type": "object"}}
-    item = {"get": op("get", "read", []), "put": op("put", "replace", [body, *query]),
-            "patch": op("patch", "patch", [patch_body, *query], patch_types(r)),
-            "delete": {**op("delete", "delete", query[:1]), "responses": _delete_responses(r, ref, v2=True)},
-            "parameters": path_params}
-    list_name = _list_definition(r, name)
-    listing = op("list", "list", _list_params(True))
-    listing["produces"] = [*listing["produces"], *_WATCH_MEDIA]
-    if list_name:
-        listing["responses"] = {"200": {"description": "OK", "schema": {"$ref": f"#/definitions/{list_name}"}}}
-    collection = {"get": listing, "post": op("post", "create", [body, *query]), "parameters": path_params[1:]}
-    return {prefix: collection, f"{prefix}/{{name}}": item}
-
-
 @functools.cache
 def swagger_v2(registry: Registry = REGISTRY) -> bytes:
     """The ``/openapi/v2`` document (Swagger 2.0 JSON bytes): every served path and the definitions it references."""
     paths: dict[str, Any] = {}
     roots = []
     for r in registry.rows:
-        name = _definition_name(r)
-        if name:
-            roots.append(name)
-        list_name = _list_definition(r, name)
-        if list_name:
-            roots.append(list_name)
-        paths.update(_v2_operations(r, name))
+        roots.extend(_roots(r))
+        paths.update(_paths(r, registry, v2=True))
     doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.37.0"}, "paths": paths,
            "definitions": _closure(roots, "#/definitions/", v2=True),
            "securityDefinitions": {"BearerToken": {"description": "Bearer Token authentication", "type": "apiKey",

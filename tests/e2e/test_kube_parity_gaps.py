@@ -30,3 +30,22 @@ def test_pod_apparmor_annotation_becomes_the_field_with_a_warning(kubectl: Kubec
                                                                     "localhostProfile": "custom"}}
     assert "securityContext" not in containers[1]  # the Pod's profile already says runtime/default
     assert stored["metadata"]["annotations"] == pod["metadata"]["annotations"]
+
+
+def test_services_support_deletecollection_and_release_their_ips(kubectl: Kubectl, namespace: str) -> None:
+    """kube 1.37 serves deletecollection on services (its OpenAPI's deleteCoreV1CollectionNamespacedService);
+    each Service goes through the registry's delete, so its IPAddress goes too."""
+    resources = json.loads(kubectl.run("get", "--raw", "/api/v1").stdout)["resources"]
+    assert "deletecollection" in next(r for r in resources if r["name"] == "services")["verbs"]
+    for name in ("a", "b"):
+        kubectl.run("-n", namespace, "create", "service", "clusterip", name, "--tcp=80:80")
+        kubectl.run("-n", namespace, "label", "service", name, "tier=gone")
+    ips = [kubectl.run("-n", namespace, "get", "svc", n, "-o", "jsonpath={.spec.clusterIP}").stdout
+           for n in ("a", "b")]
+    deleted = json.loads(kubectl.run("delete", "--raw",
+                                     f"/api/v1/namespaces/{namespace}/services?labelSelector=tier%3Dgone").stdout)
+    assert deleted["kind"] == "ServiceList" and sorted(i["metadata"]["name"] for i in deleted["items"]) == ["a", "b"]
+    assert kubectl.run("-n", namespace, "get", "svc", "-o", "name").stdout == ""
+    for ip in ips:
+        proc = kubectl.run("get", "ipaddress", ip, check=False)
+        assert proc.returncode != 0 and "NotFound" in proc.stderr, proc.stderr
