@@ -598,3 +598,34 @@ def test_relabelling_a_clusterrole_into_an_aggregate_is_checked(stack: Stack, ku
         kubectl.run("delete", "clusterrolebinding", "relabel-writer", "--ignore-not-found")
         kubectl.run("delete", "clusterrole", "relabel-writer", "relabel-secrets", "--ignore-not-found")
         kubectl.run("delete", "namespace", ns, "--wait=false")
+
+
+def test_server_side_apply_that_creates_needs_create(stack: Stack, kubectl: Kubectl, tmp_path: Path) -> None:
+    """kube's patch handler authorizes the create an apply falls back to as verb ``create``
+    (handlers/patch.go applyPatch, withAuthorization): a user who may patch but not create ConfigMaps
+    is refused the create (also as a dry run) and may still apply to an existing one."""
+    ns = "apply-create-test"
+    kubectl.run("create", "namespace", ns)
+    try:
+        kubectl.run("-n", ns, "create", "serviceaccount", "patcher")
+        kubectl.run("-n", ns, "create", "role", "patcher", "--verb=get,list,patch", "--resource=configmaps")
+        kubectl.run("-n", ns, "create", "rolebinding", "patcher", "--role=patcher", f"--serviceaccount={ns}:patcher")
+        token = kubectl.run("-n", ns, "create", "token", "patcher").stdout.strip()
+        sa = Kubectl(token_kubeconfig(stack, "patcher", token, tmp_path / "patcher.kubeconfig"))
+        wait_for(lambda: sa.run("-n", ns, "get", "configmaps", check=False).returncode == 0)
+        manifest = tmp_path / "cm.yaml"
+        manifest.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap",
+                                            "metadata": {"name": "new", "namespace": ns}, "data": {"k": "v"}}))
+        user = f"system:serviceaccount:{ns}:patcher"
+        for extra in ([], ["--dry-run=server"]):
+            refused = sa.run("apply", "--server-side", *extra, "-f", str(manifest), check=False)
+            assert refused.returncode != 0
+            assert (f'configmaps "new" is forbidden: User "{user}" cannot create resource "configmaps" in API '
+                    f'group "" in the namespace "{ns}"') in refused.stderr, refused.stderr
+        assert kubectl.run("-n", ns, "get", "configmap", "new", check=False).returncode != 0
+        kubectl.run("-n", ns, "create", "configmap", "new", "--from-literal=k=old")
+        assert "serverside-applied" in sa.run("apply", "--server-side", "--force-conflicts", "-f",
+                                              str(manifest)).stdout
+        assert kubectl.run("-n", ns, "get", "configmap", "new", "-o", "jsonpath={.data.k}").stdout == "v"
+    finally:
+        kubectl.run("delete", "namespace", ns, "--wait=false")

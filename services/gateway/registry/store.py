@@ -30,12 +30,14 @@ of these, and encode the answer. See docs/architecture.md, "The request path".
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kapi import errors, grpcutil, jsonutil, limits
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import fieldmanager
+from services.gateway.apifilters import authorization
 
 # The hook modules register themselves on import; importing them here ties the hooks to the write path.
 from services.gateway.registry import certificates, deletion, priorityclasses, rbac, services  # noqa: F401
@@ -144,6 +146,7 @@ async def guaranteed_update(scope: RequestScope, transform: Transform, *, create
         except errors.StatusError as err:
             if err.reason != "NotFound" or not create_missing:
                 raise
+            await _authorize_create(scope)
             try:
                 return await create(scope, await transform(None)), True
             except errors.StatusError as create_err:
@@ -162,6 +165,21 @@ async def guaranteed_update(scope: RequestScope, transform: Transform, *, create
             if last:
                 raise stale(scope) from None
     raise AssertionError("unreachable")
+
+
+async def _authorize_create(scope: RequestScope) -> None:
+    """A patch that creates needs the ``create`` verb too: 403 Forbidden unless the authorizer allows it.
+
+    The request was authorized as ``patch``; kube's patch handler wraps the
+    create it falls back to in withAuthorization with the same attributes but
+    verb ``create`` (``handlers/patch.go`` applyPatch, ``handlers/rest.go``
+    withAuthorization), so a user who may patch but not create cannot create
+    by server-side apply. Runs before transform and admission, on dry runs too.
+    """
+    attrs = dataclasses.replace(scope.attrs, verb="create")
+    allowed, reason = await scope.backends.authz.authorize(attrs, timeout=scope.timeout)
+    if not allowed:
+        raise authorization.forbidden(attrs, reason)
 
 
 class _Retry(Exception):
