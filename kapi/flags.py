@@ -171,9 +171,11 @@ FLAGS: tuple[Flag, ...] = (
          "How long webhook answers are cached, a duration like 2m (kube-apiserver "
          "--authentication-token-webhook-cache-ttl).", passthrough=True),
     # authz
-    Flag("authorization-mode", frozenset({AUTHZ}), "",
+    # authn reads it too: AlwaysAllow turns anonymous authentication off (kube's ApplyAuthorization).
+    Flag("authorization-mode", frozenset({AUTHZ, AUTHN}), "",
          "Ordered comma-separated authorizers: Node, RBAC, ABAC, Webhook, AlwaysAllow, AlwaysDeny; RBAC when "
-         "neither this nor --authorization-config is given (kube-apiserver --authorization-mode).", passthrough=True),
+         "neither this nor --authorization-config is given; AlwaysAllow turns --anonymous-auth off "
+         "(kube-apiserver --authorization-mode).", passthrough=True),
     Flag("authorization-config", frozenset({AUTHZ}), "",
          "AuthorizationConfiguration file (apiserver.config.k8s.io/v1): ordered Node, RBAC, Webhook, AlwaysAllow, "
          "AlwaysDeny authorizers; excludes --authorization-mode and the webhook flags "

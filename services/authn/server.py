@@ -53,6 +53,20 @@ def _list(text: str) -> list[str]:
     return [item.strip() for item in (text or "").split(",") if item.strip()]
 
 
+def anonymous_allowed(args: argparse.Namespace) -> bool:
+    """Whether unauthenticated requests run as ``system:anonymous``: ``--anonymous-auth``, except that an
+    ``--authorization-mode`` list naming AlwaysAllow turns it off, so no credential means 401 rather than full
+    access (kube-apiserver BuiltInAuthenticationOptions.ApplyAuthorization, which logs the same warning)."""
+    if not args.anonymous_auth:
+        return False
+    modes = {mode.strip() for mode in (getattr(args, "authorization_mode", "") or "").split(",")}
+    if "AlwaysAllow" in modes:
+        log.warning("AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to "
+                    "false. You should use a different authorizer")
+        return False
+    return True
+
+
 def build_authn(args: argparse.Namespace, lookup: ObjectLookup | None = None) -> Authn:
     """Everything the flags describe: the request chain (kube-apiserver's order: x509, then bearer tokens, then
     anonymous), the TokenReview chain, the API audiences, the token issuer and its discovery documents.
@@ -100,7 +114,7 @@ def build_authn(args: argparse.Namespace, lookup: ObjectLookup | None = None) ->
     # As kube-apiserver: with no token authenticator configured, bearer tokens are not looked at at all.
     if bearer is not None:
         authenticators.append(bearer)
-    request = build(authenticators, AnonymousAuthenticator() if args.anonymous_auth else None)
+    request = build(authenticators, AnonymousAuthenticator() if anonymous_allowed(args) else None)
     return Authn(request=request, tokens=AuthenticatedGroupAdder(bearer) if bearer else None,
                  api_audiences=api_audiences, issuer=issuer, discovery=discovery)
 

@@ -92,17 +92,26 @@ async def test_grpc_status_code(stub: authn_pb2_grpc.AuthenticationStub) -> None
     assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
-async def test_anonymous_disabled(tmp_path: Path) -> None:
-    args = flags.parse(flags.AUTHN, ["--anonymous-auth=false"])
-    srv = await server.start(args)
+@pytest.mark.parametrize("argv", [["--anonymous-auth=false"], ["--authorization-mode", "AlwaysAllow"],
+                                  ["--authorization-mode", "RBAC,AlwaysAllow", "--anonymous-auth=true"]])
+async def test_anonymous_disabled(argv: list[str]) -> None:
+    """--anonymous-auth=false, or AlwaysAllow among the authorizers (kube's ApplyAuthorization): no credential and
+    an unrecognised Basic header are 401, not system:anonymous."""
+    srv = await server.start(flags.parse(flags.AUTHN, argv))
     channel = grpcutil.channel(f"127.0.0.1:{srv.port}", None)
     try:
-        with pytest.raises(errors.StatusError) as info:
-            await authenticate(authn_pb2_grpc.AuthenticationStub(channel))
-        assert info.value.code == 401
+        for fields in ({}, {"authorization": "Basic Ym9iOnB3"}):
+            with pytest.raises(errors.StatusError) as info:
+                await authenticate(authn_pb2_grpc.AuthenticationStub(channel), **fields)
+            assert info.value.code == 401
     finally:
         await channel.close()
         await srv.stop(0)
+
+
+@pytest.mark.parametrize("argv", [[], ["--authorization-mode", "Node,RBAC"], ["--authorization-mode", "AlwaysDeny"]])
+def test_anonymous_kept_without_always_allow(argv: list[str]) -> None:
+    assert server.anonymous_allowed(flags.parse(flags.AUTHN, argv)) is True
 
 
 def test_main_refuses_bad_token_file(tmp_path: Path) -> None:

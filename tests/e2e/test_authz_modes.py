@@ -10,9 +10,12 @@ one of its rules answers "allow" only after 3s.
 from __future__ import annotations
 
 import json
+import ssl
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -215,3 +218,20 @@ def test_webhook_timeout_is_no_opinion_never_allow(modes_stack: tuple[Stack, Pat
     log = stack.log_path("authz").read_text()
     assert "Failed to make webhook authorizer request" in log
     assert "did not answer within 1s" in log
+
+
+def test_always_allow_turns_anonymous_off(tmp_path: Path) -> None:
+    """kube's ApplyAuthorization: with AlwaysAllow among the authorizers a request without a credential is 401,
+    not system:anonymous with every permission; a token user gets everything."""
+    (tmp_path / "tokens.csv").write_text('abby-token-0123456789,abby,uid-abby,""\n')
+    with own_stack(["--authorization-mode=AlwaysAllow", f"--token-auth-file={tmp_path / 'tokens.csv'}"]) as stack:
+        context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+        for method, body in (("GET", None), ("POST", b'{"metadata": {"name": "anon-made"}}')):
+            request = urllib.request.Request(f"{stack.url}/api/v1/namespaces", data=body, method=method,
+                                             headers={"Content-Type": "application/json"})
+            with pytest.raises(urllib.error.HTTPError) as info:
+                urllib.request.urlopen(request, context=context, timeout=10)
+            assert info.value.code == 401
+            assert json.loads(info.value.read())["message"] == "Unauthorized"
+        abby = Kubectl(token_kubeconfig(stack, "abby", "abby-token-0123456789", tmp_path / "abby.kubeconfig"))
+        abby.run("create", "namespace", "abby-made")  # no RBAC binding: AlwaysAllow decides

@@ -56,6 +56,7 @@ def test_every_command_line_parses_with_the_services_own_flags(service: str) -> 
     ("authn", "service-account-key-file", f"{PKI}/sa.pub"),
     ("authz", "storage-address", "127.0.0.1:1,127.0.0.1:2"),
     ("authz", "authorization-mode", "AlwaysAllow"),
+    ("authn", "authorization-mode", "AlwaysAllow"),  # AlwaysAllow turns anonymous auth off
     ("flowcontrol", "max-requests-inflight", "7"),
     ("admission", "storage-address", "127.0.0.1:1,127.0.0.1:2"),
     ("gateway", "bind-address", "127.0.0.1"),
@@ -107,7 +108,8 @@ def test_passthrough_argv_round_trips() -> None:
     args = launcher.build_parser().parse_args(["--anonymous-auth=false", "--authorization-mode", "RBAC"])
     argv = launcher._passthrough_argv(args)
     assert argv == ["--anonymous-auth=false", "--authorization-mode=RBAC"]
-    assert flags.forward(launcher.parse_service_flags(argv), "authn") == ["--anonymous-auth=false"]
+    assert flags.forward(launcher.parse_service_flags(argv), "authn") == argv
+    assert flags.forward(launcher.parse_service_flags(argv), "authz") == ["--authorization-mode=RBAC"]
 
 
 def test_etcd_ports_are_remembered_and_replaced_when_taken(tmp_path: Path) -> None:
