@@ -255,6 +255,37 @@ async def test_small_plugins() -> None:
     assert err.message == 'pods "web" is forbidden: no PriorityClass with name nope was found'
 
 
+async def test_priority_admission_as_kube() -> None:
+    """plugin/pkg/admission/priority admitPod: defaults, mismatches and updates."""
+    inf = FakeInformers()
+    prio = simple.Priority(inf)  # type: ignore[arg-type]
+    req = request("CREATE", "pods", pod())  # no default class: 0 and PreemptLowerPriority, no class name
+    await prio.admit(req)
+    assert (req.object["spec"]["priority"], req.object["spec"]["preemptionPolicy"]) == (0, "PreemptLowerPriority")
+    assert "priorityClassName" not in req.object["spec"]
+    err = await refusal(prio.admit(request("CREATE", "pods", pod(priority=7))))
+    assert err.message == ('pods "web" is forbidden: the integer value of priority (7) must not be provided in pod '
+                           'spec; priority admission controller computed 0 from the given PriorityClass name')
+    inf.put("scheduling.k8s.io", "priorityclasses", {"metadata": {"name": "b"}, "value": 50, "globalDefault": True,
+                                                     "preemptionPolicy": "Never"})
+    inf.put("scheduling.k8s.io", "priorityclasses", {"metadata": {"name": "a"}, "value": 10, "globalDefault": True,
+                                                     "preemptionPolicy": "Never"})
+    req = request("CREATE", "pods", pod())  # two defaults (a race): the lowest value wins
+    await prio.admit(req)
+    assert [req.object["spec"][k] for k in ("priorityClassName", "priority", "preemptionPolicy")] == ["a", 10, "Never"]
+    err = await refusal(prio.admit(request("CREATE", "pods", pod(preemptionPolicy="PreemptLowerPriority"))))
+    assert err.message == ('pods "web" is forbidden: the string value of PreemptionPolicy (PreemptLowerPriority) '
+                           'must not be provided in pod spec; priority admission controller computed Never from the '
+                           'given PriorityClass name')
+    old = pod(priority=10, preemptionPolicy="Never")
+    upd = request("UPDATE", "pods", pod(), old=old)  # a PUT without the fields keeps the old ones
+    await prio.admit(upd)
+    assert (upd.object["spec"]["priority"], upd.object["spec"]["preemptionPolicy"]) == (10, "Never")
+    upd = request("UPDATE", "pods", pod(priority=3), old=old)  # a change is left for validation to refuse
+    await prio.admit(upd)
+    assert upd.object["spec"]["priority"] == 3
+
+
 # ---------------------------------------------------------------- ValidatingAdmissionPolicy
 
 async def test_validating_admission_policy_actions_and_params() -> None:

@@ -220,25 +220,44 @@ class Priority:
         """CREATE (Pods, PriorityClasses) and UPDATE (PriorityClasses)."""
         return operation in (CREATE, UPDATE)
 
+    def _default_class(self) -> dict[str, Any] | None:
+        """The globalDefault class; of several (a create race), the one with the lowest value (getDefaultPriorityClass)."""
+        defaults = [c for c in self.classes.list() if c.get("globalDefault") is True]
+        return min(defaults, key=lambda c: c.get("value", 0)) if defaults else None
+
     async def admit(self, request: AdmissionRequest) -> None:
-        """Resolve a created Pod's class; raises 403 for a class that does not exist."""
-        if request.operation != CREATE or not _is_pod(request):
+        """kube's admitPod. CREATE: resolve ``priorityClassName`` (or the global default class; none: priority 0 and
+        PreemptLowerPriority) into ``priority`` and ``preemptionPolicy``. UPDATE: an unset ``priority`` or
+        ``preemptionPolicy`` keeps the old Pod's (validation then rejects any other change to them).
+
+        Raises 403 for a class that does not exist, or a given priority / preemptionPolicy that differs from the
+        class's (plugin/pkg/admission/priority/admission.go).
+        """
+        if request.operation not in (CREATE, UPDATE) or not _is_pod(request):
             return
         spec = request.object.setdefault("spec", {})  # type: ignore[union-attr]
+        if request.operation == UPDATE:
+            old_spec = (request.old_object or {}).get("spec") or {}
+            for key in ("priority", "preemptionPolicy"):
+                if spec.get(key) is None and old_spec.get(key) is not None:
+                    spec[key] = old_spec[key]
+            return
         name = spec.get("priorityClassName") or ""
         await self.classes.wait_synced(min(request.timeout, 5.0))
+        pc: dict[str, Any] | None
         if not name:
-            default = next((c for c in self.classes.list() if c.get("globalDefault") is True), None)
-            if default is None:
-                spec.setdefault("priority", 0)
-                return
-            name = spec["priorityClassName"] = default["metadata"]["name"]
-        pc = self.classes.get("", name) or await self.informers.lookup(
-            "scheduling.k8s.io", "priorityclasses", "", name, request.timeout)
-        if pc is None and name in SYSTEM_PRIORITY_CLASSES:
-            pc = {"value": SYSTEM_PRIORITY_CLASSES[name]}
-        if pc is None:
-            raise errors.forbidden("pods", request.name, f"no PriorityClass with name {name} was found")
+            pc = self._default_class()
+            if pc is None:  # DefaultPriorityWhenNoDefaultClassExists
+                pc = {"value": 0}
+            else:
+                spec["priorityClassName"] = pc["metadata"]["name"]
+        else:
+            pc = self.classes.get("", name) or await self.informers.lookup(
+                "scheduling.k8s.io", "priorityclasses", "", name, request.timeout)
+            if pc is None and name in SYSTEM_PRIORITY_CLASSES:
+                pc = {"value": SYSTEM_PRIORITY_CLASSES[name]}
+            if pc is None:
+                raise errors.forbidden("pods", request.name, f"no PriorityClass with name {name} was found")
         value = pc.get("value", 0)
         if spec.get("priority") is not None and spec["priority"] != value:
             raise errors.forbidden("pods", request.name, "the integer value of priority "
@@ -246,7 +265,12 @@ class Priority:
                                    "controller computed "
                                    f"{value} from the given PriorityClass name")
         spec["priority"] = value
-        spec.setdefault("preemptionPolicy", pc.get("preemptionPolicy") or "PreemptLowerPriority")
+        policy = pc.get("preemptionPolicy") or "PreemptLowerPriority"  # SetDefaults_PriorityClass
+        if spec.get("preemptionPolicy") is not None and spec["preemptionPolicy"] != policy:
+            raise errors.forbidden("pods", request.name, "the string value of PreemptionPolicy "
+                                   f"({spec['preemptionPolicy']}) must not be provided in pod spec; priority "
+                                   f"admission controller computed {policy} from the given PriorityClass name")
+        spec["preemptionPolicy"] = policy
 
     async def validate(self, request: AdmissionRequest) -> None:
         """validatePriorityClass: one globalDefault class; 403 when another is already the default (on create,
