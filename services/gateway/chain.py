@@ -15,7 +15,7 @@ discovery, OpenAPI, the REST verb handlers, whose writes all go through
 services/gateway/registry/store.py).
 
 :func:`install` mounts the chain on the aiohttp application and registers
-every response hook (audit, metrics, APF headers, Server-Timing) — nowhere else. See
+every response hook (audit, metrics, APF headers, Server-Timing, Cache-Control) — nowhere else. See
 docs/architecture.md, "The request path".
 """
 
@@ -30,7 +30,7 @@ from services.gateway.apifilters.impersonation import with_impersonation
 from services.gateway.apifilters.requestinfo import with_request_info
 from services.gateway.backends import Backends
 from services.gateway.context import Handler
-from services.gateway.filters import servertiming, tracing
+from services.gateway.filters import cachecontrol, servertiming, tracing
 from services.gateway.filters.health import with_health
 from services.gateway.filters.priority import with_priority_and_fairness
 from services.gateway.filters.recovery import expect_continue, with_panic_recovery
@@ -63,6 +63,7 @@ def install(app: web.Application, backends: Backends) -> Handler:
     app.on_response_prepare.append(metrics.on_response_prepare)  # apiserver_longrunning_requests
     app.on_response_prepare.append(debug.on_response_prepare)  # PF headers on streams; watch seats end here
     app.on_response_prepare.append(servertiming.on_response_prepare)  # Server-Timing
+    app.on_response_prepare.append(cachecontrol.on_response_prepare)  # Cache-Control: no-cache, private
     app.on_cleanup.append(audit.cleanup(backends.audit))
     # Any path, control characters included (``.`` alone stops at a newline: aiohttp's text 404 for ``%0a``).
     handler = build_handler_chain(backends)

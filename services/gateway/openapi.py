@@ -18,6 +18,7 @@ Source: "Kubernetes API: OpenAPI V3" (KEP-2896), kube-openapi.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import hashlib
 from collections.abc import Mapping
@@ -344,11 +345,53 @@ def index(registry: Registry = REGISTRY) -> bytes:
         if (r.group, r.version) not in seen:
             seen.append((r.group, r.version))
     for group, version in seen:
-        doc = group_version_document(group, version, registry) or b""
-        digest = hashlib.sha512(doc).hexdigest()[:128].upper()
         key = api_path(group, version)
-        paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
+        paths[key] = {"serverRelativeURL": v3_url(key, v3_etag(group_version_document(group, version, registry)))}
     return jsonutil.dumps({"paths": paths})
+
+
+def v3_etag(doc: bytes | None) -> str:
+    """kube-openapi's computeV3ETag: the upper-case hex SHA-512 of a document (128 characters)."""
+    return hashlib.sha512(doc or b"").hexdigest().upper()
+
+
+def v3_url(key: str, etag: str) -> str:
+    """The serverRelativeURL of one group-version document, e.g. ``/openapi/v3/api/v1?hash=<etag>``."""
+    return f"/openapi/v3/{key}?hash={etag}"
+
+
+def v3_response(api_parts: list[str], query_hash: str, headers: Mapping[str, str]) -> web.Response | None:
+    """Answer ``GET /openapi/v3`` (the index) or ``/openapi/v3/api/v1``, ``/openapi/v3/apis/<group>/<version>`` as
+    kube-openapi's handler3 does.
+
+    A document carries ``ETag: "<sha512>"`` (an ``If-None-Match`` naming it is 304). With ``?hash=`` equal to it the
+    answer is ``Cache-Control: public, immutable``, ``Expires`` a year ahead and ``Vary: Accept``; another hash is a
+    301 to the current URL (Go's http.Redirect body). Without a hash the chain's ``no-cache, private`` applies.
+    None for a path that is not a served group-version (the caller's 404).
+    """
+    if not api_parts:
+        return web.Response(body=index(), status=200, content_type="application/json")
+    if api_parts[0] == "api" and len(api_parts) == 2:
+        data = group_version_document("", api_parts[1])
+    elif api_parts[0] == "apis" and len(api_parts) == 3:
+        data = group_version_document(api_parts[1], api_parts[2])
+    else:
+        data = None
+    if data is None:
+        return None
+    etag = v3_etag(data)
+    out = {"ETag": f'"{etag}"'}
+    if query_hash:
+        if query_hash != etag:
+            url = v3_url("/".join(api_parts), etag)
+            return web.Response(status=301, text=f'<a href="{url}">Moved Permanently</a>.\n\n',
+                                content_type="text/html", headers={**out, "Location": url})
+        expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=365)
+        out.update({"Vary": "Accept", "Cache-Control": "public, immutable",
+                    "Expires": expires.strftime("%a, %d %b %Y %H:%M:%S UTC")})
+    if f'"{etag}"' in headers.get("If-None-Match", ""):
+        return web.Response(status=304, headers=out)
+    return web.Response(body=data, status=200, content_type="application/json", headers=out)
 
 
 @functools.cache

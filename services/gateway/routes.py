@@ -82,7 +82,10 @@ def non_resource(request: web.Request, info: RequestInfo) -> web.Response:
     body: dict[str, Any] | None = None
     content_type = negotiation.JSON
     if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
-        return openapi_response(parts[2:])
+        response = openapi.v3_response(parts[2:], request.query.get("hash", ""), request.headers)
+        if response is None:
+            raise not_found_path()
+        return response
     if path == "/openapi/v2":
         return openapi.v2_response(accept, request.headers)
     if path == "/version":
@@ -105,23 +108,6 @@ def non_resource(request: web.Request, info: RequestInfo) -> web.Response:
         raise not_found_path()
     response = web.Response(body=jsonutil.dumps(body) + b"\n", status=200)
     response.headers["Content-Type"] = content_type
-    return response
-
-
-def openapi_response(api_parts: list[str]) -> web.Response:
-    """/openapi/v3 (index) or /openapi/v3/api/v1, /openapi/v3/apis/<group>/<version>."""
-    if not api_parts:
-        data: bytes | None = openapi.index()
-    elif api_parts[0] == "api" and len(api_parts) == 2:
-        data = openapi.group_version_document("", api_parts[1])
-    elif api_parts[0] == "apis" and len(api_parts) == 3:
-        data = openapi.group_version_document(api_parts[1], api_parts[2])
-    else:
-        data = None
-    if data is None:
-        raise not_found_path()
-    response = web.Response(body=data, status=200, content_type=negotiation.JSON)
-    response.headers["Cache-Control"] = "public, immutable" if api_parts else "no-cache, private"
     return response
 
 

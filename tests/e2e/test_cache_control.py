@@ -1,0 +1,62 @@
+"""Cache-Control on every response, as kube-apiserver's WithCacheControl filter (shared stack)."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import urllib.error
+import urllib.request
+from email.message import Message
+
+from kapi.local.launcher import Stack
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+def _reply(stack: Stack, path: str, token: str | None = None,
+           headers: dict[str, str] | None = None) -> tuple[int, Message, bytes]:
+    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    headers = dict(headers or {})
+    if token is None:
+        context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
+    else:
+        headers["Authorization"] = f"Bearer {token}"
+    opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context), _NoRedirect())
+    try:
+        with opener.open(urllib.request.Request(stack.url + path, headers=headers), timeout=30) as reply:
+            return reply.status, reply.headers, reply.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers, err.read()
+
+
+def _get(stack: Stack, path: str, token: str | None = None) -> tuple[int, str | None, bytes]:
+    code, headers, body = _reply(stack, path, token)
+    return code, headers["Cache-Control"], body
+
+
+def test_every_answer_is_no_cache_private(stack: Stack) -> None:
+    for path in ("/api/v1/namespaces", "/api/v1/namespaces/default", "/version", "/healthz",
+                 "/api/v1/namespaces/default/configmaps/absent"):
+        code, header, _ = _get(stack, path)
+        assert (path, header) == (path, "no-cache, private"), code
+    code, header, _ = _get(stack, "/api/v1/namespaces", token="nobody-issued-this")  # the 401 of authentication
+    assert (code, header) == (401, "no-cache, private")
+
+
+def test_handlers_keep_their_own_policy(stack: Stack) -> None:
+    _, _, body = _get(stack, "/openapi/v3")
+    url = json.loads(body)["paths"]["api/v1"]["serverRelativeURL"]
+    assert "hash=" in url
+    code, headers, _ = _reply(stack, url)
+    assert (code, headers["Cache-Control"], headers["Vary"]) == (200, "public, immutable", "Accept")
+    etag = url.split("hash=")[1]
+    assert headers["ETag"] == f'"{etag}"' and headers["Expires"].endswith(" UTC")
+    assert _reply(stack, "/openapi/v3/api/v1", headers={"If-None-Match": f'"{etag}"'})[0] == 304
+    code, headers, body = _reply(stack, "/openapi/v3/api/v1?hash=0BAD")  # kube-openapi: 301 to the current hash
+    assert (code, headers["Location"]) == (301, url)
+    assert body == f'<a href="{url}">Moved Permanently</a>.\n\n'.encode()
+    assert _get(stack, "/openapi/v3/api/v1")[1] == "no-cache, private"
+    assert _get(stack, "/.well-known/openid-configuration")[1] == "public, max-age=3600"
