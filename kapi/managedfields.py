@@ -31,6 +31,7 @@ import copy
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from kapi import errors
@@ -452,7 +453,63 @@ def update(live: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str,
         out.append(e)
     if not found and changed:
         out.append(Entry(manager, UPDATE, api_version, frozenset(changed), time, subresource))
-    return encode(out)
+    return encode(cap_update_managers([e for e in out if e.fields]))
+
+
+MAX_UPDATE_MANAGERS = 10  # kube's DefaultMaxUpdateManagers
+ANCIENT_CHANGES = "ancient-changes"  # the manager the oldest Update entries merge into
+
+
+def _identifier(e: Entry) -> str:
+    """kube's BuildManagerIdentifier: the entry's manager, operation, apiVersion (not an applier's) and subresource
+    as Go's encoding/json writes a ManagedFieldsEntry without time and fields."""
+    ident: dict[str, str] = {"manager": e.manager, "operation": e.operation,
+                             "apiVersion": "" if e.operation == APPLY else e.api_version,
+                             "subresource": e.subresource}
+    return json.dumps({k: v for k, v in ident.items() if v}, separators=(",", ":"), ensure_ascii=False)
+
+
+def _unix_seconds(time: str) -> int:
+    """The Unix seconds of a managedFields time (0 when absent or unreadable, as kube's nil time)."""
+    try:
+        return int(datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return 0
+
+
+def cap_update_managers(items: list[Entry], limit: int = MAX_UPDATE_MANAGERS) -> list[Entry]:
+    """kube's capManagersManager after every Update: at most ``limit`` Update entries remain.
+
+    The Update entries are taken oldest first (by time in seconds, then by manager identifier); while there are
+    more than ``limit``, each one after the first of its apiVersion merges into that version's
+    ``ancient-changes`` entry (created from the first one, which it replaces), which takes the merged entry's time.
+    Apply entries are never merged.
+    """
+    by_id = {_identifier(e): e for e in items}
+    updaters = [i for i, e in by_id.items() if e.operation != APPLY]
+    if len(updaters) <= limit:
+        return items
+    updaters.sort(key=lambda i: (_unix_seconds(by_id[i].time), i))
+    first_of: dict[str, str] = {}
+    length = len(updaters)
+    for ident in updaters:
+        if length <= limit:
+            break
+        e = by_id.get(ident)
+        if e is None:
+            continue
+        version = e.api_version
+        bucket = _identifier(Entry(ANCIENT_CHANGES, UPDATE, version, frozenset()))
+        if version not in first_of:
+            first_of[version] = ident
+            continue
+        if bucket not in by_id:
+            first = by_id.pop(first_of[version])
+            by_id[bucket] = Entry(ANCIENT_CHANGES, UPDATE, version, first.fields, first.time)
+        by_id[bucket] = Entry(ANCIENT_CHANGES, UPDATE, version, e.fields | by_id[bucket].fields, e.time)
+        del by_id[ident]  # as kube, even when ``ident`` is the bucket itself
+        length -= 1
+    return list(by_id.values())
 
 
 def merge(live: Any, config: Any, schema: Schema, types: Types) -> Any:
@@ -571,9 +628,10 @@ def apply(live: Mapping[str, Any] | None, config: Mapping[str, Any], manager: st
     others: list[Entry] = []
     previous: FieldSet = frozenset()
     conflicts: list[tuple[Entry, Path]] = []
+    previous_time = ""
     for e in entries(live):
         if e.same_owner(me):
-            previous = e.fields
+            previous, previous_time = e.fields, e.time
             continue
         for p in sorted(e.fields & applied & changed):
             conflicts.append((e, p))
@@ -594,9 +652,22 @@ def apply(live: Mapping[str, Any] | None, config: Mapping[str, Any], manager: st
     present, _ = flatten(merged, types, reset)
     final = [Entry(e.manager, e.operation, e.api_version, frozenset(
         p for p in e.fields if p in present or _under(p, reset)), e.time, e.subresource) for e in others]
+    if base and _without_managed_fields(merged) == _without_managed_fields(base):
+        # structured-merge-diff's Apply returns no object when the merge changed nothing, and kube's
+        # managedFieldsUpdater then keeps the applier's time (none for a new applier): a no-op apply writes nothing
+        me.time = previous_time
     final.append(me)
     merged.setdefault("metadata", {})["managedFields"] = encode(final)
     return merged
+
+
+def _without_managed_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A shallow copy of ``obj`` whose metadata lacks ``managedFields`` (what structured-merge-diff compares)."""
+    out = dict(obj)
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        out["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+    return out
 
 
 

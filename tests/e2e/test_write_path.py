@@ -20,6 +20,7 @@ import base64
 import http.client
 import json
 import ssl
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -629,3 +630,51 @@ def test_server_side_apply_that_creates_needs_create(stack: Stack, kubectl: Kube
         assert kubectl.run("-n", ns, "get", "configmap", "new", "-o", "jsonpath={.data.k}").stdout == "v"
     finally:
         kubectl.run("delete", "namespace", ns, "--wait=false")
+
+
+def test_server_side_apply_checks_the_object_type_and_a_uid_as_kube(stack: Stack, namespace: str) -> None:
+    """kube's versionCheckManager refuses an apply body of another GroupVersionKind (400 ``invalid object type:
+    <group>/<version>, Kind=<kind>``, nothing defaulted from the URL), and patcher.applyPatch refuses to create an
+    object the configuration gives a uid (409 ``uid mismatch: ...``)."""
+    admin = Client(stack)
+    path = f"/api/v1/namespaces/{namespace}/configmaps/typed?fieldManager=t"
+    for body, message in [
+            ({"metadata": {"name": "typed"}}, "invalid object type: /, Kind="),
+            ({"kind": "ConfigMap", "metadata": {"name": "typed"}}, "invalid object type: /, Kind=ConfigMap"),
+            ({"apiVersion": "v1", "kind": "Secret"}, "invalid object type: /v1, Kind=Secret"),
+            ({"apiVersion": "apps/v1", "kind": "ConfigMap"}, "invalid object type: apps/v1, Kind=ConfigMap")]:
+        code, status = admin.request("PATCH", path, body, APPLY)
+        assert (code, status["reason"], status["message"]) == (400, "BadRequest", message), status
+    code, status = admin.request("PATCH", path, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "typed", "uid": "6f1b3c1e-0000-4000-8000-000000000001"}, "data": {"k": "v"}}, APPLY)
+    assert (code, status["reason"]) == (409, "Conflict"), status
+    assert status["message"] == ('Operation cannot be fulfilled on configmaps "typed": uid mismatch: the provided '
+                                 'object specified uid 6f1b3c1e-0000-4000-8000-000000000001, and no existing object '
+                                 'was found')
+    assert status["details"] == {"name": "typed", "kind": "configmaps"}
+    assert admin.request("GET", path.split("?")[0])[0] == 404
+
+
+def test_a_no_op_write_changes_nothing(stack: Stack, namespace: str) -> None:
+    """The same manager applying the same configuration again (and a PUT or merge patch that changes nothing)
+    writes nothing: same resourceVersion, same managedFields times, no watch event (kube's GuaranteedUpdate skips
+    an unchanged object; its field manager keeps the times when nothing changed)."""
+    admin = Client(stack)
+    path = f"/api/v1/namespaces/{namespace}/configmaps/same"
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "same"}, "data": {"k": "v"}}
+    code, first = admin.request("PATCH", path + "?fieldManager=t", config, APPLY)
+    assert code == 201, first
+    rv = first["metadata"]["resourceVersion"]
+    time.sleep(1.1)  # a rewritten time would differ by at least a second
+    code, again = admin.request("PATCH", path + "?fieldManager=t", config, APPLY)
+    assert code == 200, again
+    assert again["metadata"]["resourceVersion"] == rv
+    assert again["metadata"]["managedFields"] == first["metadata"]["managedFields"]
+    code, put = admin.request("PUT", path, again)
+    assert (code, put["metadata"]["resourceVersion"]) == (200, rv), put
+    code, merged = admin.request("PATCH", path, {"data": {"k": "v"}}, MERGE)
+    assert (code, merged["metadata"]["resourceVersion"]) == (200, rv), merged
+    assert merged["metadata"]["managedFields"] == first["metadata"]["managedFields"]
+    code, events = admin.request("GET", f"/api/v1/namespaces/{namespace}/configmaps?watch=1&resourceVersion={rv}"
+                                 "&fieldSelector=metadata.name%3Dsame&timeoutSeconds=2")
+    assert (code, events) == (200, {}), events
