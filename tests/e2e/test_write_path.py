@@ -678,3 +678,19 @@ def test_a_no_op_write_changes_nothing(stack: Stack, namespace: str) -> None:
     code, events = admin.request("GET", f"/api/v1/namespaces/{namespace}/configmaps?watch=1&resourceVersion={rv}"
                                  "&fieldSelector=metadata.name%3Dsame&timeoutSeconds=2")
     assert (code, events) == (200, {}), events
+
+
+def test_a_status_apply_checks_the_object_type_once_the_object_is_found(stack: Stack, namespace: str) -> None:
+    """On ``/status`` kube's store answers 404 for a missing object before the patcher's type check runs; an
+    existing object gets the check's 400."""
+    admin = Client(stack)
+    deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    wrong = {"apiVersion": "v1", "kind": "Deployment"}
+    code, status = admin.request("PATCH", f"{deployments}/nope/status?fieldManager=t", wrong, APPLY)
+    assert (code, status["message"]) == (404, 'deployments.apps "nope" not found'), status
+    config = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+              "spec": {"selector": {"matchLabels": {"app": "d"}}, "template": {"metadata": {"labels": {"app": "d"}},
+                       "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    assert admin.request("PATCH", f"{deployments}/d?fieldManager=t", config, APPLY)[0] == 201
+    code, status = admin.request("PATCH", f"{deployments}/d/status?fieldManager=t", wrong, APPLY)
+    assert (code, status["message"]) == (400, "invalid object type: /v1, Kind=Deployment"), status
