@@ -21,7 +21,6 @@ while the cache does not follow etcd) reads etcd.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime
 import logging
@@ -48,6 +47,7 @@ INCONSISTENT_CONTINUE = (
     "without the continue parameter, or use the continue value from the response to retrieve the remainder of the "
     "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
     "modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+EXPIRED_LIST = "The resourceVersion for the provided list is too old."  # etcd3 errors.go, a list at a compacted rv
 MAX_PAGE = 10_000  # keys per etcd range when a selector filters a limited list (kube's maxLimit)
 INITIAL_PAGE = 1_000  # keys per etcd range when reading a watch's initial state
 EVENTS_PER_MESSAGE = 500  # synthetic ADDED events per batch
@@ -326,12 +326,11 @@ class Store:
         matches = self._matcher(key, options.label_selector, options.field_selector, options.selectable_fields)
         prefix = self.keys.collection(ObjectKey(key.group, key.resource, key.namespace))
         end = prefix_end(prefix)
-        start = prefix
+        start, token_revision = decode_continue(options.continue_, prefix) if options.continue_ else (prefix, 0)
         plan = list_read_plan(options.resource_version, options.resource_version_match, options.continue_,
                               options.limit)
         revision, minimum, serializable = plan.revision, plan.minimum, plan.serializable
         if options.continue_:
-            start, token_revision = decode_continue(options.continue_, prefix)
             revision = max(token_revision, 0)  # -1: inconsistent continuation at the latest revision
         limit = max(options.limit, 0)
         cache = await self._cache(key) if not plan.revision else None
@@ -357,8 +356,7 @@ class Store:
             except CompactedError:
                 if options.continue_:
                     raise errors.expired(INCONSISTENT_CONTINUE) from None
-                raise errors.expired(f"too old resource version: {revision} "
-                                     f"({await self._compact_revision(prefix, revision)})") from None
+                raise errors.expired(EXPIRED_LIST) from None
             except FutureRevisionError:
                 raise too_large_resource_version(revision, await self._current_revision(prefix)) from None
             revision = revision or response.header.revision
@@ -412,23 +410,6 @@ class Store:
 
     async def _current_revision(self, prefix: bytes) -> int:
         return (await self._etcd.range(prefix, limit=1)).header.revision
-
-    async def _compact_revision(self, key: bytes, revision: int) -> int | str:
-        """The compacted revision etcd reports for a watch from ``revision`` (error messages only)."""
-        try:
-            sub = await self._watches.subscribe(key, b"", revision)
-        except errors.StatusError:
-            return "unknown"
-        try:
-            async with asyncio.timeout(2.0):
-                await sub.next()
-        except CompactedError as exc:
-            return exc.compact_revision
-        except (TimeoutError, errors.StatusError, WatchOverflow):
-            pass
-        finally:
-            sub.close()
-        return "unknown"
 
     # ------------------------------------------------------------ watch
 

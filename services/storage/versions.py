@@ -10,7 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kapi import errors
+from kapi.gofmt import go_quote
 from kapi.listoptions import check_list_options
+
+# etcd's revisions, and so resourceVersions, are int64.
+MAX_REVISION = (1 << 63) - 1
 
 
 def parse_resource_version(text: str) -> int:
@@ -18,6 +22,18 @@ def parse_resource_version(text: str) -> int:
     if text.isdigit() and text.isascii():
         return int(text)
     raise errors.bad_request(f'resourceVersion: Invalid value: "{text}": invalid resource version')
+
+
+def parse_list_resource_version(text: str) -> int:
+    """A list's resourceVersion -> revision, as kube's ValidateListOptions parses it; raises 400 BadRequest
+    ``invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid
+    syntax`` (APIObjectVersioner.ParseResourceVersion's field error; ``value out of range`` past int64)."""
+    if text.isascii() and text.isdigit() and int(text) <= MAX_REVISION:
+        return int(text)
+    reason = "value out of range" if text.isascii() and text.isdigit() else "invalid syntax"
+    quoted = go_quote(text)
+    raise errors.bad_request(f"invalid resource version: resourceVersion: Invalid value: {quoted}: "
+                             f"strconv.ParseUint: parsing {quoted}: {reason}")
 
 
 def too_large_resource_version(wanted: int, current: int) -> errors.StatusError:
@@ -51,9 +67,10 @@ def list_read_plan(resource_version: str, match: str, continue_: str, limit: int
     N           Exact                   exactly N
     ==========  ======================  =====================================
 
-    With ``continue_`` the token decides (ReadPlan()); rv must be "" or "0".
+    With ``continue_`` the token decides (ReadPlan()); rv must be "" or "0" (the caller decodes the token
+    first: a bad token is its 400 before this one, as storage.ValidateListOptions).
     Raises 422 Invalid for a forbidden match combination, 400 BadRequest for
-    a bad rv or an rv given with continue.
+    a bad rv (:func:`parse_list_resource_version`) or an rv given with continue.
     """
     check_list_options({"resourceVersion": resource_version, "resourceVersionMatch": match, "continue": continue_},
                        watch=False)  # the gateway checked already; internal callers get the same 422
@@ -65,7 +82,7 @@ def list_read_plan(resource_version: str, match: str, continue_: str, limit: int
         return ReadPlan()
     if resource_version == "0":
         return ReadPlan(serializable=True)
-    wanted = parse_resource_version(resource_version)
+    wanted = parse_list_resource_version(resource_version)
     if match == "Exact" or (not match and limit > 0):
         return ReadPlan(revision=wanted)
     return ReadPlan(minimum=wanted)

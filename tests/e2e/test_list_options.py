@@ -141,3 +141,15 @@ async def test_grpc_watch_gets_the_same_status(stack: Stack, namespace: str) -> 
         code, status = await refused(drain())
     assert code == grpc.StatusCode.INVALID_ARGUMENT
     assert status == json.loads(kube_body(WATCH_MATCH))
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    ("resourceVersion=abc", 'invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: '
+                            'parsing "abc": invalid syntax'),
+    ("resourceVersion=5&continue=%25%25", "invalid continue token: continue key is not valid: illegal base64 data at "
+                                       "input byte 0"),  # the token first, then "not allowed when using continue"
+])
+def test_list_resource_version_and_continue_errors(stack: Stack, query: str, message: str) -> None:
+    """storage.ValidateListOptions: 400 BadRequest, the continue token decoded before the resourceVersion."""
+    status, body = rest(stack, "GET", f"/api/v1/namespaces/default/configmaps?{query}")
+    assert status == 400 and json.loads(body)["message"] == message, body

@@ -361,6 +361,13 @@ async def test_exact_list_at_old_revision(stub: Stub) -> None:
      "Too large resource version: 999999999"),
     ({"resource_version": "999999999", "resource_version_match": "Exact"}, 504, "Timeout",
      "Too large resource version: 999999999"),
+    ({"resource_version": "abc"}, 400, "BadRequest", 'invalid resource version: resourceVersion: Invalid value: '
+     '"abc": strconv.ParseUint: parsing "abc": invalid syntax'),
+    ({"resource_version": "99999999999999999999", "limit": 1}, 400, "BadRequest",
+     'Invalid value: "99999999999999999999": strconv.ParseUint: parsing "99999999999999999999": value out of range'),
+    # the continue token is decoded before the resourceVersion is looked at (storage.ValidateListOptions)
+    ({"resource_version": "abc", "continue_": "%%"}, 400, "BadRequest",
+     "invalid continue token: continue key is not valid: illegal base64 data at input byte 0"),
 ])
 async def test_list_resource_version_errors(stub: Stub, options: dict[str, Any], code: int, reason: str,
                                             fragment: str) -> None:
@@ -377,6 +384,8 @@ async def test_continue_with_specific_resource_version_is_bad_request(stub: Stub
     err = await status_of(list_(stub, ns, limit=1, continue_=getattr(first, "continue"),
                                 resource_version=str(first.resource_version)))
     assert (err.code, err.message) == (400, "specifying resource version is not allowed when using continue")
+    second = await list_(stub, ns, limit=1, continue_=getattr(first, "continue"), resource_version="0")
+    assert len(second.items) == 1  # "0" is allowed with continue
 
 
 @pytest.mark.parametrize("size", [1_600_000, 3_000_000])  # over etcd's 1.5 MiB request limit; over its gRPC limit

@@ -10,7 +10,7 @@ from kapi import errors, gofmt, grpcutil, jsonutil, listoptions
 from kapi.resources import REGISTRY, Resource
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation, table
-from services.gateway.scope import RequestScope, parse_resource_version
+from services.gateway.scope import RequestScope
 
 
 def _limit(text: str) -> int:
@@ -33,8 +33,7 @@ async def list_(scope: RequestScope) -> web.Response:
     """
     limit = _limit(scope.param("limit"))
     listoptions.check_list_options(scope.query, watch=False)
-    rv = scope.param("resourceVersion")
-    parse_resource_version(rv)
+    rv = scope.param("resourceVersion")  # parsed by storage, after the continue token (ValidateListOptions)
     request = storage_pb2.ListRequest(
         key=scope.key(name=""), label_selector=scope.param("labelSelector"),
         field_selector=scope.param("fieldSelector"), limit=limit,
