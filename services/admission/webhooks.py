@@ -12,7 +12,11 @@ k8s.io/apiserver ``pkg/admission/plugin/webhook``:
   old object's labels, and every matchCondition (CEL) is true.
 - The AdmissionReview v1 request carries uid, kind, resource, subResource,
   requestKind, requestResource, name, namespace, operation, userInfo,
-  object, oldObject, dryRun and options.
+  object, oldObject, dryRun and options, with Go's ``omitempty`` applied
+  as kube encodes it (:func:`_review`).
+- The POST is client-go's: ``User-Agent: kube-apiserver-admission``,
+  ``Accept: application/json, */*``, the URL's path cleaned and
+  ``?timeout=<seconds left>s`` (:func:`request_url`).
 - Mutating webhooks run in order; a ``JSONPatch`` response is applied to
   the object; webhooks with ``reinvocationPolicy: IfNeeded`` are called
   once more when a later webhook changed the object. Validating webhooks
@@ -21,7 +25,9 @@ k8s.io/apiserver ``pkg/admission/plugin/webhook``:
   <message>`` (code from the response status, at least 400). A call
   failure (connection, TLS, timeout, bad response) under failurePolicy
   Fail is 500 ``Internal error occurred: failed calling webhook "<name>":
-  ...``; under Ignore the request proceeds.
+  failed to call webhook: Post "<url>?timeout=10s": <Go's error text>``
+  (:func:`go_error`), the text also the Status's one cause; under Ignore
+  the request proceeds.
 - A dry-run request to a webhook whose sideEffects are not None or
   NoneOnDryRun -> 400 ``admission webhook "<name>" does not support dry run``.
 - clientConfig.url, or clientConfig.service resolved through the
@@ -45,9 +51,17 @@ import asyncio
 import base64
 import binascii
 import copy
+import errno
+import ipaddress
 import logging
+import math
+import os
+import posixpath
+import re
+import socket
 import ssl
 import time
+import urllib.parse
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -56,7 +70,7 @@ import jsonpatch
 
 from kapi import errors, jsonutil, kinds, observability
 from services.admission import metrics
-from services.admission.chain import CREATE, DELETE, AdmissionRequest
+from services.admission.chain import CONNECT, CREATE, DELETE, AdmissionRequest
 from services.admission.informers import Informers
 from services.admission.matching import (
     SelectorInvalid,
@@ -76,6 +90,10 @@ log = logging.getLogger(__name__)
 GROUP = "admissionregistration.k8s.io"
 DEFAULT_TIMEOUT_SECONDS = 10
 REVIEW_API_VERSION = "admission.k8s.io/v1"
+# k8s.io/apiserver pkg/util/webhook authentication.go setGlobalDefaults: the webhook client's rest.Config UserAgent
+USER_AGENT = "kube-apiserver-admission"
+# client-go's Accept for a JSON client without AcceptContentTypes
+ACCEPT = "application/json, */*"
 
 
 class CallError(Exception):
@@ -162,11 +180,13 @@ class WebhookClient:
             await self._session.close()
             self._session = None
 
-    async def _resolve(self, client_config: dict[str, Any], timeout: float) -> tuple[str, str | None]:
-        """(URL, TLS server name or None) for clientConfig.url or clientConfig.service."""
+    async def _resolve(self, client_config: dict[str, Any], timeout: float) -> tuple[str, str, str | None]:
+        """(URL to dial, URL kube shows and sends as Host, TLS server name or None) for clientConfig.url or
+        clientConfig.service; a service's URL is ``https://<service>.<namespace>.svc:<port><path>`` (kube's
+        HookClient), dialled at one of its ready endpoints."""
         url = client_config.get("url")
         if isinstance(url, str) and url:
-            return url, None
+            return url, url, None
         service = client_config.get("service")
         if not isinstance(service, dict) or self._informers is None:
             raise CallError("webhook has no clientConfig url or service")
@@ -189,39 +209,42 @@ class WebhookClient:
             ports = subset.get("ports") or []
             target = next((p.get("port") for p in ports if (p.get("name") or "") == port_name), None)
             if addresses and target:
-                return f"https://{addresses[0].get('ip')}:{target}{path}", f"{name}.{ns}.svc"
+                server_name = f"{name}.{ns}.svc"
+                return (f"https://{_join_host_port(str(addresses[0].get('ip')), target)}{path}",
+                        f"https://{server_name}:{port}{path}", server_name)
         raise CallError(f'service "{name}" has no ready endpoints for port {port}')
 
     async def post(self, webhook: Webhook, review: dict[str, Any], timeout: float) -> dict[str, Any]:
         """POST ``review`` and return the decoded AdmissionReview reply; raises CallError."""
         import aiohttp  # lazy: 0.3 CPU s of the start, and only a webhook needs it
         client_config = webhook.spec.get("clientConfig") or {}
-        url, server_name = await self._resolve(client_config, timeout)
-        shown = f"{url}{'&' if '?' in url else '?'}timeout={int(webhook.timeout)}s"
+        url, kube_url, server_name = await self._resolve(client_config, timeout)
+        dial, shown = request_url(url, timeout), request_url(kube_url, timeout)
         ctx = self._ssl(str(client_config.get("caBundle") or "")) if url.startswith("https://") else None
         if self._session is None:
             self._session = aiohttp.ClientSession()
         kwargs: dict[str, Any] = {"ssl": ctx} if ctx is not None else {}
+        # client-go's headers (aiohttp's own Accept-Encoding and User-Agent replaced)
+        headers = {"Accept": ACCEPT, "Content-Type": "application/json", "User-Agent": USER_AGENT,
+                   "Accept-Encoding": "gzip"}
         if server_name:
             kwargs["server_hostname"] = server_name
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+            headers["Host"] = urllib.parse.urlsplit(shown).netloc
         if self.tracer is not None:
             from opentelemetry import propagate
 
             propagate.inject(headers)
         try:
             async with asyncio.timeout(timeout):
-                async with self._session.post(shown, data=jsonutil.dumps(review), headers=headers,
+                async with self._session.post(dial, data=jsonutil.dumps(review), headers=headers,
                                               **kwargs) as resp:
                     body = await resp.read()
                     status = resp.status
-        except TimeoutError:
-            raise CallError(f'failed to call webhook: Post "{shown}": context deadline exceeded') from None
-        except aiohttp.ClientConnectorCertificateError as exc:
-            raise CallError(f'failed to call webhook: Post "{shown}": tls: failed to verify certificate: '
-                            f"x509: {getattr(exc.certificate_error, 'verify_message', '') or exc}") from None
-        except (aiohttp.ClientError, OSError) as exc:
-            raise CallError(f'failed to call webhook: Post "{shown}": {exc}') from None
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            split = urllib.parse.urlsplit(dial)
+            peer = await _peer_certificate(split.hostname or "", split.port or 443, server_name, exc)
+            raise CallError(f'failed to call webhook: Post "{shown}": '
+                            f"{go_error(exc, split.hostname or '', split.port or 443, server_name, peer)}") from None
         if status != 200:
             text = body.decode(errors="replace")[:512]
             raise CallError(f"failed to call webhook: the server responded with status {status}: {text}",
@@ -241,18 +264,179 @@ def _tracer() -> Any:
     return trace.get_tracer("kapi.admission.webhooks")
 
 
+def _join_host_port(host: str, port: int | str) -> str:
+    """Go's net.JoinHostPort: an IPv6 address in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _go_seconds(seconds: int) -> str:
+    """time.Duration.String() of whole seconds: ``10s``, ``1m30s``, ``1h0m0s``."""
+    minutes, secs = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    return f"{minutes}m{secs}s" if minutes else f"{secs}s"
+
+
+def request_url(url: str, timeout: float) -> str:
+    """The URL client-go POSTs an AdmissionReview to (and names in its errors): the path cleaned as Go's
+    ``path.Join`` does (``/`` when empty, no trailing slash), then ``timeout=<the call's time left, rounded up to
+    whole seconds>`` (kube's callHook ``r.Timeout``)."""
+    split = urllib.parse.urlsplit(url)
+    path = re.sub("^/+", "/", posixpath.normpath("/" + split.path))
+    query = [split.query] if split.query else []
+    if timeout > 0:
+        query.append(f"timeout={_go_seconds(math.ceil(timeout))}")
+    return f"{split.scheme}://{split.netloc}{path}" + (f"?{'&'.join(query)}" if query else "")
+
+
+def _nameserver() -> str:
+    """The DNS server Go's resolver names in a lookup error: the first of /etc/resolv.conf, port 53."""
+    try:
+        with open("/etc/resolv.conf") as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) >= 2 and fields[0] == "nameserver":
+                    return _join_host_port(fields[1], 53)
+    except OSError:
+        pass
+    return "127.0.0.1:53"
+
+
+async def _peer_certificate(host: str, port: int, server_name: str | None, exc: BaseException) -> Any:
+    """The webhook's leaf certificate (cryptography x509) when a verification failure's Go text needs it (an
+    expired or not yet valid certificate, a name mismatch), fetched by one unverified handshake; else None."""
+    import aiohttp
+
+    if not isinstance(exc, aiohttp.ClientConnectorCertificateError) or \
+            getattr(exc.certificate_error, "verify_code", 0) not in (9, 10, 62, 64):
+        return None
+    ctx = ssl.create_default_context()
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    try:
+        from cryptography import x509
+
+        async with asyncio.timeout(2):
+            _, writer = await asyncio.open_connection(host, port, ssl=ctx, server_hostname=server_name or host)
+        try:
+            der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
+        finally:
+            writer.close()
+        return x509.load_der_x509_certificate(der)
+    except Exception:  # the text then lacks the certificate's details
+        return None
+
+
+def _x509_text(error: Any, name: str, cert: Any) -> str:
+    """crypto/x509's text for an OpenSSL verification failure (``error`` an ssl.SSLCertVerificationError)."""
+    code = getattr(error, "verify_code", 0)
+    if code in (9, 10):
+        text = "x509: certificate has expired or is not yet valid"
+        if cert is None:
+            return text
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        after, before = cert.not_valid_after_utc, cert.not_valid_before_utc
+        if code == 10:
+            return f"{text}: current time {now} is after {after.strftime('%Y-%m-%dT%H:%M:%SZ')}"
+        return f"{text}: current time {now} is before {before.strftime('%Y-%m-%dT%H:%M:%SZ')}"
+    if code in (62, 64):
+        from cryptography import x509
+
+        try:
+            sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value if cert else None
+        except x509.ExtensionNotFound:
+            sans = None
+        if cert is not None and sans is None:
+            names = cert.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)
+            if names and str(names[0].value).lower() == name.lower():
+                return "x509: certificate relies on legacy Common Name field, use SANs instead"
+        try:
+            ipaddress.ip_address(name)
+            valid = [str(ip) for ip in sans.get_values_for_type(x509.IPAddress)] if sans else []
+            if not valid:
+                return f"x509: cannot validate certificate for {name} because it doesn't contain any IP SANs"
+        except ValueError:
+            valid = list(sans.get_values_for_type(x509.DNSName)) if sans else []
+        if not valid:
+            return f"x509: certificate is not valid for any names, but wanted to match {name}"
+        return f"x509: certificate is valid for {', '.join(valid)}, not {name}"
+    return "x509: certificate signed by unknown authority"
+
+
+def go_error(exc: BaseException, host: str, port: int, server_name: str | None = None, cert: Any = None) -> str:
+    """Go's net/http error text (what follows ``Post "<url>": ``) for a failed webhook POST: ``context deadline
+    exceeded``, ``dial tcp <ip>:<port>: connect: connection refused``, ``dial tcp: lookup <host> on <dns
+    server>: no such host``, ``tls: failed to verify certificate: x509: ...``, ``http: server gave HTTP response
+    to HTTPS client``, ``EOF``. ``cert`` is the peer's certificate when :func:`_peer_certificate` found one."""
+    import aiohttp
+
+    if isinstance(exc, TimeoutError):
+        return "context deadline exceeded"
+    os_error = getattr(exc, "os_error", exc)
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        os_error = exc.certificate_error
+    if isinstance(os_error, ssl.SSLCertVerificationError):
+        return f"tls: failed to verify certificate: {_x509_text(os_error, server_name or host, cert)}"
+    if isinstance(os_error, ssl.SSLError):
+        reason = str(getattr(os_error, "reason", None) or "HANDSHAKE_FAILURE")
+        if reason in ("WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"):
+            return "http: server gave HTTP response to HTTPS client"
+        return f"remote error: tls: {reason.lower().replace('_', ' ')}"
+    if isinstance(os_error, socket.gaierror):
+        found = os_error.errno in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME))
+        return f"dial tcp: lookup {host} on {_nameserver()}: {'no such host' if found else 'server misbehaving'}"
+    if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(os_error, OSError) and os_error.errno:
+        dialled = re.search(r"\('([^']+)', (\d+)", str(os_error))
+        address = _join_host_port(dialled[1], dialled[2]) if dialled else _join_host_port(host, port)
+        return f"dial tcp {address}: connect: {_errno_text(os_error.errno)}"
+    if isinstance(exc, OSError) and exc.errno and not isinstance(exc, aiohttp.ServerDisconnectedError):
+        return f"read: {_errno_text(exc.errno)}"
+    return "EOF"
+
+
+def _errno_text(number: int) -> str:
+    """syscall.Errno's text: the C library's, lower-cased (``connection refused``, ``no route to host``)."""
+    return {errno.ECONNREFUSED: "connection refused", errno.EHOSTUNREACH: "no route to host",
+            errno.ENETUNREACH: "network is unreachable", errno.ETIMEDOUT: "connection timed out",
+            errno.ECONNRESET: "connection reset by peer"}.get(number, os.strerror(number).lower())
+
+
+def _internal(message: str) -> errors.StatusError:
+    """apierrors.NewInternalError: 500 InternalError ``Internal error occurred: <message>``, the message also
+    its one cause."""
+    return errors.StatusError(500, "InternalError", f"Internal error occurred: {message}",
+                              {"causes": [{"message": message}]})
+
+
 def _review(request: AdmissionRequest, webhook: Webhook, uid: str) -> dict[str, Any]:
+    """The AdmissionReview v1 kube's CreateV1AdmissionReview encodes: Go's ``omitempty`` leaves out an empty
+    name, namespace, subResource and requestSubResource, and userInfo's empty uid, groups and extra; object and
+    oldObject are ``null`` when absent; dryRun is always there; options are the operation's options
+    (``dryRun: [All]`` on a dry run), ``null`` for a CONNECT (kube passes the connect options as the object)."""
     req = request_variable(request, uid)
+    if request.attributes.name:
+        name = request.attributes.name
+    else:  # a create's name is the object's as sent: empty for generateName (kube never sends generateName)
+        meta = (request.object if request.operation == CREATE else request.old_object) or {}
+        name = (meta.get("metadata") or {}).get("name") or ""
+    req["name"] = name
+    user = req["userInfo"]
+    req["userInfo"] = {k: v for k, v in user.items() if v}
+    for key in ("name", "namespace", "subResource", "requestSubResource"):
+        if not req.get(key):
+            req.pop(key, None)
     req["object"] = request.object
     req["oldObject"] = request.old_object
-    if request.operation == DELETE:
-        kind = "DeleteOptions"
-    elif request.operation == CREATE:
-        kind = "CreateOptions"
+    req["dryRun"] = bool(request.dry_run)
+    if request.operation == CONNECT:
+        req["options"] = None
     else:
-        kind = "UpdateOptions"
-    req["options"] = {"apiVersion": "meta.k8s.io/v1", "kind": kind}
-    return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview", "request": req}
+        kind = {CREATE: "CreateOptions", DELETE: "DeleteOptions"}.get(request.operation, "UpdateOptions")
+        options: dict[str, Any] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+        if request.dry_run:
+            options["dryRun"] = ["All"]
+        req["options"] = options
+    return {"kind": "AdmissionReview", "apiVersion": REVIEW_API_VERSION, "request": req}
 
 
 def _verify(reply: dict[str, Any], uid: str, mutating: bool) -> dict[str, Any]:
@@ -341,7 +525,7 @@ class _Dispatcher:
                             and selector_matches(obj_sel, labels_of(request.old_object)))):
                     continue
             except SelectorInvalid as exc:
-                raise errors.internal(f'failed calling webhook "{hook.name}": {exc}') from None
+                raise _internal(f'failed calling webhook "{hook.name}": {exc}') from None
             out.append(hook)
         return out
 
@@ -411,7 +595,7 @@ class _Dispatcher:
                 log.warning('failed calling webhook "%s" (failurePolicy Ignore): %s', hook.name, exc)
                 return _Outcome(code=exc.code)
             observe(True, exc.code, metrics.CALLING_WEBHOOK_ERROR)
-            return _Outcome(failure=errors.internal(f'failed calling webhook "{hook.name}": {exc}'), code=exc.code)
+            return _Outcome(failure=_internal(f'failed calling webhook "{hook.name}": {exc}'), code=exc.code)
         warnings = [str(w) for w in response.get("warnings") or [] if isinstance(w, str)]
         for key, value in (response.get("auditAnnotations") or {}).items():
             request.audit_annotations[f"{hook.name}/{key}"] = str(value)
@@ -458,13 +642,13 @@ class MutatingWebhooks(_Dispatcher):
             ops = jsonutil.loads(base64.b64decode(patch_b64))
             patched = jsonpatch.apply_patch(copy.deepcopy(request.object), ops)
         except Exception as exc:
-            failure = errors.internal(f'failed calling webhook "{hook.name}": received invalid webhook '
+            failure = _internal(f'failed calling webhook "{hook.name}": received invalid webhook '
                                       f"response: invalid patch: {exc}")
             if hook.failure_policy == "Ignore":
                 return False
             raise failure from None
         if not isinstance(patched, dict):
-            raise errors.internal(f'failed calling webhook "{hook.name}": the patch did not produce an object')
+            raise _internal(f'failed calling webhook "{hook.name}": the patch did not produce an object')
         if patched == request.object:
             return False
         if request.kind == request.resource.kind:

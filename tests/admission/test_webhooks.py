@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,9 @@ from aiohttp import web
 
 from examples.webhooks import common, pod_defaults, require_labels
 from kapi import errors
+from kapi.attributes import UserInfo
 from kapi.local import pki
+from services.admission import webhooks
 from services.admission.webhooks import MutatingWebhooks, ValidatingWebhooks, WebhookClient
 from tests.admission.fakes import FakeInformers, FakeNamespaces, pod, request
 
@@ -25,6 +28,8 @@ class Servers:
     def __init__(self, ca: str, other_ca: str, port: int, runners: list[web.AppRunner]):
         self.ca, self.other_ca, self.port, self.runners = ca, other_ca, port, runners
         self.seen: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
 
     def url(self, path: str) -> str:
         return f"https://127.0.0.1:{self.port}{path}"
@@ -64,7 +69,15 @@ async def servers(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ser
     app = common.make_app({"/mutate": record(pod_defaults.review), "/validate": record(require_labels.review),
                            "/relabel": record(lambda r: {"allowed": True, **common.json_patch(
                                [{"op": "add", "path": "/metadata/labels", "value": {"relabelled": "yes"}}])})})
+    async def headers(http: web.Request) -> web.Response:
+        body = await http.json()
+        box["s"].headers.append(dict(http.headers))
+        box["s"].paths.append(http.path_qs)
+        return web.json_response({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                  "response": {"uid": body["request"]["uid"], "allowed": True}})
+
     app.router.add_post("/slow", slow)
+    app.router.add_post("/headers", headers)
     for mangle in ("uid", "status", "json", "patchtype"):
         app.router.add_post(f"/bad-{mangle}", echo_uid(mangle))
     runner, port = await common.start(app, ours.apiserver_cert, ours.apiserver_key)
@@ -138,7 +151,8 @@ async def test_validating_denies_and_warns(servers: Servers) -> None:
 
 
 @pytest.mark.parametrize(("path", "ca", "expected"), [
-    ("/mutate", "other", 'failed to call webhook: Post "{url}?timeout=10s": tls: failed to verify certificate: x509:'),
+    ("/mutate", "other", 'failed to call webhook: Post "{url}?timeout=10s": tls: failed to verify certificate: '
+                         "x509: certificate signed by unknown authority"),
     ("/bad-uid", "ours", 'received invalid webhook response: expected response.uid="'),
     ("/bad-status", "ours", "failed to call webhook: the server responded with status 500: boom"),
     ("/bad-json", "ours", "received invalid webhook response:"),
@@ -259,3 +273,148 @@ async def test_service_reference_resolved_through_endpoints(servers: Servers) ->
     informers.cache("", "endpoints").items.clear()  # type: ignore[attr-defined]
     err = await refusal(m.admit(request("CREATE", "pods", pod())))
     assert err.code == 500 and 'service "hook" has no ready endpoints for port 443' in err.message
+
+
+# ------------------------------------------------------------------ kube's wire: headers, errors, the review body
+
+
+async def test_posts_with_kube_apiserver_admission_user_agent(servers: Servers) -> None:
+    """kube's webhook rest.Config: UserAgent kube-apiserver-admission (setGlobalDefaults), client-go's Accept."""
+    _, v = plugins(("v", [hook("headers.example.com", servers.url("/headers"), servers.ca)]))
+    await v.validate(request("CREATE", "configmaps", {"metadata": {"name": "c"}}))
+    sent = servers.headers[-1]
+    assert sent["User-Agent"] == "kube-apiserver-admission"
+    assert (sent["Accept"], sent["Content-Type"]) == ("application/json, */*", "application/json")
+    assert servers.paths[-1] == "/headers?timeout=10s"
+
+
+async def test_service_webhook_is_named_and_addressed_by_its_service_host(servers: Servers) -> None:
+    spec = hook("svc-headers.example.com", "", servers.ca)
+    spec["clientConfig"] = {"service": {"namespace": "demo", "name": "hook", "path": "/headers/", "port": 8443},
+                            "caBundle": servers.ca}
+    _, v = plugins(("v", [spec]))
+    v.informers.put("", "services", {"metadata": {"name": "hook", "namespace": "demo"},  # type: ignore[attr-defined]
+                                     "spec": {"ports": [{"name": "https", "port": 8443}]}})
+    v.informers.put("", "endpoints", {"metadata": {"name": "hook", "namespace": "demo"},  # type: ignore[attr-defined]
+                                      "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                                                   "ports": [{"name": "https", "port": servers.port}]}]})
+    await v.validate(request("CREATE", "configmaps", {"metadata": {"name": "c"}}))
+    assert servers.headers[-1]["Host"] == "hook.demo.svc:8443" and servers.paths[-1] == "/headers?timeout=10s"
+
+
+async def test_a_webhook_that_cannot_be_reached_fails_with_go_s_text() -> None:
+    m, _ = plugins(("m", [hook("down.example.com", "https://127.0.0.1:1/mutate", "")]))
+    err = await refusal(m.admit(request("CREATE", "pods", pod())))
+    cause = ('failed calling webhook "down.example.com": failed to call webhook: Post '
+             '"https://127.0.0.1:1/mutate?timeout=10s": dial tcp 127.0.0.1:1: connect: connection refused')
+    assert err.status() == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "message": f"Internal error occurred: {cause}", "reason": "InternalError",
+                            "details": {"causes": [{"message": cause}]}, "code": 500}
+    m, _ = plugins(("m", [hook("down.example.com", "https://127.0.0.1:1/mutate", "", failurePolicy="Ignore")]))
+    await m.admit(request("CREATE", "pods", pod()))
+
+
+async def test_a_plain_http_server_behind_an_https_url(servers: Servers) -> None:
+    app = web.Application()
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        _, v = plugins(("v", [hook("plain.example.com", f"https://127.0.0.1:{port}", servers.ca)]))
+        err = await refusal(v.validate(request("CREATE", "configmaps", {"metadata": {"name": "c"}})))
+    finally:
+        await runner.cleanup()
+    assert err.message == (f'Internal error occurred: failed calling webhook "plain.example.com": failed to call '
+                           f'webhook: Post "https://127.0.0.1:{port}/?timeout=10s": http: server gave HTTP '
+                           f"response to HTTPS client")
+
+
+async def test_a_certificate_for_another_name(servers: Servers) -> None:
+    spec = hook("wrong-name.example.com", "", servers.ca)
+    spec["clientConfig"] = {"service": {"namespace": "demo", "name": "other", "port": 443}, "caBundle": servers.ca}
+    _, v = plugins(("v", [spec]))
+    v.informers.put("", "services", {"metadata": {"name": "other", "namespace": "demo"},  # type: ignore[attr-defined]
+                                     "spec": {"ports": [{"port": 443}]}})
+    v.informers.put("", "endpoints", {"metadata": {"name": "other", "namespace": "demo"},  # type: ignore[attr-defined]
+                                      "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                                                   "ports": [{"port": servers.port}]}]})
+    err = await refusal(v.validate(request("CREATE", "configmaps", {"metadata": {"name": "c"}})))
+    prefix = ('Internal error occurred: failed calling webhook "wrong-name.example.com": failed to call webhook: '
+              'Post "https://other.demo.svc:443/?timeout=10s": tls: failed to verify certificate: '
+              "x509: certificate is valid for ")
+    assert err.message.startswith(prefix) and err.message.endswith(", not other.demo.svc"), err.message
+    assert "hook.demo.svc" in err.message
+
+
+def test_go_error_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    import ssl
+
+    import aiohttp
+
+    monkeypatch.setattr(webhooks, "_nameserver", lambda: "10.96.0.10:53")
+    dns = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    assert webhooks.go_error(dns, "nosuch.invalid", 443) == \
+        "dial tcp: lookup nosuch.invalid on 10.96.0.10:53: no such host"
+    key = aiohttp.client_reqrep.ConnectionKey("nosuch.invalid", 443, True, True, None, None, None)
+    assert webhooks.go_error(aiohttp.ClientConnectorDNSError(key, dns), "nosuch.invalid", 443) == \
+        "dial tcp: lookup nosuch.invalid on 10.96.0.10:53: no such host"
+    refused = ConnectionRefusedError(111, "Connect call failed ('10.0.0.7', 8443)")
+    assert webhooks.go_error(aiohttp.ClientConnectorError(key, refused), "hook.example.com", 8443) == \
+        "dial tcp 10.0.0.7:8443: connect: connection refused"
+    unreachable = OSError(113, "Connect call failed ('fd00::1', 443, 0, 0)")
+    assert webhooks.go_error(aiohttp.ClientConnectorError(key, unreachable), "h", 443) == \
+        "dial tcp [fd00::1]:443: connect: no route to host"
+    assert webhooks.go_error(TimeoutError(), "h", 443) == "context deadline exceeded"
+    assert webhooks.go_error(aiohttp.ServerDisconnectedError(), "h", 443) == "EOF"
+    unknown = ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
+    unknown.verify_code, unknown.verify_message = 20, "unable to get local issuer certificate"
+    assert webhooks.go_error(aiohttp.ClientConnectorCertificateError(key, unknown), "h", 443) == \
+        "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+    expired = ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
+    expired.verify_code, expired.verify_message = 10, "certificate has expired"
+    assert webhooks.go_error(aiohttp.ClientConnectorCertificateError(key, expired), "h", 443) == \
+        "tls: failed to verify certificate: x509: certificate has expired or is not yet valid"
+    for text in (webhooks.go_error(exc, "h", 443) for exc in (dns, refused, unknown, ValueError("x"))):
+        assert "Error(" not in text and "[Errno" not in text and "Errno" not in text
+
+
+@pytest.mark.parametrize(("url", "timeout", "expected"), [
+    ("https://h:8443/validate", 10, "https://h:8443/validate?timeout=10s"),
+    ("https://h", 10, "https://h/?timeout=10s"),
+    ("https://h/a//b/../c/", 30, "https://h/a/c?timeout=30s"),
+    ("https://h/v", 4.2, "https://h/v?timeout=5s"),  # the request's time left, rounded up
+    ("https://h/v", 90, "https://h/v?timeout=1m30s"),
+])
+def test_request_url(url: str, timeout: float, expected: str) -> None:
+    assert webhooks.request_url(url, timeout) == expected
+
+
+def _review_of(req: Any, name: str = "h.example.com") -> dict[str, Any]:
+    return webhooks._review(req, webhooks.Webhook(name, "cfg", {}, False), "u-1")["request"]
+
+
+def test_review_omits_empty_user_fields_as_go_omitempty() -> None:
+    req = request("CREATE", "configmaps", {"metadata": {"name": "c"}})
+    req.attributes = dataclasses.replace(req.attributes, user=UserInfo("system:anonymous"))
+    assert _review_of(req)["userInfo"] == {"username": "system:anonymous"}
+    req.attributes = dataclasses.replace(req.attributes,
+                                         user=UserInfo("bob", "u-bob", ("dev",), (("scopes", ("a", "b")),)))
+    assert _review_of(req)["userInfo"] == {"username": "bob", "uid": "u-bob", "groups": ["dev"],
+                                           "extra": {"scopes": ["a", "b"]}}
+
+
+def test_review_body_fields_as_kube_encodes_them() -> None:
+    sent = _review_of(request("CREATE", "namespaces", {"metadata": {"generateName": "team-"}}))
+    assert "name" not in sent and "namespace" not in sent  # empty: omitted, never the generateName
+    assert "subResource" not in sent and "requestSubResource" not in sent
+    assert sent["oldObject"] is None and sent["dryRun"] is False
+    assert sent["requestKind"] == {"group": "", "version": "v1", "kind": "Namespace"}
+    assert sent["options"] == {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
+    dry = _review_of(request("DELETE", "pods", None, old=pod(), dry_run=True))
+    assert dry["name"] == "web" and dry["object"] is None and dry["dryRun"] is True
+    assert dry["options"] == {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "dryRun": ["All"]}
+    connect = _review_of(request("CONNECT", "pods", None, subresource="exec"))
+    assert connect["options"] is None and connect["subResource"] == connect["requestSubResource"] == "exec"

@@ -207,7 +207,8 @@ def test_validating_webhook_and_failure_policy(kubectl: Kubectl, namespace: str,
         # an unreachable-in-time webhook: Fail refuses naming it, Ignore lets the request through
         apply(kubectl, "", webhook_config("ValidatingWebhookConfiguration", slow,
                                           f"https://127.0.0.1:{server.port}/slow", ca, namespace, timeoutSeconds=1))
-        expected = f'failed calling webhook "{slow}.example.com"'
+        expected = (f'Internal error occurred: failed calling webhook "{slow}.example.com": failed to call webhook: '
+                    f'Post "https://127.0.0.1:{server.port}/slow?timeout=1s": context deadline exceeded')
         assert until(lambda: expected in kubectl.run("-n", namespace, "create", "cm", "x", check=False).stderr)
         kubectl.run("patch", "validatingwebhookconfiguration", slow, "--type=json",
                     "-p", '[{"op": "add", "path": "/webhooks/0/failurePolicy", "value": "Ignore"}]')
