@@ -321,9 +321,12 @@ class Entry:
     subresource: str = ""
 
     def same_owner(self, other: Entry) -> bool:
-        """True when both entries identify the same manager (name, operation, apiVersion, subresource)."""
-        return (self.manager, self.operation, self.subresource) == (other.manager, other.operation,
-                                                                    other.subresource)
+        """True when both entries identify the same manager: name, operation, subresource and, for an Update,
+        apiVersion (kube's BuildManagerIdentifier drops only an Apply's apiVersion, so one manager updating
+        through two versions has two entries)."""
+        if (self.manager, self.operation, self.subresource) != (other.manager, other.operation, other.subresource):
+            return False
+        return self.operation != UPDATE or self.api_version == other.api_version
 
     def describe(self) -> str:
         """kube's printManager: ``"m"``, ``"m" with subresource "status"``, ``"m" using v1`` (an Update).

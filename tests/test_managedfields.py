@@ -95,6 +95,17 @@ def test_update_moves_changed_fields_and_drops_removed():
     assert out == {"first": {"f:data": {}}, "second": {"f:data": {"f:a": {}}}}
 
 
+def test_update_through_another_version_is_another_manager():
+    """BuildManagerIdentifier keeps an Update's apiVersion: one manager writing through two versions has two
+    entries (an Apply's version is not part of its identity)."""
+    live = {"metadata": {"name": "c"}, "data": {"a": "1"}}
+    live["metadata"]["managedFields"] = mf.update(None, live, "m", "v1", T, CM)
+    new = {"metadata": {"name": "c", "managedFields": live["metadata"]["managedFields"]}, "data": {"a": "1", "b": "2"}}
+    out = mf.update(live, new, "m", "v2", T2, CM)
+    assert [(e["manager"], e["apiVersion"], e["fieldsV1"]) for e in out] == [
+        ("m", "v1", {"f:data": {".": {}, "f:a": {}}}), ("m", "v2", {"f:data": {"f:b": {}}})]
+
+
 def test_update_without_changes_adds_no_entry():
     live = {"metadata": {"name": "c"}, "data": {"a": "1"}}
     live["metadata"]["managedFields"] = mf.update(None, live, "first", "v1", T, CM)

@@ -172,8 +172,9 @@ def decode_object(data: Any, scope: RequestScope, name_from_url: bool, body: byt
       "<apiVersion>" in scheme "pkg/api/legacyscheme/scheme.go:30"``; the same
       kind in another served version of the group decodes and is refused with
       ``the API version in the data (...) does not match the expected API
-      version (...)``; custom resources and apply patches keep the plain
-      ``the kind in the data (X) does not match the expected kind (Y)``;
+      version (...)``; custom resources keep the plain
+      ``the kind in the data (X) does not match the expected kind (Y)`` (apply patches are checked before,
+      by handlers/apply.py ``check_object_type``: ``invalid object type``);
     - its namespace or name disagree with the URL.
     """
     resource = scope.resource
@@ -187,8 +188,7 @@ def decode_object(data: Any, scope: RequestScope, name_from_url: bool, body: byt
                                      f"({_summarize(_raw_body(data, body))})")
     api_version = data.get("apiVersion") or ""
     kind = data.get("kind") or ""
-    if REGISTRY.is_static(resource) and resource.group not in _OWN_SCHEMES \
-            and not scope.content_type.startswith("application/apply-patch"):
+    if REGISTRY.is_static(resource) and resource.group not in _OWN_SCHEMES:
         _check_typed_kind(resource, api_version or resource.group_version, kind or resource.kind)
     if api_version and api_version != resource.group_version:
         raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API "
