@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING, Any
 import jsonpatch
 
 from kapi import errors, jsonutil, kinds, observability
+from kapi.objectmeta import go_quote
 from services.admission import metrics
 from services.admission.chain import CONNECT, CREATE, DELETE, AdmissionRequest
 from services.admission.informers import Informers
@@ -240,15 +241,14 @@ class WebhookClient:
                                               **kwargs) as resp:
                     body = await resp.read()
                     status = resp.status
+                    content_type = resp.headers.get("Content-Type", "")
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             split = urllib.parse.urlsplit(dial)
             peer = await _peer_certificate(split.hostname or "", split.port or 443, server_name, exc)
             raise CallError(f'failed to call webhook: Post "{shown}": '
                             f"{go_error(exc, split.hostname or '', split.port or 443, server_name, peer)}") from None
-        if status != 200:
-            text = body.decode(errors="replace")[:512]
-            raise CallError(f"failed to call webhook: the server responded with status {status}: {text}",
-                            status)
+        if not 200 <= status <= 206:  # client-go's success range
+            raise CallError(f"failed to call webhook: {server_response_error(status, content_type, body)}", status)
         try:
             reply = jsonutil.loads(body)
         except ValueError as exc:
@@ -399,6 +399,43 @@ def _errno_text(number: int) -> str:
     return {errno.ECONNREFUSED: "connection refused", errno.EHOSTUNREACH: "no route to host",
             errno.ENETUNREACH: "network is unreachable", errno.ETIMEDOUT: "connection timed out",
             errno.ECONNRESET: "connection reset by peer"}.get(number, os.strerror(number).lower())
+
+
+_SERVER_RESPONSE_MESSAGES = {
+    400: "the server rejected our request for an unknown reason",
+    401: "the server has asked for the client to provide credentials",
+    404: "the server could not find the requested resource",
+    405: "the server does not allow this method on the requested resource",
+    409: "the server reported a conflict",
+    422: "the server rejected our request due to an error in our request",
+    429: "the server has received too many requests and has asked us to try again later",
+    503: "the server is currently unable to handle the request",
+    504: "the server was unable to return a response in the time allotted, but may still be processing the request",
+}
+
+
+def server_response_error(status: int, content_type: str, body: bytes) -> str:
+    """client-go's error for a webhook's answer outside 200-206: a ``kind: Status`` body with ``status: Failure``
+    gives its message; else apierrors.NewGenericServerResponse's text for the code, quoting a text body (at most
+    2048 bytes, trimmed; ``unknown`` for a non-text Content-Type) where it does (403, 406, 415, other 5xx)."""
+    try:
+        decoded = jsonutil.loads(body)
+    except ValueError:
+        decoded = None
+    if isinstance(decoded, dict) and decoded.get("kind") == "Status" and decoded.get("apiVersion") == "v1" \
+            and decoded.get("status") == "Failure":
+        return str(decoded.get("message") or "")
+    media = content_type.split(";", 1)[0].strip().lower()
+    text = body[:2048].decode(errors="replace").strip() if not media or media.startswith("text/") else "unknown"
+    if status in _SERVER_RESPONSE_MESSAGES:
+        return _SERVER_RESPONSE_MESSAGES[status]
+    if status in (403, 415) or (status == 406 and text not in ("", "unknown")):
+        return text
+    if status == 406:
+        return "the server was unable to respond with a content type that the client supports"
+    if status >= 500:
+        return f"an error on the server ({go_quote(text)}) has prevented the request from succeeding"
+    return f"the server responded with the status code {status} but did not return more information"
 
 
 def _internal(message: str) -> errors.StatusError:

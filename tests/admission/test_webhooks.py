@@ -154,7 +154,8 @@ async def test_validating_denies_and_warns(servers: Servers) -> None:
     ("/mutate", "other", 'failed to call webhook: Post "{url}?timeout=10s": tls: failed to verify certificate: '
                          "x509: certificate signed by unknown authority"),
     ("/bad-uid", "ours", 'received invalid webhook response: expected response.uid="'),
-    ("/bad-status", "ours", "failed to call webhook: the server responded with status 500: boom"),
+    ("/bad-status", "ours", 'failed to call webhook: an error on the server ("boom") has prevented the request '
+                            "from succeeding"),
     ("/bad-json", "ours", "received invalid webhook response:"),
     ("/bad-patchtype", "ours", "received invalid webhook response: webhook returned response.patch but not"),
 ])
@@ -418,3 +419,19 @@ def test_review_body_fields_as_kube_encodes_them() -> None:
     assert dry["options"] == {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "dryRun": ["All"]}
     connect = _review_of(request("CONNECT", "pods", None, subresource="exec"))
     assert connect["options"] is None and connect["subResource"] == connect["requestSubResource"] == "exec"
+
+
+@pytest.mark.parametrize(("status", "content_type", "body", "expected"), [
+    (500, "text/plain; charset=utf-8", b"boom\n", 'an error on the server ("boom") has prevented the request from '
+                                                  "succeeding"),
+    (502, "application/json", b"{}", 'an error on the server ("unknown") has prevented the request from succeeding'),
+    (500, "application/json", b'{"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": "nope"}',
+     "nope"),
+    (404, "text/plain", b"404 page not found", "the server could not find the requested resource"),
+    (403, "text/plain", b"go away", "go away"),
+    (503, "", b"", "the server is currently unable to handle the request"),
+    (302, "text/html", b"", "the server responded with the status code 302 but did not return more information"),
+])
+def test_a_webhook_answer_outside_2xx_is_client_go_s_error(status: int, content_type: str, body: bytes,
+                                                          expected: str) -> None:
+    assert webhooks.server_response_error(status, content_type, body) == expected
