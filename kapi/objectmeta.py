@@ -203,6 +203,38 @@ def _validate_owner_references(refs: Any, path: str = "metadata.ownerReferences"
     return out
 
 
+DUPLICATE_OWNER_REFERENCES = (
+    ".metadata.ownerReferences contains duplicate entries{when}; API server dedups owner references in 1.20+, and "
+    "may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {uids}")
+
+
+def dedup_owner_references(obj: dict[str, Any], after_mutating_admission: bool) -> str | None:
+    """Drop repeated ``metadata.ownerReferences`` entries (one equal to an earlier one in every field; an entry
+    differing in ``controller`` or another field stays) from ``obj`` in place; returns kube's warning naming the
+    duplicate UIDs, or None when there were none.
+
+    kube's handlers dedupOwnerReferencesAndAddWarning (``endpoints/handlers/rest.go``): POST and PUT dedup before
+    mutating admission and again after it (the second warning says ``after mutating admission happens``), a
+    PATCH only after it.
+    """
+    meta = obj.get("metadata")
+    refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
+    if not isinstance(refs, list) or len(refs) < 2:
+        return None
+    kept: list[Any] = []
+    duplicates: list[str] = []
+    for ref in refs:
+        if ref in kept:
+            duplicates.append(_str(ref.get("uid")) if isinstance(ref, dict) else "")
+        else:
+            kept.append(ref)
+    if not duplicates:
+        return None
+    meta["ownerReferences"] = kept
+    return DUPLICATE_OWNER_REFERENCES.format(when=" after mutating admission happens" if after_mutating_admission
+                                             else "", uids=", ".join(duplicates))
+
+
 def _validate_finalizers(finalizers: Any, path: str = "metadata.finalizers") -> list[Cause]:
     out: list[Cause] = []
     if isinstance(finalizers, list):

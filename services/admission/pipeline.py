@@ -164,7 +164,11 @@ class Admitter:
         try:
             if decoded_unknown:  # kube's decoder warns (Strict: refuses) before admission runs (handlers/create.go)
                 request.warnings.extend(_field_validation(request, decoded_unknown, field_validation, patch))
+            if request.object is not None and not patch_type:  # POST and PUT: before mutating admission too
+                self._dedup_owner_references(request, after_mutating_admission=False)
             await self.chain.admit(request)
+            if request.object is not None:
+                self._dedup_owner_references(request, after_mutating_admission=True)
             if request.object is not None and kind == resource.kind and definition is not None:
                 crd_schema.prepare_and_validate(request, definition, field_validation,
                                                 _options_kind(attributes, operation), self.now())
@@ -180,6 +184,13 @@ class Admitter:
         body = jsonutil.dumps(request.object) if request.object is not None and operation not in (DELETE, CONNECT) \
             else b""
         return AdmitResult(body, request.warnings, request.audit_annotations)
+
+    @staticmethod
+    def _dedup_owner_references(request: AdmissionRequest, after_mutating_admission: bool) -> None:
+        if isinstance(request.object, dict):
+            warning = objectmeta.dedup_owner_references(request.object, after_mutating_admission)
+            if warning:
+                request.warnings.append(warning)
 
     def _prepare_and_validate(self, request: AdmissionRequest, field_validation: str,
                               decoded_unknown: Sequence[str] = ()) -> None:

@@ -91,6 +91,47 @@ async def test_create_order(admitter: Admitter, plugins: tuple[AddLabel, Record]
     assert result.warnings == ["labelled"]
 
 
+class DuplicateOwner:
+    """A mutator that adds an ownerReference the object already has."""
+
+    name = "DuplicateOwner"
+
+    def handles(self, operation: str) -> bool:
+        return True
+
+    async def admit(self, request: AdmissionRequest) -> None:
+        assert request.object is not None
+        refs = request.object["metadata"].setdefault("ownerReferences", [])
+        refs.append(dict(refs[0]))
+
+
+OWNER = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "u-1"}
+
+
+def _dup_warning(uids: str, after: bool) -> str:
+    when = " after mutating admission happens" if after else ""
+    return (f".metadata.ownerReferences contains duplicate entries{when}; API server dedups owner references in "
+            f"1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) "
+            f"observed: {uids}")
+
+
+@pytest.mark.parametrize("patch_type", ["", "application/merge-patch+json"])
+async def test_duplicate_owner_references_are_dropped_with_a_warning(patch_type: str) -> None:
+    """dedupOwnerReferencesAndAddWarning: POST/PUT before and after mutating admission, a PATCH only after;
+    an entry that differs in any field (here ``controller``) is no duplicate."""
+    admitter = Admitter(Chain([DuplicateOwner()]), now=lambda: NOW, rng=random.Random(3))
+    other = {"apiVersion": "v1", "kind": "ConfigMap", "name": "o2", "uid": "u-2"}
+    refs = [OWNER, dict(OWNER), other, dict(other), {**OWNER, "controller": False}]
+    result = await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm(
+        metadata={"name": "app", "ownerReferences": refs}), patch_type=patch_type)
+    kept = jsonutil.loads(result.object)["metadata"]["ownerReferences"]
+    assert kept == [OWNER, other, {**OWNER, "controller": False}]
+    if patch_type:  # the body's duplicates and the mutator's copy, all found after mutating admission
+        assert result.warnings == [_dup_warning("u-1, u-2, u-1", after=True)]
+    else:
+        assert result.warnings == [_dup_warning("u-1, u-2", after=False), _dup_warning("u-1", after=True)]
+
+
 async def test_dry_run_same_result(admitter: Admitter) -> None:
     result = await admitter.admit("CREATE", _attrs("create"), "ConfigMap", _cm(), dry_run=True)
     assert jsonutil.loads(result.object)["metadata"]["labels"] == {"added": "yes"}

@@ -49,3 +49,23 @@ def test_services_support_deletecollection_and_release_their_ips(kubectl: Kubect
     for ip in ips:
         proc = kubectl.run("get", "ipaddress", ip, check=False)
         assert proc.returncode != 0 and "NotFound" in proc.stderr, proc.stderr
+
+
+def test_duplicate_owner_references_are_dropped_with_kubes_warning(kubectl: Kubectl, namespace: str) -> None:
+    """dedupOwnerReferencesAndAddWarning: a create keeps one of each, and kubectl prints kube's warning; a patch
+    that duplicates one gets the "after mutating admission" wording (a PATCH is deduplicated only then)."""
+    kubectl.run("-n", namespace, "create", "configmap", "owner")  # a live owner, or the garbage collector acts
+    uid = kubectl.run("-n", namespace, "get", "cm", "owner", "-o", "jsonpath={.metadata.uid}").stdout
+    owner = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "owned", "ownerReferences": [owner, owner]}, "data": {"a": "1"}}
+    proc = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(cm))
+    tail = ("; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please "
+            f"fix your requests; duplicate UID(s) observed: {owner['uid']}")
+    assert proc.stderr.splitlines() == [f"Warning: .metadata.ownerReferences contains duplicate entries{tail}"]
+    stored = json.loads(kubectl.run("-n", namespace, "get", "cm", "owned", "-o", "json").stdout)
+    assert stored["metadata"]["ownerReferences"] == [owner]
+    proc = kubectl.run("-n", namespace, "patch", "cm", "owned", "--type=json", "-p",
+                       json.dumps([{"op": "add", "path": "/metadata/ownerReferences/-", "value": owner}]))
+    assert proc.stderr.splitlines() == [
+        f"Warning: .metadata.ownerReferences contains duplicate entries after mutating admission happens{tail}"]
