@@ -51,6 +51,7 @@ import asyncio
 import base64
 import binascii
 import copy
+import datetime
 import errno
 import ipaddress
 import logging
@@ -304,12 +305,11 @@ def _nameserver() -> str:
 
 
 async def _peer_certificate(host: str, port: int, server_name: str | None, exc: BaseException) -> Any:
-    """The webhook's leaf certificate (cryptography x509) when a verification failure's Go text needs it (an
-    expired or not yet valid certificate, a name mismatch), fetched by one unverified handshake; else None."""
+    """The webhook's leaf certificate (cryptography x509) after a verification failure, fetched by one
+    unverified handshake, so that :func:`_x509_text` can report as Go does; else None."""
     import aiohttp
 
-    if not isinstance(exc, aiohttp.ClientConnectorCertificateError) or \
-            getattr(exc.certificate_error, "verify_code", 0) not in (9, 10, 62, 64):
+    if not isinstance(exc, aiohttp.ClientConnectorCertificateError):
         return None
     ctx = ssl.create_default_context()
     ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
@@ -323,43 +323,68 @@ async def _peer_certificate(host: str, port: int, server_name: str | None, exc: 
         finally:
             writer.close()
         return x509.load_der_x509_certificate(der)
-    except Exception:  # the text then lacks the certificate's details
+    except Exception:  # the text then follows OpenSSL's verdict alone
         return None
 
 
-def _x509_text(error: Any, name: str, cert: Any) -> str:
-    """crypto/x509's text for an OpenSSL verification failure (``error`` an ssl.SSLCertVerificationError)."""
-    code = getattr(error, "verify_code", 0)
-    if code in (9, 10):
-        text = "x509: certificate has expired or is not yet valid"
-        if cert is None:
-            return text
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        after, before = cert.not_valid_after_utc, cert.not_valid_before_utc
-        if code == 10:
-            return f"{text}: current time {now} is after {after.strftime('%Y-%m-%dT%H:%M:%SZ')}"
-        return f"{text}: current time {now} is before {before.strftime('%Y-%m-%dT%H:%M:%SZ')}"
-    if code in (62, 64):
-        from cryptography import x509
+def _go_time(moment: Any) -> str:
+    return str(moment.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
-        try:
-            sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value if cert else None
-        except x509.ExtensionNotFound:
-            sans = None
-        if cert is not None and sans is None:
-            names = cert.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)
-            if names and str(names[0].value).lower() == name.lower():
-                return "x509: certificate relies on legacy Common Name field, use SANs instead"
-        try:
-            ipaddress.ip_address(name)
-            valid = [str(ip) for ip in sans.get_values_for_type(x509.IPAddress)] if sans else []
-            if not valid:
-                return f"x509: cannot validate certificate for {name} because it doesn't contain any IP SANs"
-        except ValueError:
-            valid = list(sans.get_values_for_type(x509.DNSName)) if sans else []
-        if not valid:
-            return f"x509: certificate is not valid for any names, but wanted to match {name}"
-        return f"x509: certificate is valid for {', '.join(valid)}, not {name}"
+
+def _hostname_error(cert: Any, name: str) -> str | None:
+    """crypto/x509 VerifyHostname's HostnameError text, None when ``cert`` is valid for ``name``."""
+    from cryptography import x509
+
+    try:
+        sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        sans = None
+    try:
+        ip = ipaddress.ip_address(name)
+    except ValueError:
+        ip = None
+    if ip is not None:
+        ips = list(sans.get_values_for_type(x509.IPAddress)) if sans else []
+        if ip in ips:
+            return None
+        valid = ", ".join(str(i) for i in ips)
+    else:
+        wanted = name.lower().rstrip(".").split(".")
+        dns = list(sans.get_values_for_type(x509.DNSName)) if sans else []
+        for pattern in dns:
+            labels = pattern.lower().rstrip(".").split(".")
+            if labels == wanted or (labels[0] == "*" and len(labels) == len(wanted) and labels[1:] == wanted[1:]
+                                    and wanted[0]):
+                return None
+        valid = ", ".join(dns)
+    if sans is None:
+        names = cert.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)
+        if names and str(names[0].value).lower().rstrip(".") == name.lower().rstrip("."):
+            return "x509: certificate relies on legacy Common Name field, use SANs instead"
+    if ip is not None and not valid:
+        return f"x509: cannot validate certificate for {name} because it doesn't contain any IP SANs"
+    if not valid:
+        return f"x509: certificate is not valid for any names, but wanted to match {name}"
+    return f"x509: certificate is valid for {valid}, not {name}"
+
+
+def _x509_text(error: Any, name: str, cert: Any) -> str:
+    """crypto/x509's text for a verification failure (``error`` an ssl.SSLCertVerificationError): with the
+    peer's certificate in Go's order (the leaf's validity period, its names, then its authority), else from
+    OpenSSL's verify code."""
+    code = getattr(error, "verify_code", 0)
+    expired = "x509: certificate has expired or is not yet valid"
+    if cert is not None:
+        now = datetime.datetime.now(datetime.UTC)
+        if now > cert.not_valid_after_utc:
+            return f"{expired}: current time {_go_time(now)} is after {_go_time(cert.not_valid_after_utc)}"
+        if now < cert.not_valid_before_utc:
+            return f"{expired}: current time {_go_time(now)} is before {_go_time(cert.not_valid_before_utc)}"
+        return _hostname_error(cert, name) or "x509: certificate signed by unknown authority"
+    if code in (9, 10):
+        return expired
+    if code in (62, 64):
+        return f"x509: certificate is not valid for any names, but wanted to match {name}"
     return "x509: certificate signed by unknown authority"
 
 

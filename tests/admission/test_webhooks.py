@@ -435,3 +435,60 @@ def test_review_body_fields_as_kube_encodes_them() -> None:
 def test_a_webhook_answer_outside_2xx_is_client_go_s_error(status: int, content_type: str, body: bytes,
                                                           expected: str) -> None:
     assert webhooks.server_response_error(status, content_type, body) == expected
+
+
+def _certificate(*, dns: tuple[str, ...] = (), ips: tuple[str, ...] = (), cn: str = "hook", days: int = 30) -> Any:
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, cn)])
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    builder = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+               .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=days)))
+    if dns or ips:
+        builder = builder.add_extension(x509.SubjectAlternativeName(
+            [x509.DNSName(d) for d in dns] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]), critical=False)
+    return builder.sign(key, hashes.SHA256())
+
+
+def test_x509_texts_in_go_s_order() -> None:
+    import re
+    import ssl
+
+    error = ssl.SSLCertVerificationError(1, "certificate verify failed")
+    error.verify_code = 20  # OpenSSL: unknown issuer first; Go: the leaf's dates, then its names, then the issuer
+    expired = webhooks._x509_text(error, "hook.demo.svc", _certificate(dns=("hook.demo.svc",), days=1))
+    assert re.fullmatch(r"x509: certificate has expired or is not yet valid: current time "
+                        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ is after 2026-01-02T00:00:00Z", expired), expired
+    fresh = {"days": 36500}
+    assert webhooks._x509_text(error, "other.demo.svc", _certificate(dns=("hook.demo.svc", "hook"), **fresh)) == \
+        "x509: certificate is valid for hook.demo.svc, hook, not other.demo.svc"
+    assert webhooks._x509_text(error, "a.demo.svc", _certificate(dns=("*.demo.svc",), **fresh)) == \
+        "x509: certificate signed by unknown authority"
+    assert webhooks._x509_text(error, "10.0.0.1", _certificate(dns=("hook",), **fresh)) == \
+        "x509: cannot validate certificate for 10.0.0.1 because it doesn't contain any IP SANs"
+    assert webhooks._x509_text(error, "10.0.0.1", _certificate(ips=("10.0.0.2", "::1"), **fresh)) == \
+        "x509: certificate is valid for 10.0.0.2, ::1, not 10.0.0.1"
+    assert webhooks._x509_text(error, "hook", _certificate(cn="hook", **fresh)) == \
+        "x509: certificate relies on legacy Common Name field, use SANs instead"
+    assert webhooks._x509_text(error, "hook", None) == "x509: certificate signed by unknown authority"
+
+
+async def test_another_authority_and_another_name_reports_the_name_as_go(servers: Servers) -> None:
+    spec = hook("both-wrong.example.com", "", servers.other_ca)
+    spec["clientConfig"] = {"service": {"namespace": "demo", "name": "other", "port": 443},
+                            "caBundle": servers.other_ca}
+    _, v = plugins(("v", [spec]))
+    v.informers.put("", "services", {"metadata": {"name": "other", "namespace": "demo"},  # type: ignore[attr-defined]
+                                     "spec": {"ports": [{"port": 443}]}})
+    v.informers.put("", "endpoints", {"metadata": {"name": "other", "namespace": "demo"},  # type: ignore[attr-defined]
+                                      "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                                                   "ports": [{"port": servers.port}]}]})
+    err = await refusal(v.validate(request("CREATE", "configmaps", {"metadata": {"name": "c"}})))
+    assert "tls: failed to verify certificate: x509: certificate is valid for " in err.message, err.message
+    assert err.message.endswith(", not other.demo.svc"), err.message
