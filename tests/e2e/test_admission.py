@@ -217,6 +217,22 @@ def test_validating_webhook_and_failure_policy(kubectl: Kubectl, namespace: str,
         kubectl.run("delete", "validatingwebhookconfiguration", name, slow, "--ignore-not-found")
 
 
+def test_unreachable_webhook_fails_with_go_s_dial_error(kubectl: Kubectl, namespace: str,
+                                                        webhook: tuple[WebhookServer, str]) -> None:
+    _, ca = webhook
+    name = f"down-{namespace}"[:60]
+    apply(kubectl, "", webhook_config("ValidatingWebhookConfiguration", name, "https://127.0.0.1:1/validate", ca,
+                                      namespace))
+    expected = (f'Error from server (InternalError): error when creating "STDIN": Internal error occurred: failed '
+                f'calling webhook "{name}.example.com": failed to call webhook: Post '
+                f'"https://127.0.0.1:1/validate?timeout=2s": dial tcp 127.0.0.1:1: connect: connection refused')
+    try:
+        assert until(lambda: expected in apply(kubectl, namespace, {
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "down"}}, check=False).stderr)
+    finally:
+        kubectl.run("delete", "validatingwebhookconfiguration", name, "--ignore-not-found")
+
+
 def test_validating_admission_policy(kubectl: Kubectl, namespace: str) -> None:
     policy = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
               "metadata": {"name": f"replicas-{namespace}"[:60]},
