@@ -102,15 +102,18 @@ class StatusError(Exception):
     PrepareForCreate's, unknown fields under ``fieldValidation=Warn``); they
     are not part of the Status, travel beside it over gRPC
     (:func:`trailing_metadata`) and are sent as ``Warning`` headers with the
-    error, as kube-apiserver's warning recorder does.
+    error, as kube-apiserver's warning recorder does. ``empty_details``: encode ``"details": {}`` even when
+    nothing is in it (a Go Status whose Details pointer is set to an empty struct, as NewGenericServerResponse's).
     """
 
-    def __init__(self, code: int, reason: str, message: str, details: Mapping[str, Any] | None = None):
+    def __init__(self, code: int, reason: str, message: str, details: Mapping[str, Any] | None = None, *,
+                 empty_details: bool = False):
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
         self.details: dict[str, Any] = dict(details or {})
+        self.empty_details = empty_details
         self.warnings: list[str] = []
 
     def status(self) -> dict[str, Any]:
@@ -122,7 +125,7 @@ class StatusError(Exception):
             body["message"] = self.message
         if self.reason:
             body["reason"] = self.reason
-        if self.details:
+        if self.details or self.empty_details:
             details = {k: self.details[k] for k in _DETAILS_ORDER if k in self.details}
             details.update((k, v) for k, v in self.details.items() if k not in details)
             body["details"] = details
@@ -149,7 +152,8 @@ class StatusError(Exception):
         """
         reason = str(status.get("reason") or ("" if status.get("code") else "InternalError"))
         code = int(status.get("code") or _REASONS.get(reason, (500,))[0])
-        return cls(code, reason, str(status.get("message", "")), status.get("details"))
+        details = status.get("details")
+        return cls(code, reason, str(status.get("message", "")), details, empty_details=details == {})
 
     def __repr__(self) -> str:
         return f"StatusError({self.code}, {self.reason!r}, {self.message!r})"

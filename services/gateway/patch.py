@@ -48,6 +48,12 @@ MAX_COPY_BYTES = limits.MAX_BODY_BYTES
 _REJECTED = "the server rejected our request due to an error in our request"
 
 
+def _rejected() -> errors.StatusError:
+    """kube's 422 for a JSON patch that does not apply: NewGenericServerResponse(422, ...), whose Status carries
+    an empty ``details: {}`` (handlers/patch.go jsonPatcher)."""
+    return errors.StatusError(422, "Invalid", _REJECTED, empty_details=True)
+
+
 def merge_patch(target: Any, patch: Any) -> Any:
     """Apply an RFC 7386 JSON merge patch to ``target`` (returns a new value)."""
     if not isinstance(patch, dict):
@@ -87,11 +93,11 @@ def json_patch(target: Any, patch: Any, max_copy_bytes: int = MAX_COPY_BYTES) ->
             if isinstance(operation, dict) and operation.get("op") == "copy":
                 source = operation.get("from")
                 if not isinstance(source, str):
-                    raise errors.StatusError(422, "Invalid", _REJECTED)
+                    raise _rejected()
                 value = jsonutil.dumps(jsonpatch.JsonPointer(source).resolve(doc))
                 copied += len(value)
                 if copied > max_copy_bytes:
-                    raise errors.StatusError(422, "Invalid", _REJECTED)
+                    raise _rejected()
                 # RFC 6902 4.5: a copy adds the value at "from"; the JSON round trip is the deep copy.
                 doc = _add(doc, operation.get("path"), jsonutil.loads(value))
                 continue
@@ -99,13 +105,13 @@ def json_patch(target: Any, patch: Any, max_copy_bytes: int = MAX_COPY_BYTES) ->
         return doc
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError, IndexError,
             AttributeError):
-        raise errors.StatusError(422, "Invalid", _REJECTED) from None
+        raise _rejected() from None
 
 
 def _add(doc: Any, path: Any, value: Any) -> Any:
     """RFC 6902 ``add`` of ``value`` (owned by the caller, not copied) at ``path``; returns the document."""
     if not isinstance(path, str):
-        raise errors.StatusError(422, "Invalid", _REJECTED)
+        raise _rejected()
     if path == "":
         return value
     parent, part = jsonpatch.JsonPointer(path).to_last(doc)
@@ -116,7 +122,7 @@ def _add(doc: Any, path: Any, value: Any) -> Any:
     elif isinstance(parent, list) and isinstance(part, int) and 0 <= part <= len(parent):
         parent.insert(part, value)
     else:
-        raise errors.StatusError(422, "Invalid", _REJECTED)
+        raise _rejected()
     return doc
 
 

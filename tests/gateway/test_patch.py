@@ -20,7 +20,11 @@ def test_json_patch_and_failed_test_is_422():
     with pytest.raises(errors.StatusError) as info:
         json_patch({"a": 1}, [{"op": "test", "path": "/a", "value": 5}])
     assert info.value.code == 422
-    assert info.value.status()["message"] == "the server rejected our request due to an error in our request"
+    assert info.value.status() == {  # NewGenericServerResponse: an empty Details struct is still sent
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "the server rejected our request due to an error in our request", "reason": "Invalid",
+        "details": {}, "code": 422}
+    assert errors.StatusError.from_status(info.value.status()).status() == info.value.status()  # over gRPC too
     with pytest.raises(errors.StatusError) as info:
         json_patch({"a": 1}, [{"op": "remove", "path": "/nope/x"}])
     assert (info.value.code, info.value.reason) == (422, "Invalid")
