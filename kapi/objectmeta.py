@@ -218,7 +218,9 @@ def dedup_owner_references(obj: dict[str, Any], after_mutating_admission: bool) 
     PATCH only after it.
     """
     meta = obj.get("metadata")
-    refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
+    if not isinstance(meta, dict):
+        return None
+    refs = meta.get("ownerReferences")
     if not isinstance(refs, list) or len(refs) < 2:
         return None
     kept: list[Any] = []
