@@ -31,7 +31,8 @@ class AdmissionRequest:
     the URL's name or, for a create, the object's (after the strategy ran,
     the generated one). ``timeout`` is the seconds left for any call a
     plugin makes (the RPC deadline). ``warnings`` and ``audit_annotations``
-    collect what plugins add.
+    collect what plugins add. ``options`` are the operation's options as the gateway sent them (see
+    :meth:`operation_options`).
     """
 
     operation: str
@@ -44,6 +45,21 @@ class AdmissionRequest:
     timeout: float = 10.0
     warnings: list[str] = field(default_factory=list)
     audit_annotations: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] | None = None
+
+    def operation_options(self) -> dict[str, Any] | None:
+        """The AdmissionReview's ``request.options``: meta.k8s.io/v1 CreateOptions, UpdateOptions or DeleteOptions
+        (the gateway's, else ``dryRun: [All]`` alone on a dry run); None for CONNECT (kube passes the connect
+        options as the object)."""
+        if self.operation == CONNECT:
+            return None
+        if self.options is not None:
+            return self.options
+        kind = {CREATE: "CreateOptions", DELETE: "DeleteOptions"}.get(self.operation, "UpdateOptions")
+        options: dict[str, Any] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+        if self.dry_run:
+            options["dryRun"] = ["All"]
+        return options
 
     @property
     def namespace(self) -> str:

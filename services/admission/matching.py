@@ -117,6 +117,7 @@ def request_variable(request: AdmissionRequest, uid: str = "") -> dict[str, Any]
         "userInfo": {"username": user.username, "uid": user.uid, "groups": list(user.groups),
                      "extra": {k: list(v) for k, v in user.extra}},
         "dryRun": request.dry_run,
+        "options": request.operation_options(),
     }
     if request.subresource:
         out["subResource"] = request.subresource

@@ -109,7 +109,7 @@ class Admitter:
 
     async def admit(self, operation: str, attributes: Attributes, kind: str, obj: bytes, old_obj: bytes = b"", *,
                     dry_run: bool = False, field_validation: str = "", timeout: float = 10.0, patch_type: str = "",
-                    patch_value: str = "") -> AdmitResult:
+                    patch_value: str = "", options: bytes = b"") -> AdmitResult:
         """Admit one write; returns the object to store or raises the refusal's StatusError.
 
         ``obj``/``old_obj`` are JSON (empty when absent). Raises 400 for a
@@ -126,6 +126,8 @@ class Admitter:
         bounds the calls plugins make. ``patch_type`` (a PATCH's Content-Type) and ``patch_value`` (a strategic
         merge patch's Go %+v): a patched object that does not decode (a wrong type; unknown fields under Strict)
         is kube's patchers' 422 ``"" is invalid: patch: Invalid value: "<patch or patched JSON>": <error>``.
+        ``options``: the operation's options JSON (CreateOptions, UpdateOptions, DeleteOptions) webhooks and
+        policies see as ``request.options``; empty: built from ``dry_run`` alone.
         """
         if operation not in OPERATIONS:
             raise errors.bad_request(f"unknown admission operation {operation!r}")
@@ -160,7 +162,8 @@ class Admitter:
             # the Go struct holds parsed quantities and times: plugins and webhooks see their canonical form
             canonical.canonicalize(new, resource.group, resource.version, resource.kind)
             kinds.strategy_for(resource.group, resource.kind).default(new)
-        request = AdmissionRequest(operation, attributes, resource, kind, new, old, dry_run, timeout)
+        request = AdmissionRequest(operation, attributes, resource, kind, new, old, dry_run, timeout,
+                                   options=_decode(options, "the options") if options else None)
         try:
             if decoded_unknown:  # kube's decoder warns (Strict: refuses) before admission runs (handlers/create.go)
                 request.warnings.extend(_field_validation(request, decoded_unknown, field_validation, patch))

@@ -43,7 +43,8 @@ class AdmissionServicer(admission_pb2_grpc.AdmissionServicer):
             result = await self._admitter.admit(
                 request.operation, attributes.decode(request.attributes), request.kind, request.object,
                 request.old_object, dry_run=request.dry_run, field_validation=request.field_validation,
-                timeout=timeout, patch_type=request.patch_type, patch_value=request.patch_value)
+                timeout=timeout, patch_type=request.patch_type, patch_value=request.patch_value,
+                options=request.options)
         except errors.StatusError:
             raise
         except Exception as exc:  # never a crash: a 500 with the cause logged

@@ -72,7 +72,7 @@ import jsonpatch
 from kapi import errors, jsonutil, kinds, observability
 from kapi.objectmeta import go_quote
 from services.admission import metrics
-from services.admission.chain import CONNECT, CREATE, DELETE, AdmissionRequest
+from services.admission.chain import CREATE, AdmissionRequest
 from services.admission.informers import Informers
 from services.admission.matching import (
     SelectorInvalid,
@@ -474,7 +474,8 @@ def _review(request: AdmissionRequest, webhook: Webhook, uid: str) -> dict[str, 
     """The AdmissionReview v1 kube's CreateV1AdmissionReview encodes: Go's ``omitempty`` leaves out an empty
     name, namespace, subResource and requestSubResource, and userInfo's empty uid, groups and extra; object and
     oldObject are ``null`` when absent; dryRun is always there; options are the operation's options
-    (``dryRun: [All]`` on a dry run), ``null`` for a CONNECT (kube passes the connect options as the object)."""
+    (:meth:`AdmissionRequest.operation_options`: the request's dryRun, fieldManager and fieldValidation, or its
+    DeleteOptions), ``null`` for a CONNECT (kube passes the connect options as the object)."""
     req = request_variable(request, uid)
     if request.attributes.name:
         name = request.attributes.name
@@ -490,14 +491,7 @@ def _review(request: AdmissionRequest, webhook: Webhook, uid: str) -> dict[str, 
     req["object"] = request.object
     req["oldObject"] = request.old_object
     req["dryRun"] = bool(request.dry_run)
-    if request.operation == CONNECT:
-        req["options"] = None
-    else:
-        kind = {CREATE: "CreateOptions", DELETE: "DeleteOptions"}.get(request.operation, "UpdateOptions")
-        options: dict[str, Any] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
-        if request.dry_run:
-            options["dryRun"] = ["All"]
-        req["options"] = options
+    req["options"] = request.operation_options()
     return {"kind": "AdmissionReview", "apiVersion": REVIEW_API_VERSION, "request": req}
 
 

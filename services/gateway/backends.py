@@ -297,13 +297,14 @@ class AdmissionClient:
 
     async def admit(self, operation: str, attrs: Attributes, kind: str, obj: bytes, old: bytes, dry_run: bool,
                     field_validation: str, timeout: float = RPC_TIMEOUT, patch_type: str = "",
-                    patch_value: str = "") -> tuple[bytes, list[str]]:
+                    patch_value: str = "", options: bytes = b"") -> tuple[bytes, list[str]]:
         """(final object JSON, warnings); raises the refusal's StatusError, 503 if admission is unreachable, 504
-        past ``timeout`` seconds. ``patch_type``/``patch_value``: AdmitRequest fields 8 and 9 (a PATCH's)."""
+        past ``timeout`` seconds. ``patch_type``/``patch_value``: AdmitRequest fields 8 and 9 (a PATCH's);
+        ``options``: field 10, the operation's options JSON (registry/store.py ``admission_options``)."""
         reply = await grpcutil.call("admission", self._admit, admission_pb2.AdmitRequest(
             operation=operation, attributes=attrs.to_proto(), kind=kind, object=obj, old_object=old,
-            dry_run=dry_run, field_validation=field_validation, patch_type=patch_type, patch_value=patch_value),
-            timeout=timeout)
+            dry_run=dry_run, field_validation=field_validation, patch_type=patch_type, patch_value=patch_value,
+            options=options), timeout=timeout)
         return reply.object, list(reply.warnings)  # type: ignore[attr-defined]
 
 

@@ -274,3 +274,44 @@ def test_admission_unreachable_writes_503_reads_served(stack: Stack, kubectl: Ku
         stack.restart_process(name)
     assert until(lambda: kubectl.run("-n", namespace, "create", "configmap", "after", check=False).returncode == 0,
                  20)
+
+
+def test_policies_see_the_operations_options(kubectl: Kubectl, namespace: str) -> None:
+    """request.options as kube hands it to admission: CreateOptions/UpdateOptions with the query's fieldManager
+    and fieldValidation (a PATCH's converted), DeleteOptions as decoded (kubectl sends propagationPolicy)."""
+    pname = f"options-{namespace}"[:60]
+    checks = [
+        ("request.operation != 'CREATE' || (request.options.kind == 'CreateOptions' && "
+         "request.options.apiVersion == 'meta.k8s.io/v1' && request.options.fieldValidation == 'Strict' && "
+         "request.options.fieldManager != 'blocked')", "create options"),
+        ("request.operation != 'UPDATE' || (request.options.kind == 'UpdateOptions' && "
+         "request.options.fieldManager != 'blocked')", "update options"),
+        ("request.operation != 'DELETE' || (request.options.kind == 'DeleteOptions' && "
+         "request.options.propagationPolicy != 'Orphan')", "delete options"),
+    ]
+    policy = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+              "metadata": {"name": pname},
+              "spec": {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": [
+                  {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE", "DELETE"],
+                   "resources": ["configmaps"]}]},
+                  "validations": [{"expression": e, "message": m} for e, m in checks]}}
+    binding = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+               "metadata": {"name": pname + "-b"},
+               "spec": {"policyName": pname, "validationActions": ["Deny"], "matchResources": {
+                   "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}}}
+    apply(kubectl, "", policy)
+    apply(kubectl, "", binding)
+    try:
+        assert until(lambda: "denied request: create options" in kubectl.run(
+            "-n", namespace, "create", "cm", "a", "--field-manager=blocked", check=False).stderr)
+        kubectl.run("-n", namespace, "create", "cm", "a")  # kubectl-create, fieldValidation=Strict
+        proc = kubectl.run("-n", namespace, "patch", "cm", "a", "--field-manager=blocked", "-p", '{"data":{"k":"v"}}',
+                           check=False)
+        assert "denied request: update options" in proc.stderr, proc.stderr
+        kubectl.run("-n", namespace, "patch", "cm", "a", "-p", '{"data":{"k":"v"}}')
+        proc = kubectl.run("-n", namespace, "delete", "cm", "a", "--cascade=orphan", check=False)
+        assert "denied request: delete options" in proc.stderr, proc.stderr
+        kubectl.run("-n", namespace, "delete", "cm", "a")
+    finally:
+        kubectl.run("delete", "validatingadmissionpolicybinding", pname + "-b")
+        kubectl.run("delete", "validatingadmissionpolicy", pname)

@@ -221,7 +221,7 @@ class Priority:
         return operation in (CREATE, UPDATE)
 
     def _default_class(self) -> dict[str, Any] | None:
-        """The globalDefault class; of several (a create race), the one with the lowest value (getDefaultPriorityClass)."""
+        """The globalDefault class; of several (a create race), the lowest value's (getDefaultPriorityClass)."""
         defaults = [c for c in self.classes.list() if c.get("globalDefault") is True]
         return min(defaults, key=lambda c: c.get("value", 0)) if defaults else None
 

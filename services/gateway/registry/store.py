@@ -51,6 +51,33 @@ CONFLICT_RETRIES = 1000
 Transform = Callable[[dict[str, Any] | None], Awaitable[dict[str, Any]]]
 
 
+# metav1.DeleteOptions' fields in Go struct order (its JSON encoding in an AdmissionReview's options).
+_DELETE_OPTIONS = ("gracePeriodSeconds", "preconditions", "orphanDependents", "propagationPolicy", "dryRun",
+                   "ignoreStoreReadErrorWithClusterBreakingPotential")
+
+
+def admission_options(scope: RequestScope, operation: str, delete_options: dict[str, Any] | None = None) -> bytes:
+    """The operation's options as kube-apiserver hands them to admission (AdmitRequest.options, a webhook's
+    ``request.options``), JSON: CreateOptions or UpdateOptions (a PATCH's PatchOptions converted, ``force``
+    dropped: handlers/patch.go patchToUpdateOptions / patchToCreateOptions) with ``dryRun``, ``fieldManager`` and
+    ``fieldValidation`` as the query gave them; for DELETE the decoded DeleteOptions. Empty fields are left out
+    (Go's omitempty)."""
+    kind = {CREATE: "CreateOptions", UPDATE: "UpdateOptions", DELETE: "DeleteOptions"}[operation]
+    out: dict[str, Any] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+    if operation == DELETE:
+        given = delete_options or {}
+        out.update((key, given[key]) for key in _DELETE_OPTIONS if given.get(key) not in (None, "", [], {}))
+        if scope.dry_run() and "dryRun" not in out:
+            out["dryRun"] = ["All"]
+        return jsonutil.dumps(out)
+    if scope.dry_run():
+        out["dryRun"] = ["All"]
+    for key in ("fieldManager", "fieldValidation"):
+        if scope.param(key):
+            out[key] = scope.param(key)
+    return jsonutil.dumps(out)
+
+
 async def _admit(scope: RequestScope, operation: str, obj: dict[str, Any], old: bytes, dry_run: bool) -> bytes:
     body = jsonutil.dumps(obj)
     if len(body) > limits.MAX_BODY_BYTES:  # what a patch or apply produced may not outgrow a request body
@@ -58,7 +85,8 @@ async def _admit(scope: RequestScope, operation: str, obj: dict[str, Any], old: 
     try:
         admitted, warnings = await scope.backends.admission.admit(
             operation, scope.attrs, scope.resource.kind, body, old, dry_run, scope.field_validation(),
-            timeout=scope.timeout, patch_type=scope.patch_type, patch_value=scope.patch_value)
+            timeout=scope.timeout, patch_type=scope.patch_type, patch_value=scope.patch_value,
+            options=admission_options(scope, operation))
     except errors.StatusError as err:
         scope.warnings.extend(err.warnings)  # what admission gathered before refusing goes out with the refusal
         raise
@@ -249,7 +277,8 @@ async def delete(scope: RequestScope, name: str, options: dict[str, Any]) -> tup
             await hook.before_delete(refusal)
     try:
         _, warnings = await scope.backends.admission.admit(
-            DELETE, scope.attrs, scope.resource.kind, b"", current.object, dry_run, "", timeout=scope.timeout)
+            DELETE, scope.attrs, scope.resource.kind, b"", current.object, dry_run, "", timeout=scope.timeout,
+            options=admission_options(scope, DELETE, options))
     except errors.StatusError as err:
         scope.warnings.extend(err.warnings)
         raise

@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class AdmitRequest(_message.Message):
-    __slots__ = ("operation", "attributes", "kind", "object", "old_object", "dry_run", "field_validation", "patch_type", "patch_value")
+    __slots__ = ("operation", "attributes", "kind", "object", "old_object", "dry_run", "field_validation", "patch_type", "patch_value", "options")
     OPERATION_FIELD_NUMBER: _ClassVar[int]
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -18,6 +18,7 @@ class AdmitRequest(_message.Message):
     FIELD_VALIDATION_FIELD_NUMBER: _ClassVar[int]
     PATCH_TYPE_FIELD_NUMBER: _ClassVar[int]
     PATCH_VALUE_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
     operation: str
     attributes: _common_pb2.RequestAttributes
     kind: str
@@ -27,7 +28,8 @@ class AdmitRequest(_message.Message):
     field_validation: str
     patch_type: str
     patch_value: str
-    def __init__(self, operation: _Optional[str] = ..., attributes: _Optional[_Union[_common_pb2.RequestAttributes, _Mapping]] = ..., kind: _Optional[str] = ..., object: _Optional[bytes] = ..., old_object: _Optional[bytes] = ..., dry_run: _Optional[bool] = ..., field_validation: _Optional[str] = ..., patch_type: _Optional[str] = ..., patch_value: _Optional[str] = ...) -> None: ...
+    options: bytes
+    def __init__(self, operation: _Optional[str] = ..., attributes: _Optional[_Union[_common_pb2.RequestAttributes, _Mapping]] = ..., kind: _Optional[str] = ..., object: _Optional[bytes] = ..., old_object: _Optional[bytes] = ..., dry_run: _Optional[bool] = ..., field_validation: _Optional[str] = ..., patch_type: _Optional[str] = ..., patch_value: _Optional[str] = ..., options: _Optional[bytes] = ...) -> None: ...
 
 class AdmitResponse(_message.Message):
     __slots__ = ("object", "warnings", "audit_annotations")
