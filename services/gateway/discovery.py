@@ -91,10 +91,17 @@ def subresource_verbs(sub: str) -> list[str]:
     return list(known[3]) if known else ["get", "patch", "update"]
 
 
+def subresource_order(r: Resource) -> list[str]:
+    """A resource's subresources as discovery lists them: by name for the built-in kinds (kube's API installer
+    sorts the storage paths it registers: ``pods/attach`` ... ``pods/status``); a custom resource's as
+    apiextensions-apiserver adds them (``status``, then ``scale``)."""
+    return sorted(r.subresources) if REGISTRY.is_static(r) else list(r.subresources)
+
+
 def subresource_entries(r: Resource) -> list[dict[str, Any]]:
-    """Legacy-discovery APIResource entries for ``<resource>/<subresource>``."""
+    """Legacy-discovery APIResource entries for ``<resource>/<subresource>``, in :func:`subresource_order`."""
     out = []
-    for sub in r.subresources:
+    for sub in subresource_order(r):
         group, version, kind = subresource_kind(r, sub)
         entry: dict[str, Any] = {"name": f"{r.resource}/{sub}", "singularName": "", "namespaced": r.namespaced,
                                  "kind": kind, "verbs": subresource_verbs(sub)}
@@ -191,7 +198,7 @@ def _aggregated_resource(r: Resource) -> dict[str, Any]:
         out["subresources"] = [{
             "subresource": sub,
             "responseKind": dict(zip(("group", "version", "kind"), subresource_kind(r, sub), strict=True)),
-            "verbs": subresource_verbs(sub)} for sub in r.subresources]
+            "verbs": subresource_verbs(sub)} for sub in subresource_order(r)]
     return out
 
 

@@ -43,3 +43,12 @@ def test_api_resource_fields_in_go_order_and_crd_names() -> None:
     assert (entry["singularName"], row.list_kind) == ("resource", "KindCollection")
     plain = Resource("g.example.com", "v1", "widgets", "Widget", True)
     assert (plain.singular, plain.list_kind) == ("widget", "WidgetList")
+
+
+def test_built_in_subresources_are_listed_by_name() -> None:
+    """kube's API installer sorts the paths it registers: /api/v1 lists pods/attach ... pods/status."""
+    names = [e["name"] for e in discovery.resource_list("", "v1")["resources"] if e["name"].startswith("pods/")]
+    assert names == sorted(names) and names[0] == "pods/attach" and names[-1] == "pods/status"
+    deploy = [e["name"] for e in discovery.resource_list("apps", "v1")["resources"]
+              if e["name"].startswith("deployments")]
+    assert deploy == ["deployments", "deployments/scale", "deployments/status"]
