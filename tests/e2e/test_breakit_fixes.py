@@ -10,7 +10,8 @@ from tests.e2e.test_kube_parity_defaults import _raw
 
 
 def test_token_request_body_must_name_the_url_service_account(stack: Stack, kubectl: Kubectl, namespace: str) -> None:
-    """kube's token REST: a body metadata.name/namespace other than the URL's is 422 (was: a token for the URL's)."""
+    """kube's token REST: a body metadata.name other than the URL's is 422, another namespace the create handler's
+    400 (was: a token for the URL's)."""
     kubectl.run("-n", namespace, "create", "serviceaccount", "builder")
     path = f"/api/v1/namespaces/{namespace}/serviceaccounts/builder/token"
     body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "metadata": {"name": "other"},
@@ -23,11 +24,19 @@ def test_token_request_body_must_name_the_url_service_account(stack: Stack, kube
     assert status["details"]["causes"] == [{"reason": "FieldValueInvalid", "field": "metadata.name", "message":
                                             'Invalid value: "other": must match the service account name if '
                                             "specified"}]
+    # Another namespace never reaches TokenREST: the create handler refuses it first (400).
     code, raw = _raw(stack, "POST", path, {**body, "metadata": {"namespace": "elsewhere"}})
-    assert code == 422 and "metadata.namespace: Invalid value: \"elsewhere\": must match the service account " \
-        "namespace if specified" in json.loads(raw)["message"]
+    assert code == 400 and json.loads(raw)["message"] == ("the namespace of the provided object does not match the "
+                                                          "namespace sent on the request")
     code, raw = _raw(stack, "POST", path, {**body, "metadata": {"name": "builder", "namespace": namespace}})
     assert code == 201 and json.loads(raw)["status"]["token"]
+    answer = json.loads(raw)
+    uid = kubectl.run("-n", namespace, "get", "sa", "builder", "-o", "jsonpath={.metadata.uid}").stdout
+    assert answer["metadata"]["uid"] == uid and answer["spec"]["expirationSeconds"] == 3600
+    code, raw = _raw(stack, "POST", path, {**body, "metadata": {"uid": "stale"}})
+    assert code == 409 and json.loads(raw)["message"] == (
+        'Operation cannot be fulfilled on TokenRequest.authentication.k8s.io "builder": the UID in the token '
+        f"request (stale) does not match the UID of the service account ({uid})")
 
 
 def test_scale_put_checks_the_body_is_this_objects_scale(stack: Stack, kubectl: Kubectl, namespace: str) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 
+from kapi.local.launcher import Stack
 from tests.e2e.conftest import Kubectl
+from tests.e2e.test_kube_parity_defaults import _raw
 
 POD = textwrap.dedent("""\
     apiVersion: v1
@@ -18,7 +21,7 @@ POD = textwrap.dedent("""\
     """)
 
 
-def test_logs_and_exec_without_a_kubelet(kubectl: Kubectl, namespace: str):
+def test_logs_and_exec_without_a_kubelet(stack: Stack, kubectl: Kubectl, namespace: str):
     kubectl.run("-n", namespace, "apply", "-f", "-", input=POD % ("pending", ""))
     out = kubectl.run("-n", namespace, "logs", "pending", timeout=20)  # kubectl picks the first container itself
     assert 'Defaulted container "app" out of: app, side' in out.stderr and out.stdout == ""
@@ -27,6 +30,12 @@ def test_logs_and_exec_without_a_kubelet(kubectl: Kubectl, namespace: str):
     out = kubectl.run("-n", namespace, "logs", "pending", "-c", "nope", check=False, timeout=20)
     assert "container nope is not valid for pod pending" in out.stderr
     assert kubectl.run("-n", namespace, "logs", "pending", "-c", "app", timeout=20).stdout == ""
+    # LogLocation has no location for an unscheduled pod: kube's streamer answers 204 No Content.
+    code, body = _raw(stack, "GET", f"/api/v1/namespaces/{namespace}/pods/pending/log?container=app")
+    assert (code, body) == (204, b"")
+    code, body = _raw(stack, "GET", f"/api/v1/namespaces/{namespace}/pods/pending/log?container=app&tailLines=-1")
+    assert code == 422 and json.loads(body)["message"] == (
+        'PodLogOptions "pending" is invalid: tailLines: Invalid value: -1: must be greater than or equal to 0')
     out = kubectl.run("-n", namespace, "exec", "pending", "-c", "app", "--", "true", check=False, timeout=20)
     assert out.returncode != 0 and "pod pending does not have a host assigned" in out.stderr
 

@@ -4,7 +4,8 @@ kapi runs no nodes, so nothing can stream from a container. These answer at
 once with the Status kube-apiserver gives before it would dial a kubelet
 (pkg/registry/core/pod LogLocation / streamLocation): 404 for a missing pod,
 400 for a bad or missing container name, 400 ``pod <name> does not have a
-host assigned`` for an unscheduled pod (an empty log for ``log``), and 503
+host assigned`` for an unscheduled pod (204 No Content for ``log``, after
+its 422 option checks), and 503
 ServiceUnavailable for a pod bound to a node, because no kubelet is reachable.
 Never a hang.
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kapi import errors, grpcutil, jsonutil
+from kapi import errors, gofmt, grpcutil, jsonutil
 from kapi.resources import REGISTRY
 from kapi.selectors import SelectorError, label_selector_matches
 from kapi_proto.kapi.storage.v1 import storage_pb2
@@ -36,21 +37,64 @@ async def _pod(scope: RequestScope) -> dict[str, Any]:
 
 
 def _container(pod: dict[str, Any], wanted: str) -> str:
-    """The container a request addresses, with kube's 400 messages when it is ambiguous or unknown."""
+    """The container a request addresses, with kube's 400 messages (validateContainer) when it is ambiguous or
+    unknown: the choices list every container, init containers first, then ephemeral ones (VisitContainers)."""
     name = (pod.get("metadata") or {}).get("name", "")
     spec = pod.get("spec") or {}
     containers = [c.get("name", "") for c in spec.get("containers") or []]
-    others = [c.get("name", "") for c in (spec.get("initContainers") or []) + (spec.get("ephemeralContainers") or [])]
+    every = [c.get("name", "") for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])
+             + (spec.get("ephemeralContainers") or [])]
     if not wanted:
         if len(containers) == 1:
             return containers[0]
         if not containers:
             raise errors.bad_request(f"a container name must be specified for pod {name}")
         raise errors.bad_request(f"a container name must be specified for pod {name}, choose one of: "
-                                 f"[{' '.join(containers)}]")
-    if wanted not in containers and wanted not in others:
+                                 f"[{' '.join(every)}]")
+    if wanted not in every:
         raise errors.bad_request(f"container {wanted} is not valid for pod {name}")
     return wanted
+
+
+def _int_option(scope: RequestScope, key: str) -> int | None:
+    """An int64 PodLogOptions query parameter: absent -> None; not an int64 -> 400 with strconv.ParseInt's
+    message (the parameter codec; an empty value too)."""
+    text = scope.query.get(key)
+    if text is None:
+        return None
+    try:
+        return gofmt.parse_int64(text)
+    except ValueError as exc:
+        raise errors.bad_request(str(exc)) from None
+
+
+def _log_options(scope: RequestScope) -> None:
+    """LogREST.Get's ValidatePodLogOptions, before the pod is read: 422 ``PodLogOptions "<pod>" is invalid``."""
+    tail, limit, since = (_int_option(scope, key) for key in ("tailLines", "limitBytes", "sinceSeconds"))
+    since_time = scope.query.get("sinceTime")
+    causes: list[errors.Cause] = []
+    if tail is not None and tail < 0:
+        causes.append(errors.Cause("FieldValueInvalid", f"Invalid value: {tail}: must be greater than or equal "
+                                   "to 0", "tailLines"))
+    if limit is not None and limit < 1:
+        causes.append(errors.Cause("FieldValueInvalid", f"Invalid value: {limit}: must be greater than 0",
+                                   "limitBytes"))
+    if since is not None and since_time not in (None, "", "null"):
+        causes.append(errors.Cause("FieldValueForbidden", "Forbidden: at most one of `sinceTime` or "
+                                   "`sinceSeconds` may be specified"))
+    elif since is not None and since < 1:
+        causes.append(errors.Cause("FieldValueInvalid", f"Invalid value: {since}: must be greater than 0",
+                                   "sinceSeconds"))
+    if causes:
+        err = errors.invalid("PodLogOptions", scope.info.name, causes)
+        # A cause on the root path prints as ": Forbidden: ..." and has no field (StatusCause omitempty).
+        parts = [f"{c.field}: {c.message}" for c in causes]
+        err.message = (f'PodLogOptions "{scope.info.name}" is invalid: '
+                       f"{parts[0] if len(parts) == 1 else '[' + ', '.join(parts) + ']'}")
+        for cause in err.details.get("causes", []):
+            if not cause.get("field"):
+                cause.pop("field", None)
+        raise err
 
 
 def _no_kubelet(pod: dict[str, Any]) -> errors.StatusError:
@@ -61,13 +105,15 @@ def _no_kubelet(pod: dict[str, Any]) -> errors.StatusError:
 
 @subresource("", "pods", "log")
 async def log(scope: RequestScope) -> web.StreamResponse:
-    """GET pods/<name>/log: container checks, then an empty log for an unscheduled pod, else 503."""
+    """GET pods/<name>/log: option checks (422), container checks (400), then 204 No Content for an unscheduled
+    pod (LogLocation gives no location, so the LocationStreamer has no stream), else 503."""
     if scope.info.verb != "get":
         raise errors.method_not_allowed("pods/log", scope.info.verb)
+    _log_options(scope)
     pod = await _pod(scope)
     _container(pod, scope.param("container"))
     if not (pod.get("spec") or {}).get("nodeName"):
-        return web.Response(body=b"", content_type="text/plain")
+        return web.Response(status=204)
     raise _no_kubelet(pod)
 
 
