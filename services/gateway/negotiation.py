@@ -4,10 +4,11 @@ Requests may be JSON, YAML or Kubernetes protobuf (``Content-Type``);
 responses are JSON, YAML, Kubernetes protobuf (``Accept:
 application/vnd.kubernetes.protobuf``, for built-in kinds with a message in
 kapi.k8sproto's schema: kube serves protobuf for every built-in kind and not
-for custom resources), or a server-side ``Table`` (``Accept:
-application/json;as=Table;v=v1;g=meta.k8s.io``, as kubectl asks for; JSON
-only). Source: "API concepts: Receiving resources as Tables", "API concepts:
-Protobuf encoding" and k8s.io/apiserver pkg/endpoints/handlers/negotiation.
+for custom resources), a server-side ``Table`` (``Accept:
+application/json;as=Table;v=v1;g=meta.k8s.io``, as kubectl asks for; meta.k8s.io v1 or v1beta1, JSON or
+YAML) or PartialObjectMetadata(List). Source: "API concepts: Receiving resources as Tables", "API concepts:
+Protobuf encoding", k8s.io/apiserver pkg/endpoints/handlers/negotiation and handlers/response.go
+(transformObject, optionsForTransform).
 """
 
 from __future__ import annotations
@@ -38,28 +39,46 @@ PRODUCES_PROTOBUF = (JSON, YAML, PROTOBUF)
 
 @dataclass(frozen=True)
 class MediaType:
-    """One Accept entry: type/subtype plus parameters (``as``, ``v``, ``g``)."""
+    """One Accept entry: type/subtype, parameters (``as``, ``v``, ``g``, ``stream``...) and its ``q`` weight."""
 
     mime: str
     params: tuple[tuple[str, str], ...] = ()
+    q: float = 1.0
 
     def param(self, name: str) -> str:
         """A parameter's value, or ""."""
         return dict(self.params).get(name, "")
 
+    def has(self, name: str) -> bool:
+        """Whether the entry names parameter ``name`` (with any value, even an empty one)."""
+        return any(key == name for key, _ in self.params)
+
 
 @dataclass(frozen=True)
 class Output:
-    """The negotiated response: ``mime`` (JSON, YAML or PROTOBUF) and ``table`` (serve a meta.k8s.io Table)."""
+    """The negotiated response: ``mime`` (JSON, YAML or PROTOBUF), ``table`` (serve a meta.k8s.io Table) or
+    ``partial_metadata`` (as=PartialObjectMetadata(List)), ``version`` (the meta.k8s.io version asked for: v1 or
+    v1beta1) and ``produces`` (the media types a 406 for this resource names)."""
 
     mime: str = JSON
     table: bool = False
-    table_version: str = "v1"
+    version: str = "v1"
     partial_metadata: bool = False  # as=PartialObjectMetadata(List)
+    produces: tuple[str, ...] = PRODUCES
+
+    @property
+    def table_version(self) -> str:
+        """The Table's meta.k8s.io version (v1 or v1beta1)."""
+        return self.version
+
+    @property
+    def meta_api_version(self) -> str:
+        """The apiVersion of a Table or PartialObjectMetadata(List) body: ``meta.k8s.io/<version>``."""
+        return f"meta.k8s.io/{self.version}"
 
 
 def parse_accept(header: str) -> list[MediaType]:
-    """Split an Accept header into media types in the order given (kube ignores q weights for these)."""
+    """Split an Accept header into media types in the order given (``q`` kept as a parameter)."""
     out: list[MediaType] = []
     for entry in header.split(","):
         pieces = [p.strip() for p in entry.split(";") if p.strip()]
@@ -73,55 +92,173 @@ def parse_accept(header: str) -> list[MediaType]:
     return out
 
 
-def negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) -> Output:
-    """Choose the response form for a resource request: the first Accept entry kapi can serve.
+def _go_float(text: str) -> float:
+    """strconv.ParseFloat's value, 0 where Go's parse fails (goautoneg ignores the error)."""
+    if "_" in text:  # Python's float takes digit separators; Go's ParseFloat (base 10) does not
+        return 0.0
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
 
-    ``protobuf``: the resource's kind has a protobuf message (a built-in kind;
-    routes.py decides), so ``application/vnd.kubernetes.protobuf`` is
-    servable (without ``as=``; a ``stream=watch`` parameter is allowed, as
-    client-go's watch Accept has it). ``as=PartialObjectMetadata(List);g=meta.k8s.io;v=v1``
-    in protobuf is servable for every resource (the metadata client's Accept). Raises 406 NotAcceptable if no entry is
-    servable, naming the media types kapi can produce for it
-    (:data:`PRODUCES` / :data:`PRODUCES_PROTOBUF`; kube's errNotAcceptable
-    words). An empty Accept or ``*/*`` gives JSON.
-    """
+
+def clauses(header: str) -> list[MediaType]:
+    """The Accept header's clauses in goautoneg's order (ParseAccept): ``q`` taken out of the parameters (default
+    1), then sorted with its comparison (higher q first; a concrete type, then subtype, before a wildcard) by an
+    insertion sort, as Go's sort.Sort does for the short slices Accept headers are; a clause without a ``/``
+    other than ``*`` is dropped."""
+    out: list[MediaType] = []
+    for media in parse_accept(header):
+        if "/" not in media.mime and media.mime != "*":
+            continue
+        mime = "*/*" if media.mime == "*" else media.mime
+        q = 1.0
+        params = []
+        for key, value in media.params:
+            if key == "q":
+                q = _go_float(value)
+            else:
+                params.append((key, value))
+        out.append(MediaType(mime, tuple(params), q))
+
+    def less(a: MediaType, b: MediaType) -> bool:
+        a_type, _, a_sub = a.mime.partition("/")
+        b_type, _, b_sub = b.mime.partition("/")
+        return a.q > b.q or (a_type != "*" and b_type == "*") or (a_sub != "*" and b_sub == "*")
+
+    for i in range(1, len(out)):
+        j = i
+        while j > 0 and less(out[j], out[j - 1]):
+            out[j], out[j - 1] = out[j - 1], out[j]
+            j -= 1
+    return out
+
+
+# The serializers of a resource's endpoint, in kube's order (SupportedMediaTypes); YAML has no stream serializer.
+_SERIALIZERS = (JSON, YAML, PROTOBUF)
+
+
+def _specificity(clause: MediaType, mime: str) -> int:
+    """2 for an exact match of ``mime``, 1 for type/*, 0 for */*, -1 for none (kube's clauseSpecificity)."""
+    c_type, _, c_sub = clause.mime.partition("/")
+    m_type, _, m_sub = mime.partition("/")
+    if c_type == m_type and c_sub == m_sub:
+        return 2
+    if c_type == m_type and c_sub == "*":
+        return 1
+    if c_type == "*" and c_sub == "*":
+        return 0
+    return -1
+
+
+def _choose(accept: str, conversions: bool, allow_table: bool, protobuf: bool) -> Output | None:
+    """kube's NegotiateMediaTypeOptions over this endpoint's serializers, or None (nothing acceptable)."""
+    produces = PRODUCES_PROTOBUF if protobuf else PRODUCES
     if not accept.strip():
-        return Output()
-    for media in parse_accept(accept):
-        as_ = media.param("as")
-        if media.mime in (JSON, "application/*", "*/*"):
-            if as_ == "Table" and media.param("g") == "meta.k8s.io" and media.param("v") in ("v1", "v1beta1"):
-                if allow_table:
-                    return Output(JSON, table=True, table_version=media.param("v"))
+        return Output(produces=produces)
+    parsed = clauses(accept)
+    rejected = set()
+    for mime in _SERIALIZERS:  # a serializer whose most specific clause has q <= 0 is refused (RFC 9110)
+        best = -1
+        for clause in parsed:
+            spec = _specificity(clause, mime)
+            if spec > best:
+                best = spec
+                if clause.q <= 0:
+                    rejected.add(mime)
+                else:
+                    rejected.discard(mime)
+    for clause in parsed:
+        if clause.q <= 0:
+            continue
+        for mime in _SERIALIZERS:
+            if mime in rejected or _specificity(clause, mime) < 0:
                 continue
-            if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList") and media.param("g") == "meta.k8s.io":
-                return Output(JSON, partial_metadata=True)
-            if as_:
-                continue
-            return Output(JSON)
-        if media.mime in (YAML, "application/x-yaml", "text/yaml") and not as_:
-            return Output(YAML)
-        if media.mime == PROTOBUF:
-            if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList") and media.param("g") == "meta.k8s.io" \
-                    and media.param("v") == "v1":  # every resource, custom ones too (kube PR #77817)
-                return Output(PROTOBUF, partial_metadata=True)
-            if protobuf and not as_:
-                return Output(PROTOBUF)
-    raise errors.not_acceptable("only the following media types are accepted: "
-                                + ", ".join(PRODUCES_PROTOBUF if protobuf else PRODUCES))
+            out = _options(clause, mime, conversions, allow_table, protobuf, produces)
+            if out is not None:
+                return out
+    return None
+
+
+def _options(clause: MediaType, mime: str, conversions: bool, allow_table: bool, protobuf: bool,
+             produces: tuple[str, ...]) -> Output | None:
+    """kube's acceptMediaTypeOptions and the request scope's AllowsMediaTypeTransform for one clause and
+    serializer: ``stream`` must be ``watch`` on a serializer that streams, ``sv`` the meta group's version (v1);
+    ``as``/``g``/``v`` (any of them) ask for a conversion, allowed only to meta.k8s.io v1 or v1beta1 Table (JSON or
+    YAML) or PartialObjectMetadata(List) (any serializer; protobuf: v1 only, the version kapi's schema has)."""
+    stream, sv = clause.param("stream"), clause.param("sv")
+    if stream and (mime == YAML or stream != "watch"):
+        return None
+    if sv and sv != "v1":
+        return None
+    if not any(clause.has(key) for key in ("as", "g", "v")):
+        if mime == PROTOBUF and not protobuf:
+            return None
+        return Output(mime, produces=produces)
+    if not conversions:
+        return None
+    kind, group, version = clause.param("as"), clause.param("g"), clause.param("v")
+    if group != "meta.k8s.io" or version not in ("v1", "v1beta1"):
+        return None
+    if kind == "Table":
+        if allow_table and mime in (JSON, YAML):
+            return Output(mime, table=True, version=version, produces=produces)
+        return None
+    if kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+        if mime == PROTOBUF and version != "v1":
+            return None
+        return Output(mime, partial_metadata=True, version=version, produces=produces)
+    return None
+
+
+def negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) -> Output:
+    """Choose the response form for a resource request as kube-apiserver's NegotiateOutputMediaType does.
+
+    Clauses in goautoneg's order (:func:`clauses`: by ``q``, concrete before wildcard; ``q=0`` refuses a
+    media type), each tried against JSON, YAML and protobuf in turn. ``protobuf``: the resource's kind has a
+    protobuf message (a built-in kind; routes.py decides), so ``application/vnd.kubernetes.protobuf`` is
+    servable without a conversion. Conversions (``as``/``g``/``v``): a meta.k8s.io v1 or v1beta1 Table, in
+    JSON or YAML; PartialObjectMetadata(List) in any form, for every resource (the metadata client's Accept,
+    kube PR #77817). An entry naming an unknown ``as``, another group or version, or ``g``/``v`` without
+    ``as`` is skipped, so a later entry (``application/json``) can still serve. Raises 406 NotAcceptable if
+    no entry is servable, naming the media types kapi can produce for it (:data:`PRODUCES` /
+    :data:`PRODUCES_PROTOBUF`; kube's NewNotAcceptableError words). An empty Accept gives JSON.
+    """
+    out = _choose(accept, True, allow_table, protobuf)
+    if out is None:
+        raise errors.not_acceptable("only the following media types are accepted: "
+                                    + ", ".join(PRODUCES_PROTOBUF if protobuf else PRODUCES))
+    return out
+
+
+def check_watch(output: Output) -> None:
+    """406 for a watch whose negotiated form has no streaming serializer (YAML), as kube's
+    NegotiateOutputMediaTypeStream: the message names the stream media types (``application/json;stream=watch``,
+    and protobuf's where the kind has it)."""
+    if output.mime == YAML:
+        raise errors.not_acceptable("only the following media types are accepted: "
+                                    + ", ".join(f"{m};stream=watch" for m in output.produces if m != YAML))
+
+
+INCLUDE_OBJECT = ("Metadata", "None", "Object")
+
+
+def include_object(value: str) -> str:
+    """The Table's ``includeObject`` (TableOptions): None, Metadata (also for "") or Object; anything else is
+    kube's 400 from optionsForTransform (ValidateTableOptions' field.Invalid)."""
+    if value and value not in INCLUDE_OBJECT:
+        raise errors.bad_request(f"Unable to convert to Table as requested: includeObject: Invalid value: "
+                                 f"{gofmt.go_quote(value)}: must be 'Metadata', 'Object', 'None', or empty")
+    return value or "Metadata"
 
 
 def prefers_protobuf(accept: str) -> bool:
-    """Whether the first Accept entry that is JSON, YAML or protobuf is protobuf (an error's Status is then
-    protobuf, as kube's ErrorNegotiated answers in the negotiated form)."""
-    if PROTOBUF not in accept:
+    """Whether an error's Status is protobuf: kube's ErrorNegotiated negotiates without conversions (an entry
+    with ``as``/``g``/``v`` is skipped) over JSON, YAML and protobuf, for every resource."""
+    if PROTOBUF not in accept.lower():
         return False
-    for media in parse_accept(accept):
-        if media.mime == PROTOBUF and not media.param("as"):
-            return True
-        if media.mime in (JSON, YAML, "application/*", "*/*", "application/x-yaml", "text/yaml"):
-            return False
-    return False
+    out = _choose(accept, False, False, True)
+    return out is not None and out.mime == PROTOBUF
 
 
 def _yaml_error(exc: yaml.YAMLError) -> str:

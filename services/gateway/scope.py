@@ -100,9 +100,9 @@ class RequestScope:
         is_object = body.get("kind") == self.resource.kind
         if self.output.table and is_object:
             body = table.table(self.resource, [body], {"resourceVersion": (body.get("metadata") or {}).get(
-                "resourceVersion", "")}, self.param("includeObject", "Metadata"), self.output.table_version)
+                "resourceVersion", "")}, negotiation.include_object(self.param("includeObject")), self.output.version)
         elif self.output.partial_metadata and is_object:
-            body = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            body = {"kind": "PartialObjectMetadata", "apiVersion": self.output.meta_api_version,
                     "metadata": body.get("metadata") or {}}
         data, content_type = negotiation.encode(body, self.output)
         return self._response(data, content_type, status)

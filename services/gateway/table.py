@@ -43,8 +43,10 @@ def column_definitions(resource: Resource) -> list[dict[str, Any]]:
     return cols
 
 
-def row(resource: Resource, obj: dict[str, Any], include_object: str, now: datetime | None = None) -> dict[str, Any]:
-    """One Table row: cells plus the object per ``includeObject`` (None, Metadata, Object)."""
+def row(resource: Resource, obj: dict[str, Any], include_object: str, now: datetime | None = None,
+        version: str = "v1") -> dict[str, Any]:
+    """One Table row: cells plus the object per ``includeObject`` (None, Metadata, Object); a Metadata row's
+    PartialObjectMetadata is in the Table's meta.k8s.io ``version``."""
     meta = obj.get("metadata") or {}
     cells: list[Any] = [meta.get("name", "")]
     printer = printers.printer_for(resource.group, resource.resource)
@@ -67,7 +69,7 @@ def row(resource: Resource, obj: dict[str, Any], include_object: str, now: datet
     if include_object == "Object":
         out["object"] = obj
     elif include_object != "None":
-        out["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
+        out["object"] = {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}", "metadata": meta}
     return out
 
 
@@ -77,5 +79,27 @@ def table(resource: Resource, objects: list[dict[str, Any]], list_meta: dict[str
     now = datetime.now(UTC)
     out: dict[str, Any] = {"kind": "Table", "apiVersion": f"meta.k8s.io/{version}", "metadata": list_meta}
     out["columnDefinitions"] = column_definitions(resource) if headers else []
-    out["rows"] = [row(resource, o, include_object, now) for o in objects]
+    out["rows"] = [row(resource, o, include_object, now, version) for o in objects]
     return out
+
+
+def scale_table(scale: dict[str, Any], include_object: str, version: str = "v1") -> dict[str, Any]:
+    """The Table of a built-in workload's autoscaling/v1 Scale (``<workload>/scale`` with as=Table): kube's
+    printScale columns Name (no ``name`` format), Desired, Available and Age; metadata.resourceVersion the Scale's."""
+    meta = scale.get("metadata") or {}
+    cols = [{"name": "Name", "type": "string", "format": "", "description": _NAME_COLUMN["description"], "priority": 0},
+            {"name": "Desired", "type": "integer", "format": "", "priority": 0,
+             "description": "replicas is the desired number of instances for the scaled object."},
+            {"name": "Available", "type": "integer", "format": "", "priority": 0,
+             "description": "replicas is the actual number of observed instances of the scaled object."},
+            dict(_AGE_COLUMN)]
+    cells = [meta.get("name", ""), (scale.get("spec") or {}).get("replicas", 0),
+             (scale.get("status") or {}).get("replicas", 0), age(scale)]
+    out_row: dict[str, Any] = {"cells": cells}
+    if include_object == "Object":
+        out_row["object"] = scale
+    elif include_object != "None":
+        out_row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}", "metadata": meta}
+    return {"kind": "Table", "apiVersion": f"meta.k8s.io/{version}",
+            "metadata": {"resourceVersion": meta.get("resourceVersion", "")}, "columnDefinitions": cols,
+            "rows": [out_row]}

@@ -259,3 +259,79 @@ def test_partial_object_metadata_in_protobuf_for_get_list_and_watch(kubectl: Kub
     events = [e for e in _frames(body) if e["object"]["metadata"]["name"] != "kube-root-ca.crt"]  # its controller's
     assert [(e["type"], e["object"]["kind"], e["object"]["metadata"]["name"]) for e in events] == [
         ("ADDED", "PartialObjectMetadata", "meta")]
+
+
+def _status(body: bytes) -> tuple[int, str, str]:
+    """(code, reason, message) of a Status body (JSON, or YAML where kube answers in YAML)."""
+    status = yaml.safe_load(body)
+    return status["code"], status["reason"], status["message"]
+
+
+ALL_FORMS = ("only the following media types are accepted: application/json, application/yaml, "
+             "application/vnd.kubernetes.protobuf")
+
+
+def test_meta_v1beta1_yaml_tables_and_unknown_conversions_as_kube_negotiates(kubectl: Kubectl, stack: Stack,
+                                                                             namespace: str) -> None:
+    base = f"/api/v1/namespaces/{namespace}/configmaps"
+    kubectl.run("-n", namespace, "create", "configmap", "forms", "--from-literal=a=1")
+    # meta.k8s.io/v1beta1 Table and PartialObjectMetadataList are still served (transformObject takes v1beta1)
+    status, _headers, body = send(stack, "GET", f"{base}/forms", "application/json;as=Table;v=v1beta1;g=meta.k8s.io")
+    got = json.loads(body)
+    assert (status, got["kind"], got["apiVersion"]) == (200, "Table", "meta.k8s.io/v1beta1")
+    assert got["rows"][0]["object"]["apiVersion"] == "meta.k8s.io/v1beta1"
+    status, _headers, body = send(stack, "GET", base,
+                                  "application/json;as=PartialObjectMetadataList;v=v1beta1;g=meta.k8s.io")
+    got = json.loads(body)
+    assert (status, got["kind"], got["apiVersion"]) == (200, "PartialObjectMetadataList", "meta.k8s.io/v1beta1")
+    assert {i["apiVersion"] for i in got["items"]} == {"meta.k8s.io/v1beta1"}
+    # an unknown as= (or g/v alone) is no servable entry: 406, or the next entry
+    for accept in ("application/json;as=Foo;v=v1;g=meta.k8s.io", "application/json;v=v1;g=meta.k8s.io"):
+        status, _headers, body = send(stack, "GET", f"{base}/forms", accept)
+        assert (status, *_status(body)) == (406, 406, "NotAcceptable", ALL_FORMS)
+    status, headers, body = send(stack, "GET", f"{base}/forms", "application/json;as=Foo;v=v1;g=meta.k8s.io, "
+                                                                "application/json")
+    assert (status, headers["content-type"], json.loads(body)["kind"]) == (200, "application/json", "ConfigMap")
+    # a Table in YAML
+    status, headers, body = send(stack, "GET", base, "application/yaml;as=Table;v=v1;g=meta.k8s.io")
+    assert (status, headers["content-type"]) == (200, "application/yaml")
+    got = yaml.safe_load(body)
+    assert (got["kind"], got["columnDefinitions"][0]["name"]) == ("Table", "Name")
+    assert "forms" in [r["cells"][0] for r in got["rows"]]
+
+
+def test_table_options_watch_forms_and_scale_tables_as_kube(kubectl: Kubectl, stack: Stack, namespace: str) -> None:
+    base = f"/api/v1/namespaces/{namespace}/configmaps"
+    rv = get_json(stack, base)["metadata"]["resourceVersion"]
+    kubectl.run("-n", namespace, "create", "configmap", "watched", "--from-literal=a=1")
+    table_accept = "application/json;as=Table;v=v1;g=meta.k8s.io"
+    status, _headers, body = send(stack, "GET", f"{base}?includeObject=X", table_accept)
+    assert (status, *_status(body)) == (400, 400, "BadRequest", "Unable to convert to Table as requested: "
+                                        "includeObject: Invalid value: \"X\": must be 'Metadata', 'Object', "
+                                        "'None', or empty")
+    status, _headers, body = send(stack, "GET", f"{base}/watched?includeObject=X", "application/json")
+    assert status == 200  # TableOptions are read only for a Table
+    # YAML has no stream serializer: a watch in YAML is 406
+    status, _headers, body = send(stack, "GET", f"{base}?watch=1&resourceVersion={rv}&timeoutSeconds=1",
+                                  "application/yaml")
+    assert (status, *_status(body)) == (406, 406, "NotAcceptable", "only the following media types are accepted: "
+                                        "application/json;stream=watch, "
+                                        "application/vnd.kubernetes.protobuf;stream=watch")
+    # a Table watch streams one-row Tables (headers in the first), rows per includeObject
+    status, headers, body = send(stack, "GET", f"{base}?watch=1&resourceVersion={rv}&timeoutSeconds=1"
+                                 "&includeObject=Object", table_accept)
+    assert (status, headers["content-type"]) == (200, "application/json")
+    events = [json.loads(line) for line in body.splitlines() if line.strip()]
+    mine = [e for e in events if e["object"]["rows"][0]["cells"][0] == "watched"]
+    assert [(e["type"], e["object"]["kind"], e["object"]["rows"][0]["object"]["kind"]) for e in mine] == [
+        ("ADDED", "Table", "ConfigMap")]
+    assert events[0]["object"]["columnDefinitions"]
+    # a workload's Scale as a Table: kube's printScale columns
+    kubectl.run("-n", namespace, "create", "deployment", "web", "--image=nginx", "--replicas=2")
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments/web/scale"
+    status, _headers, body = send(stack, "GET", path, table_accept)
+    got = json.loads(body)
+    assert (status, got["kind"]) == (200, "Table")
+    assert [c["name"] for c in got["columnDefinitions"]] == ["Name", "Desired", "Available", "Age"]
+    assert got["rows"][0]["cells"][:2] == ["web", 2]
+    assert got["rows"][0]["object"]["kind"] == "PartialObjectMetadata"

@@ -219,3 +219,119 @@ def test_protobuf_partial_object_metadata_for_every_resource():
     assert ctype == negotiation.PROTOBUF
     from kapi import k8sproto
     assert k8sproto.decode(body)["items"] == [{"metadata": {"name": "a"}}]
+
+
+@pytest.mark.parametrize("accept", ["application/json;as=Table;v=v1beta1;g=meta.k8s.io",
+                                    "application/json;as=PartialObjectMetadataList;v=v1beta1;g=meta.k8s.io",
+                                    "application/json;as=PartialObjectMetadata;v=v1beta1;g=meta.k8s.io"])
+def test_meta_v1beta1_table_and_partial_metadata_are_served(accept):
+    out = negotiation.negotiate(accept)
+    assert (out.mime, out.version, out.meta_api_version) == ("application/json", "v1beta1", "meta.k8s.io/v1beta1")
+    assert out.table == ("as=Table" in accept) and out.partial_metadata == ("as=Table" not in accept)
+
+
+def test_v1beta1_table_rows_carry_v1beta1_partial_object_metadata():
+    cm = REGISTRY.get("", "v1", "configmaps")
+    out = table.table(cm, [{"metadata": {"name": "app"}}], {}, "Metadata", "v1beta1")
+    assert out["apiVersion"] == "meta.k8s.io/v1beta1"
+    assert out["rows"][0]["object"] == {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1beta1",
+                                        "metadata": {"name": "app"}}
+
+
+@pytest.mark.parametrize("accept", [
+    "application/json;as=Foo;v=v1;g=meta.k8s.io",
+    "application/json;v=v1;g=meta.k8s.io",  # g/v without as= still asks for a conversion (to no kind)
+    "application/json;g=meta.k8s.io",
+    "application/json;as=",
+    "application/json;as=Table;g=meta.k8s.io",  # no v
+    "application/json;as=Table;v=v2;g=meta.k8s.io",
+    "application/json;as=PartialObjectMetadata;v=v2;g=meta.k8s.io",
+    "application/json;as=PartialObjectMetadata;v=v1;g=example.com",
+    "application/json;stream=other",
+    "application/json;sv=v2",
+    "text/yaml",  # only application/yaml is kube's YAML media type
+    "application/json;q=0",
+])
+def test_unservable_entries_are_406_with_kubes_message(accept):
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.negotiate(accept, protobuf=True)
+    assert (info.value.code, info.value.reason) == (406, "NotAcceptable")
+    assert info.value.message == ("only the following media types are accepted: application/json, application/yaml, "
+                                  "application/vnd.kubernetes.protobuf")
+
+
+@pytest.mark.parametrize("accept", ["application/json;as=Foo;v=v1;g=meta.k8s.io, application/json",
+                                    "application/json;v=v1;g=meta.k8s.io,application/json",
+                                    "application/yaml;stream=watch, application/json",
+                                    "application/json;stream=watch"])
+def test_an_unservable_entry_falls_through_to_plain_json(accept):
+    out = negotiation.negotiate(accept)
+    assert (out.mime, out.table, out.partial_metadata) == ("application/json", False, False)
+
+
+@pytest.mark.parametrize("accept,mime", [
+    ("application/yaml;q=0.5, application/json", "application/json"),  # goautoneg sorts by q
+    ("*/*, application/yaml", "application/yaml"),  # a concrete type before a wildcard
+    ("application/json;q=0, */*", "application/yaml"),  # q=0 refuses JSON even through */*
+    ("application/*", "application/json"),
+    ("application/vnd.kubernetes.protobuf;q=0.9, application/yaml", "application/yaml"),
+])
+def test_accept_order_is_goautonegs(accept, mime):
+    assert negotiation.negotiate(accept, protobuf=True).mime == mime
+
+
+def test_table_and_partial_metadata_in_yaml():
+    out = negotiation.negotiate("application/yaml;as=Table;v=v1;g=meta.k8s.io")
+    assert (out.mime, out.table) == ("application/yaml", True)
+    out = negotiation.negotiate("application/yaml;as=PartialObjectMetadata;v=v1;g=meta.k8s.io")
+    assert (out.mime, out.partial_metadata) == ("application/yaml", True)
+    body, ctype = negotiation.encode({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "rows": []}, out)
+    assert ctype == "application/yaml" and body.startswith(b"kind: Table\n")
+
+
+def test_a_yaml_watch_is_406_naming_the_stream_media_types():
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.check_watch(negotiation.negotiate("application/yaml", protobuf=True))
+    assert info.value.code == 406
+    assert info.value.message == ("only the following media types are accepted: application/json;stream=watch, "
+                                  "application/vnd.kubernetes.protobuf;stream=watch")
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.check_watch(negotiation.negotiate("application/yaml;as=Table;v=v1;g=meta.k8s.io"))
+    assert info.value.message == "only the following media types are accepted: application/json;stream=watch"
+    negotiation.check_watch(negotiation.negotiate("application/json;as=Table;v=v1;g=meta.k8s.io"))  # streams
+
+
+@pytest.mark.parametrize("value,expected", [("", "Metadata"), ("None", "None"), ("Metadata", "Metadata"),
+                                            ("Object", "Object")])
+def test_include_object_values(value, expected):
+    assert negotiation.include_object(value) == expected
+
+
+@pytest.mark.parametrize("value", ["X", "object", "none"])
+def test_include_object_other_values_are_kubes_400(value):
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.include_object(value)
+    assert (info.value.code, info.value.reason) == (400, "BadRequest")
+    assert info.value.message == (f'Unable to convert to Table as requested: includeObject: Invalid value: "{value}": '
+                                  "must be 'Metadata', 'Object', 'None', or empty")
+
+
+def test_errors_negotiate_without_conversions():
+    assert negotiation.prefers_protobuf("application/json;q=0.5, application/vnd.kubernetes.protobuf")
+    assert not negotiation.prefers_protobuf("application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, "
+                                            "application/json")
+    assert not negotiation.prefers_protobuf("application/yaml, application/vnd.kubernetes.protobuf")
+
+
+def test_scale_table_is_kubes_print_scale():
+    scale = {"kind": "Scale", "apiVersion": "autoscaling/v1",
+             "metadata": {"name": "web", "namespace": "ns", "resourceVersion": "7"},
+             "spec": {"replicas": 3}, "status": {"replicas": 2, "selector": "app=web"}}
+    out = table.scale_table(scale, "Metadata")
+    assert [(c["name"], c["type"], c["format"]) for c in out["columnDefinitions"]] == [
+        ("Name", "string", ""), ("Desired", "integer", ""), ("Available", "integer", ""), ("Age", "string", "")]
+    assert out["metadata"] == {"resourceVersion": "7"}
+    assert out["rows"][0]["cells"] == ["web", 3, 2, "<unknown>"]
+    assert out["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+    assert table.scale_table(scale, "Object")["rows"][0]["object"] == scale
+    assert "object" not in table.scale_table(scale, "None")["rows"][0]

@@ -50,13 +50,13 @@ async def list_(scope: RequestScope) -> web.Response:
     resource = scope.resource
     if scope.output.table:
         objects = [jsonutil.loads(item) for item in reply.items]
-        body = table.table(resource, objects, meta, scope.param("includeObject", "Metadata"),
-                           scope.output.table_version)
+        body = table.table(resource, objects, meta, negotiation.include_object(scope.param("includeObject")),
+                           scope.output.version)
         return scope.respond(body)
     if scope.output.partial_metadata:
-        items = [{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+        items = [{"kind": "PartialObjectMetadata", "apiVersion": scope.output.meta_api_version,
                   "metadata": jsonutil.loads(i).get("metadata", {})} for i in reply.items]
-        return scope.respond({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+        return scope.respond({"kind": "PartialObjectMetadataList", "apiVersion": scope.output.meta_api_version,
                               "metadata": meta, "items": items})
     encoded: list[bytes] = list(reply.items)
     if REGISTRY.is_static(resource):

@@ -19,7 +19,7 @@ from aiohttp import web
 
 from kapi import crd, errors, grpcutil, jsonutil, schema
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import negotiation
+from services.gateway import negotiation, table
 from services.gateway.handlers.patch import apply as apply_patch
 from services.gateway.handlers.patch import read_patch
 from services.gateway.registry import store
@@ -126,7 +126,12 @@ def _check_scale(scope: RequestScope, scale: dict[str, Any]) -> None:
 
 def _respond(scope: RequestScope, obj: dict[str, Any] | bytes, paths: ScalePaths | None) -> web.Response:
     parent = jsonutil.loads(obj) if isinstance(obj, bytes) else obj
-    data, content_type = negotiation.encode(to_scale(parent, paths), scope.output)
+    body, output = to_scale(parent, paths), scope.output
+    if output.table and paths is None:  # a built-in workload's Scale: kube's printScale Table
+        body = table.scale_table(body, negotiation.include_object(scope.param("includeObject")), output.version)
+    elif output.partial_metadata:
+        body = {"kind": "PartialObjectMetadata", "apiVersion": output.meta_api_version, "metadata": body["metadata"]}
+    data, content_type = negotiation.encode(body, output)
     return web.Response(body=data, content_type=content_type)
 
 

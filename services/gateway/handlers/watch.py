@@ -80,13 +80,14 @@ class _Encoder:
         if output.table:
             obj = jsonutil.loads(event.object)
             body: Any = table.table(self.resource, [obj], {"resourceVersion": str(event.resource_version)},
-                                    self.scope.param("includeObject", "Metadata"), output.table_version,
+                                    negotiation.include_object(self.scope.param("includeObject")), output.version,
                                     headers=not self.headers_sent)
             self.headers_sent = True
             return jsonutil.dumps({"type": event.type, "object": body}) + b"\n"
         if output.partial_metadata:
             obj = jsonutil.loads(event.object)
-            body = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.get("metadata")}
+            body = {"kind": "PartialObjectMetadata", "apiVersion": output.meta_api_version,
+                    "metadata": obj.get("metadata")}
             return jsonutil.dumps({"type": event.type, "object": body}) + b"\n"
         return b'{"type":"' + event.type.encode() + b'","object":' + event.object + b"}\n"
 
@@ -197,6 +198,9 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
     listoptions.check_list_options(scope.query, watch=True)  # 422, as ListResource before it watches
     rv = scope.param("resourceVersion")
     parse_resource_version(rv)
+    if scope.output.table:  # serveWatchHandler: TableOptions (400), then a stream serializer (406 for YAML)
+        negotiation.include_object(scope.param("includeObject"))
+    negotiation.check_watch(scope.output)
     request = storage_pb2.WatchRequest(
         key=scope.key(name=scope.info.name), resource_version=rv, label_selector=scope.param("labelSelector"),
         field_selector=scope.param("fieldSelector"), allow_bookmarks=_flag(scope, "allowWatchBookmarks"),
