@@ -169,12 +169,13 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
       cluster-scoped ones.
     - Main resource (``subresource`` "" or "scale"): status kept from ``old``
       for resources with a status subresource (kapi.resources).
-      ``subresource="status"``: spec and the
-      labels/annotations/finalizers/ownerReferences kept from ``old``
-      (ResetObjectMetaForStatus), unless the kind's
-      :attr:`~kapi.kinds.base.Strategy.status_resets_metadata` is False
-      (CustomResourceDefinitions keep ``new``'s). ``subresource="finalize"`` (namespaces):
-      status kept from ``old``.
+      ``subresource="status"``: spec kept from ``old``, and the metadata
+      fields the kind's statusStrategy resets
+      (:attr:`~kapi.kinds.base.Strategy.status_reset_metadata`: a Pod its
+      deletionTimestamp and ownerReferences, a Deployment its labels, most
+      kinds none) taken from ``old`` (dropped when ``old`` has none); the
+      request's other metadata is kept. ``subresource="finalize"``
+      (namespaces): status kept from ``old``.
 
     Raises StatusError 400 for a non-object body or metadata.
     """
@@ -204,8 +205,7 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
             out["spec"] = old["spec"]
         else:
             out.pop("spec", None)
-        reset = ("labels", "annotations", "finalizers", "ownerReferences") if strategy.status_resets_metadata else ()
-        for key in reset:
+        for key in strategy.status_reset_metadata:
             if key in old_meta:
                 meta[key] = old_meta[key]
             else:

@@ -114,7 +114,8 @@ def test_update_keeps_system_fields_and_bumps_generation() -> None:
                                           "status": {"phase": "Running"}}, old, PODS, subresource="status")
     # the stored qosClass is kept when the status update has none (podStatusStrategy.PrepareForUpdate)
     assert status["status"] == {"phase": "Running", "qosClass": "BestEffort"} and status["spec"] == old["spec"]
-    assert "labels" not in status["metadata"] and status["metadata"]["generation"] == 1
+    # podStatusStrategy resets spec, deletionTimestamp and ownerReferences only: the request's labels are kept
+    assert status["metadata"]["labels"] == {"x": "y"} and status["metadata"]["generation"] == 1
 
 
 def test_update_namespace_keeps_finalizers_and_status() -> None:

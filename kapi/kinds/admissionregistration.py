@@ -31,7 +31,7 @@ from typing import Any
 from kapi.crd import rules
 from kapi.crd.validation import webhook_service, webhook_url
 from kapi.errors import Cause
-from kapi.kinds.base import Obj, Strategy, register
+from kapi.kinds.base import RESET_OBJECT_META_FOR_STATUS, Obj, Strategy, register
 from kapi.kinds.fields import duplicate, go_strings, not_supported, too_many, validate_label_selector
 from kapi.kinds.podspec import spec_of
 from kapi.objectmeta import forbidden, invalid, required
@@ -340,6 +340,9 @@ class ValidatingAdmissionPolicyStrategy(Strategy):
     """ValidatingAdmissionPolicy: SetDefaults_ValidatingAdmissionPolicySpec and its MatchResources."""
 
     group, kind = GROUP, "ValidatingAdmissionPolicy"
+    #: validatingAdmissionPolicyStatusStrategy.PrepareForUpdate: spec, then metav1.ResetObjectMetaForStatus(new,
+    #: old)
+    status_reset_metadata = RESET_OBJECT_META_FOR_STATUS
     validates_required = True
     status_zero: dict[str, Any] = {}  # ValidatingAdmissionPolicyStatus: every field omitempty, reset on create
 

@@ -94,7 +94,7 @@ class CustomResourceDefinitionStrategy(Strategy):
     status_zero = STATUS_ZERO
     #: statusStrategy.PrepareForUpdate calls ``ResetObjectMetaForStatus(&newObj.ObjectMeta, &newObj.ObjectMeta)``:
     #: a ``/status`` write may change labels, annotations, finalizers and ownerReferences.
-    status_resets_metadata = False
+    status_reset_metadata = ()
     #: statusStrategy.GetResetFields: ``metadata`` and ``spec``, so the ``/status`` manager owns no metadata.
     status_reset_fields = ("metadata", "spec")
 

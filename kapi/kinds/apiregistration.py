@@ -87,6 +87,9 @@ class APIServiceStrategy(Strategy):
     """APIService: ``spec.service.port`` 443; ValidateAPIService."""
 
     group, kind = GROUP, "APIService"
+    #: apiServerStatusStrategy.PrepareForUpdate (kube-aggregator): spec, labels, annotations, finalizers,
+    #: ownerReferences
+    status_reset_metadata = ("labels", "annotations", "finalizers", "ownerReferences")
     status_zero: dict[str, Any] = {}  # APIServiceStatus: conditions only, omitempty
 
     def default(self, obj: Obj) -> None:

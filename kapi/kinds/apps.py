@@ -295,6 +295,8 @@ class DeploymentStrategy(Strategy):
     """Deployment: replicas 1, RollingUpdate 25%/25%, history 10, deadline 600s; selector immutable."""
 
     group, kind = GROUP, "Deployment"
+    #: deploymentStatusStrategy.PrepareForUpdate: spec and labels; /status may change annotations and finalizers
+    status_reset_metadata = ("labels",)
     revalidates_first = True  # ValidateDeploymentUpdate validates the spec, then the strategy's selector check
     status_zero: dict[str, Any] = {}  # DeploymentStatus: every field omitempty
 
@@ -342,6 +344,8 @@ class ReplicaSetStrategy(Strategy):
     """ReplicaSet: replicas 1; selector immutable."""
 
     group, kind = GROUP, "ReplicaSet"
+    #: rsStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     revalidates_first = True  # ValidateReplicaSetUpdate validates the spec, then the strategy's selector check
     status_zero = {"replicas": 0}  # ReplicaSetStatus.Replicas has no omitempty
 
@@ -380,6 +384,8 @@ class StatefulSetStrategy(Strategy):
     """StatefulSet: replicas 1, OrderedReady, partition 0, PVC retention Retain; most of the spec frozen."""
 
     group, kind = GROUP, "StatefulSet"
+    #: statefulSetStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     revalidates_first = True  # ValidateStatefulSetUpdate: ValidateStatefulSetSpec, then the forbidden-change check
     status_zero = {"replicas": 0, "availableReplicas": 0}  # StatefulSetStatus: the two without omitempty
 
@@ -447,6 +453,8 @@ class DaemonSetStrategy(Strategy):
     """DaemonSet: RollingUpdate maxUnavailable 1 / maxSurge 0, history 10; selector immutable."""
 
     group, kind = GROUP, "DaemonSet"
+    #: daemonSetStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     revalidates_first = True  # ValidateDaemonSetUpdate validates the spec, then the strategy's selector check
     # DaemonSetStatus: the four counts without omitempty
     status_zero = {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,

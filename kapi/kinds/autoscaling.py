@@ -303,6 +303,8 @@ class HorizontalPodAutoscalerStrategy(Strategy):
     """HorizontalPodAutoscaler of either served version (v1 objects are validated in their v2 form)."""
 
     group, kind = GROUP, KIND
+    #: autoscalerStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     status_zero = {"desiredReplicas": 0}  # v2 HorizontalPodAutoscalerStatus.DesiredReplicas has no omitempty
     # kube decodes into Go structs: only the validation below names missing fields (``scaleTargetRef.kind``, ...),
     # never the schema (v1's status ``currentReplicas`` is required there, yet a create resets the status)

@@ -32,6 +32,20 @@ from kapi.errors import Cause
 Obj = dict[str, Any]
 
 
+#: The fields ``metav1.ResetObjectMetaForStatus(meta, existingMeta)`` (apimachinery ``meta/v1/meta.go``) sets
+#: from the existing object; managedFields stays the request's (the field manager tracked the status change).
+RESET_OBJECT_META_FOR_STATUS: tuple[str, ...] = ("deletionTimestamp", "generation", "selfLink", "labels",
+                                                 "annotations", "finalizers", "ownerReferences")
+#: ``new.ObjectMeta = old.ObjectMeta`` with the request's managedFields kept (FlowSchema,
+#: PriorityLevelConfiguration; a custom resource's statusStrategy copies the whole old object). name, namespace,
+#: uid and resourceVersion are left out: kube has already checked them against the stored object (a request
+#: for another name or namespace, a UID precondition, a stale resourceVersion) before the strategy runs, so the
+#: copy only ever writes back what the request agreed with.
+WHOLE_OBJECT_META: tuple[str, ...] = ("generateName", "selfLink", "generation", "creationTimestamp",
+                                      "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+                                      "ownerReferences", "finalizers")
+
+
 class Strategy:
     """The no-op strategy; subclasses override what their kind needs.
 
@@ -67,11 +81,14 @@ class Strategy:
     #: Whether the kind's PrepareForCreate keeps the status a client sends (Node); otherwise a create starts from
     #: :attr:`status_zero` (``obj.Status = XStatus{}``) before :meth:`prepare_for_create` runs.
     keeps_status_on_create: bool = False
-    #: Whether a ``/status`` update keeps the stored labels, annotations, finalizers and ownerReferences
-    #: (``metav1.ResetObjectMetaForStatus(new, old)`` in the kind's statusStrategy). False: the kind's
-    #: statusStrategy passes the new object as both arguments, so ``/status`` may change them (a
-    #: CustomResourceDefinition, apiextensions-apiserver ``pkg/registry/customresourcedefinition/strategy.go``).
-    status_resets_metadata: bool = True
+    #: The ``metadata`` fields a ``/status`` update takes from the stored object (absent there: dropped), as the
+    #: kind's statusStrategy.PrepareForUpdate resets them; the request's other metadata is kept (the generic
+    #: rest.BeforeUpdate rules still apply: generation, creationTimestamp, ...). Default:
+    #: :data:`RESET_OBJECT_META_FOR_STATUS` (``metav1.ResetObjectMetaForStatus(new, old)``); every kind served
+    #: with a status subresource sets its own: most reset only ``spec`` (``()``), a Pod its deletionTimestamp
+    #: and ownerReferences, a Deployment its labels, FlowSchema/PriorityLevelConfiguration the whole ObjectMeta
+    #: but managedFields (:data:`WHOLE_OBJECT_META`).
+    status_reset_metadata: tuple[str, ...] = RESET_OBJECT_META_FOR_STATUS
     #: The top-level fields the kind's statusStrategy ``GetResetFields`` names: a ``/status`` writer owns none of
     #: them (the field manager's IgnoreFilter), though the strategy may keep what the request set there. Most
     #: kinds: ``spec``; a CustomResourceDefinition: ``metadata`` and ``spec`` (apiextensions-apiserver

@@ -336,6 +336,8 @@ class JobStrategy(Strategy):
     """Job: defaults, the generated selector and template labels, their validation, the immutable spec."""
 
     group, kind = GROUP, "Job"
+    #: jobStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     revalidates_first = True  # the strategy: ValidateJob, then ValidateJobUpdate (spec, then immutability)
     status_zero: dict[str, Any] = {}  # JobStatus: every field omitempty
     selectable_fields = {"status.successful": field_value("status", "successful")}
@@ -567,6 +569,8 @@ class CronJobStrategy(Strategy):
     """CronJob: concurrencyPolicy Allow, history limits 3/1, the job template's defaults and checks."""
 
     group, kind = GROUP, "CronJob"
+    #: cronJobStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     status_zero: dict[str, Any] = {}  # CronJobStatus: every field omitempty
 
     def default(self, obj: Obj) -> None:

@@ -264,6 +264,8 @@ class CertificateSigningRequestStrategy(Strategy):
     """CertificateSigningRequest: the requester's identity, per-subresource resets, validation and update rules."""
 
     group, kind = GROUP, KIND
+    #: csrStatusStrategy.PrepareForUpdate resets spec (and keeps Approved/Denied conditions), no metadata
+    status_reset_metadata = ()
     status_zero: dict[str, Any] = {}  # CertificateSigningRequestStatus: every field omitempty
     validates_required = True  # kube names no missing field but usages, signerName and condition types/statuses
     selectable_fields = {"spec.signerName": field_value("spec", "signerName")}

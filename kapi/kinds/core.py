@@ -570,9 +570,9 @@ class ServiceStrategy(Strategy):
     group, kind = "", "Service"
     status_zero = {"loadBalancer": {}}  # ServiceStatus.LoadBalancer: a struct
     tracks_generation = False
-    # serviceStatusStrategy.PrepareForUpdate resets only spec: /status may change labels, annotations and
-    # finalizers (removing the last one deletes the Service, kubernetes issue 120536)
-    status_resets_metadata = False
+    #: serviceStatusStrategy.PrepareForUpdate resets only spec: /status may change labels, annotations and
+    #: finalizers (removing the last one deletes the Service, kubernetes issue 120536)
+    status_reset_metadata = ()
 
     def warnings_on_create(self, obj: Obj) -> list[str]:
         """WarningsOnCreate: GetWarningsForService (:mod:`kapi.kinds.corewarnings`)."""
@@ -942,6 +942,9 @@ class PodStrategy(Strategy):
     """Pod: PodSpec defaults (requests from limits), status reset, PodSpec validation, ValidatePodUpdate."""
 
     group, kind = "", "Pod"
+    #: podStatusStrategy.PrepareForUpdate: spec, deletionTimestamp (nil, then BeforeUpdate's old one) and
+    #: ownerReferences; /status may change labels, annotations and finalizers
+    status_reset_metadata = ("deletionTimestamp", "ownerReferences")
     status_zero: dict[str, Any] = {}  # PodStatus: every field omitempty
     revalidates_first = True  # ValidatePodUpdate: validatePodMetadataAndSpec, then the update rules
     selectable_fields = {
@@ -1094,6 +1097,8 @@ class ReplicationControllerStrategy(Strategy):
     """ReplicationController: replicas 1, the template's PodSpec defaults, the shared workload checks."""
 
     group, kind = "", "ReplicationController"
+    #: rcStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     status_zero = {"replicas": 0}  # ReplicationControllerStatus.Replicas has no omitempty
     selectable_fields = {"status.replicas": field_value("status", "replicas")}
 
@@ -1153,6 +1158,8 @@ class NamespaceStrategy(Strategy):
     """Namespace: the ``kubernetes`` finalizer, phase Active, the name label; finalizers only via ``finalize``."""
 
     group, kind = "", "Namespace"
+    #: namespaceStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     status_zero: dict[str, Any] = {}  # NamespaceStatus: every field omitempty
     tracks_generation = False
     selectable_fields = {"status.phase": field_value("status", "phase")}
@@ -1205,6 +1212,8 @@ class NodeStrategy(Strategy):
     """Node: no generation; field label ``spec.unschedulable`` (``false`` when unset)."""
 
     group, kind = "", "Node"
+    #: nodeStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     tracks_generation = False
     # NodeStatus: daemonEndpoints and nodeInfo are structs whose fields have no omitempty; a Node keeps the status
     # it is created with (nodeStrategy.PrepareForCreate does not reset it: kubelets register with theirs).
@@ -1286,6 +1295,8 @@ class PersistentVolumeStrategy(Strategy):
     """PersistentVolume: reclaim policy Retain, volumeMode Filesystem; the status starts Pending."""
 
     group, kind = "", "PersistentVolume"
+    #: persistentvolumeStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     tracks_generation = False
     revalidates_first = True  # the strategy's ValidateUpdate: ValidatePersistentVolume, then ...Update
     status_zero: dict[str, Any] = {}  # PersistentVolumeStatus: every field omitempty
@@ -1343,6 +1354,8 @@ class PersistentVolumeClaimStrategy(Strategy):
     """PersistentVolumeClaim: volumeMode Filesystem; the status starts Pending."""
 
     group, kind = "", "PersistentVolumeClaim"
+    #: persistentvolumeclaimStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     tracks_generation = False
     revalidates_first = True  # the strategy's ValidateUpdate: ValidatePersistentVolumeClaim, then ...Update
     status_zero: dict[str, Any] = {}  # PersistentVolumeClaimStatus: every field omitempty
@@ -1418,6 +1431,8 @@ class ResourceQuotaStrategy(Strategy):
     of :mod:`kapi.kinds.quotas`."""
 
     group, kind = "", "ResourceQuota"
+    #: resourcequotaStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     tracks_generation = False
     status_zero: dict[str, Any] = {}
 

@@ -36,7 +36,7 @@ from typing import Any
 from kapi.attributes import UserInfo
 from kapi.errors import Cause
 from kapi.gofmt import go_quote
-from kapi.kinds.base import Obj, Strategy, register
+from kapi.kinds.base import WHOLE_OBJECT_META, Obj, Strategy, register
 from kapi.objectmeta import bad_value
 from kapi.validation import is_dns1123_label, is_dns1123_subdomain
 
@@ -614,6 +614,8 @@ class FlowSchemaStrategy(_FlowControlStrategy):
     """FlowSchema (flowcontrol.apiserver.k8s.io/v1): defaults and validation above."""
 
     kind = "FlowSchema"
+    #: flowSchemaStatusStrategy.PrepareForUpdate: new.ObjectMeta = old.ObjectMeta (managedFields kept) and spec
+    status_reset_metadata = WHOLE_OBJECT_META
 
     def default(self, obj: Obj) -> None:
         """``SetObjectDefaults_FlowSchema``: the spec (created when absent) gets ``matchingPrecedence`` 1000."""
@@ -633,6 +635,9 @@ class PriorityLevelConfigurationStrategy(_FlowControlStrategy):
     """PriorityLevelConfiguration (flowcontrol.apiserver.k8s.io/v1): defaults and validation above."""
 
     kind = "PriorityLevelConfiguration"
+    #: priorityLevelConfigurationStatusStrategy.PrepareForUpdate: new.ObjectMeta = old.ObjectMeta (managedFields
+    #: kept) and spec
+    status_reset_metadata = WHOLE_OBJECT_META
 
     def default(self, obj: Obj) -> None:
         """``SetObjectDefaults_PriorityLevelConfiguration`` (:func:`default_priority_level_spec`)."""

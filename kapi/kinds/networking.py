@@ -399,6 +399,8 @@ class IngressStrategy(Strategy):
     """Ingress: the status starts as ``{loadBalancer: {}}``; ValidateIngressCreate / ValidateIngressUpdate."""
 
     group, kind = GROUP, "Ingress"
+    #: ingressStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     validates_required = True
     status_zero: dict[str, Any] = {"loadBalancer": {}}
 
@@ -586,6 +588,8 @@ class ServiceCIDRStrategy(Strategy):
     ``status`` subresource and a status struct)."""
 
     group, kind = GROUP, "ServiceCIDR"
+    #: serviceCIDRStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     validates_required = True
     tracks_generation = False  # kube's strategy never sets metadata.generation
     status_zero: dict[str, Any] = {}

@@ -52,6 +52,8 @@ class PodDisruptionBudgetStrategy(Strategy):
     """PodDisruptionBudget: the status starts as the four zero counts; ValidatePodDisruptionBudget."""
 
     group, kind = GROUP, "PodDisruptionBudget"
+    #: podDisruptionBudgetStatusStrategy.PrepareForUpdate resets only spec: /status may change the metadata
+    status_reset_metadata = ()
     validates_required = True  # only kube's rules name missing fields (a condition's reason, lastTransitionTime)
     status_zero = {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}
 

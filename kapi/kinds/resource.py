@@ -36,7 +36,7 @@ from typing import Any
 from kapi import jsonutil
 from kapi.errors import Cause
 from kapi.kinds import resourcedevices as devices
-from kapi.kinds.base import Obj, Strategy, register
+from kapi.kinds.base import RESET_OBJECT_META_FOR_STATUS, Obj, Strategy, register
 from kapi.kinds.fields import immutable_shown, not_supported
 from kapi.objectmeta import invalid, required
 from kapi.validation import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
@@ -199,6 +199,8 @@ class ResourceClaimStrategy(Strategy):
     """ResourceClaim: status reset on create and kept on main-resource updates; spec immutable; no generation."""
 
     group, kind = GROUP, "ResourceClaim"
+    #: resourceclaimStatusStrategy.PrepareForUpdate: spec, then metav1.ResetObjectMetaForStatus(new, old)
+    status_reset_metadata = RESET_OBJECT_META_FOR_STATUS
     tracks_generation = False
     validates_required = True  # request names, deviceClassName, opaque drivers: kube's messages, in its order
     revalidates_first = True  # the strategy's ValidateUpdate: ValidateResourceClaim, then the spec immutable

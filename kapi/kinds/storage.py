@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from kapi.errors import Cause
-from kapi.kinds.base import Obj, Strategy, register
+from kapi.kinds.base import RESET_OBJECT_META_FOR_STATUS, Obj, Strategy, register
 from kapi.kinds.fields import duplicate, immutable, not_supported
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import is_dns1123_subdomain, is_qualified_name
@@ -242,6 +242,8 @@ class VolumeAttachmentStrategy(Strategy):
     """VolumeAttachment: ValidateVolumeAttachment; the spec immutable."""
 
     group, kind = GROUP, "VolumeAttachment"
+    #: volumeAttachmentStatusStrategy.PrepareForUpdate: spec, then metav1.ResetObjectMetaForStatus(new, old)
+    status_reset_metadata = RESET_OBJECT_META_FOR_STATUS
     validates_required = True  # kube names the missing fields itself (above), never the schema
     status_zero = {"attached": False}  # VolumeAttachmentStatus.Attached has no omitempty; v1 resets it on create
     tracks_generation = False  # the strategy never sets it ("we don't allow updates to spec")

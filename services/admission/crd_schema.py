@@ -38,6 +38,7 @@ from kapi import crd, errors, jsonutil, objectmeta, schema, strategy
 from kapi.cel.library import escaped_value, library_error
 from kapi.crd.defaults import default  # the defaulting the gateway also applies on reads
 from kapi.errors import Cause
+from kapi.kinds.base import WHOLE_OBJECT_META, Obj, Strategy
 from kapi.resources import Resource
 from services.admission.chain import CREATE, AdmissionRequest
 from services.admission.informers import Informers
@@ -371,6 +372,31 @@ def value_causes(value: Any, sch: Schema) -> list[Cause]:
 # --- the admission step ------------------------------------------------------------------------------------------
 
 
+class CustomResourceStrategy(Strategy):
+    """A custom resource's ``/status`` rules (apiextensions-apiserver ``pkg/registry/customresource/strategy.go``
+    statusStrategy.PrepareForUpdate): the new object is the stored one but for its ``status`` and managedFields,
+    so a ``/status`` write changes no label, annotation, finalizer, ownerReference nor any field outside
+    ``status`` (apiVersion and kind stay the request's: kube converts the stored object to the request's
+    version first)."""
+
+    status_reset_metadata = WHOLE_OBJECT_META
+
+    def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
+        """``/status``: every top-level field but ``status``, ``metadata``, ``apiVersion`` and ``kind`` taken from
+        ``old`` (the generic step already took ``spec`` and :attr:`status_reset_metadata`)."""
+        if subresource != "status":
+            return
+        keep = ("status", "metadata", "apiVersion", "kind")
+        for key in [k for k in new if k not in keep and k not in old]:
+            del new[key]
+        for key, value in old.items():
+            if key not in keep:
+                new[key] = value
+
+
+_CUSTOM_RESOURCE = CustomResourceStrategy()
+
+
 def _spec_changed(new: dict[str, Any], old: dict[str, Any], with_status: bool) -> bool:
     def body(o: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in o.items() if k not in ("metadata", "status" if with_status else "metadata",
@@ -399,7 +425,7 @@ def prepare_and_validate(request: AdmissionRequest, definition: dict[str, Any], 
             obj.pop("status", None)
     else:
         old = request.old_object or {}
-        obj = strategy.prepare_for_update(obj, old, resource, subresource=request.subresource)
+        obj = strategy.prepare_for_update(obj, old, resource, subresource=request.subresource, kind=_CUSTOM_RESOURCE)
         generation = (old.get("metadata") or {}).get("generation")
         generation = generation if isinstance(generation, int) else 1
         if request.subresource != "status" and _spec_changed(obj, old, with_status):

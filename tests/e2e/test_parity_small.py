@@ -2,7 +2,9 @@
 
 - a CustomResourceDefinition's ``/status`` (PUT and PATCH) changes labels, annotations, finalizers and
   ownerReferences as kube's CRD statusStrategy lets it (the new ObjectMeta is reset from itself), while its
-  spec stays the stored one; a Deployment's ``/status`` keeps the stored labels (ResetObjectMetaForStatus);
+  spec stays the stored one; a Deployment's ``/status`` keeps the stored labels but takes the annotations, a
+  Pod's takes the labels but keeps the stored ownerReferences (each kind's statusStrategy); a custom
+  resource's ``/status`` changes nothing but the status;
 - a StatefulSet's template PodSpec is not validated (ValidatePodTemplateSpecForStatefulSet's TODO) but is
   defaulted, and the selector match, ``restartPolicy`` Always and no ``activeDeadlineSeconds`` still are
   (422 with kube's causes);
@@ -85,6 +87,7 @@ def test_crd_status_writes_change_labels_annotations_finalizers_and_owners(api: 
 
 
 def test_deployment_status_writes_keep_the_stored_labels(api: client.ApiClient, namespace: str) -> None:
+    # deploymentStatusStrategy.PrepareForUpdate resets spec and labels only: the annotation is the request's
     apps = client.AppsV1Api(api)
     body = client.V1Deployment(
         metadata=client.V1ObjectMeta(name="keep", labels={"tier": "one"}),
@@ -95,9 +98,66 @@ def test_deployment_status_writes_keep_the_stored_labels(api: client.ApiClient, 
                 spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="busybox")]))))
     apps.create_namespaced_deployment(namespace, body)
     patched = apps.patch_namespaced_deployment_status("keep", namespace, {
-        "metadata": {"labels": {"tier": "two"}, "finalizers": ["example.com/hold"]}})
+        "metadata": {"labels": {"tier": "two"}, "annotations": {"note": "from-status"}}})
     assert patched.metadata.labels == {"tier": "one"}
-    assert patched.metadata.finalizers is None
+    assert patched.metadata.annotations == {"note": "from-status"}
+    stored = apps.read_namespaced_deployment("keep", namespace)
+    assert stored.metadata.labels == {"tier": "one"} and stored.metadata.annotations == {"note": "from-status"}
+
+
+def test_pod_status_writes_take_labels_but_not_owner_references(api: client.ApiClient, namespace: str) -> None:
+    # podStatusStrategy.PrepareForUpdate resets spec, deletionTimestamp and ownerReferences only
+    core = client.CoreV1Api(api)
+    owner = core.create_namespaced_config_map(namespace, client.V1ConfigMap(metadata=client.V1ObjectMeta(
+        name="owner")))
+    core.create_namespaced_pod(namespace, client.V1Pod(
+        metadata=client.V1ObjectMeta(name="labelled", labels={"tier": "one"}),
+        spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="busybox")])))
+    reference = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.metadata.uid}
+    patched = core.patch_namespaced_pod_status("labelled", namespace, {
+        "metadata": {"labels": {"tier": "two"}, "ownerReferences": [reference]}})
+    assert patched.metadata.labels == {"tier": "two"}
+    assert patched.metadata.owner_references is None
+    pod = core.read_namespaced_pod("labelled", namespace)
+    pod.metadata.labels = {"tier": "three"}
+    pod.metadata.owner_references = [client.V1OwnerReference(api_version="v1", kind="ConfigMap", name="owner",
+                                                             uid=owner.metadata.uid)]
+    replaced = core.replace_namespaced_pod_status("labelled", namespace, pod)
+    assert replaced.metadata.labels == {"tier": "three"}
+    assert replaced.metadata.owner_references is None
+    stored = core.read_namespaced_pod("labelled", namespace)
+    assert stored.metadata.labels == {"tier": "three"} and stored.metadata.owner_references is None
+
+
+def test_custom_resource_status_writes_change_only_the_status(api: client.ApiClient, namespace: str) -> None:
+    # customresource statusStrategy.PrepareForUpdate: the stored object but for status and managedFields
+    ext = client.ApiextensionsV1Api(api)
+    objects = client.CustomObjectsApi(api)
+    group = "parity-cr-status.example.com"
+    schema = client.V1CustomResourceValidation(open_apiv3_schema=client.V1JSONSchemaProps(
+        type="object", x_kubernetes_preserve_unknown_fields=True))
+    ext.create_custom_resource_definition(client.V1CustomResourceDefinition(
+        metadata=client.V1ObjectMeta(name=f"widgets.{group}"),
+        spec=client.V1CustomResourceDefinitionSpec(
+            group=group, scope="Namespaced", names=client.V1CustomResourceDefinitionNames(plural="widgets",
+                                                                                          kind="Widget"),
+            versions=[client.V1CustomResourceDefinitionVersion(
+                name="v1", served=True, storage=True, schema=schema,
+                subresources=client.V1CustomResourceSubresources(status={}))])))
+    try:
+        body = {"apiVersion": f"{group}/v1", "kind": "Widget",
+                "metadata": {"name": "w", "labels": {"tier": "one"}}, "data": {"k": "one"}, "spec": {"size": 1}}
+        wait_for(lambda: objects.create_namespaced_custom_object(group, "v1", namespace, "widgets", body))
+        patched = objects.patch_namespaced_custom_object_status(group, "v1", namespace, "widgets", "w", {
+            "metadata": {"labels": {"tier": "two"}, "annotations": {"note": "a"}},
+            "data": {"k": "two"}, "spec": {"size": 2}, "status": {"ready": True}})
+        assert patched["metadata"]["labels"] == {"tier": "one"}
+        assert "annotations" not in patched["metadata"]
+        assert (patched["data"], patched["spec"], patched["status"]) == ({"k": "one"}, {"size": 1}, {"ready": True})
+        stored = objects.get_namespaced_custom_object(group, "v1", namespace, "widgets", "w")
+        assert stored["metadata"]["labels"] == {"tier": "one"} and stored["status"] == {"ready": True}
+    finally:
+        ext.delete_custom_resource_definition(f"widgets.{group}")
 
 
 def _statefulset(name: str, pod_spec: dict) -> dict:

@@ -2,8 +2,8 @@
 
 - CustomResourceDefinition ``/status``: statusStrategy.PrepareForUpdate
   (apiextensions-apiserver ``pkg/registry/customresourcedefinition/strategy.go``) resets the new ObjectMeta
-  from itself, so labels, annotations, finalizers and ownerReferences change with the request; other kinds'
-  ``/status`` keeps the stored ones (ResetObjectMetaForStatus(new, old)).
+  from itself, so labels, annotations, finalizers and ownerReferences change with the request; a Deployment's
+  ``/status`` keeps the stored labels only (deploymentStatusStrategy).
 - StatefulSet: ValidatePodTemplateSpecForStatefulSet (``pkg/apis/apps/validation/validation.go``) leaves the
   template's PodSpec unvalidated (a TODO) but checks the selector match, the pod-specific annotations, the
   ``restartPolicy`` Always and no ``activeDeadlineSeconds``; the template is still defaulted.
@@ -69,7 +69,9 @@ def test_crd_main_resource_update_still_keeps_the_stored_status():
     assert out["status"]["storedVersions"] == ["v1"]
 
 
-def test_other_kinds_status_update_keeps_the_stored_metadata():
+def test_deployment_status_update_keeps_only_the_stored_labels():
+    # deploymentStatusStrategy.PrepareForUpdate resets spec and labels; annotations, finalizers and
+    # ownerReferences are the request's (every kind's rule: tests/kinds/test_status_metadata.py)
     old = {"apiVersion": "apps/v1", "kind": "Deployment",
            "metadata": {"name": "d", "namespace": "n", "labels": {"a": "1"}, "annotations": {"n": "1"},
                         "generation": 1, "resourceVersion": "3"},
@@ -77,9 +79,9 @@ def test_other_kinds_status_update_keeps_the_stored_metadata():
     out = strategy.prepare_for_update(_changed_metadata(old), old, DEPLOYMENTS, subresource="status")
     meta = out["metadata"]
     assert meta["labels"] == {"a": "1"}
-    assert meta["annotations"] == {"n": "1"}
-    assert "finalizers" not in meta
-    assert "ownerReferences" not in meta
+    assert "annotations" not in meta
+    assert meta["finalizers"] == ["e.com/keep"]
+    assert meta["ownerReferences"] == OWNER
 
 
 def _statefulset(pod_spec: dict, labels: dict | None = None) -> dict:
