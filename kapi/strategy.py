@@ -221,7 +221,7 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
     if tracks_generation(resource):
         old_generation = old_meta.get("generation")
         generation = old_generation if isinstance(old_generation, int) else 0
-        if subresource in ("", "scale") and strategy.bumps_generation(out, old):
+        if subresource in strategy.generation_subresources and strategy.bumps_generation(out, old):
             generation += 1
         if generation:
             meta["generation"] = generation

@@ -117,6 +117,10 @@ class Strategy:
         ``now`` (UTC; None: the clock) stamps what the kind timestamps, e.g. CSR condition times.
         """
 
+    #: The subresources whose updates may bump ``metadata.generation`` (:meth:`bumps_generation`): the main resource
+    #: and ``scale``; a Pod's ``ephemeralcontainers`` too (updatePodGeneration in its strategy).
+    generation_subresources: tuple[str, ...] = ("", "scale")
+
     def bumps_generation(self, new: Obj, old: Obj) -> bool:
         """Whether a main-resource (or ``scale``) update moves ``metadata.generation`` on, for kinds that track it:
         kube's PrepareForUpdate bumps it when ``spec`` changed."""

@@ -78,6 +78,11 @@ from kapi.kinds.podspec import (
     validate_pod_spec,
     validate_workload,
 )
+from kapi.kinds.podsubresources import (
+    EPHEMERAL_CONTAINERS,
+    prepare_ephemeral_containers_update,
+    validate_ephemeral_containers_update,
+)
 from kapi.kinds.podvolumes import validate_token_projections_need_service_account
 from kapi.kinds.podwarnings import (
     pod_spec_warnings,
@@ -947,6 +952,7 @@ class PodStrategy(Strategy):
     status_reset_metadata = ("deletionTimestamp", "ownerReferences")
     status_zero: dict[str, Any] = {}  # PodStatus: every field omitempty
     revalidates_first = True  # ValidatePodUpdate: validatePodMetadataAndSpec, then the update rules
+    generation_subresources = ("", EPHEMERAL_CONTAINERS)  # updatePodGeneration in podEphemeralContainersStrategy
     selectable_fields = {
         "spec.nodeName": field_value("spec", "nodeName"),
         "spec.restartPolicy": field_value("spec", "restartPolicy"),
@@ -997,7 +1003,11 @@ class PodStrategy(Strategy):
     def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
         """podStatusStrategy.PrepareForUpdate (``status``): the QoS class is immutable, so a status without one keeps
         the stored one; a zero ``observedGeneration`` (of the status and of each condition, matched by type in
-        order) keeps the stored value."""
+        order) keeps the stored value. podEphemeralContainersStrategy (``ephemeralcontainers``): only the request's
+        ``spec.ephemeralContainers`` counts (:func:`kapi.kinds.podsubresources.prepare_ephemeral_containers_update`)."""
+        if subresource == EPHEMERAL_CONTAINERS:
+            prepare_ephemeral_containers_update(new, old)
+            return
         status = new.get("status")
         if subresource != "status" or not isinstance(status, dict):
             return
@@ -1053,6 +1063,9 @@ class PodStrategy(Strategy):
         ValidatePodStatusUpdate), then only images, activeDeadlineSeconds, tolerations (additions),
         terminationGracePeriodSeconds and schedulingGates may change; else ``spec: Forbidden: pod updates may
         not change fields other than ...``."""
+        if subresource == EPHEMERAL_CONTAINERS:  # ValidatePodEphemeralContainersUpdate
+            return [*self._pod_spec_causes(new), *validate_pod_annotation_updates(new, old),
+                    *validate_ephemeral_containers_update(new, old)]
         annotation_causes = validate_pod_annotation_updates(new, old) if subresource in ("", "status") else []
         if subresource:
             return annotation_causes
