@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from kapi import errors, gofmt, jsonutil, k8sproto, limits, safedecode
+from kapi import errors, gofmt, goyaml, jsonutil, k8sproto, limits, safedecode
 
 JSON = "application/json"
 YAML = "application/yaml"
@@ -253,12 +253,19 @@ def include_object(value: str) -> str:
 
 
 def prefers_protobuf(accept: str) -> bool:
-    """Whether an error's Status is protobuf: kube's ErrorNegotiated negotiates without conversions (an entry
-    with ``as``/``g``/``v`` is skipped) over JSON, YAML and protobuf, for every resource."""
-    if PROTOBUF not in accept.lower():
-        return False
+    """Whether an error's Status is protobuf (:func:`error_output`)."""
+    return error_output(accept).mime == PROTOBUF
+
+
+def error_output(accept: str) -> Output:
+    """The form of an error's Status: kube's ErrorNegotiated negotiates without conversions (an entry with
+    ``as``/``g``/``v`` is skipped) over JSON, YAML and protobuf, for every resource; nothing acceptable is JSON
+    (WriteObjectNegotiated writes a failure as raw JSON rather than hide it behind a 406)."""
+    lowered = accept.lower()
+    if PROTOBUF not in lowered and YAML not in lowered:
+        return Output()
     out = _choose(accept, False, False, True)
-    return out is not None and out.mime == PROTOBUF
+    return out if out is not None and out.mime in (PROTOBUF, YAML) else Output()
 
 
 def _yaml_error(exc: yaml.YAMLError) -> str:
@@ -314,7 +321,7 @@ def encode(obj: Any, output: Output) -> tuple[bytes, str]:
         except k8sproto.EncodeError:
             return jsonutil.dumps(obj), JSON
     if output.mime == YAML:
-        return yaml.safe_dump(obj, sort_keys=False, allow_unicode=True).encode(), YAML
+        return goyaml.dumps(obj), YAML
     return jsonutil.dumps(obj), JSON
 
 

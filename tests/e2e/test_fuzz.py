@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -285,6 +286,8 @@ def test_fuzz_every_verb_and_content_type(stack: Stack, fuzz_namespace: str) -> 
         if status >= 400 and request["method"] != "HEAD":
             if headers.get("content-type") == k8sproto.MEDIA_TYPE:  # protobuf negotiated: a protobuf Status
                 reply = k8sproto.decode(body)
+            elif headers.get("content-type") == "application/yaml":  # YAML negotiated: a YAML Status
+                reply = yaml.safe_load(body)
             else:
                 assert headers.get("content-type", "").startswith("application/json"), f"{status} not JSON: {where}"
                 reply = json.loads(body)

@@ -474,3 +474,19 @@ def test_runtime_class_and_node_taint_admission(kubectl: Kubectl, namespace: str
     finally:
         kubectl.run("delete", "runtimeclass", "parity-gvisor", check=False)
         kubectl.run("delete", "node", "parity-node", check=False)
+
+
+def test_yaml_answers_are_go_yaml_and_errors_follow_the_accept(stack: Stack, kubectl: Kubectl, namespace: str) -> None:
+    """Accept: application/yaml gets kube's serializer output (JSONToYAML: sorted keys, go-yaml's double quotes
+    for strings that would read back as numbers, booleans or timestamps), and an error's Status in YAML too
+    (ErrorNegotiated)."""
+    kubectl.run("-n", namespace, "create", "configmap", "y", "--from-literal=n=123", "--from-literal=a=text")
+    code, raw = _raw(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps/y", accept="application/yaml")
+    assert code == 200
+    text = raw.decode()
+    assert text.startswith('apiVersion: v1\ndata:\n  a: text\n  "n": "123"\nkind: ConfigMap\nmetadata:\n'), text
+    assert '\n  creationTimestamp: "' in text
+    code, raw = _raw(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps/absent", accept="application/yaml")
+    assert (code, raw.decode()) == (404, (
+        "apiVersion: v1\ncode: 404\ndetails:\n  kind: configmaps\n  name: absent\nkind: Status\n"
+        'message: configmaps "absent" not found\nmetadata: {}\nreason: NotFound\nstatus: Failure\n'))

@@ -286,7 +286,7 @@ def test_table_and_partial_metadata_in_yaml():
     out = negotiation.negotiate("application/yaml;as=PartialObjectMetadata;v=v1;g=meta.k8s.io")
     assert (out.mime, out.partial_metadata) == ("application/yaml", True)
     body, ctype = negotiation.encode({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "rows": []}, out)
-    assert ctype == "application/yaml" and body.startswith(b"kind: Table\n")
+    assert (body, ctype) == (b"apiVersion: meta.k8s.io/v1\nkind: Table\nrows: []\n", "application/yaml")  # go-yaml
 
 
 def test_a_yaml_watch_is_406_naming_the_stream_media_types():
@@ -335,3 +335,14 @@ def test_scale_table_is_kubes_print_scale():
     assert out["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
     assert table.scale_table(scale, "Object")["rows"][0]["object"] == scale
     assert "object" not in table.scale_table(scale, "None")["rows"][0]
+
+
+@pytest.mark.parametrize(("accept", "mime"), [
+    ("application/yaml", "application/yaml"), ("application/json", "application/json"),
+    ("application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf"),
+    ("text/html", "application/json"),  # nothing acceptable: a failure is still written, as raw JSON
+    ("application/yaml;as=Table;v=v1;g=meta.k8s.io", "application/json"),  # conversions never apply to errors
+    ("application/yaml;as=Table;v=v1;g=meta.k8s.io, application/yaml", "application/yaml"),
+])
+def test_errors_are_negotiated_without_conversions(accept: str, mime: str) -> None:
+    assert negotiation.error_output(accept).mime == mime

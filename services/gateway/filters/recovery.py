@@ -27,10 +27,12 @@ log = logging.getLogger("services.gateway.chain")
 
 def status_response(err: errors.StatusError, audit_id: str = "", request: web.Request | None = None) -> web.Response:
     """Render a StatusError as its Status JSON (newline-terminated, as kube's encoder) with the matching HTTP code
-    and Retry-After; as a protobuf Status when ``request``'s Accept prefers protobuf (kube's ErrorNegotiated: every
-    serializer set, a custom resource's too, can write a Status in protobuf; so can a 406 for protobuf-only)."""
-    if request is not None and negotiation.prefers_protobuf(request.headers.get("Accept", "")):
-        body, content_type = negotiation.encode(err.status(), negotiation.Output(negotiation.PROTOBUF))
+    and Retry-After; as a protobuf or YAML Status when ``request``'s Accept prefers one (kube's ErrorNegotiated,
+    :func:`negotiation.error_output`: every serializer set, a custom resource's too, can write a Status in
+    protobuf; so can a 406 for protobuf-only)."""
+    output = negotiation.error_output(request.headers.get("Accept", "")) if request is not None else None
+    if output is not None and output.mime != negotiation.JSON:
+        body, content_type = negotiation.encode(err.status(), output)
     else:
         body, content_type = jsonutil.dumps(err.status()) + b"\n", negotiation.JSON
     response = web.Response(body=body, status=err.code, content_type=content_type)
