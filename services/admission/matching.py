@@ -102,7 +102,8 @@ def evaluate_cel(expression: str, variables: dict[str, Any]) -> Any:
 
 
 def request_variable(request: AdmissionRequest, uid: str = "") -> dict[str, Any]:
-    """The ``request`` CEL variable / AdmissionReview request fields shared by webhooks and policies."""
+    """The ``request`` CEL variable / AdmissionReview request fields shared by webhooks and policies, with Go's
+    ``omitempty`` applied to userInfo (as kube converts the AdmissionRequest to CEL's map)."""
     res = request.resource
     user = request.attributes.user
     out: dict[str, Any] = {
@@ -114,8 +115,9 @@ def request_variable(request: AdmissionRequest, uid: str = "") -> dict[str, Any]
         "name": request.name,
         "namespace": request.namespace,
         "operation": request.operation,
-        "userInfo": {"username": user.username, "uid": user.uid, "groups": list(user.groups),
-                     "extra": {k: list(v) for k, v in user.extra}},
+        # authentication/v1 UserInfo: uid, groups and extra are omitempty, so CEL sees no such key when empty
+        "userInfo": {k: v for k, v in (("username", user.username), ("uid", user.uid), ("groups", list(user.groups)),
+                                       ("extra", {k: list(v) for k, v in user.extra})) if v or k == "username"},
         "dryRun": request.dry_run,
         "options": request.operation_options(),
     }

@@ -483,8 +483,6 @@ def _review(request: AdmissionRequest, webhook: Webhook, uid: str) -> dict[str, 
         meta = (request.object if request.operation == CREATE else request.old_object) or {}
         name = (meta.get("metadata") or {}).get("name") or ""
     req["name"] = name
-    user = req["userInfo"]
-    req["userInfo"] = {k: v for k, v in user.items() if v}
     for key in ("name", "namespace", "subResource", "requestSubResource"):
         if not req.get(key):
             req.pop(key, None)

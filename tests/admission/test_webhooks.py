@@ -17,6 +17,7 @@ from kapi import errors
 from kapi.attributes import UserInfo
 from kapi.local import pki
 from services.admission import webhooks
+from services.admission.matching import request_variable
 from services.admission.webhooks import MutatingWebhooks, ValidatingWebhooks, WebhookClient
 from tests.admission.fakes import FakeInformers, FakeNamespaces, pod, request
 
@@ -401,6 +402,7 @@ def test_review_omits_empty_user_fields_as_go_omitempty() -> None:
     req = request("CREATE", "configmaps", {"metadata": {"name": "c"}})
     req.attributes = dataclasses.replace(req.attributes, user=UserInfo("system:anonymous"))
     assert _review_of(req)["userInfo"] == {"username": "system:anonymous"}
+    assert request_variable(req)["userInfo"] == {"username": "system:anonymous"}  # policies' CEL request too
     req.attributes = dataclasses.replace(req.attributes,
                                          user=UserInfo("bob", "u-bob", ("dev",), (("scopes", ("a", "b")),)))
     assert _review_of(req)["userInfo"] == {"username": "bob", "uid": "u-bob", "groups": ["dev"],
