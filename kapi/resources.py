@@ -108,7 +108,7 @@ RESOURCES: tuple[Resource, ...] = (
     _r("", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), subresources=_ST),
     _r("", "persistentvolumes", "PersistentVolume", False, ("pv",), subresources=_ST),
     _r("", "pods", "Pod", True, ("po",), _ALL, ("status", "log", "exec", "attach", "portforward", "proxy",
-                                             "eviction", "binding", "ephemeralcontainers")),
+                                             "eviction", "binding", "ephemeralcontainers", "resize")),
     _r("", "podtemplates", "PodTemplate", True),
     _r("", "replicationcontrollers", "ReplicationController", True, ("rc",), _ALL, _ST_SCALE),
     _r("", "resourcequotas", "ResourceQuota", True, ("quota",), subresources=_ST),

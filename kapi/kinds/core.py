@@ -80,8 +80,11 @@ from kapi.kinds.podspec import (
 )
 from kapi.kinds.podsubresources import (
     EPHEMERAL_CONTAINERS,
+    RESIZE,
     prepare_ephemeral_containers_update,
+    prepare_resize_update,
     validate_ephemeral_containers_update,
+    validate_resize_update,
 )
 from kapi.kinds.podvolumes import validate_token_projections_need_service_account
 from kapi.kinds.podwarnings import (
@@ -952,7 +955,8 @@ class PodStrategy(Strategy):
     status_reset_metadata = ("deletionTimestamp", "ownerReferences")
     status_zero: dict[str, Any] = {}  # PodStatus: every field omitempty
     revalidates_first = True  # ValidatePodUpdate: validatePodMetadataAndSpec, then the update rules
-    generation_subresources = ("", EPHEMERAL_CONTAINERS)  # updatePodGeneration in podEphemeralContainersStrategy
+    #: updatePodGeneration in podEphemeralContainersStrategy and podResizeStrategy
+    generation_subresources = ("", EPHEMERAL_CONTAINERS, RESIZE)
     selectable_fields = {
         "spec.nodeName": field_value("spec", "nodeName"),
         "spec.restartPolicy": field_value("spec", "restartPolicy"),
@@ -1004,9 +1008,14 @@ class PodStrategy(Strategy):
         """podStatusStrategy.PrepareForUpdate (``status``): the QoS class is immutable, so a status without one keeps
         the stored one; a zero ``observedGeneration`` (of the status and of each condition, matched by type in
         order) keeps the stored value. podEphemeralContainersStrategy (``ephemeralcontainers``): only the request's
-        ``spec.ephemeralContainers`` counts (:func:`kapi.kinds.podsubresources.prepare_ephemeral_containers_update`)."""
+        ``spec.ephemeralContainers`` counts (:func:`kapi.kinds.podsubresources.prepare_ephemeral_containers_update`).
+        podResizeStrategy (``resize``): only the containers' ``resources`` and ``resizePolicy`` count
+        (:func:`kapi.kinds.podsubresources.prepare_resize_update`)."""
         if subresource == EPHEMERAL_CONTAINERS:
             prepare_ephemeral_containers_update(new, old)
+            return
+        if subresource == RESIZE:
+            prepare_resize_update(new, old)
             return
         status = new.get("status")
         if subresource != "status" or not isinstance(status, dict):
@@ -1062,10 +1071,13 @@ class PodStrategy(Strategy):
         (:func:`kapi.kinds.apparmor.validate_pod_annotation_updates`, also for ``/status`` as
         ValidatePodStatusUpdate), then only images, activeDeadlineSeconds, tolerations (additions),
         terminationGracePeriodSeconds and schedulingGates may change; else ``spec: Forbidden: pod updates may
-        not change fields other than ...``."""
+        not change fields other than ...``. ``ephemeralcontainers``: ValidatePodEphemeralContainersUpdate;
+        ``resize``: ValidatePodResize (:func:`kapi.kinds.podsubresources.validate_resize_update`)."""
         if subresource == EPHEMERAL_CONTAINERS:  # ValidatePodEphemeralContainersUpdate
             return [*self._pod_spec_causes(new), *validate_pod_annotation_updates(new, old),
                     *validate_ephemeral_containers_update(new, old)]
+        if subresource == RESIZE:  # ValidatePodResize
+            return validate_resize_update(new, old, self._pod_spec_causes(new), pod_qos_class)
         annotation_causes = validate_pod_annotation_updates(new, old) if subresource in ("", "status") else []
         if subresource:
             return annotation_causes
