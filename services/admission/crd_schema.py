@@ -36,6 +36,7 @@ from typing import Any
 
 from kapi import crd, errors, jsonutil, objectmeta, schema, strategy
 from kapi.cel.library import escaped_value, library_error
+from kapi.crd import regexp
 from kapi.crd.defaults import default  # the defaulting the gateway also applies on reads
 from kapi.errors import Cause
 from kapi.kinds.base import WHOLE_OBJECT_META, Obj, Strategy
@@ -208,12 +209,8 @@ class Validator:
                                          "bytes", path))
             if isinstance(sch.get("minLength"), int) and len(value) < sch["minLength"]:
                 self._invalid(path, value, f"{path} in body should be at least {sch['minLength']} chars long")
-            if isinstance(sch.get("pattern"), str):
-                try:
-                    if re.search(sch["pattern"], value) is None:
-                        self._invalid(path, value, f"{path} in body should match '{sch['pattern']}'")
-                except re.error:
-                    pass
+            if isinstance(sch.get("pattern"), str) and regexp.search(sch["pattern"], value) is False:  # RE2: linear
+                self._invalid(path, value, f"{path} in body should match '{sch['pattern']}'")
             check = _FORMATS.get(str(sch.get("format") or ""))
             if check is not None and not check(value):
                 self._invalid(path, value, f'{path} in body must be of type {sch["format"]}: {_show(value)}')

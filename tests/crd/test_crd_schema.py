@@ -101,3 +101,23 @@ def test_transition_rule_uses_old_self_only_on_update() -> None:
     causes = crd_schema.validate(new, SCHEMA, old)
     assert [(c.field, c.message) for c in causes] == [("spec.immutable", 'Invalid value: "string": Value is immutable')]
     assert crd_schema.validate(obj(immutable="a"), SCHEMA, old) == []
+
+
+def test_pattern_matching_is_linear_time() -> None:
+    """Go's regexp (RE2) decides ``^(a+)+$`` against 40 a's and a ``!`` at once; a backtracking engine needs
+    hours, holding admission (every write) meanwhile. The answer is the usual 422 cause."""
+    import time
+
+    from kapi.crd import regexp
+
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "s": {"type": "string", "pattern": "^(a+)+$"}}}}}
+    o = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "x"},
+         "spec": {"s": "a" * 40 + "!"}}
+    started = time.monotonic()
+    causes = crd_schema.validate(o, schema)
+    assert time.monotonic() - started < 1.0
+    assert [(c.field, c.message) for c in causes] == [
+        ("spec.s", f'Invalid value: "{"a" * 40}!": spec.s in body should match \'^(a+)+$\'')]
+    assert regexp.search("^(a+)+$", "a" * 100_000) is True
+    assert regexp.search(r"(a)\1", "aa") is None  # no backreferences in RE2 (nor in Go): not checked here
