@@ -36,6 +36,7 @@ from fractions import Fraction
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from kapi import goregexp
 from kapi import quantity as _quantity
 from kapi.cel.engine import cel, stdlib
 from kapi.cel.syntax import escape
@@ -199,11 +200,18 @@ def _reverse(value: Any) -> Any:
 
 # --- regex -----------------------------------------------------------------------------------------------------------
 
-def _regex(pattern: str) -> re.Pattern[str]:
+def _regex(pattern: str) -> Any:
+    """``pattern`` compiled by RE2 (linear-time matching, Go's syntax: :mod:`kapi.goregexp`); raises CelError
+    ``error parsing regexp: ...`` when it does not compile."""
+    regexp = goregexp.compiled(pattern)
+    if regexp is not None:
+        return regexp
     try:
-        return re.compile(pattern)
+        re.compile(pattern)
+        detail = "invalid or unsupported Perl syntax"  # RE2 and Go refuse what Python would take (lookaround, \1)
     except re.error as err:
-        raise CelError(f"error parsing regexp: {err}") from None
+        detail = str(err)
+    raise CelError(f"error parsing regexp: {detail}")
 
 
 def _find(s: str, pattern: str) -> str:
@@ -570,3 +578,34 @@ def library_error(exc: BaseException) -> str | None:
         return str(exc)
     m = _FAILED.search(str(exc))
     return m.group(1) if m else None
+
+
+_OVERLOAD_ERRORS = ("No such overload", "Unsupported operation")
+
+
+def runtime_error(exc: BaseException) -> str | None:
+    """cel-go's text for an evaluation error the ``cel`` package raised, or None if ``exc`` is no runtime error.
+
+    cel-go words them ``division by zero``, ``modulus by zero``, ``integer overflow``, ``no such key: <key>``,
+    ``index out of bounds: <index>`` and ``no such overload`` (common/types/err.go); a kube library function's
+    refusal keeps its own message (:func:`library_error`). A parse error or an undeclared name (which kube
+    rejects when the rule is compiled) gives None.
+    """
+    library = library_error(exc)
+    if library is not None:
+        return library
+    if isinstance(exc, ZeroDivisionError):
+        return "modulus by zero" if "modulo" in str(exc) else "division by zero"
+    if isinstance(exc, OverflowError):
+        return "integer overflow"
+    if isinstance(exc, KeyError):
+        return f"no such key: {exc.args[0]}" if exc.args else "no such key"
+    if isinstance(exc, IndexError):
+        return str(exc)  # the package already says "index out of bounds: <index>"
+    if isinstance(exc, TypeError) and str(exc).startswith(_OVERLOAD_ERRORS):
+        return "no such overload"
+    if isinstance(exc, ValueError) and str(exc).startswith("Failed to parse expression"):
+        return None
+    if isinstance(exc, RuntimeError) and str(exc).startswith("Undefined variable or function"):
+        return None
+    return str(exc)

@@ -34,9 +34,8 @@ import uuid as uuidlib
 from datetime import datetime
 from typing import Any
 
-from kapi import crd, errors, jsonutil, objectmeta, schema, strategy
-from kapi.cel.library import escaped_value, library_error
-from kapi.crd import regexp
+from kapi import crd, errors, goregexp, jsonutil, objectmeta, schema, strategy
+from kapi.cel.library import escaped_value, runtime_error
 from kapi.crd.defaults import default  # the defaulting the gateway also applies on reads
 from kapi.errors import Cause
 from kapi.kinds.base import WHOLE_OBJECT_META, Obj, Strategy
@@ -209,7 +208,7 @@ class Validator:
                                          "bytes", path))
             if isinstance(sch.get("minLength"), int) and len(value) < sch["minLength"]:
                 self._invalid(path, value, f"{path} in body should be at least {sch['minLength']} chars long")
-            if isinstance(sch.get("pattern"), str) and regexp.search(sch["pattern"], value) is False:  # RE2: linear
+            if isinstance(sch.get("pattern"), str) and goregexp.search(sch["pattern"], value) is False:  # RE2: linear
                 self._invalid(path, value, f"{path} in body should match '{sch['pattern']}'")
             check = _FORMATS.get(str(sch.get("format") or ""))
             if check is not None and not check(value):
@@ -306,6 +305,21 @@ class Validator:
         if isinstance(sch.get("not"), dict) and passes(sch["not"]):
             self._invalid(path, value, f"{path} in body should not be valid against the schema (not)")
 
+    def _rule_error(self, exc: BaseException, rule: Schema, sch: Schema, path: str) -> None:
+        """A rule whose evaluation failed: a field error, as apiextensions' validateExpressions words it, with
+        the schema's type as the value (``Invalid value: "object": division by zero evaluating rule: ...``)."""
+        shown = str(rule.get("message") or "").strip() or str(rule["rule"]).strip()
+        type_ = f'"{sch.get("type") or ""}"'
+        err = runtime_error(exc)
+        if err is None:
+            detail = f"compilation failed: {exc}"
+        elif err.startswith("no such overload"):
+            detail = f"'{err}': call arguments did not match a supported operator, function or macro signature " \
+                     f"for rule: {shown}"
+        else:
+            detail = f"{err} evaluating rule: {shown}"
+        self.causes.append(Cause("FieldValueInvalid", f"Invalid value: {type_}: {detail}", path))
+
     def _rules(self, value: Any, sch: Schema, path: str, old: Any, has_old: bool) -> None:
         for rule in sch.get("x-kubernetes-validations") or []:
             if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str):
@@ -319,19 +333,9 @@ class Validator:
                 env["oldSelf"] = escaped_value(old, sch)
             try:
                 ok = evaluate_cel(expression, env) is True
-            except (ValueError, KeyError, TypeError, RuntimeError) as exc:
-                library = library_error(exc)
-                if isinstance(exc, KeyError):
-                    ok = False  # a missing field: kube reports "no such key" as a failed rule
-                elif library is not None:  # apiextensions validation.go: "<err> evaluating rule: <message or rule>"
-                    shown = str(rule.get("message") or expression).strip()
-                    self.causes.append(Cause("FieldValueInvalid", f"Invalid value: {_show(_type_name(value))}: "
-                                             f"{library} evaluating rule: {shown}", path))
-                    continue
-                else:
-                    self.causes.append(Cause("FieldValueInvalid", f"Invalid value: {_show(_type_name(value))}: "
-                                             f"compilation failed: {exc}", path))
-                    continue
+            except (ArithmeticError, LookupError, ValueError, TypeError, RuntimeError) as exc:
+                self._rule_error(exc, rule, sch, path)
+                continue
             if ok:
                 continue
             message = str(rule.get("message") or f"failed rule: {expression}")

@@ -108,7 +108,7 @@ def test_pattern_matching_is_linear_time() -> None:
     hours, holding admission (every write) meanwhile. The answer is the usual 422 cause."""
     import time
 
-    from kapi.crd import regexp
+    from kapi import goregexp as regexp
 
     schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
         "s": {"type": "string", "pattern": "^(a+)+$"}}}}}
