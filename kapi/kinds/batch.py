@@ -509,12 +509,13 @@ def cron_schedule_error(schedule: str) -> str | None:
 
 
 def _time_zone_exists(zone: str) -> bool:
-    """time.LoadLocation's success for ``zone`` (UTC and the IANA database)."""
+    """time.LoadLocation's success for ``zone`` (UTC and the IANA database); a name that is a directory of the
+    database (``America/Argentina``) or too long for a file name is no zone either (never a 500)."""
     if zone in ("", "UTC"):
         return True
     try:
         zoneinfo.ZoneInfo(zone)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
         return False
     return True
 

@@ -405,6 +405,15 @@ def test_cronjob_spec_validation():
         ("spec.failedJobsHistoryLimit", "Invalid value: -1: must be greater than or equal to 0")]
 
 
+@pytest.mark.parametrize("zone", ["America/Argentina", "x" * 300, "Etc"])  # a directory, a name too long
+def test_cronjob_time_zone_that_is_no_file_is_unknown(zone: str) -> None:
+    from kapi.kinds.batch import validate_cronjob_spec
+
+    causes = validate_cronjob_spec({"schedule": "0 * * * *", "timeZone": zone})
+    assert [(c.field, c.message) for c in causes] == [
+        ("spec.timeZone", f'Invalid value: "{zone}": unknown time zone {zone}')]
+
+
 def test_match_label_keys_merge_into_selectors_on_create():
     term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "zone", "matchLabelKeys": ["rev", "x"],
             "mismatchLabelKeys": ["team"]}
