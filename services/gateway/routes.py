@@ -46,8 +46,10 @@ ENDPOINTS_DEPRECATED = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.
 
 
 def not_found_path() -> errors.StatusError:
-    """kube's 404 for a path nothing serves."""
-    return errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+    """kube's 404 for a path nothing serves: go-restful's ServiceError as NewGenericServerResponse(404), whose
+    Status carries an empty ``details: {}`` (kubectl reads it: ``kubectl debug`` dereferences the details of a
+    404 from a subresource it probes)."""
+    return errors.StatusError(404, "NotFound", "the server could not find the requested resource", empty_details=True)
 
 
 def routes(backends: Backends) -> Handler:

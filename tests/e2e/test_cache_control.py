@@ -1,4 +1,5 @@
-"""Cache-Control on every response, as kube-apiserver's WithCacheControl filter (shared stack)."""
+"""What every answer shares, on the shared stack: Cache-Control as kube-apiserver's WithCacheControl filter
+sets it, and the generic 404 of a path nothing serves."""
 
 from __future__ import annotations
 
@@ -60,3 +61,12 @@ def test_handlers_keep_their_own_policy(stack: Stack) -> None:
     assert body == f'<a href="{url}">Moved Permanently</a>.\n\n'.encode()
     assert _get(stack, "/openapi/v3/api/v1")[1] == "no-cache, private"
     assert _get(stack, "/.well-known/openid-configuration")[1] == "public, max-age=3600"
+
+
+def test_a_path_nothing_serves_is_kubes_generic_404(stack: Stack) -> None:
+    """go-restful's ServiceError as NewGenericServerResponse(404): an empty ``details: {}`` is part of the body."""
+    code, headers, body = _reply(stack, "/api/v1/namespaces/default/pods/x/nosuchsubresource")
+    assert code == 404 and headers["Cache-Control"] == "no-cache, private"
+    assert json.loads(body) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                "message": "the server could not find the requested resource", "reason": "NotFound",
+                                "details": {}, "code": 404}
