@@ -13,6 +13,7 @@ Protobuf encoding", k8s.io/apiserver pkg/endpoints/handlers/negotiation and hand
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -224,11 +225,23 @@ def negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) -> 
     no entry is servable, naming the media types kapi can produce for it (:data:`PRODUCES` /
     :data:`PRODUCES_PROTOBUF`; kube's NewNotAcceptableError words). An empty Accept gives JSON.
     """
-    out = _choose(accept, True, allow_table, protobuf)
+    out = _choose_cached(accept, True, allow_table, protobuf) if len(accept) <= _CACHED_ACCEPT else \
+        _choose(accept, True, allow_table, protobuf)
     if out is None:
         raise errors.not_acceptable("only the following media types are accepted: "
                                     + ", ".join(PRODUCES_PROTOBUF if protobuf else PRODUCES))
     return out
+
+
+# Clients send a handful of Accept headers over and over (kubectl's, client-go's, the Python client's): the
+# choice, a pure function of them, is kept for the short ones (an Output is immutable) so each request pays a
+# dict lookup instead of parsing the clauses again.
+_CACHED_ACCEPT = 512
+
+
+@functools.lru_cache(maxsize=256)
+def _choose_cached(accept: str, conversions: bool, allow_table: bool, protobuf: bool) -> Output | None:
+    return _choose(accept, conversions, allow_table, protobuf)
 
 
 def check_watch(output: Output) -> None:
