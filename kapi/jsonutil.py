@@ -6,6 +6,7 @@ service encodes and decodes them through these two functions.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -19,6 +20,34 @@ def dumps(obj: Any) -> bytes:
 def loads(data: bytes | str) -> Any:
     """Decode JSON bytes or text; raises ``orjson.JSONDecodeError`` (a ValueError) on bad input."""
     return orjson.loads(data)
+
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def int64_floats(value: Any) -> Any:
+    """``value`` with every integer outside int64 made a float, in place for dicts and lists; returns it.
+
+    kube decodes request bodies into unstructured data, where a JSON number that does not fit int64 is a
+    float64 (orjson keeps those up to 2^64-1 as Python ints, which neither Go nor orjson could encode back
+    beyond uint64). Iterative; callers skip it unless the body has 19 digits in a row (:data:`LONG_DIGITS`).
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value) if not INT64_MIN <= value <= INT64_MAX else value
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        pairs: Any = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        for key, child in pairs:
+            if isinstance(child, (dict, list)):
+                stack.append(child)
+            elif isinstance(child, int) and not isinstance(child, bool) and not INT64_MIN <= child <= INT64_MAX:
+                item[key] = float(child)
+    return value
+
+
+#: A run of 19 digits: the shortest text of an integer beyond int64 (2^63 is 9223372036854775808).
+LONG_DIGITS = re.compile(rb"[0-9]{19}")
 
 
 def dumps_pretty(obj: Any) -> bytes:

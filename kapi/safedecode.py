@@ -17,6 +17,7 @@ object or CRD schema comes close to it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -61,12 +62,50 @@ def _key(value: Any) -> str:
     raise yaml.constructor.ConstructorError(None, None, f"invalid map key: {value!r}", None)
 
 
+class UnsupportedValueError(yaml.YAMLError):
+    """A YAML value JSON cannot hold (``.inf``, ``-.inf``, ``.nan``): sigs.k8s.io/yaml's json.Marshal refuses it
+    with ``json: unsupported value: +Inf`` (``-Inf``, ``NaN``), the whole message (no ``yaml: line N``)."""
+
+    def __init__(self, value: float) -> None:
+        self.go_value = "NaN" if math.isnan(value) else "+Inf" if value > 0 else "-Inf"
+        super().__init__(f"json: unsupported value: {self.go_value}")
+
+
+_GO_FLOAT_KEYS = {"+Inf": ".inf", "-Inf": "-.inf", "NaN": ".nan"}  # go-yaml's text of a float map key
+
+
+def _int(loader: Any, node: yaml.ScalarNode) -> int | float | str:
+    """An integer; one beyond int64 is a float (kube's unstructured JSON), or its text if no float64 holds it
+    (go-yaml resolves a plain scalar ParseFloat refuses as a string)."""
+    value: int = yaml.SafeLoader.construct_yaml_int(loader, node)
+    if -(1 << 63) <= value < (1 << 63):
+        return value
+    try:
+        return float(value)
+    except OverflowError:
+        return str(node.value)
+
+
+def _float(loader: Any, node: yaml.ScalarNode) -> float | str:
+    """A float; ``.inf``/``.nan`` raise :class:`UnsupportedValueError`, a finite text beyond float64 stays a
+    string (go-yaml)."""
+    value: float = yaml.SafeLoader.construct_yaml_float(loader, node)
+    if math.isfinite(value):
+        return value
+    if str(node.value).lstrip("+-").lower() in (".inf", ".nan"):
+        raise UnsupportedValueError(value)
+    return str(node.value)
+
+
 def _mapping(loader: Any, node: yaml.MappingNode) -> Iterator[dict[str, Any]]:
     loader.flatten_mapping(node)
     out: dict[str, Any] = {}
     yield out
     for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
+        try:
+            key = loader.construct_object(key_node, deep=True)
+        except UnsupportedValueError as exc:  # a .inf key is the string ".inf"
+            key = _GO_FLOAT_KEYS[exc.go_value]
         if isinstance(key, (list, dict)):
             raise yaml.constructor.ConstructorError(None, None, "invalid map key", key_node.start_mark)
         out[_key(key)] = loader.construct_object(value_node, deep=True)
@@ -75,6 +114,8 @@ def _mapping(loader: Any, node: yaml.MappingNode) -> Iterator[dict[str, Any]]:
 KubeLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
 KubeLoader.add_constructor("tag:yaml.org,2002:binary", _binary)
 KubeLoader.add_constructor("tag:yaml.org,2002:set", _mapping)
+KubeLoader.add_constructor("tag:yaml.org,2002:int", _int)
+KubeLoader.add_constructor("tag:yaml.org,2002:float", _float)
 KubeLoader.add_constructor("tag:yaml.org,2002:map", _mapping)
 
 

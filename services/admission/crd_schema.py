@@ -143,6 +143,9 @@ def _parses(parse: Any, text: str) -> bool:
     return True
 
 
+_MAX_JSON_FLOAT = float((1 << 53) - 1)
+
+
 def _type_ok(value: Any, type_: str) -> bool:
     if type_ == "object":
         return isinstance(value, dict)
@@ -152,9 +155,9 @@ def _type_ok(value: Any, type_: str) -> bool:
         return isinstance(value, str)
     if type_ == "boolean":
         return isinstance(value, bool)
-    if type_ == "integer":
+    if type_ == "integer":  # a float only within +-(2^53-1) (go-openapi's IsFloat64AJSONInteger)
         return (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer())
+            isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_JSON_FLOAT)
     if type_ == "number":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     return True

@@ -177,8 +177,9 @@ def _cell(column: dict[str, Any], obj: dict[str, Any]) -> Any:
         return None
     value, type_ = found[0], column.get("type")
     try:
-        if type_ == "integer":
-            return int(value)
+        if type_ == "integer":  # Go's int64(float64): beyond int64 it is the minimum on amd64
+            number = int(value)
+            return number if -(1 << 63) <= number < (1 << 63) else -(1 << 63)
         if type_ == "number":
             return float(value)
         if type_ == "boolean":

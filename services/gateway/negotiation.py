@@ -311,12 +311,15 @@ def decode_body(body: bytes, content_type: str) -> Any:
         too_deep = safedecode.json_depth_error(body, value)
         if too_deep:
             raise errors.bad_request(prefix + too_deep)
+        if jsonutil.LONG_DIGITS.search(body):  # a number beyond int64 is a float, as in kube's unstructured data
+            value = jsonutil.int64_floats(value)
         return value
     if mime in (YAML, "application/x-yaml", "text/yaml", APPLY_PATCH):
         try:
             return safedecode.load_yaml(body)
         except yaml.YAMLError as exc:
-            raise errors.bad_request(f"error converting YAML to JSON: {_yaml_error(exc)}") from None
+            text = str(exc) if isinstance(exc, safedecode.UnsupportedValueError) else _yaml_error(exc)
+            raise errors.bad_request(f"error converting YAML to JSON: {text}") from None
     if mime == k8sproto.MEDIA_TYPE:
         return k8sproto.decode(body)
     raise errors.unsupported_media_type(mime)
