@@ -16,7 +16,7 @@ import copy
 from datetime import UTC, datetime
 from typing import Any
 
-from kapi import errors, jsonutil, kinds
+from kapi import errors, gofmt, jsonutil, kinds
 from kapi import managedfields as mf
 from kapi.k8sproto import goshape
 from kapi.resources import REGISTRY
@@ -33,18 +33,41 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _options_kind(scope: RequestScope) -> str:
+    """The options a write's query decodes into: CreateOptions, UpdateOptions or PatchOptions."""
+    return {"create": "CreateOptions", "update": "UpdateOptions"}.get(scope.info.verb, "PatchOptions")
+
+
+def check_field_manager(scope: RequestScope) -> None:
+    """ValidateFieldManager on the ``fieldManager`` query parameter, as the create/update/patch handlers check
+    their options first: at most 128 bytes, every character printable (Go's unicode.IsPrint), else 422
+    ``CreateOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\\nb": invalid character U+000A
+    (at position 1)`` (UpdateOptions, PatchOptions for those verbs; ``validation/objectmeta.go``)."""
+    name = scope.param("fieldManager")
+    causes = []
+    if len(name.encode()) > MAX_MANAGER_LENGTH:
+        causes.append(errors.Cause("FieldValueTooLong", f"Too long: may not be more than {MAX_MANAGER_LENGTH} bytes",
+                                   "fieldManager"))
+    position = 0
+    for char in name:
+        if not char.isprintable():  # Python's printable set is Go's unicode.IsPrint (L, M, N, P, S, ASCII space)
+            causes.append(errors.Cause("FieldValueInvalid", f"Invalid value: {gofmt.go_quote(name)}: invalid "
+                                       f"character U+{ord(char):04X} (at position {position})", "fieldManager"))
+        position += len(char.encode())
+    if causes:
+        raise errors.invalid(_options_kind(scope), "", causes, group="meta.k8s.io")
+
+
 def manager(scope: RequestScope, required: bool = False) -> str:
-    """The request's field manager; 400 if longer than 128 characters or absent when ``required`` (apply)."""
+    """The request's field manager (:func:`check_field_manager`'s rules); 400 when absent and ``required``
+    (apply); else derived from the User-Agent."""
+    check_field_manager(scope)
     name = scope.param("fieldManager")
     if not name:
         if required:
             raise errors.bad_request("PATCH, application/apply-patch+yaml: fieldManager is required for apply "
                                      "requests")
         name = mf.manager_from_user_agent(scope.request.headers.get("User-Agent", ""))
-    if len(name) > MAX_MANAGER_LENGTH:
-        raise errors.invalid(scope.resource.kind, scope.info.name, [errors.Cause(
-            "FieldValueTooLong", f"Too long: may not be more than {MAX_MANAGER_LENGTH} bytes",
-            "fieldManager")], scope.resource.group)
     return name
 
 

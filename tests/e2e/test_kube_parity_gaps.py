@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from kapi.local.launcher import Stack
 from tests.e2e.conftest import Kubectl
 
 APPARMOR = "container.apparmor.security.beta.kubernetes.io/"
@@ -69,3 +72,28 @@ def test_duplicate_owner_references_are_dropped_with_kubes_warning(kubectl: Kube
                        json.dumps([{"op": "add", "path": "/metadata/ownerReferences/-", "value": owner}]))
     assert proc.stderr.splitlines() == [
         f"Warning: .metadata.ownerReferences contains duplicate entries after mutating admission happens{tail}"]
+
+
+def test_field_manager_must_be_printable_and_short(stack: Stack, namespace: str) -> None:
+    """ValidateFieldManager in the handlers' options check: 422 on CreateOptions/PatchOptions, before anything."""
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
+    base = f"{stack.url}/api/v1/namespaces/{namespace}/configmaps"
+    cases = [("POST", base + "?fieldManager=a%0Ab", "CreateOptions",
+              'fieldManager: Invalid value: "a\\nb": invalid character U+000A (at position 1)'),
+             ("POST", base + "?fieldManager=" + "m" * 129, "CreateOptions",
+              "fieldManager: Too long: may not be more than 128 bytes"),
+             ("PATCH", base + "/absent?fieldManager=x%7F", "PatchOptions",
+              'fieldManager: Invalid value: "x\\x7f": invalid character U+007F (at position 1)')]
+    for method, url, kind, detail in cases:
+        request = urllib.request.Request(url, method=method, data=b'{"metadata": {"name": "fm"}}',
+                                         headers={"Content-Type": "application/merge-patch+json" if method == "PATCH"
+                                                  else "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(request, context=context, timeout=30)
+        status = json.loads(info.value.read())
+        assert (info.value.code, status["message"]) == (422, f'{kind}.meta.k8s.io "" is invalid: {detail}'), status
