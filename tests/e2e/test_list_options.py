@@ -153,3 +153,12 @@ def test_list_resource_version_and_continue_errors(stack: Stack, query: str, mes
     """storage.ValidateListOptions: 400 BadRequest, the continue token decoded before the resourceVersion."""
     status, body = rest(stack, "GET", f"/api/v1/namespaces/default/configmaps?{query}")
     assert status == 400 and json.loads(body)["message"] == message, body
+
+
+def test_list_timeout_seconds_must_be_an_integer(stack: Stack) -> None:
+    """ListOptions decodes timeoutSeconds for a list too (unused there): a bad one is the same 400 a watch gets."""
+    list_status, list_body = rest(stack, "GET", "/api/v1/namespaces/default/configmaps?timeoutSeconds=x")
+    watch_status, watch_body = rest(stack, "GET", "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=x")
+    assert (list_status, watch_status) == (400, 400)
+    assert json.loads(list_body)["message"] == json.loads(watch_body)["message"]
+    assert rest(stack, "GET", "/api/v1/namespaces/default/configmaps?timeoutSeconds=5")[0] == 200

@@ -14,6 +14,8 @@ from services.gateway.scope import RequestScope
 
 
 def _limit(text: str) -> int:
+    """An int64 query parameter of ListOptions (``limit``, ``timeoutSeconds``) as its decoder parses it: 0 when
+    absent, 400 ``strconv.ParseInt: ...`` when it is no int64 (a negative limit is none)."""
     if not text:
         return 0
     try:
@@ -32,6 +34,7 @@ async def list_(scope: RequestScope) -> web.Response:
     (after the parameters decode, before the resourceVersion is parsed, as ListResource).
     """
     limit = _limit(scope.param("limit"))
+    _limit(scope.param("timeoutSeconds"))  # decoded into ListOptions (and unused by a list): a bad one is 400
     listoptions.check_list_options(scope.query, watch=False)
     rv = scope.param("resourceVersion")  # parsed by storage, after the continue token (ValidateListOptions)
     request = storage_pb2.ListRequest(
