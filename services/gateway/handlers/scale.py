@@ -75,7 +75,9 @@ def _nested(obj: dict[str, Any], path: str, type_: type, type_name: str) -> Any:
 
 
 def to_scale(obj: dict[str, Any], paths: ScalePaths | None = None) -> dict[str, Any]:
-    """The Scale of a workload object, or of a custom resource with its CRD's scale ``paths``."""
+    """The Scale of a workload object, or of a custom resource with its CRD's scale ``paths``, encoded as
+    autoscaling/v1 Scale's Go struct: ``spec.replicas`` and ``status.selector`` are omitempty (a zero or empty one
+    is absent), ``status.replicas`` is always there."""
     meta = obj.get("metadata") or {}
     keep = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
     if paths is not None:
@@ -86,6 +88,10 @@ def to_scale(obj: dict[str, Any], paths: ScalePaths | None = None) -> dict[str, 
     else:
         spec = {"replicas": (obj.get("spec") or {}).get("replicas", 0)}
         status = {"replicas": (obj.get("status") or {}).get("replicas", 0), "selector": _selector(obj)}
+    if not spec["replicas"]:
+        del spec["replicas"]
+    if not status["selector"]:
+        del status["selector"]
     return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": {k: meta[k] for k in keep if k in meta},
             "spec": spec, "status": status}
 
