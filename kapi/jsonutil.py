@@ -87,6 +87,34 @@ def _quote_char(char: str) -> str:
     return "'" + char.encode("unicode_escape").decode("ascii") + "'"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def loads_lenient(data: bytes, exc: ValueError) -> Any:
+    """Go's encoding/json decode of ``data`` that :func:`loads` refused with ``exc`` for its text alone: bytes
+    that are no UTF-8 and lone surrogate escapes (``"\\ud800"``) become U+FFFD, as Go replaces them, and the
+    document decodes. Re-raises ``exc`` when the refusal was anything else (a real syntax error)."""
+    message = str(exc)
+    if "UTF-8" not in message and "surrogate" not in message:
+        raise exc
+    import json  # only for such bodies: the standard decoder accepts what orjson refuses here
+
+    try:
+        return _replace_surrogates(json.loads(data.decode("utf-8", errors="replace")))
+    except (ValueError, RecursionError):
+        raise exc from None
+
+
 def syntax_error(data: bytes | str, exc: ValueError) -> str:
     """The message Go's encoding/json gives for the malformed JSON ``data`` that raised ``exc`` in :func:`loads`.
 

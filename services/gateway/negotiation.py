@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -288,6 +288,15 @@ def _yaml_error(exc: yaml.YAMLError) -> str:
     return f"yaml: line {mark.line + 1}: {problem}" if mark is not None else f"yaml: {problem}"
 
 
+def _json_syntax_error(body: bytes, exc: ValueError, prefix: str) -> NoReturn:
+    """Raise kube's 400 for a JSON body the decoder refused (Go's encoding/json words)."""
+    if "depth limit" in str(exc):  # orjson stops at 1024 levels; Go's words for any char that goes deeper
+        at = int(getattr(exc, "pos", 0) or 0)
+        char = "{" if body.rfind(b"{", 0, at + 1) > body.rfind(b"[", 0, at + 1) else "["
+        raise errors.bad_request(f"{prefix}invalid character '{char}' exceeded max depth") from None
+    raise errors.bad_request(prefix + jsonutil.syntax_error(body, exc)) from None
+
+
 def decode_body(body: bytes, content_type: str) -> Any:
     """Decode a JSON, YAML or Kubernetes protobuf (kapi.k8sproto) request body into Python data.
 
@@ -302,12 +311,11 @@ def decode_body(body: bytes, content_type: str) -> Any:
         prefix = "couldn't get version/kind; json parse error: " if mime == JSON else "error decoding patch: "
         try:
             value = jsonutil.loads(body)
-        except ValueError as exc:  # kube's words: the body decoder, or the patcher's strict decode
-            if "depth limit" in str(exc):  # orjson stops at 1024 levels; Go's words for any char that goes deeper
-                at = int(getattr(exc, "pos", 0) or 0)
-                char = "{" if body.rfind(b"{", 0, at + 1) > body.rfind(b"[", 0, at + 1) else "["
-                raise errors.bad_request(f"{prefix}invalid character '{char}' exceeded max depth") from None
-            raise errors.bad_request(prefix + jsonutil.syntax_error(body, exc)) from None
+        except ValueError as first:  # kube's words: the body decoder, or the patcher's strict decode
+            try:
+                value = jsonutil.loads_lenient(body, first)  # bad UTF-8 is U+FFFD in Go, not an error
+            except ValueError as exc:
+                _json_syntax_error(body, exc, prefix)
         too_deep = safedecode.json_depth_error(body, value)
         if too_deep:
             raise errors.bad_request(prefix + too_deep)

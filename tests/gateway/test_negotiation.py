@@ -346,3 +346,19 @@ def test_scale_table_is_kubes_print_scale():
 ])
 def test_errors_are_negotiated_without_conversions(accept: str, mime: str) -> None:
     assert negotiation.error_output(accept).mime == mime
+
+
+@pytest.mark.parametrize(("body", "value"), [
+    (b'{"a": "\\ud800"}', {"a": "\ufffd"}),  # a lone surrogate escape
+    (b'{"a": "x\xffy"}', {"a": "x\ufffdy"}),  # a byte that is no UTF-8
+    (b'{"a": "\\ud83d\\ude00"}', {"a": "\U0001f600"}),  # a surrogate pair is one character
+])
+def test_json_bodies_decode_bad_utf8_as_go_does(body: bytes, value: dict) -> None:
+    """Go's encoding/json replaces what is no valid UTF-8 by U+FFFD instead of refusing the document."""
+    assert negotiation.decode_body(body, "application/json") == value
+
+
+def test_a_json_syntax_error_keeps_gos_words() -> None:
+    with pytest.raises(errors.StatusError) as info:
+        negotiation.decode_body(b'{"a": "\xff", }', "application/json")
+    assert info.value.code == 400 and "invalid character" in info.value.message
