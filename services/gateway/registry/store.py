@@ -3,7 +3,7 @@
 k8s.io/apiserver ``pkg/registry/generic/registry/store.go`` in the
 gateway's terms. Every write — POST, PUT, the four PATCH types, server-side
 apply (create and update), ``/status``, ``/scale``, ``/approval``,
-``/finalize``, ``pods/binding``, ``pods/ephemeralcontainers``, ``pods/eviction``, DELETE and
+``/finalize``, ``pods/binding``, ``pods/ephemeralcontainers``, ``pods/resize``, ``pods/eviction``, DELETE and
 deletecollection, with or without ``dryRun`` — reaches storage only through
 :func:`create`, :func:`guaranteed_update` or :func:`delete`. Each runs, in
 order:
