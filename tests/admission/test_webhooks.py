@@ -333,15 +333,20 @@ async def test_a_plain_http_server_behind_an_https_url(servers: Servers) -> None
                            f"response to HTTPS client")
 
 
+def _service_other(plugin: Any, servers: Servers) -> None:
+    """Service demo/other on port 443, its endpoint the test server (the webhook's ``clientConfig.service``)."""
+    plugin.informers.put("", "services", {"metadata": {"name": "other", "namespace": "demo"},
+                                          "spec": {"ports": [{"port": 443}]}})
+    plugin.informers.put("", "endpoints", {"metadata": {"name": "other", "namespace": "demo"},
+                                           "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                                                        "ports": [{"port": servers.port}]}]})
+
+
 async def test_a_certificate_for_another_name(servers: Servers) -> None:
     spec = hook("wrong-name.example.com", "", servers.ca)
     spec["clientConfig"] = {"service": {"namespace": "demo", "name": "other", "port": 443}, "caBundle": servers.ca}
     _, v = plugins(("v", [spec]))
-    v.informers.put("", "services", {"metadata": {"name": "other", "namespace": "demo"},  # type: ignore[attr-defined]
-                                     "spec": {"ports": [{"port": 443}]}})
-    v.informers.put("", "endpoints", {"metadata": {"name": "other", "namespace": "demo"},  # type: ignore[attr-defined]
-                                      "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
-                                                   "ports": [{"port": servers.port}]}]})
+    _service_other(v, servers)
     err = await refusal(v.validate(request("CREATE", "configmaps", {"metadata": {"name": "c"}})))
     prefix = ('Internal error occurred: failed calling webhook "wrong-name.example.com": failed to call webhook: '
               'Post "https://other.demo.svc:443/?timeout=10s": tls: failed to verify certificate: '
@@ -486,11 +491,7 @@ async def test_another_authority_and_another_name_reports_the_name_as_go(servers
     spec["clientConfig"] = {"service": {"namespace": "demo", "name": "other", "port": 443},
                             "caBundle": servers.other_ca}
     _, v = plugins(("v", [spec]))
-    v.informers.put("", "services", {"metadata": {"name": "other", "namespace": "demo"},  # type: ignore[attr-defined]
-                                     "spec": {"ports": [{"port": 443}]}})
-    v.informers.put("", "endpoints", {"metadata": {"name": "other", "namespace": "demo"},  # type: ignore[attr-defined]
-                                      "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
-                                                   "ports": [{"port": servers.port}]}]})
+    _service_other(v, servers)
     err = await refusal(v.validate(request("CREATE", "configmaps", {"metadata": {"name": "c"}})))
     assert "tls: failed to verify certificate: x509: certificate is valid for " in err.message, err.message
     assert err.message.endswith(", not other.demo.svc"), err.message

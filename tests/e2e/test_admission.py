@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import subprocess
 import threading
@@ -233,31 +234,38 @@ def test_unreachable_webhook_fails_with_go_s_dial_error(kubectl: Kubectl, namesp
         kubectl.run("delete", "validatingwebhookconfiguration", name, "--ignore-not-found")
 
 
-def test_validating_admission_policy(kubectl: Kubectl, namespace: str) -> None:
-    policy = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
-              "metadata": {"name": f"replicas-{namespace}"[:60]},
-              "spec": {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": [
-                  {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
-                   "resources": ["deployments"]}]},
-                  "validations": [{"expression": "object.spec.replicas <= 3", "message": "at most 3 replicas"}]}}
-    pname = policy["metadata"]["name"]
-    binding = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
-               "metadata": {"name": pname + "-b"},
-               "spec": {"policyName": pname, "validationActions": ["Deny"], "matchResources": {
-                   "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}}}
-    apply(kubectl, "", policy)
-    apply(kubectl, "", binding)
+@contextlib.contextmanager
+def bound_policy(kubectl: Kubectl, namespace: str, name: str, rules: list[dict[str, Any]],
+                 validations: list[dict[str, str]]) -> Iterator[str]:
+    """A ValidatingAdmissionPolicy (failurePolicy Fail) with a Deny binding to ``namespace``; yields its name and
+    deletes both after the block."""
+    pname = name[:60]
+    apply(kubectl, "", {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                        "metadata": {"name": pname},
+                        "spec": {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": rules},
+                                 "validations": validations}})
+    apply(kubectl, "", {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+                        "metadata": {"name": pname + "-b"},
+                        "spec": {"policyName": pname, "validationActions": ["Deny"], "matchResources": {
+                            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}}})
     try:
+        yield pname
+    finally:
+        kubectl.run("delete", "validatingadmissionpolicybinding", pname + "-b")
+        kubectl.run("delete", "validatingadmissionpolicy", pname)
+
+
+def test_validating_admission_policy(kubectl: Kubectl, namespace: str) -> None:
+    rules = [{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+              "resources": ["deployments"]}]
+    with bound_policy(kubectl, namespace, f"replicas-{namespace}", rules,
+                      [{"expression": "object.spec.replicas <= 3", "message": "at most 3 replicas"}]) as pname:
         expected = (f"ValidatingAdmissionPolicy '{pname}' with binding '{pname}-b' denied request: at most 3 "
                     "replicas")
         # kube's denial: admission.NewForbidden's message (422 Invalid, details and the denial as a cause)
         assert until(lambda: f'deployments.apps "web" is forbidden: {expected}' in kubectl.run(
             "-n", namespace, "create", "deployment", "web", "--image=nginx", "--replicas=5", check=False).stderr)
         kubectl.run("-n", namespace, "create", "deployment", "small", "--image=nginx", "--replicas=2")
-    finally:
-        kubectl.run("delete", "validatingadmissionpolicybinding", pname + "-b")
-        kubectl.run("delete", "validatingadmissionpolicy", pname)
-
 
 
 def test_admission_unreachable_writes_503_reads_served(stack: Stack, kubectl: Kubectl, namespace: str) -> None:
@@ -279,7 +287,6 @@ def test_admission_unreachable_writes_503_reads_served(stack: Stack, kubectl: Ku
 def test_policies_see_the_operations_options(kubectl: Kubectl, namespace: str) -> None:
     """request.options as kube hands it to admission: CreateOptions/UpdateOptions with the query's fieldManager
     and fieldValidation (a PATCH's converted), DeleteOptions as decoded (kubectl sends propagationPolicy)."""
-    pname = f"options-{namespace}"[:60]
     checks = [
         ("request.operation != 'CREATE' || (request.options.kind == 'CreateOptions' && "
          "request.options.apiVersion == 'meta.k8s.io/v1' && request.options.fieldValidation == 'Strict' && "
@@ -289,19 +296,10 @@ def test_policies_see_the_operations_options(kubectl: Kubectl, namespace: str) -
         ("request.operation != 'DELETE' || (request.options.kind == 'DeleteOptions' && "
          "request.options.propagationPolicy != 'Orphan')", "delete options"),
     ]
-    policy = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
-              "metadata": {"name": pname},
-              "spec": {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": [
-                  {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE", "DELETE"],
-                   "resources": ["configmaps"]}]},
-                  "validations": [{"expression": e, "message": m} for e, m in checks]}}
-    binding = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
-               "metadata": {"name": pname + "-b"},
-               "spec": {"policyName": pname, "validationActions": ["Deny"], "matchResources": {
-                   "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}}}
-    apply(kubectl, "", policy)
-    apply(kubectl, "", binding)
-    try:
+    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE", "DELETE"],
+              "resources": ["configmaps"]}]
+    with bound_policy(kubectl, namespace, f"options-{namespace}", rules,
+                      [{"expression": e, "message": m} for e, m in checks]):
         assert until(lambda: "denied request: create options" in kubectl.run(
             "-n", namespace, "create", "cm", "a", "--field-manager=blocked", check=False).stderr)
         kubectl.run("-n", namespace, "create", "cm", "a")  # kubectl-create, fieldValidation=Strict
@@ -312,6 +310,3 @@ def test_policies_see_the_operations_options(kubectl: Kubectl, namespace: str) -
         proc = kubectl.run("-n", namespace, "delete", "cm", "a", "--cascade=orphan", check=False)
         assert "denied request: delete options" in proc.stderr, proc.stderr
         kubectl.run("-n", namespace, "delete", "cm", "a")
-    finally:
-        kubectl.run("delete", "validatingadmissionpolicybinding", pname + "-b")
-        kubectl.run("delete", "validatingadmissionpolicy", pname)
