@@ -14,10 +14,8 @@ import binascii
 import ipaddress
 import json
 from datetime import UTC, datetime
-from fractions import Fraction
 from typing import Any
 
-from kapi import quantity
 from kapi.attributes import UserInfo
 from kapi.errors import Cause
 from kapi.kinds.apparmor import (
@@ -64,6 +62,7 @@ from kapi.kinds.persistentvolumes import (
     validate_persistent_volume_status_update,
     validate_persistent_volume_update,
 )
+from kapi.kinds.podqos import pod_qos_class
 from kapi.kinds.podspec import (
     POD_HOSTNAME,
     PROTOCOLS,
@@ -808,56 +807,6 @@ def _pod_spec_sans_mutable(spec: Any) -> Any:
             out[key] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, dict) else c
                         for c in out[key]]
     return out
-
-
-QOS_RESOURCES = ("cpu", "memory")  # qos.supportedQoSComputeResources
-
-
-def _positive_quantities(resources: Any) -> dict[str, Fraction]:
-    out: dict[str, Fraction] = {}
-    for name, raw in _dict(resources).items():
-        if name not in QOS_RESOURCES:
-            continue
-        try:
-            value = quantity.parse(raw)
-        except ValueError:
-            continue
-        if value > 0:
-            out[name] = value
-    return out
-
-
-def pod_qos_class(spec: Obj) -> str:
-    """qos.ComputePodQOS of a defaulted PodSpec: BestEffort, Burstable or Guaranteed.
-
-    Only cpu and memory count, and only positive quantities. With pod-level ``resources`` (PodLevelResources)
-    those decide; else the containers' and init containers' (ephemeral containers have none), summed per
-    resource. No requests and no limits: BestEffort. Guaranteed: every container (or the pod) limits both
-    cpu and memory and the requests equal the limits resource by resource; else Burstable.
-    """
-    requests: dict[str, Fraction] = {}
-    limits: dict[str, Fraction] = {}
-    guaranteed = True
-    pod_level = spec.get("resources")
-    holders = [pod_level] if isinstance(pod_level, dict) else [
-        _dict(c).get("resources") for key in ("containers", "initContainers") for c in _list(spec.get(key))]
-    for resources in holders:
-        resources = _dict(resources)
-        for name, value in _positive_quantities(resources.get("requests")).items():
-            requests[name] = requests.get(name, Fraction(0)) + value
-        found = _positive_quantities(resources.get("limits"))
-        for name, value in found.items():
-            limits[name] = limits.get(name, Fraction(0)) + value
-        if resources is pod_level and not _dict(pod_level).get("limits"):
-            continue  # pod-level requests alone: kube checks the limits only when some are given
-        if not all(name in found for name in QOS_RESOURCES):
-            guaranteed = False
-    if not requests and not limits:
-        return "BestEffort"
-    if guaranteed and all(limits.get(name) == value for name, value in requests.items()) \
-            and len(requests) == len(limits):
-        return "Guaranteed"
-    return "Burstable"
 
 
 def _merge_keys(selector: Any, keys: Any, labels: Obj, operator: str) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 from kapi.errors import Cause
 from kapi.kinds.base import RESET_OBJECT_META_FOR_STATUS, Obj
 from kapi.kinds.podfields import MIRROR_POD_ANNOTATION
+from kapi.kinds.podqos import pod_qos_class
 from kapi.objectmeta import forbidden, invalid
 
 EPHEMERAL_CONTAINERS = "ephemeralcontainers"
@@ -217,8 +218,6 @@ def validate_resize_update(new: Obj, old: Obj, spec_causes: list[Cause],
     - with none of these, one ``only cpu and memory resources are mutable`` when the rest of the spec differs.
     """
     if qos_class is None:
-        from kapi.kinds.core import pod_qos_class  # core imports this module
-
         qos_class = pod_qos_class
     new_spec, old_spec = _dict(new.get("spec")), _dict(old.get("spec"))
 
