@@ -23,12 +23,19 @@ from urllib.parse import quote
 
 import aiohttp
 import yaml
+from aiohttp.http_exceptions import LineTooLong
 
-from kapi import jsonutil
+from kapi import jsonutil, limits
 from kapi.resources import Resource
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
+
+# The longest watch event line accepted: an event wraps one object, which can
+# be as large as a request body the API accepts (kapi.limits), so twice that
+# leaves room for the envelope and JSON escaping. aiohttp's default (twice its
+# read buffer) dropped any event over 512 KiB.
+MAX_WATCH_EVENT_BYTES = 2 * limits.MAX_BODY_BYTES
 
 
 class ApiError(Exception):
@@ -238,7 +245,7 @@ class Client:
                     body = body if isinstance(body, dict) else {}
                     raise ApiError(reply.status, str(body.get("reason") or reply.reason),
                                    str(body.get("message") or ""), body)
-                async for line in reply.content:
+                while line := await reply.content.readline(max_line_length=MAX_WATCH_EVENT_BYTES):
                     if not line.strip():
                         continue
                     event = jsonutil.loads(line)
@@ -247,5 +254,5 @@ class Client:
                         raise ApiError(int(status.get("code") or 500), str(status.get("reason") or ""),
                                        str(status.get("message") or ""), status)
                     yield event
-        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        except (aiohttp.ClientError, LineTooLong, TimeoutError, OSError) as exc:
             raise ApiError(503, "ServiceUnavailable", f"watch {path}: {exc!r}") from exc
