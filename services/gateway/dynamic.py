@@ -213,6 +213,8 @@ class CustomResourceRegistry:
         self._reconciling: dict[str, asyncio.Task[None]] = {}
         self._deleting_since: dict[str, float] = {}  # CRD name -> loop time of its first instance delete
         self._dirty: set[str] = set()  # CRDs changed while being reconciled
+        # open watches of each served custom resource version: ended when the version stops being served
+        self._watch_ends: dict[tuple[str, str, str], set[Callable[[], None]]] = {}
 
     def start(self) -> None:
         """Start watching CRDs."""
@@ -241,6 +243,21 @@ class CustomResourceRegistry:
     def crd_of(self, resource: Resource) -> dict[str, Any] | None:
         """The CRD behind a served custom resource row, or None for built-ins."""
         return self._by_gvr.get((resource.group, resource.version, resource.resource))
+
+    def on_unserved(self, resource: Resource, end: Callable[[], None]) -> Callable[[], None]:
+        """Call ``end`` once when ``resource`` (a custom resource version) stops being served (its CRD deleted, or
+        the version dropped), as apiextensions-apiserver tears down the storage and so ends every watch of it;
+        returns the function that forgets ``end`` (call it when the watch ends by itself)."""
+        key = (resource.group, resource.version, resource.resource)
+        ends = self._watch_ends.setdefault(key, set())
+        ends.add(end)
+
+        def forget() -> None:
+            ends.discard(end)
+            if not ends and self._watch_ends.get(key) is ends:
+                del self._watch_ends[key]
+
+        return forget
 
     def selectable_fields(self, resource: Resource) -> list[str]:
         """The field labels a custom resource's version adds to field selectors (its ``selectableFields``)."""
@@ -298,7 +315,12 @@ class CustomResourceRegistry:
         for key, row in served.items():
             printers.PRINTERS[key] = printer(by_gvr[(row.group, row.version, row.resource)], row.version)
         self._printed = set(served)
+        gone = [gvr for gvr, definition in self._by_gvr.items() if
+                (by_gvr.get(gvr) or {}).get("metadata", {}).get("uid") != definition.get("metadata", {}).get("uid")]
         self._by_gvr = by_gvr
+        for gvr in gone:  # a deleted (or deleted and recreated) CRD's watches end, as the storage torn down
+            for end in list(self._watch_ends.pop(gvr, ())):
+                end()
         openapi.set_custom(definitions, extra)
         for name, definition in self.crds.items():
             self._reconcile_soon(name, definition)

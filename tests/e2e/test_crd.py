@@ -260,3 +260,28 @@ def test_crd_singular_and_list_kind_are_its_own(kubectl: Kubectl, stack: Stack, 
         assert [r["singularName"] for r in discovery["resources"]] == ["resource"]
     finally:
         kubectl.run("delete", "crd", f"resources.{group}", "--wait=false")
+
+
+def test_watches_end_when_their_crd_is_deleted(kubectl: Kubectl, namespace: str) -> None:
+    """apiextensions tears down a deleted CRD's storage, and with it every watch of its resources: the stream
+    ends (a client relists and gets 404) instead of idling until its timeout. Both a shared watch (JSON) and a
+    watch of its own (a Table) end."""
+    import time
+
+    kubectl.run("apply", "-f", "-", input=crd_manifest(group="ends.example.com", plural="gizmos", kind="Gizmo"))
+    kubectl.run("wait", "--for=condition=Established", "crd/gizmos.ends.example.com", "--timeout=30s")
+    base = ["get", "--raw", f"/apis/ends.example.com/v1/namespaces/{namespace}/gizmos?watch=1&timeoutSeconds=60"]
+    wait_for(lambda: kubectl.run("get", "gizmos", "-n", namespace, check=False).returncode == 0, 30)
+    watches = [kubectl.popen(*base), kubectl.popen("get", "gizmos", "-n", namespace, "--watch")]
+    try:
+        time.sleep(2)  # both streams open
+        assert all(w.poll() is None for w in watches)
+        started = time.monotonic()
+        kubectl.run("delete", "crd", "gizmos.ends.example.com", "--wait=true", "--timeout=60s")
+        for w in watches:
+            w.wait(timeout=30)  # well before the 60 s the watches asked for
+        assert time.monotonic() - started < 30
+    finally:
+        for w in watches:
+            if w.poll() is None:
+                w.kill()

@@ -208,9 +208,29 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
     deadline = asyncio.get_running_loop().time() + timeout
     output = scope.output
     client = None if output.table or output.partial_metadata else fanout(scope.backends).subscribe(request)
+    custom = scope.backends.custom_resources
+    served = custom is not None and custom.crd_of(scope.resource) is not None
     if client is not None:
-        return await _shared(scope, client, deadline)
+        forget = custom.on_unserved(scope.resource, client.end) if served and custom is not None else None
+        try:
+            return await _shared(scope, client, deadline)
+        finally:
+            if forget is not None:
+                forget()
     call = scope.backends.storage.Watch(request, timeout=timeout)
+    if served and custom is not None:
+        forget = custom.on_unserved(scope.resource, call.cancel)
+        try:
+            return await _stream(scope, request, call, deadline)
+        finally:
+            forget()
+    return await _stream(scope, request, call, deadline)
+
+
+async def _stream(scope: RequestScope, request: storage_pb2.WatchRequest, call: Any, deadline: float
+                  ) -> web.StreamResponse:
+    """Stream a watch of its own (``call``, a storage Watch) until it ends, resuming on another storage replica
+    when the one serving it goes away (see :func:`watch`)."""
     stream = call.__aiter__()
     encoder = _Encoder(scope)
     # Give storage a moment to refuse (bad selector, compacted revision) so a refusal that is not a
