@@ -12,12 +12,14 @@ escapes as a bare 500.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 
 from aiohttp import web
 
-from kapi import errors, gofmt, jsonutil
+from kapi import errors, gofmt, jsonutil, limits
 from services.gateway import audit, debug, negotiation
 from services.gateway.context import CONTEXT, Handler, RequestContext
 from services.gateway.warning import add_warnings
@@ -66,6 +68,33 @@ def new_audit_id() -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
+# How long an error answer waits for the rest of a request body it did not read (aiohttp's own lingering time).
+DRAIN_SECONDS = 10.0
+
+
+async def drain_body(request: web.Request) -> None:
+    """Read and discard what is left of ``request``'s body, at most kube's body limit and DRAIN_SECONDS.
+
+    An error answered before the body was read (404, 405, 403, ...) reached
+    Envoy while it still sent the body upstream: Envoy then reset the client's
+    HTTP/2 stream, often before the response got out (curl's "Stream error in
+    the HTTP/2 framing layer"). Go's net/http reads up to 256 KiB of an unread
+    body before it answers; draining to the body limit lets every such Status
+    through. A body beyond the limit, or a client that stops sending, is left
+    to aiohttp (it closes the connection).
+    """
+    if not request.body_exists or request.content.is_eof():
+        return
+    left = limits.MAX_BODY_BYTES + 1
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(DRAIN_SECONDS):
+            while left > 0 and not request.content.is_eof():
+                chunk = await request.content.read(min(left, 1 << 16))
+                if not chunk:
+                    break
+                left -= len(chunk)
+
+
 def with_panic_recovery(handler: Handler) -> Handler:
     """``handler`` whose StatusErrors and unexpected exceptions come back as Status responses with ``Audit-Id``."""
 
@@ -76,6 +105,7 @@ def with_panic_recovery(handler: Handler) -> Handler:
         try:
             response = await handler(request)
         except errors.StatusError as err:
+            await drain_body(request)
             response = status_response(err, audit_id, request)
             add_warnings(response, ctx.warnings)  # kube's recorder wrote them to the headers as they came
             debug.set_pf_headers(request, response)
@@ -87,8 +117,11 @@ def with_panic_recovery(handler: Handler) -> Handler:
         except Exception as exc:  # noqa: BLE001 - the one place unknown errors become 500 Status
             request[audit.PANIC] = exc
             log.exception("audit-id %s: %s %s failed", audit_id, request.method, request.path)
+            await drain_body(request)
             return status_response(errors.internal(f"{type(exc).__name__}"), audit_id, request)
         if not response.prepared:
+            if response.status >= 400:
+                await drain_body(request)
             response.headers["Audit-Id"] = audit_id
             debug.set_pf_headers(request, response)
         return response
