@@ -20,7 +20,17 @@ from aiohttp import web
 from kapi import errors, jsonutil, k8sproto
 from kapi.attributes import Attributes
 from kapi.resources import REGISTRY, Resource
-from services.gateway import conversion, debug, discovery, issuerdiscovery, metrics, negotiation, openapi, reviews
+from services.gateway import (
+    conversion,
+    debug,
+    discovery,
+    issuerdiscovery,
+    metrics,
+    negotiation,
+    openapi,
+    reviews,
+    rootindex,
+)
 from services.gateway.backends import Backends
 from services.gateway.context import CONTEXT, Handler, context
 from services.gateway.handlers.create import create
@@ -70,6 +80,8 @@ def routes(backends: Backends) -> Handler:
                 return await debug.respond(info.path, request.query, backends, timeout)
             if info.path.rstrip("/") == "/metrics":
                 return await metrics.response(backends.flowcontrol)
+            if info.path == "/":
+                return rootindex.response(backends)
             return non_resource(request, info)
         return await resource_request(request, info, attrs, backends, timeout)
 

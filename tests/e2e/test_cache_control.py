@@ -1,5 +1,5 @@
 """What every answer shares, on the shared stack: Cache-Control as kube-apiserver's WithCacheControl filter
-sets it, and the generic 404 of a path nothing serves."""
+sets it, the generic 404 of a path nothing serves, and the root's index of the paths that are served."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import urllib.request
 from email.message import Message
 
 from kapi.local.launcher import Stack
+from tests.e2e.conftest import Kubectl
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -70,3 +71,17 @@ def test_a_path_nothing_serves_is_kubes_generic_404(stack: Stack) -> None:
     assert json.loads(body) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                                 "message": "the server could not find the requested resource", "reason": "NotFound",
                                 "details": {}, "code": 404}
+
+
+def test_the_root_lists_the_served_paths(stack: Stack, kubectl: Kubectl, alice: Kubectl) -> None:
+    """kube's index handler: ``{"paths": [...]}`` (json.MarshalIndent, sorted) for whoever may read ``/``."""
+    code, headers, body = _reply(stack, "/")
+    assert (code, headers["Content-Type"].split(";")[0]) == (200, "application/json")
+    listed = json.loads(body)["paths"]
+    assert listed == sorted(listed) and body.startswith(b'{\n  "paths": [\n    "/.well-known/openid-configuration"')
+    for path in ("/api", "/api/v1", "/apis", "/apis/apps/v1", "/healthz", "/healthz/etcd", "/livez/ping",
+                 "/readyz", "/openapi/v2", "/openapi/v3", "/version", "/metrics", "/openid/v1/jwks"):
+        assert path in listed, path
+    assert kubectl.run("get", "--raw", "/").returncode == 0
+    refused = alice.run("get", "--raw", "/", check=False)  # the default roles do not name "/"
+    assert refused.returncode != 0 and "Forbidden" in refused.stderr, refused.stderr
