@@ -326,6 +326,13 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
     return {
         "admin": {"address": _socket(admin_address, admin_port)},
         "static_resources": {"listeners": [listener], "clusters": clusters},
+        # The oghttp2 HTTP/2 codec: nghttp2's HPACK decoder refuses any header field over 64 KiB (a GOAWAY with
+        # COMPRESSION_ERROR, no Status) whatever max_request_headers_kb says; oghttp2 honours that 1 MiB limit as
+        # Go's HTTP/2 server does (MaxHeaderListSize from DefaultMaxHeaderBytes).
+        "layered_runtime": {"layers": [
+            {"name": "static", "static_layer": {"envoy.reloadable_features.http2_use_oghttp2": True}},
+            {"name": "admin", "admin_layer": {}},
+        ]},
         "overload_manager": {"resource_monitors": [{
             "name": "envoy.resource_monitors.global_downstream_max_connections",
             "typed_config": {"@type": MAX_CONNECTIONS_MONITOR, "max_active_downstream_connections": LIMIT},

@@ -17,3 +17,37 @@ def test_long_token_and_long_selector_are_answered_not_refused(stack: Stack, nam
     status, _, body = _request(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps?labelSelector={selector}")
     assert status == 200, body[:200]
     assert json.loads(body)["kind"] == "ConfigMapList"
+
+
+def test_a_200_kb_header_passes_envoy_over_http2(stack: Stack) -> None:
+    """nghttp2 (Envoy's default HTTP/2 codec) dropped the connection on any header field over 64 KiB; kube's
+    limit is 1 MiB of headers, so Envoy runs oghttp2, which honours max_request_headers_kb."""
+    import socket
+    import ssl
+    from urllib.parse import urlparse
+
+    import h2.connection
+    import h2.events
+
+    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
+    context.set_alpn_protocols(["h2"])
+    url = urlparse(stack.url)
+    assert url.hostname and url.port
+    events: list[object] = []
+    with socket.create_connection((url.hostname, url.port), timeout=20) as raw, \
+            context.wrap_socket(raw, server_hostname="localhost") as sock:
+        conn = h2.connection.H2Connection()
+        conn.initiate_connection()
+        conn.send_headers(1, [(":method", "GET"), (":path", "/api/v1/namespaces/default"), (":scheme", "https"),
+                              (":authority", "localhost"), ("x-big", "a" * 200_000)], end_stream=True)
+        sock.sendall(conn.data_to_send())
+        while not any(isinstance(e, (h2.events.StreamEnded, h2.events.StreamReset, h2.events.ConnectionTerminated))
+                      for e in events):
+            data = sock.recv(65536)
+            if not data:
+                break
+            events.extend(conn.receive_data(data))
+            sock.sendall(conn.data_to_send())
+    statuses = [dict(e.headers).get(b":status") for e in events if isinstance(e, h2.events.ResponseReceived)]
+    assert statuses == [b"200"], events
