@@ -268,16 +268,20 @@ def test_watches_end_when_their_crd_is_deleted(kubectl: Kubectl, namespace: str)
     watch of its own (a Table) end."""
     import time
 
-    kubectl.run("apply", "-f", "-", input=crd_manifest(group="ends.example.com", plural="gizmos", kind="Gizmo"))
-    kubectl.run("wait", "--for=condition=Established", "crd/gizmos.ends.example.com", "--timeout=30s")
-    base = ["get", "--raw", f"/apis/ends.example.com/v1/namespaces/{namespace}/gizmos?watch=1&timeoutSeconds=60"]
-    wait_for(lambda: kubectl.run("get", "gizmos", "-n", namespace, check=False).returncode == 0, 30)
-    watches = [kubectl.popen(*base), kubectl.popen("get", "gizmos", "-n", namespace, "--watch")]
+    # names no other test uses: kubectl's discovery cache would otherwise resolve them to this deleted CRD
+    manifest = yaml.safe_load(crd_manifest(group="ends.example.com", plural="sprockets", kind="Sprocket"))
+    del manifest["spec"]["names"]["shortNames"]  # "ct" is the crontabs'
+    kubectl.run("apply", "-f", "-", input=yaml.safe_dump(manifest))
+    kubectl.run("wait", "--for=condition=Established", "crd/sprockets.ends.example.com", "--timeout=30s")
+    base = ["get", "--raw", f"/apis/ends.example.com/v1/namespaces/{namespace}/sprockets?watch=1&timeoutSeconds=60"]
+    wait_for(lambda: kubectl.run("get", "sprockets.ends.example.com", "-n", namespace, check=False).returncode == 0,
+             30)
+    watches = [kubectl.popen(*base), kubectl.popen("get", "sprockets.ends.example.com", "-n", namespace, "--watch")]
     try:
         time.sleep(2)  # both streams open
         assert all(w.poll() is None for w in watches)
         started = time.monotonic()
-        kubectl.run("delete", "crd", "gizmos.ends.example.com", "--wait=true", "--timeout=60s")
+        kubectl.run("delete", "crd", "sprockets.ends.example.com", "--wait=true", "--timeout=60s")
         for w in watches:
             w.wait(timeout=30)  # well before the 60 s the watches asked for
         assert time.monotonic() - started < 30
