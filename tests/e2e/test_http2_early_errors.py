@@ -19,7 +19,12 @@ import pytest
 from kapi.local.launcher import Stack
 from tests.e2e.conftest import TOKENS
 
-pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl (with HTTP/2)")
+
+@pytest.fixture(autouse=True)
+def _curl() -> None:
+    """The HTTP/2 client here is curl (the system's, built with nghttp2 on Debian 12); its absence fails the test
+    rather than skipping it."""
+    assert shutil.which("curl") is not None, "these tests need curl with HTTP/2 (Debian: apt-get install curl)"
 
 
 def _post_http2(stack: Stack, path: str, body: Path, auth: list[str]) -> tuple[int, dict[str, object], str]:
