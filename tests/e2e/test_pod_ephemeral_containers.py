@@ -44,3 +44,20 @@ def test_kubectl_debug_adds_an_ephemeral_container(kubectl: Kubectl, namespace: 
         {"op": "add", "path": "/spec/ephemeralContainers/-", "value": {"name": "sneaky", "image": "busybox"}}]),
         check=False)
     assert proc.returncode != 0 and "Forbidden: pod updates may not change fields" in proc.stderr, proc.stderr
+
+
+def test_pod_security_guards_the_ephemeral_containers_door(kubectl: Kubectl, namespace: str) -> None:
+    """The subresource goes through the one write path, so admission runs on it: PodSecurity's baseline level
+    refuses a privileged debug container (kube evaluates pods/ephemeralcontainers updates too)."""
+    kubectl.run("label", "namespace", namespace, "pod-security.kubernetes.io/enforce=baseline")
+    kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(POD))
+    proc = kubectl.run("-n", namespace, "patch", "pod", "web", "--subresource=ephemeralcontainers", "-p", json.dumps({
+        "spec": {"ephemeralContainers": [{"name": "root", "image": "busybox",
+                                          "securityContext": {"privileged": True}}]}}), check=False)
+    assert proc.returncode != 0 and "violates PodSecurity" in proc.stderr, proc.stderr
+    stored = json.loads(kubectl.run("-n", namespace, "get", "pod", "web", "-o", "json").stdout)
+    assert "ephemeralContainers" not in stored["spec"]
+    for dry_run in ("--dry-run=server", None):  # an allowed one passes, dry run or not
+        args = ["-n", namespace, "patch", "pod", "web", "--subresource=ephemeralcontainers", "-p", json.dumps({
+            "spec": {"ephemeralContainers": [{"name": "ok", "image": "busybox"}]}})]
+        kubectl.run(*args, *([dry_run] if dry_run else []))
