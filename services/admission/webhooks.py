@@ -641,7 +641,7 @@ class _Dispatcher:
                 return _Outcome(failure=errors.bad_request(
                     f'admission webhook "{hook.name}" does not support dry run'))
             uid = str(uuid.uuid4())
-            reply = await self.client.post(hook, _review(request, hook, uid), min(hook.timeout, request.timeout))
+            reply = await self.client.post(hook, _review(request, hook, uid), _post_timeout(hook, request))
             response = _verify(reply, uid, self.mutating)
         except CallError as exc:
             if hook.failure_policy == "Ignore":
@@ -659,6 +659,18 @@ class _Dispatcher:
             return _Outcome(response, refusal, warnings, 200)
         observe(False, 200)
         return _Outcome(response, None, warnings, 200)
+
+
+# When the caller's deadline comes before the webhook's timeoutSeconds, the call is the caller's to end: the
+# webhook gets this much longer, so the caller's deadline (504, DEADLINE_EXCEEDED) wins over a webhook failure
+# (500 "context deadline exceeded") that would otherwise race it.
+CALLER_DEADLINE_GRACE = 0.5
+
+
+def _post_timeout(hook: Webhook, request: AdmissionRequest) -> float:
+    """Seconds the webhook call may take: its ``timeoutSeconds``, unless the admission call's own budget
+    (``request.timeout``) ends first, then a little past that budget (:data:`CALLER_DEADLINE_GRACE`)."""
+    return hook.timeout if hook.timeout <= request.timeout else request.timeout + CALLER_DEADLINE_GRACE
 
 
 class MutatingWebhooks(_Dispatcher):
