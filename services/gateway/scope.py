@@ -18,6 +18,7 @@ from multidict import MultiMapping
 from kapi import errors, gofmt, jsonutil, schema
 from kapi.attributes import Attributes
 from kapi.resources import REGISTRY, Resource
+from kapi.revisions import as_revision
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation, table
 from services.gateway.requestinfo import RequestInfo
@@ -287,19 +288,16 @@ def resource_version_of(scope: RequestScope, obj: dict[str, Any]) -> str:
                              "type string")
 
 
-# etcd's revisions, and so resourceVersions, are int64: a larger one can name no state of the store.
-MAX_RESOURCE_VERSION = (1 << 63) - 1
-
-
 def parse_resource_version(text: str) -> int:
     """A resourceVersion string as a revision; "" -> 0. Anything but decimal digits (kube's ``ParseUint``), or a
     number past int64 (no etcd revision reaches it; storage answered a 504 "Too large resource version" and a
     watch hung) -> 400 ``invalid resource version "<text>"``."""
     if not text:
         return 0
-    if not (text.isascii() and text.isdigit()) or int(text) > MAX_RESOURCE_VERSION:
+    revision = as_revision(text)
+    if revision is None:
         raise errors.bad_request(f"invalid resource version {gofmt.go_quote(text)}")
-    return int(text)
+    return revision
 
 
 def success_status(scope: RequestScope, obj: dict[str, Any]) -> dict[str, Any]:

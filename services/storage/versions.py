@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from kapi import errors
 from kapi.gofmt import go_quote
 from kapi.listoptions import check_list_options
-
-# etcd's revisions, and so resourceVersions, are int64.
-MAX_REVISION = (1 << 63) - 1
+from kapi.revisions import as_revision, out_of_range
 
 
 def parse_resource_version(text: str) -> int:
-    """A resourceVersion string -> revision (>= 0); raises 400 BadRequest for anything else."""
-    if text.isdigit() and text.isascii():
-        return int(text)
+    """A resourceVersion string -> revision (0 .. int64, :func:`kapi.revisions.as_revision`); raises 400 BadRequest
+    for anything else."""
+    revision = as_revision(text)
+    if revision is not None:
+        return revision
     raise errors.bad_request(f'resourceVersion: Invalid value: "{text}": invalid resource version')
 
 
@@ -28,9 +28,10 @@ def parse_list_resource_version(text: str) -> int:
     """A list's resourceVersion -> revision, as kube's ValidateListOptions parses it; raises 400 BadRequest
     ``invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid
     syntax`` (APIObjectVersioner.ParseResourceVersion's field error; ``value out of range`` past int64)."""
-    if text.isascii() and text.isdigit() and int(text) <= MAX_REVISION:
-        return int(text)
-    reason = "value out of range" if text.isascii() and text.isdigit() else "invalid syntax"
+    revision = as_revision(text)
+    if revision is not None:
+        return revision
+    reason = "value out of range" if out_of_range(text) else "invalid syntax"
     quoted = go_quote(text)
     raise errors.bad_request(f"invalid resource version: resourceVersion: Invalid value: {quoted}: "
                              f"strconv.ParseUint: parsing {quoted}: {reason}")
