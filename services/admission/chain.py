@@ -84,6 +84,19 @@ class AdmissionRequest:
                     return name
         return ""
 
+    @property
+    def review_name(self) -> str:
+        """The name admission attributes carry (webhooks' and policies' ``request.name``, ``resourceNames``
+        matching): the URL's name, else a create's ``metadata.name`` as it is now: empty for a generateName create
+        while mutating, the generated name once validating (kube's create handler takes ``ObjectName(obj)``, and
+        ``rest.AdmissionToValidateObjectFunc`` fills the generated one "in case the generated name is populated").
+        Never the generateName, which only :attr:`name` (errors' ``extractResourceName``) falls back to."""
+        if self.attributes.name or self.operation != CREATE:
+            return self.attributes.name
+        meta = self.object.get("metadata") if isinstance(self.object, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        return name if isinstance(name, str) else ""
+
 
 class Plugin(Protocol):
     """An admission plugin: its registered name and the operations it handles (admission.Interface)."""

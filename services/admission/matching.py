@@ -112,7 +112,7 @@ def request_variable(request: AdmissionRequest, uid: str = "") -> dict[str, Any]
         "resource": {"group": res.group, "version": res.version, "resource": res.resource},
         "requestKind": {"group": res.group, "version": res.version, "kind": request.kind},
         "requestResource": {"group": res.group, "version": res.version, "resource": res.resource},
-        "name": request.name,
+        "name": request.review_name,
         "namespace": request.namespace,
         "operation": request.operation,
         # authentication/v1 UserInfo: uid, groups and extra are omitempty, so CEL sees no such key when empty

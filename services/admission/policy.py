@@ -104,7 +104,7 @@ class ValidatingAdmissionPolicy:
     @staticmethod
     def _rule(rule: dict[str, Any], request: AdmissionRequest) -> bool:
         names = rule.get("resourceNames")
-        if names and request.name not in names:
+        if names and request.review_name not in names:
             return False
         return rule_matches(rule, request)
 

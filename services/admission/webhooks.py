@@ -72,7 +72,7 @@ import jsonpatch
 from kapi import errors, jsonutil, kinds, observability
 from kapi.objectmeta import go_quote
 from services.admission import metrics
-from services.admission.chain import CREATE, AdmissionRequest
+from services.admission.chain import AdmissionRequest
 from services.admission.informers import Informers
 from services.admission.matching import (
     SelectorInvalid,
@@ -476,13 +476,7 @@ def _review(request: AdmissionRequest, webhook: Webhook, uid: str) -> dict[str, 
     oldObject are ``null`` when absent; dryRun is always there; options are the operation's options
     (:meth:`AdmissionRequest.operation_options`: the request's dryRun, fieldManager and fieldValidation, or its
     DeleteOptions), ``null`` for a CONNECT (kube passes the connect options as the object)."""
-    req = request_variable(request, uid)
-    if request.attributes.name:
-        name = request.attributes.name
-    else:  # a create's name is the object's as sent: empty for generateName (kube never sends generateName)
-        meta = (request.object if request.operation == CREATE else request.old_object) or {}
-        name = (meta.get("metadata") or {}).get("name") or ""
-    req["name"] = name
+    req = request_variable(request, uid)  # name: AdmissionRequest.review_name, never the generateName
     for key in ("name", "namespace", "subResource", "requestSubResource"):
         if not req.get(key):
             req.pop(key, None)
