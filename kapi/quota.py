@@ -47,21 +47,98 @@ def containers(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for c in spec.get("containers") or [] if isinstance(c, dict)]
 
 
-def pod_compute(pod: dict[str, Any]) -> Usage:
-    """requests/limits of a Pod: max(sum of containers, each init container) per resource (kube PodRequests)."""
+def _resource_list(value: Any) -> Usage:
+    return {k: quantity_or_zero(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def _add(into: Usage, other: Usage) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, Fraction(0)) + v
+
+
+def _maximum(into: Usage, other: Usage) -> None:
+    for k, v in other.items():
+        if k not in into or v > into[k]:
+            into[k] = v
+
+
+def _resize_infeasible(pod: dict[str, Any]) -> bool:
+    """IsPodResizeInfeasible: the first ``PodResizePending`` condition has reason ``Infeasible``."""
+    for cond in (pod.get("status") or {}).get("conditions") or []:
+        if isinstance(cond, dict) and cond.get("type") == "PodResizePending":
+            return cond.get("reason") == "Infeasible"
+    return False
+
+
+def _container_resources(pod: dict[str, Any], container: dict[str, Any], which: str,
+                         statuses: dict[str, dict[str, Any]] | None) -> Usage:
+    """A container's ``which`` (requests or limits) as PodRequests/PodLimits count it with UseStatusResources
+    (InPlacePodVerticalScaling): with a status ``resources``, determineContainerReqs is the largest of the spec's,
+    the status's and ``allocatedResources`` (only the status's and allocated when the resize is Infeasible);
+    determineContainerLimits the larger of the spec's and the status's (only the status's when Infeasible)."""
+    spec = _resource_list((container.get("resources") or {}).get(which))
+    status = statuses.get(container.get("name", "")) if statuses is not None else None
+    if not status or not isinstance(status.get("resources"), dict):
+        return spec
+    actual = _resource_list(status["resources"].get(which))
+    out = {} if _resize_infeasible(pod) else dict(spec)
+    _maximum(out, actual)
+    if which == "requests":
+        _maximum(out, _resource_list(status.get("allocatedResources")))
+    return out
+
+
+POD_LEVEL = ("cpu", "memory")  # resourcehelper.IsSupportedPodLevelResource, with hugepages-*
+
+
+def pod_resources(pod: dict[str, Any], which: str, *, use_status: bool = True, overhead: bool = True) -> Usage:
+    """resourcehelper.PodRequests / PodLimits (component-helpers ``resource/helpers.go``) as the pod evaluator calls
+    them (UseStatusResources, InPlacePodVerticalScaling GA): regular and sidecar (``restartPolicy: Always``) init
+    containers summed, each other init container with the sidecars before it, the larger of the two per resource;
+    the pod-level ``spec.resources`` override (cpu, memory, hugepages-*; PodLevelResources); ``spec.overhead``
+    added to every request and to every non-zero limit. Quantities as exact Fractions. ``use_status=False,
+    overhead=False`` is the LimitRanger's spec-only podRequests/podLimits (``plugin/pkg/admission/limitranger``)."""
     spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    statuses = {s.get("name", ""): s for key in ("containerStatuses", "initContainerStatuses")
+                for s in status.get(key) or [] if isinstance(s, dict)} if use_status else None
+    total: Usage = {}
+    for c in containers(spec):
+        _add(total, _container_resources(pod, c, which, statuses))
+    sidecars: Usage = {}
+    init: Usage = {}
+    for c in spec.get("initContainers") or []:
+        if not isinstance(c, dict):
+            continue
+        if c.get("restartPolicy") == "Always":
+            own = _container_resources(pod, c, which, statuses)
+            _add(total, own)
+            _add(sidecars, own)
+            _maximum(init, sidecars)
+        else:
+            own = _resource_list((c.get("resources") or {}).get(which))
+            _add(own, sidecars)
+            _maximum(init, own)
+    _maximum(total, init)
+    for k, v in _resource_list((spec.get("resources") or {}).get(which)).items():
+        if k in POD_LEVEL or k.startswith("hugepages-"):
+            total[k] = v
+    for k, v in (_resource_list(spec.get("overhead")) if overhead else {}).items():
+        if which == "requests":
+            total[k] = total.get(k, Fraction(0)) + v
+        elif total.get(k):
+            total[k] += v
+    return total
+
+
+def pod_compute(pod: dict[str, Any]) -> Usage:
+    """podComputeUsageHelper over :func:`pod_resources`: ``requests.<r>`` and ``limits.<r>`` for every resource,
+    and the bare ``cpu``, ``memory``, ``ephemeral-storage`` and ``hugepages-*`` names for their requests."""
     out: Usage = {}
     for which in ("requests", "limits"):
-        total: Usage = {}
-        for c in containers(spec):
-            for k, v in ((c.get("resources") or {}).get(which) or {}).items():
-                total[k] = total.get(k, Fraction(0)) + quantity_or_zero(v)
-        for c in spec.get("initContainers") or []:
-            for k, v in (((c or {}).get("resources") or {}).get(which) or {}).items():
-                total[k] = max(total.get(k, Fraction(0)), quantity_or_zero(v))
-        for k, v in total.items():
+        for k, v in pod_resources(pod, which).items():
             out[f"{which}.{k}"] = v
-            if which == "requests" and k in ("cpu", "memory"):
+            if which == "requests" and (k in COMPUTE or k.startswith("hugepages-")):
                 out[k] = v
     return out
 

@@ -3,12 +3,14 @@
 For each LimitRange of the namespace (item types Container, Pod,
 PersistentVolumeClaim):
 
-- Pod CREATE: every container (and init container) missing a limit gets
+- Pod CREATE and ``pods/resize`` UPDATE: every container (and init container) missing a limit gets
   ``default``, missing a request gets ``defaultRequest`` (LimitRange
   defaulting: defaultRequest falls back to default, default to max); the
   Pod is annotated ``kubernetes.io/limit-ranger: LimitRanger plugin set:
-  cpu, memory request for container nginx; cpu limit for container nginx``.
-- Validation (Pod CREATE, PVC CREATE/UPDATE): ``min``, ``max`` and
+  cpu, memory request for container nginx; cpu limit for container nginx``
+  (on a resize the annotation goes with the rest of the metadata:
+  dropNonResizeUpdates keeps the stored Pod's).
+- Validation (Pod CREATE and resize, PVC CREATE/UPDATE): ``min``, ``max`` and
   ``maxLimitRequestRatio`` per Container, summed per Pod, and min/max of
   ``requests.storage`` per PVC; failures -> 403 ``pods "x" is forbidden:
   [minimum cpu usage per Container is 100m, but request is 50m, ...]``
@@ -22,10 +24,12 @@ from typing import Any
 
 from kapi import errors, quantity
 from kapi.kinds.core import default_limit_range_item
+from kapi.quota import pod_resources
 from services.admission.chain import CREATE, UPDATE, AdmissionRequest
 from services.admission.informers import Informers
 
 ANNOTATION = "kubernetes.io/limit-ranger"
+RESIZE = "resize"
 _BINARY = ("memory", "ephemeral-storage", "storage")
 
 
@@ -94,8 +98,10 @@ def _check(kind: str, item: dict[str, Any], requests: dict[str, Any], limits: di
     return errs
 
 
-def _containers(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    return [c for key in ("initContainers", "containers") for c in spec.get(key) or [] if isinstance(c, dict)]
+def _containers(spec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(annotation prefix, container): the containers, then the init containers (kube's order)."""
+    return [(prefix, c) for key, prefix in (("containers", "container"), ("initContainers", "init container"))
+            for c in spec.get(key) or [] if isinstance(c, dict)]
 
 
 class LimitRanger:
@@ -115,9 +121,22 @@ class LimitRanger:
         await self.cache.wait_synced(min(request.timeout, 5.0))
         return self.cache.list(request.namespace)
 
-    def _target(self, request: AdmissionRequest) -> str:
+    @staticmethod
+    def _target(request: AdmissionRequest) -> str:
+        """``"pods"``, ``"pvcs"`` or ``""`` (not handled): SupportsAttributes of
+        ``plugin/pkg/admission/limitranger/admission.go`` — a Pod CREATE, an UPDATE of ``pods/resize``
+        (in-place resize: defaults and constraints as on create), a PVC CREATE or UPDATE; no other
+        subresource and no plain Pod UPDATE. runLimitFunc skips an update of an object being deleted (the
+        stored one has a ``deletionTimestamp``)."""
         res = request.resource
-        if res.group != "" or request.subresource or request.object is None:
+        if res.group != "" or request.object is None:
+            return ""
+        old_meta = (request.old_object or {}).get("metadata") or {}
+        if request.old_object is not None and old_meta.get("deletionTimestamp"):
+            return ""
+        if res.resource == "pods" and request.subresource == RESIZE:
+            return "pods" if request.operation == UPDATE else ""
+        if request.subresource:
             return ""
         if res.resource == "pods" and request.operation == CREATE:
             return "pods"
@@ -134,7 +153,7 @@ class LimitRanger:
             return
         notes: list[str] = []
         spec = request.object.setdefault("spec", {})  # type: ignore[union-attr]
-        for c in _containers(spec):
+        for prefix, c in _containers(spec):
             resources = c.setdefault("resources", {})
             requests = resources.get("requests") or {}
             limits = resources.get("limits") or {}
@@ -154,9 +173,9 @@ class LimitRanger:
             if limits:
                 resources["limits"] = limits
             if set_req:
-                notes.append(f"{', '.join(sorted(set_req))} request for container {c.get('name', '')}")
+                notes.append(f"{', '.join(sorted(set_req))} request for {prefix} {c.get('name', '')}")
             if set_lim:
-                notes.append(f"{', '.join(sorted(set_lim))} limit for container {c.get('name', '')}")
+                notes.append(f"{', '.join(sorted(set_lim))} limit for {prefix} {c.get('name', '')}")
         if notes:
             meta = request.object.setdefault("metadata", {})  # type: ignore[union-attr]
             annotations = meta.setdefault("annotations", {})
@@ -174,20 +193,16 @@ class LimitRanger:
         obj = request.object or {}
         spec = obj.get("spec") or {}
         if target == "pods":
-            totals_req: dict[str, Fraction] = {}
-            totals_lim: dict[str, Fraction] = {}
-            for c in _containers(spec):
+            for _, c in _containers(spec):
                 resources = c.get("resources") or {}
                 requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
                 for item in _items(ranges, "Container"):
                     errs += _check("Container", item, requests, limits)
-                for src, dst in ((requests, totals_req), (limits, totals_lim)):
-                    for k, v in src.items():
-                        q = _q(v)
-                        if q is not None:
-                            dst[k] = dst.get(k, Fraction(0)) + q
-            req_s = {k: quantity.format(v, binary=k in _BINARY) for k, v in totals_req.items()}
-            lim_s = {k: quantity.format(v, binary=k in _BINARY) for k, v in totals_lim.items()}
+            # podRequests / podLimits: sidecars summed with the containers, the pod-level override
+            totals = {which: pod_resources(obj, which, use_status=False, overhead=False)
+                      for which in ("requests", "limits")}
+            req_s = {k: quantity.format(v, binary=k in _BINARY) for k, v in totals["requests"].items()}
+            lim_s = {k: quantity.format(v, binary=k in _BINARY) for k, v in totals["limits"].items()}
             for item in _items(ranges, "Pod"):
                 errs += _check("Pod", item, req_s, lim_s)
         else:

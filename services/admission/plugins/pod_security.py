@@ -7,7 +7,11 @@ latest ones). Defaults come from the plugin configuration
 (PodSecurityConfiguration ``defaults``; all privileged) and
 ``exemptions`` (usernames, namespaces, runtimeClasses) skip evaluation.
 
-- Pod CREATE/UPDATE (main resource and ephemeralcontainers): enforce ->
+- Pod CREATE/UPDATE (the main resource and every subresource but
+  ignoredPodSubresources' exec, attach, binding, eviction, log,
+  portforward, proxy and status: ephemeralcontainers and resize are
+  evaluated; an UPDATE only when :func:`significant_pod_update`, never a
+  resize): enforce ->
   403 ``pods "x" is forbidden: violates PodSecurity "restricted:latest":
   <check> (<detail>), ...``; warn -> a warning ``would violate PodSecurity
   "baseline:latest": ...``; audit -> the audit annotation
@@ -230,6 +234,49 @@ def evaluate(level: str, meta: dict[str, Any], spec: dict[str, Any]) -> list[str
     return [msg for check in checks if (msg := check(meta, spec, cs))]
 
 
+# ignoredPodSubresources (staging/src/k8s.io/pod-security-admission/admission/admission.go): every other pods
+# subresource (ephemeralcontainers, resize, ...) carries a Pod and is evaluated
+IGNORED_POD_SUBRESOURCES = frozenset({"attach", "binding", "eviction", "exec", "log", "portforward", "proxy",
+                                      "status"})
+SECCOMP_POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod"
+SECCOMP_CONTAINER_ANNOTATION_PREFIX = "container.seccomp.security.alpha.kubernetes.io/"
+
+
+def _list_of(spec: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    items = spec.get(key)
+    return [c if isinstance(c, dict) else {} for c in items] if isinstance(items, list) else []
+
+
+def significant_pod_update(pod: dict[str, Any], old: dict[str, Any]) -> bool:
+    """isSignificantPodUpdate (``pod-security-admission/admission/admission.go``): whether a Pod UPDATE (of the
+    Pod, ``pods/ephemeralcontainers`` or ``pods/resize``) is evaluated at all. Only these count: the seccomp pod
+    annotation, the number of containers or init containers, a container's image or seccomp container
+    annotation (by index), an ephemeral container added or its image or annotation changed (by name). A
+    resize (resources only) is never significant, so it is allowed without a warning whatever the policy."""
+    ann = (pod.get("metadata") or {}).get("annotations") or {}
+    old_ann = (old.get("metadata") or {}).get("annotations") or {}
+    if ann.get(SECCOMP_POD_ANNOTATION) != old_ann.get(SECCOMP_POD_ANNOTATION):
+        return True
+    spec, old_spec = pod.get("spec") or {}, old.get("spec") or {}
+
+    def changed(c: dict[str, Any], oc: dict[str, Any]) -> bool:
+        key = SECCOMP_CONTAINER_ANNOTATION_PREFIX + str(c.get("name", ""))
+        return c.get("image") != oc.get("image") or ann.get(key) != old_ann.get(key)
+
+    for key in ("containers", "initContainers"):
+        if len(_list_of(spec, key)) != len(_list_of(old_spec, key)):
+            return True
+    for key in ("containers", "initContainers"):
+        if any(changed(c, oc) for c, oc in zip(_list_of(spec, key), _list_of(old_spec, key), strict=True)):
+            return True
+    olds = {c.get("name"): c for c in _list_of(old_spec, "ephemeralContainers")}
+    for c in _list_of(spec, "ephemeralContainers"):
+        oc = olds.get(c.get("name"))
+        if oc is None or changed(c, oc):
+            return True
+    return False
+
+
 def _pod_of(request: AdmissionRequest) -> tuple[dict[str, Any], dict[str, Any]] | None:
     obj = request.object or {}
     res = request.resource
@@ -277,7 +324,9 @@ class PodSecurity:
         if res.group == "" and res.resource == "namespaces":
             self._validate_namespace(request)
             return
-        if request.subresource not in ("", "ephemeralcontainers") or request.object is None:
+        is_pod = res.group == "" and res.resource == "pods"
+        if request.object is None or (request.subresource in IGNORED_POD_SUBRESOURCES if is_pod
+                                      else request.subresource != ""):
             return
         pod = _pod_of(request)
         if pod is None or request.namespace in self.exempt_namespaces:
@@ -287,15 +336,18 @@ class PodSecurity:
         meta, spec = pod
         if spec.get("runtimeClassName") in self.exempt_runtime_classes:
             return
-        if request.operation == UPDATE and request.subresource == "" and request.old_object is not None:
-            old = _pod_of(AdmissionRequest(request.operation, request.attributes, res, request.kind,
-                                           request.old_object, None))
-            if old is not None and old[1] == spec:
-                return  # metadata-only updates are not re-evaluated
+        if request.operation == UPDATE and request.old_object is not None:
+            if is_pod:
+                if not significant_pod_update(request.object, request.old_object):
+                    return  # nothing PodSecurity checks can have changed: allowed, no warning
+            else:
+                old = _pod_of(AdmissionRequest(request.operation, request.attributes, res, request.kind,
+                                               request.old_object, None))
+                if old is not None and old[1] == spec:
+                    return  # metadata-only template updates are not re-evaluated
         ns = await self.namespaces.get(request.namespace, request.timeout) or {}
         labels = ((ns.get("metadata") or {}).get("labels")) or {}
         levels = self._levels(labels)
-        is_pod = res.group == "" and res.resource == "pods"
         level, version = levels["enforce"]
         if is_pod and level != "privileged":
             violations = evaluate(level, meta, spec)

@@ -4,17 +4,22 @@ For each ResourceQuota of the namespace whose scopes match the object and
 whose ``spec.hard`` names a resource the object uses (usage and scopes as
 :mod:`kapi.quota` evaluates them, shared with the quota controller):
 
-- a Pod missing a constrained compute resource -> 403 ``failed quota:
-  <quota>: must specify limits.cpu for: <containers>``.
+- which requests count (:meth:`ResourceQuota.evaluated`, the evaluators'
+  Handles): a Pod CREATE and a ``pods/resize`` UPDATE (in-place resize:
+  the increase is charged, a decrease frees nothing), any other resource's
+  CREATE/UPDATE of the main resource; a plain Pod UPDATE and other
+  subresources are not charged.
+- a Pod (created or resized) missing a constrained compute resource -> 403
+  ``failed quota: <quota>: must specify limits.cpu for: <containers>``.
 - new usage above hard -> 403 ``exceeded quota: <quota>, requested:
   pods=1, used: pods=2, limited: pods=2``.
 - the new ``status.used`` (and ``status.hard``) is written with a
   conditional storage update; on a Conflict the quota is re-read and the
   check repeated, so concurrent creates across replicas never overshoot.
   Dry-run requests check without charging. A quota whose status lacks a
-  constrained resource has that usage computed from a live list first
-  (kapi has no quota controller yet); DELETE of a charged object refunds
-  its usage the same way.
+  constrained resource has that usage computed from a live list first;
+  DELETE of a charged object refunds its usage (kube leaves both to the
+  quota controller, :mod:`services.controllers.loops.resourcequota`).
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ from kapi import errors
 from kapi.quota import (
     Usage,
     add_usage,
-    containers,
     counted_resources,
     format_usage,
     quantity_or_zero,
@@ -41,6 +45,11 @@ from services.admission.informers import Informers
 log = logging.getLogger(__name__)
 
 MAX_RETRIES = 20
+RESIZE = "resize"
+# validationSet of pkg/quota/v1/evaluator/core/pods.go: the names whose quota every container must set
+_VALIDATION_SET = {"cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"}
+
+
 def _list(items: Usage) -> str:
     return ",".join(f"{k}={format_usage(k, v)}" for k, v in sorted(items.items()))
 
@@ -58,17 +67,44 @@ class ResourceQuota:
         """CREATE, UPDATE and DELETE."""
         return operation in (CREATE, UPDATE, DELETE)
 
-    async def validate(self, request: AdmissionRequest) -> None:
-        """Charge the request's usage to every matching quota; raises 403 when a quota would be exceeded."""
+    @staticmethod
+    def evaluated(request: AdmissionRequest) -> bool:
+        """Whether the request's object counts against quota here.
+
+        The pod evaluator's Handles (``pkg/quota/v1/evaluator/core/pods.go``): a Pod CREATE, and an UPDATE of
+        ``pods/resize`` (InPlacePodVerticalScaling) only; other subresources and a plain Pod UPDATE are not
+        charged. Any other resource: its main resource only. DELETE refunds (kapi's own; kube leaves that to the
+        quota controller)."""
         res = request.resource
-        if not request.namespace or request.subresource not in ("",) or request.kind != res.kind:
+        if not request.namespace or request.kind != res.kind:
+            return False
+        if not res.group and res.resource == "pods":
+            if request.subresource == RESIZE:
+                return request.operation == UPDATE
+            return request.subresource == "" and request.operation in (CREATE, DELETE)
+        return request.subresource == ""
+
+    async def validate(self, request: AdmissionRequest) -> None:
+        """Charge the request's usage to every matching quota; raises 403 when a quota would be exceeded.
+
+        kube's CheckRequest (``staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go``):
+        every matching quota first checks Constraints (``failed quota: <q>: must specify ...``); an UPDATE is
+        charged ``new - old`` clamped at zero per resource (SubtractWithNonNegativeResult: a resize down frees
+        nothing until the quota controller recounts) for a quota the old object matched too, the whole new usage
+        for one it did not."""
+        res = request.resource
+        if not self.evaluated(request):
             return
         await self.cache.wait_synced(min(request.timeout, 5.0))
         if not self.cache.list(request.namespace):
             return
         new = usage(request.object, res.group, res.resource) if request.operation != DELETE else {}
         old = usage(request.old_object, res.group, res.resource) if request.operation != CREATE else {}
-        delta = {k: new.get(k, Fraction(0)) - old.get(k, Fraction(0)) for k in set(new) | set(old)}
+        if request.operation == DELETE:
+            delta = {k: -v for k, v in old.items()}
+        else:
+            delta = dict(new)
+        update_delta = {k: max(v - old.get(k, Fraction(0)), Fraction(0)) for k, v in new.items()}
         subject = request.object if request.object is not None else (request.old_object or {})
         charged: list[tuple[str, Usage]] = []
         try:
@@ -78,7 +114,10 @@ class ResourceQuota:
                     continue
                 hard = (quota.get("spec") or {}).get("hard") or {}
                 self._must_specify(name, hard, request)
-                relevant = {k: v for k, v in delta.items() if k in hard and v != 0}
+                amount = delta
+                if request.operation == UPDATE and quota_matches(quota, request.old_object or {}, res.resource):
+                    amount = update_delta
+                relevant = {k: v for k, v in amount.items() if k in hard and v != 0}
                 if not relevant:
                     continue
                 await self._charge(name, relevant, request)
@@ -93,17 +132,21 @@ class ResourceQuota:
 
     @staticmethod
     def _must_specify(name: str, hard: dict[str, Any], request: AdmissionRequest) -> None:
+        """The pod evaluator's Constraints, for a Pod CREATE or resize: a quota on cpu or memory (``cpu``,
+        ``requests.cpu``, ``limits.cpu`` and the memory ones) needs every container and init container to set it;
+        403 ``failed quota: <quota>: must specify limits.cpu for: a,b; requests.memory for: a`` (resources and
+        container names sorted)."""
         res = request.resource
-        if res.group or res.resource != "pods" or request.operation != CREATE or request.object is None:
+        if res.group or res.resource != "pods" or request.operation == DELETE or request.object is None:
             return
-        missing: list[str] = []
         spec = request.object.get("spec") or {}
-        for constrained in sorted(hard):
-            which, _, compute = constrained.partition(".")
-            if which not in ("requests", "limits") or compute not in ("cpu", "memory"):
-                continue
-            lacking = [c.get("name", "") for c in containers(spec)
-                       if compute not in (((c.get("resources") or {}).get(which)) or {})]
+        every = [c for key in ("containers", "initContainers") for c in spec.get(key) or [] if isinstance(c, dict)]
+        missing: list[str] = []
+        for constrained in sorted(set(hard) & _VALIDATION_SET):
+            which, _, compute = constrained.rpartition(".")
+            which = which or "requests"
+            lacking = sorted({c.get("name", "") for c in every
+                              if compute not in (((c.get("resources") or {}).get(which)) or {})})
             if lacking:
                 missing.append(f"{constrained} for: {','.join(lacking)}")
         if missing:
