@@ -18,7 +18,9 @@ apiextensions-apiserver's decoder and ``customResourceStrategy`` do:
    min/max, lengths, items, properties, required, ``x-kubernetes-int-or-
    string``, ``x-kubernetes-list-type`` (set/map) with ``-list-map-keys``,
    allOf/anyOf/oneOf/not, and ``x-kubernetes-validations`` CEL rules with
-   ``self`` and (transition rules) ``oldSelf``; ObjectMeta as for every kind.
+   ``self`` and (transition rules) ``oldSelf``; ObjectMeta as for every kind; on an update the
+   validation ratchets (KEP-4008): errors of values unchanged from the stored object are dropped
+   (:mod:`services.admission.crd_ratchet`).
 
 Sources: "Extend the Kubernetes API with CustomResourceDefinitions"
 (Specifying a structural schema, Field pruning, Defaulting, Validation
@@ -41,6 +43,7 @@ from kapi.errors import Cause
 from kapi.kinds.base import WHOLE_OBJECT_META, Obj, Strategy
 from kapi.resources import Resource
 from services.admission.chain import CREATE, AdmissionRequest
+from services.admission.crd_ratchet import UNCORRELATED, Same, correlate_items, property_schema
 from services.admission.informers import Informers
 from services.admission.matching import evaluate_cel
 
@@ -163,52 +166,123 @@ def _type_ok(value: Any, type_: str) -> bool:
     return True
 
 
+def _duplicates(value: list[Any], sch: Schema, path: str) -> list[Cause]:
+    """The duplicate items of an ``x-kubernetes-list-type`` set or map list (by its map keys)."""
+    list_type = sch.get("x-kubernetes-list-type")
+    keys = [str(k) for k in sch.get("x-kubernetes-list-map-keys") or []]
+    seen: list[Any] = []
+    found: list[Cause] = []
+    for i, item in enumerate(value):
+        if list_type == "map" and isinstance(item, dict):
+            ident = tuple(item.get(k) for k in keys)
+            if ident in seen:
+                shown = ", ".join(f'"{k}":{_show(item.get(k))}' for k in keys)
+                found.append(Cause("FieldValueDuplicate", f"Duplicate value: map[string]interface {{}}{{{shown}}}",
+                                   f"{path}[{i}]"))
+            seen.append(ident)
+        elif list_type == "set" or sch.get("uniqueItems"):
+            if item in seen:
+                found.append(Cause("FieldValueDuplicate", f"Duplicate value: {_show(item)}", f"{path}[{i}]"))
+            seen.append(item)
+    return found
+
+
+def _has_duplicates(value: Any, sch: Any, root: bool = False) -> bool:
+    """Whether a stored object has a duplicate in any set or map list (structurallisttype.ValidateListSetsAndMaps
+    over the old object: kube reports the new object's duplicates only when the old one had none)."""
+    if not isinstance(sch, dict):
+        return False
+    if isinstance(value, dict):
+        embedded = root or bool(sch.get("x-kubernetes-embedded-resource"))
+        return any(_has_duplicates(item, property_schema(sch, key)) for key, item in value.items()
+                   if not (embedded and key == "metadata"))
+    if isinstance(value, list):
+        return bool(_duplicates(value, sch, "")) or any(_has_duplicates(item, sch.get("items")) for item in value)
+    return False
+
+
 class Validator:
-    """Validates one object against a structural schema, collecting kube-style field causes."""
+    """Validates one object against a structural schema, collecting kube-style field causes.
+
+    On an update (KEP-4008 ratcheting) :meth:`validate` gets each node's correlated stored value as
+    ``prior``: the schema causes of a value equal to it are dropped, and a failing rule that does not use
+    ``oldSelf`` on such a value becomes a warning (``<path>: <message>``, in :attr:`warnings`) instead of a
+    cause, as apiextensions-apiserver's ratcheting validators do (see :mod:`services.admission.crd_ratchet`).
+    """
 
     def __init__(self) -> None:
         self.causes: list[Cause] = []
+        self.warnings: list[str] = []
+        self._sticky: list[str] = []  # per cause: "" (schema, ratcheted), "rule" (never), "dup" (list-type)
+
+    def _add(self, cause: Cause, kind: str = "") -> None:
+        self.causes.append(cause)
+        self._sticky.append(kind)
 
     def _invalid(self, path: str, value: Any, detail: str) -> None:
-        self.causes.append(Cause("FieldValueInvalid", f"Invalid value: {_show(value)}: {detail}", path))
+        self._add(Cause("FieldValueInvalid", f"Invalid value: {_show(value)}: {detail}", path))
+
+    def _ratchet(self, before: int) -> None:
+        """Drop the schema causes added since ``before`` (the value they are about is unchanged)."""
+        keep = [(c, k) for c, k in zip(self.causes[before:], self._sticky[before:], strict=True) if k]
+        del self.causes[before:], self._sticky[before:]
+        for cause, kind in keep:
+            self._add(cause, kind)
+
+    def drop_duplicates(self) -> None:
+        """Drop the ``x-kubernetes-list-type`` duplicate causes (the stored object had some already)."""
+        keep = [(c, k) for c, k in zip(self.causes, self._sticky, strict=True) if k != "dup"]
+        self.causes, self._sticky = [c for c, _ in keep], [k for _, k in keep]
 
     def validate(self, value: Any, sch: Schema, path: str, old: Any = None, has_old: bool = False,
-                 root: bool = False) -> None:
-        """Check ``value`` at JSON path ``path`` (``old``: the stored value at the same path, for oldSelf)."""
+                 root: bool = False, prior: Any = UNCORRELATED, parent: Same | None = None) -> None:
+        """Check ``value`` at JSON path ``path`` (``old``: the stored value at the same path, for oldSelf;
+        ``prior``: the correlated stored value for ratcheting, ``parent``: the nearest correlated ancestor's
+        equality when this node has no ``prior``)."""
         if not isinstance(sch, dict):
             return
         before = len(self.causes)
+        same = Same(value, prior, sch) if prior is not UNCORRELATED else parent
+        checked = self._check(value, sch, path, old, has_old, root, prior, same)
+        if same is not None and len(self.causes) > before and same():
+            self._ratchet(before)
+        if checked and len(self.causes) == before:
+            self._rules(value, sch, path, old, has_old, same)
+
+    def _check(self, value: Any, sch: Schema, path: str, old: Any, has_old: bool, root: bool, prior: Any,
+               same: Same | None) -> bool:
+        """The schema checks of one node and its subtree; False when the value is null or of the wrong type
+        (its rules are not evaluated)."""
         if value is None:
             if not sch.get("nullable") and sch.get("type"):
                 self._invalid(path, "null", f'{path} in body must be of type {sch["type"]}: "null"')
-            return
+            return False
         if sch.get("x-kubernetes-int-or-string"):
             if not (isinstance(value, (int, str)) and not isinstance(value, bool)):
                 self._invalid(path, _type_name(value), f'{path} in body must be of type integer,string: '
                                                        f'"{_type_name(value)}"')
-                return
+                return False
         elif sch.get("type") and not _type_ok(value, str(sch["type"])):
             self._invalid(path, _type_name(value), f'{path} in body must be of type {sch["type"]}: '
                                                    f'"{_type_name(value)}"')
-            return
+            return False
         self._scalar(value, sch, path)
         if isinstance(value, dict):
-            self._object(value, sch, path, old if isinstance(old, dict) else None, has_old, root)
+            self._object(value, sch, path, old if isinstance(old, dict) else None, has_old, root, prior, same)
         elif isinstance(value, list):
-            self._array(value, sch, path, old if isinstance(old, list) else None, has_old)
-        self._combinators(value, sch, path)
-        if len(self.causes) == before:
-            self._rules(value, sch, path, old, has_old)
+            self._array(value, sch, path, old if isinstance(old, list) else None, has_old, prior, same)
+        self._combinators(value, sch, path, prior, same)
+        return True
 
     def _scalar(self, value: Any, sch: Schema, path: str) -> None:
         if "enum" in sch and isinstance(sch["enum"], list) and value not in sch["enum"]:
             supported = ", ".join(_show(v) for v in sch["enum"])
-            self.causes.append(Cause("FieldValueNotSupported",
-                                     f"Unsupported value: {_show(value)}: supported values: {supported}", path))
+            self._add(Cause("FieldValueNotSupported",
+                            f"Unsupported value: {_show(value)}: supported values: {supported}", path))
         if isinstance(value, str):
             if isinstance(sch.get("maxLength"), int) and len(value) > sch["maxLength"]:
-                self.causes.append(Cause("FieldValueTooLong", f"Too long: may not be more than {sch['maxLength']} "
-                                         "bytes", path))
+                self._add(Cause("FieldValueTooLong", f"Too long: may not be more than {sch['maxLength']} "
+                                "bytes", path))
             if isinstance(sch.get("minLength"), int) and len(value) < sch["minLength"]:
                 self._invalid(path, value, f"{path} in body should be at least {sch['minLength']} chars long")
             if isinstance(sch.get("pattern"), str) and goregexp.search(sch["pattern"], value) is False:  # RE2: linear
@@ -234,14 +308,14 @@ class Validator:
                 self._invalid(path, value, f"{path} in body should be a multiple of {_show(multiple)}")
 
     def _object(self, value: dict[str, Any], sch: Schema, path: str, old: dict[str, Any] | None, has_old: bool,
-                root: bool) -> None:
+                root: bool, prior: Any = UNCORRELATED, same: Same | None = None) -> None:
         props = sch.get("properties") or {}
         for key in sch.get("required") or []:
             if key not in value:
-                self.causes.append(Cause("FieldValueRequired", "Required value", _join(path, key)))
+                self._add(Cause("FieldValueRequired", "Required value", _join(path, key)))
         if isinstance(sch.get("maxProperties"), int) and len(value) > sch["maxProperties"]:
-            self.causes.append(Cause("FieldValueTooMany", f"Too many: {len(value)}: must have at most "
-                                     f"{sch['maxProperties']} items", path))
+            self._add(Cause("FieldValueTooMany", f"Too many: {len(value)}: must have at most "
+                            f"{sch['maxProperties']} items", path))
         if isinstance(sch.get("minProperties"), int) and len(value) < sch["minProperties"]:
             self._invalid(path, len(value), f"{path} in body should have at least {sch['minProperties']} properties")
         extra = sch.get("additionalProperties")
@@ -251,54 +325,51 @@ class Validator:
             sub = props.get(key) if key in props else (extra if isinstance(extra, dict) else None)
             if isinstance(sub, dict):
                 has = has_old and old is not None and key in old
-                self.validate(item, sub, _join(path, key), old.get(key) if has and old is not None else None, has)
+                # ratcheting: the stored value of the same key; the root's apiVersion/kind never ratchet
+                # (kube converts both objects to the request's version)
+                typemeta = root and key in ("apiVersion", "kind")
+                child = prior[key] if isinstance(prior, dict) and key in prior and not typemeta else UNCORRELATED
+                self.validate(item, sub, _join(path, key), old.get(key) if has and old is not None else None, has,
+                              prior=child, parent=None if typemeta else same)
         if sch.get("x-kubernetes-embedded-resource"):
             for key in ("apiVersion", "kind"):
                 if not value.get(key):
-                    self.causes.append(Cause("FieldValueRequired", "Required value: must not be empty",
-                                             _join(path, key)))
+                    self._add(Cause("FieldValueRequired", "Required value: must not be empty", _join(path, key)))
 
-    def _array(self, value: list[Any], sch: Schema, path: str, old: list[Any] | None, has_old: bool) -> None:
+    def _array(self, value: list[Any], sch: Schema, path: str, old: list[Any] | None, has_old: bool,
+               prior: Any = UNCORRELATED, same: Same | None = None) -> None:
         if isinstance(sch.get("maxItems"), int) and len(value) > sch["maxItems"]:
-            self.causes.append(Cause("FieldValueTooMany", f"Too many: {len(value)}: must have at most "
-                                     f"{sch['maxItems']} items", path))
+            self._add(Cause("FieldValueTooMany", f"Too many: {len(value)}: must have at most "
+                            f"{sch['maxItems']} items", path))
         if isinstance(sch.get("minItems"), int) and len(value) < sch["minItems"]:
             self._invalid(path, len(value), f"{path} in body should have at least {sch['minItems']} items")
+        for cause in _duplicates(value, sch, path):
+            self._add(cause, "dup")
         list_type = sch.get("x-kubernetes-list-type")
         keys = [str(k) for k in sch.get("x-kubernetes-list-map-keys") or []]
-        seen: list[Any] = []
-        for i, item in enumerate(value):
-            if list_type == "map" and isinstance(item, dict):
-                ident = tuple(item.get(k) for k in keys)
-                if ident in seen:
-                    shown = ", ".join(f'"{k}":{_show(item.get(k))}' for k in keys)
-                    self.causes.append(Cause("FieldValueDuplicate", f"Duplicate value: map[string]interface {{}}"
-                                             f"{{{shown}}}", f"{path}[{i}]"))
-                seen.append(ident)
-            elif list_type == "set" or sch.get("uniqueItems"):
-                if item in seen:
-                    self.causes.append(Cause("FieldValueDuplicate", f"Duplicate value: {_show(item)}", f"{path}[{i}]"))
-                seen.append(item)
         items = sch.get("items")
         if isinstance(items, dict):
             old_by_key: dict[Any, Any] = {}
             if old is not None and list_type == "map":
                 old_by_key = {tuple(o.get(k) for k in keys): o for o in old if isinstance(o, dict)}
+            priors = correlate_items(value, prior, sch)
             for i, item in enumerate(value):
                 if list_type == "map" and isinstance(item, dict):
                     ident = tuple(item.get(k) for k in keys)
-                    self.validate(item, items, f"{path}[{i}]", old_by_key.get(ident), has_old and ident in old_by_key)
+                    self.validate(item, items, f"{path}[{i}]", old_by_key.get(ident), has_old and ident in old_by_key,
+                                  prior=priors[i], parent=same)
                 else:
-                    self.validate(item, items, f"{path}[{i}]")
+                    self.validate(item, items, f"{path}[{i}]", prior=priors[i], parent=same)
 
-    def _combinators(self, value: Any, sch: Schema, path: str) -> None:
+    def _combinators(self, value: Any, sch: Schema, path: str, prior: Any = UNCORRELATED,
+                     same: Same | None = None) -> None:
         def passes(sub: Any) -> bool:
             probe = Validator()
             probe.validate(value, sub, path)
             return not probe.causes
 
         for sub in sch.get("allOf") or []:
-            self.validate(value, sub, path)
+            self.validate(value, sub, path, prior=prior, parent=same)
         any_of = sch.get("anyOf")
         if isinstance(any_of, list) and any_of and not any(passes(s) for s in any_of):
             self._invalid(path, value, f"{path} in body must validate at least one schema (anyOf)")
@@ -321,9 +392,9 @@ class Validator:
                      f"for rule: {shown}"
         else:
             detail = f"{err} evaluating rule: {shown}"
-        self.causes.append(Cause("FieldValueInvalid", f"Invalid value: {type_}: {detail}", path))
+        self._add(Cause("FieldValueInvalid", f"Invalid value: {type_}: {detail}", path), "rule")
 
-    def _rules(self, value: Any, sch: Schema, path: str, old: Any, has_old: bool) -> None:
+    def _rules(self, value: Any, sch: Schema, path: str, old: Any, has_old: bool, same: Same | None = None) -> None:
         for rule in sch.get("x-kubernetes-validations") or []:
             if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str):
                 continue
@@ -352,13 +423,28 @@ class Validator:
             prefix = {"FieldValueForbidden": "Forbidden", "FieldValueRequired": "Required value",
                       "FieldValueDuplicate": "Duplicate value"}.get(reason)
             text = f"{prefix}: {message}" if prefix else f"Invalid value: {_show(_type_name(value))}: {message}"
-            self.causes.append(Cause(reason, text, field_path))
+            if not transition and same is not None and same():  # ratcheted: kube's warning.AddWarning(e.Error())
+                self.warnings.append(f"{field_path or '<nil>'}: {text}")
+                continue
+            self._add(Cause(reason, text, field_path), "rule")
 
 
-def validate(obj: dict[str, Any], sch: Schema, old: dict[str, Any] | None = None) -> list[Cause]:
-    """Field causes of ``obj`` against a CRD version's ``openAPIV3Schema`` (``old``: the stored object)."""
+def validate(obj: dict[str, Any], sch: Schema, old: dict[str, Any] | None = None,
+             warnings: list[str] | None = None) -> list[Cause]:
+    """Field causes of ``obj`` against a CRD version's ``openAPIV3Schema`` (``old``: the stored object).
+
+    With ``old`` (an update) validation ratchets (KEP-4008, apiextensions-apiserver
+    ``pkg/registry/customresource/strategy.go`` ValidateUpdate): schema errors of values unchanged from
+    ``old`` are dropped, failing rules without ``oldSelf`` on unchanged values are appended to
+    ``warnings`` instead, and duplicate set/map-list items are reported only when ``old`` had none.
+    """
     validator = Validator()
-    validator.validate(obj, sch, "", old, old is not None, root=True)
+    validator.validate(obj, sch, "", old, old is not None, root=True,
+                       prior=old if old is not None else UNCORRELATED)
+    if old is not None and _has_duplicates(old, sch, root=True):
+        validator.drop_duplicates()
+    if warnings is not None:
+        warnings.extend(validator.warnings)
     return validator.causes
 
 
@@ -441,7 +527,7 @@ def prepare_and_validate(request: AdmissionRequest, definition: dict[str, Any], 
                                                           kind=resource.kind if decoded else "",
                                                           version=resource.version))
     causes = objectmeta.validate_object_meta(obj, resource, request.operation == CREATE, old=request.old_object)
-    causes.extend(validate(obj, sch, request.old_object))
+    causes.extend(validate(obj, sch, request.old_object, request.warnings))
     if causes:
         meta = obj.get("metadata") or {}
         name = meta.get("name") or request.attributes.name or ""
