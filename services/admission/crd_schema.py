@@ -234,6 +234,14 @@ class Validator:
         keep = [(c, k) for c, k in zip(self.causes, self._sticky, strict=True) if k != "dup"]
         self.causes, self._sticky = [c for c, _ in keep], [k for _, k in keep]
 
+    def keep_schema_causes_under(self, field: str | None) -> None:
+        """Drop the schema causes outside ``field`` (its own and its descendants'; None: drop them all)."""
+        def under(path: str) -> bool:
+            return field is not None and (path == field or path.startswith((field + ".", field + "[")))
+
+        keep = [(c, k) for c, k in zip(self.causes, self._sticky, strict=True) if k or under(c.field)]
+        self.causes, self._sticky = [c for c, _ in keep], [k for _, k in keep]
+
     def validate(self, value: Any, sch: Schema, path: str, old: Any = None, has_old: bool = False,
                  root: bool = False, prior: Any = UNCORRELATED, parent: Same | None = None) -> None:
         """Check ``value`` at JSON path ``path`` (``old``: the stored value at the same path, for oldSelf;
@@ -430,19 +438,23 @@ class Validator:
 
 
 def validate(obj: dict[str, Any], sch: Schema, old: dict[str, Any] | None = None,
-             warnings: list[str] | None = None) -> list[Cause]:
+             warnings: list[str] | None = None, status_only: bool = False) -> list[Cause]:
     """Field causes of ``obj`` against a CRD version's ``openAPIV3Schema`` (``old``: the stored object).
 
     With ``old`` (an update) validation ratchets (KEP-4008, apiextensions-apiserver
     ``pkg/registry/customresource/strategy.go`` ValidateUpdate): schema errors of values unchanged from
     ``old`` are dropped, failing rules without ``oldSelf`` on unchanged values are appended to
     ``warnings`` instead, and duplicate set/map-list items are reported only when ``old`` had none.
+    ``status_only`` (a ``/status`` write, ``status_strategy.go`` / ValidateStatusUpdate): the schema checks
+    are those of ``status`` alone (when the object has one); list duplicates and rules cover the whole object.
     """
     validator = Validator()
     validator.validate(obj, sch, "", old, old is not None, root=True,
                        prior=old if old is not None else UNCORRELATED)
     if old is not None and _has_duplicates(old, sch, root=True):
         validator.drop_duplicates()
+    if status_only:
+        validator.keep_schema_causes_under("status" if "status" in obj else None)
     if warnings is not None:
         warnings.extend(validator.warnings)
     return validator.causes
@@ -527,7 +539,8 @@ def prepare_and_validate(request: AdmissionRequest, definition: dict[str, Any], 
                                                           kind=resource.kind if decoded else "",
                                                           version=resource.version))
     causes = objectmeta.validate_object_meta(obj, resource, request.operation == CREATE, old=request.old_object)
-    causes.extend(validate(obj, sch, request.old_object, request.warnings))
+    causes.extend(validate(obj, sch, request.old_object, request.warnings,
+                           status_only=request.operation != CREATE and request.subresource == "status"))
     if causes:
         meta = obj.get("metadata") or {}
         name = meta.get("name") or request.attributes.name or ""

@@ -167,3 +167,21 @@ def test_create_does_not_ratchet_and_root_type_meta_never_ratchets() -> None:
     old = _obj(v="long", other="x")
     assert _causes(_obj(v="long", other="y"), sch, old) == [("kind", 'Invalid value: "string": failed rule: '
                                                                      "self == 'Other'")]
+
+
+def test_status_writes_check_only_the_status_schema() -> None:
+    """ValidateStatusUpdate: the schema of ``status`` alone (apiextensions validator.go); a spec that never counts
+    as unchanged (undeclared keys) and a missing required root field are not reported on /status."""
+    sch = _schema(free={"type": "object", "x-kubernetes-preserve-unknown-fields": True, "maxProperties": 1})
+    sch["required"] = ["spec", "must"]
+    sch["properties"]["status"] = {"type": "object", "properties": {"phase": {"type": "string", "enum": ["Ok"]}}}
+    old = _obj(free={"a": 1, "b": 2})
+    new = _obj(free={"a": 1, "b": 2})
+    new["status"] = {"phase": "Bad"}
+    assert _causes(new, sch, old) == [("must", "Required value"),
+                                      ("spec.free", "Too many: 2: must have at most 1 items"),
+                                      ("status.phase", 'Unsupported value: "Bad": supported values: "Ok"')]
+    assert [(c.field, c.message) for c in crd_schema.validate(new, sch, old, status_only=True)] == [
+        ("status.phase", 'Unsupported value: "Bad": supported values: "Ok"')]
+    del new["status"]
+    assert crd_schema.validate(new, sch, old, status_only=True) == []
