@@ -92,36 +92,38 @@ def test_map_list_correlates_by_key() -> None:
 
 def test_cel_rules_ratchet_unless_they_use_old_self() -> None:
     sch = _schema(v={"type": "string", "x-kubernetes-validations": [
-        {"rule": "self.startsWith('ok')", "message": "must start with ok"}]},
+        {"rule": "self.startsWith('ok')", "message": "must start with ok", "reason": "FieldValueForbidden"}]},
         t={"type": "string", "x-kubernetes-validations": [
-            {"rule": "self == oldSelf || self.startsWith('ok')", "message": "must start with ok"}]})
+            {"rule": "self == oldSelf || self.startsWith('ok')", "message": "must start with ok",
+             "reason": "FieldValueForbidden"}]})
     old = _obj(v="bad", t="bad", other="x")
     warnings: list[str] = []
     assert _causes(_obj(v="bad", t="bad", other="y"), sch, old, warnings) == []
-    assert warnings == ['spec.v: Invalid value: "string": must start with ok']  # kube: warning.AddWarning
+    assert warnings == ['spec.v: Forbidden: must start with ok']  # kube: warning.AddWarning
     # the transition rule runs on the unchanged value too (it passes here through oldSelf)
     warnings = []
     assert _causes(_obj(v="worse", t="worse", other="x"), sch, old, warnings) == [
-        ("spec.v", 'Invalid value: "string": must start with ok'),
-        ("spec.t", 'Invalid value: "string": must start with ok')]
+        ("spec.v", 'Forbidden: must start with ok'),
+        ("spec.t", 'Forbidden: must start with ok')]
     assert warnings == []
 
 
 def test_transition_rule_on_unchanged_value_is_not_ratcheted() -> None:
     sch = _schema(t={"type": "string", "x-kubernetes-validations": [
-        {"rule": "oldSelf == 'never'", "message": "frozen"}]})
+        {"rule": "oldSelf == 'never'", "message": "frozen", "reason": "FieldValueForbidden"}]})
     old = _obj(t="a", other="x")
-    assert _causes(_obj(t="a", other="y"), sch, old) == [("spec.t", 'Invalid value: "string": frozen')]
+    assert _causes(_obj(t="a", other="y"), sch, old) == [("spec.t", 'Forbidden: frozen')]
 
 
 def test_cel_rule_of_an_uncorrelated_item_follows_its_nearest_correlated_ancestor() -> None:
     sch = _schema(set={"type": "array", "x-kubernetes-list-type": "set", "items": {
-        "type": "string", "x-kubernetes-validations": [{"rule": "self.size() < 3", "message": "short"}]}})
+        "type": "string", "x-kubernetes-validations": [
+            {"rule": "self.size() < 3", "message": "short", "reason": "FieldValueForbidden"}]}})
     old = _obj(set=["abc"], other="x")
     warnings: list[str] = []
     assert _causes(_obj(set=["abc"], other="y"), sch, old, warnings) == []
-    assert warnings == ['spec.set[0]: Invalid value: "string": short']
-    assert _causes(_obj(set=["abc", "d"], other="x"), sch, old) == [("spec.set[0]", 'Invalid value: "string": short')]
+    assert warnings == ['spec.set[0]: Forbidden: short']
+    assert _causes(_obj(set=["abc", "d"], other="x"), sch, old) == [("spec.set[0]", 'Forbidden: short')]
 
 
 def test_cel_runtime_errors_are_not_ratcheted() -> None:
@@ -163,10 +165,10 @@ def test_equality_is_typed_like_go() -> None:
 
 def test_create_does_not_ratchet_and_root_type_meta_never_ratchets() -> None:
     sch = _schema(v={"type": "string", "maxLength": 1})
-    sch["properties"]["kind"] = {"type": "string", "x-kubernetes-validations": [{"rule": "self == 'Other'"}]}
+    sch["properties"]["kind"] = {"type": "string", "x-kubernetes-validations": [
+        {"rule": "self == 'Other'", "reason": "FieldValueForbidden"}]}
     old = _obj(v="long", other="x")
-    assert _causes(_obj(v="long", other="y"), sch, old) == [("kind", 'Invalid value: "string": failed rule: '
-                                                                     "self == 'Other'")]
+    assert _causes(_obj(v="long", other="y"), sch, old) == [("kind", "Forbidden: failed rule: self == 'Other'")]
 
 
 def test_status_writes_check_only_the_status_schema() -> None:
