@@ -377,7 +377,7 @@ def _hugepages_divisible(name: str, value: Fraction) -> bool:
     return math.ceil(value) % int(page) == 0
 
 
-def validate_overhead(spec: Any, path: str) -> list[Cause]:
+def validate_overhead(spec: Any, path: str, *, allow_indivisible_hugepages: bool = False) -> list[Cause]:
     """validateOverhead: ValidateContainerResourceRequirements of ``{limits: overhead}`` at ``<path>.overhead``.
 
     Per resource ``<path>.overhead[<name>]``: the container resource-name rules (``must be a standard resource
@@ -386,6 +386,8 @@ def validate_overhead(spec: Any, path: str) -> list[Cause]:
     of its page (``Invalid value: "<q>": <q> is not positive integer multiple of <name>``); then hugepages
     without cpu or memory: ``<path>.overhead: Forbidden: HugePages require cpu or memory``. Quantities that do
     not parse are the schema's. ValidatePodSpec: after preemptionPolicy, before ``os``.
+    ``allow_indivisible_hugepages`` (AllowIndivisibleHugePagesValues, an update of a spec that had such a
+    value: :func:`uses_indivisible_hugepages`) skips the multiple check.
     """
     overhead = _spec(spec).get("overhead")
     if not isinstance(overhead, dict):
@@ -406,7 +408,7 @@ def validate_overhead(spec: Any, path: str) -> list[Cause]:
             out.append(invalid(rpath, shown, NEGATIVE))
         if name.startswith(_HUGEPAGES):
             hugepages = True
-            if not _hugepages_divisible(name, value):
+            if not allow_indivisible_hugepages and not _hugepages_divisible(name, value):
                 out.append(invalid(rpath, shown, f"{shown} is not positive integer multiple of {name}"))
         if name in _QOS_COMPUTE:
             cpu_or_memory = True
@@ -415,11 +417,35 @@ def validate_overhead(spec: Any, path: str) -> list[Cause]:
     return out
 
 
-def validate_pod_class_fields(spec: Any, path: str) -> list[Cause]:
+def validate_pod_class_fields(spec: Any, path: str, *, allow_indivisible_hugepages: bool = False) -> list[Cause]:
     """ValidatePodSpec's block after hostAliases and before ``os``, in kube's order: priorityClassName,
-    runtimeClassName, preemptionPolicy, overhead."""
+    runtimeClassName, preemptionPolicy, overhead (``allow_indivisible_hugepages`` as :func:`validate_overhead`)."""
     return [*validate_priority_class_name(spec, path), *validate_runtime_class_name(spec, path),
-            *validate_preemption_policy(spec, path), *validate_overhead(spec, path)]
+            *validate_preemption_policy(spec, path),
+            *validate_overhead(spec, path, allow_indivisible_hugepages=allow_indivisible_hugepages)]
+
+
+def uses_indivisible_hugepages(spec: Any) -> bool:
+    """usesIndivisibleHugePagesValues (``pkg/api/pod/util.go``): a container's, init container's or ephemeral
+    container's ``hugepages-*`` request or limit, or a ``hugepages-*`` overhead, that is not a positive whole
+    multiple of its page size. On update the stored spec's answer is PodValidationOptions'
+    AllowIndivisibleHugePagesValues."""
+    spec = _spec(spec)
+    lists = [_dict(_dict(c).get("resources")).get(which) for key in ("containers", "initContainers",
+                                                                       "ephemeralContainers")
+             for c in _list(spec.get(key)) for which in ("requests", "limits")]
+    lists.append(spec.get("overhead"))
+    for resources in lists:
+        for name, raw in _dict(resources).items():
+            if not str(name).startswith(_HUGEPAGES):
+                continue
+            try:
+                value = quantity.parse(raw)
+            except ValueError:
+                continue
+            if not _hugepages_divisible(str(name), value):
+                return True
+    return False
 
 
 # ------------------------------------------------------------ os (validateOS)

@@ -11,7 +11,9 @@ kind's home in :mod:`kapi.kinds` calls these with its own options.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+import contextvars
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -46,6 +48,7 @@ from kapi.kinds.podcontainers import (
     volume_mount_extras,
 )
 from kapi.kinds.podfields import (
+    uses_indivisible_hugepages,
     validate_file_key_ref_volumes,
     validate_hostname_override,
     validate_node_selector,
@@ -59,6 +62,7 @@ from kapi.kinds.podfields import (
 )
 from kapi.kinds.podprobes import validate_container_probes
 from kapi.kinds.podsecurity import (
+    sysctl_namespace,
     validate_container_security_context,
     validate_host_users,
     validate_os_security,
@@ -785,8 +789,113 @@ def _go_toleration(toleration: Obj) -> str:
     return f"core.Toleration{{{fields}, TolerationSeconds:{seconds}}}"
 
 
+# ------------------------------------------------------------ update ratcheting (PodValidationOptions)
+
+
+@dataclass(frozen=True)
+class PodValidationOptions:
+    """The PodValidationOptions fields kapi's ValidatePodSpec reads that GetValidationOptionsFromPodSpecAndMeta
+    (``pkg/api/pod/util.go``) derives from the stored spec on an update (all False on create): each lets a value
+    the stored object already had stay. The others it sets are constant in 1.37: AllowRelaxedDNSSearchValidation
+    and AllowRelaxedEnvironmentVariableValidation are always true (their gates are GA), and the IP fields
+    (``dnsConfig.nameservers``, ``hostAliases[].ip``) take no old values at all (IsValidIPForLegacyField with
+    ``validOldIPs`` nil: StrictIPCIDRValidation treats them as immutable Pod fields)."""
+
+    allow_invalid_label_value_in_selector: bool = False
+    allow_invalid_label_value_in_required_node_affinity: bool = False
+    allow_invalid_topology_spread_label_selector: bool = False
+    allow_namespaced_sysctls_for_host_net_and_ipc: bool = False
+    allow_indivisible_hugepages: bool = False
+
+
+def _affinity_terms(affinity: Any) -> Iterator[Obj]:
+    for kind in ("podAffinity", "podAntiAffinity"):
+        section = _dict(_dict(affinity).get(kind))
+        yield from (_dict(t) for t in _list(section.get("requiredDuringSchedulingIgnoredDuringExecution")))
+        for weighted in _list(section.get("preferredDuringSchedulingIgnoredDuringExecution")):
+            yield _dict(_dict(weighted).get("podAffinityTerm"))
+
+
+def _invalid_label_value_in_affinity_selector(spec: Obj) -> bool:
+    """hasInvalidLabelValueInAffinitySelector: a pod (anti-)affinity term whose ``labelSelector`` or
+    ``namespaceSelector`` fails ValidatePodAffinityTermSelector (any selector error, label values checked)."""
+    return any(validate_label_selector(term[name], name)
+               for term in _affinity_terms(spec.get("affinity"))
+               for name in ("labelSelector", "namespaceSelector") if isinstance(term.get(name), dict))
+
+
+def _invalid_label_value_in_required_node_affinity(spec: Obj) -> bool:
+    """hasInvalidLabelValueInRequiredNodeAffinity (helper.HasInvalidLabelValueInNodeSelectorTerms): a value of a
+    required node-affinity term's ``matchExpressions`` that is no label value."""
+    node = _dict(_dict(spec.get("affinity")).get("nodeAffinity"))
+    terms = _list(_dict(node.get("requiredDuringSchedulingIgnoredDuringExecution")).get("nodeSelectorTerms"))
+    return any(isinstance(value, str) and is_valid_label_value(value)
+               for term in terms for expr in _list(_dict(term).get("matchExpressions"))
+               for value in _list(_dict(expr).get("values")))
+
+
+def _invalid_topology_spread_label_selector(spec: Obj) -> bool:
+    """hasInvalidTopologySpreadConstraintLabelSelector: a constraint's ``labelSelector`` ValidateLabelSelector
+    refuses (label values checked)."""
+    return any(validate_label_selector(_dict(c).get("labelSelector"), "labelSelector")
+               for c in _list(spec.get("topologySpreadConstraints"))
+               if isinstance(_dict(c).get("labelSelector"), dict))
+
+
+def _host_sysctl_in_use(spec: Obj) -> bool:
+    """A stored sysctl ValidateHostSysctl refuses: a net.* one with ``hostNetwork``, an IPC one with
+    ``hostIPC``."""
+    for sysctl in _list(_dict(spec.get("securityContext")).get("sysctls")):
+        namespace = sysctl_namespace(_str(_dict(sysctl).get("name")))
+        if (spec.get("hostNetwork") is True and namespace == "Net") or \
+                (spec.get("hostIPC") is True and namespace == "IPC"):
+            return True
+    return False
+
+
+def validation_options(old_spec: Any) -> PodValidationOptions:
+    """GetValidationOptionsFromPodSpecAndMeta's ratchets from ``old_spec`` (the stored PodSpec, a v1 JSON dict;
+    None or a non-object on create: every option False): invalid label values in pod (anti-)affinity selectors,
+    in required node affinity, a bad topology spread ``labelSelector``, host-namespace sysctls with
+    hostNetwork/hostIPC (AllowNamespacedSysctlsForHostNetAndHostIPC) and indivisible hugepages quantities."""
+    if not isinstance(old_spec, dict):
+        return PodValidationOptions()
+    return PodValidationOptions(
+        allow_invalid_label_value_in_selector=_invalid_label_value_in_affinity_selector(old_spec),
+        allow_invalid_label_value_in_required_node_affinity=_invalid_label_value_in_required_node_affinity(old_spec),
+        allow_invalid_topology_spread_label_selector=_invalid_topology_spread_label_selector(old_spec),
+        allow_namespaced_sysctls_for_host_net_and_ipc=_host_sysctl_in_use(old_spec),
+        allow_indivisible_hugepages=uses_indivisible_hugepages(old_spec),
+    )
+
+
+_STORED: contextvars.ContextVar[Obj | None] = contextvars.ContextVar("kapi_stored_object", default=None)
+
+
+@contextlib.contextmanager
+def stored_object(old: Obj | None) -> Iterator[None]:
+    """Within the block, :func:`validate_pod_spec` takes its update options (:func:`validation_options`) from
+    the PodSpec of ``old`` (the stored object of an update; None for a create) at the same path as the spec it
+    validates (``spec`` of a Pod, ``spec.template.spec`` of a Deployment, ``template.spec`` of a PodTemplate):
+    kube's ValidatePodUpdate / ValidatePodTemplateSpec with options from the old object."""
+    token = _STORED.set(old)
+    try:
+        yield
+    finally:
+        _STORED.reset(token)
+
+
+def _stored_spec(path: str) -> Any:
+    value: Any = _STORED.get()
+    for key in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
 def validate_pod_spec(spec: Any, path: str, *, pod_name: str | None = None, resource_is_pod: bool = False,
-                      pod_annotations: Any = None) -> list[Cause]:
+                      pod_annotations: Any = None, options: PodValidationOptions | None = None) -> list[Cause]:
     """ValidatePodSpec with causes under ``path``, in kube's order: volumes (:func:`_volumes`; ``pod_name``,
     ``resource_is_pod`` and ``pod_annotations`` for a Pod's own spec: PodValidationOptions.ResourceIsPod, a
     static Pod's claims), resource claims and the rest of :mod:`kapi.kinds.podfields`, containers, init containers,
@@ -796,12 +905,14 @@ def validate_pod_spec(spec: Any, path: str, *, pod_name: str | None = None, reso
     hostProcess and hostUsers rules, tolerations, hostAliases, and the rules of ``os.name``.
 
     An absent or ``null`` spec is kube's zero PodSpec (``<path>.containers: Required value``); another
-    non-object is the schema's to refuse.
+    non-object is the schema's to refuse. ``options``: the update ratchets; by default those of the stored spec
+    at ``path`` inside :func:`stored_object` (none outside it).
     """
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
         return []
+    opts = options if options is not None else validation_options(_stored_spec(path))
     out: list[Cause] = []
     names: set[str] = set()
     causes, volumes = _volumes(_list(spec.get("volumes")), f"{path}.volumes", pod_name=pod_name,
@@ -828,20 +939,25 @@ def validate_pod_spec(spec: Any, path: str, *, pod_name: str | None = None, reso
     if dns and isinstance(dns, str) and dns not in DNS_POLICIES:
         out.append(not_supported(f"{path}.dnsPolicy", dns, DNS_POLICIES))
     out.extend(validate_node_selector(spec, path))
-    out.extend(validate_pod_security_context(spec, path, apparmor=True))
-    out.extend(validate_affinity(spec.get("affinity"), f"{path}.affinity"))
+    out.extend(validate_pod_security_context(
+        spec, path, apparmor=True, allow_host_sysctls=opts.allow_namespaced_sysctls_for_host_net_and_ipc))
+    out.extend(validate_affinity(
+        spec.get("affinity"), f"{path}.affinity",
+        allow_invalid_label_value_in_selector=opts.allow_invalid_label_value_in_selector,
+        allow_invalid_label_value_in_required_node_affinity=opts.allow_invalid_label_value_in_required_node_affinity))
     out.extend(validate_pod_dns_config(spec.get("dnsConfig"), dns, f"{path}.dnsConfig"))
     out.extend(validate_readiness_gates(spec.get("readinessGates"), f"{path}.readinessGates"))
     out.extend(validate_scheduling_gates(spec, path))
-    out.extend(validate_topology_spread_constraints(spec.get("topologySpreadConstraints"),
-                                                    f"{path}.topologySpreadConstraints"))
+    out.extend(validate_topology_spread_constraints(
+        spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints",
+        allow_invalid_label_selector=opts.allow_invalid_topology_spread_label_selector))
     out.extend(validate_windows_host_process_pod(spec, path))
     out.extend(validate_host_users(spec, path))
     out.extend(validate_hostname_override(spec, path))
     out.extend(validate_pod_names(spec, path))
     out.extend(validate_tolerations(_list(spec.get("tolerations")), f"{path}.tolerations"))
     out.extend(validate_host_aliases(spec.get("hostAliases"), f"{path}.hostAliases"))
-    out.extend(validate_pod_class_fields(spec, path))
+    out.extend(validate_pod_class_fields(spec, path, allow_indivisible_hugepages=opts.allow_indivisible_hugepages))
     os_causes = validate_os(spec, path)
     out.extend(os_causes or validate_os_security(spec, path))
     out.extend(validate_file_key_ref_volumes(spec, path))

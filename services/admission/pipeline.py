@@ -20,6 +20,7 @@ from typing import Any
 from kapi import canonical, crd, errors, jsonutil, kinds, objectmeta, schema, strategy
 from kapi.attributes import Attributes
 from kapi.crd import validation as crdvalidation
+from kapi.kinds import podspec
 from kapi.resources import REGISTRY, Registry, Resource
 from services.admission import crd_schema
 from services.admission.chain import CONNECT, CREATE, DELETE, OPERATIONS, UPDATE, AdmissionRequest, Chain
@@ -221,12 +222,15 @@ class Admitter:
         causes = objectmeta.validate_object_meta(request.object, resource, request.operation == CREATE,
                                                  old=request.old_object)
         old = request.old_object if request.operation == UPDATE else None
-        update_causes = kind.validate_update(request.object, old, request.subresource) if old is not None else []
+        with podspec.stored_object(old):  # ValidatePodSpec's update options come from the stored object
+            update_causes = kind.validate_update(request.object, old, request.subresource) if old is not None else []
         if not kind.revalidates_first:
             causes.extend(update_causes)
         causes.extend(c for c in result.causes if not (kind.validates_required and c.type == "FieldValueRequired"))
         if not request.subresource:  # pkg/apis/*/validation: per-kind semantic rules
-            causes.extend(kind.validate(request.object) if old is None else kind.validate_again(request.object, old))
+            with podspec.stored_object(old):
+                causes.extend(kind.validate(request.object) if old is None
+                              else kind.validate_again(request.object, old))
         if kind.revalidates_first:
             causes.extend(update_causes)
         if resource.group == crd.GROUP and resource.resource == crd.RESOURCE and not request.subresource:
