@@ -79,7 +79,7 @@ async def refused(coro: Any) -> str:
     return exc.value.message
 
 
-HOST_SYSCTL = {"hostNetwork": True, "securityContext": {"sysctls": [{"name": "net.core.somaxconn", "value": "1"}]}}
+HOST_SYSCTL: dict[str, Any] = {"hostNetwork": True, "securityContext": {"sysctls": [{"name": "net.core.somaxconn", "value": "1"}]}}
 SYSCTL_MSG = ('spec.template.spec.securityContext.sysctls[0].name: Invalid value: "net.core.somaxconn": may not be '
               "specified when 'hostNetwork' is true")
 
@@ -141,7 +141,7 @@ async def test_deployment_keeps_a_stored_invalid_topology_spread_selector(admitt
 
 
 async def test_deployment_keeps_a_stored_indivisible_hugepages_overhead(admitter: Admitter) -> None:
-    overhead = {"overhead": {"cpu": "100m", "hugepages-2Mi": "3Mi"}}
+    overhead: dict[str, Any] = {"overhead": {"cpu": "100m", "hugepages-2Mi": "3Mi"}}
     old = deployment(**overhead)
     await update_deployment(admitter, deployment(replicas=2, **overhead), old)
     message = await refused(update_deployment(admitter, deployment(**overhead), deployment()))
@@ -158,8 +158,8 @@ async def test_pod_label_update_keeps_a_stored_host_network_sysctl(admitter: Adm
 
 # ---------------------------------------------------------------- what 1.37 does not ratchet
 
-BAD_NAMESERVER = {"dnsConfig": {"nameservers": ["1.2.3.04"]}}
-BAD_ALIAS = {"hostAliases": [{"ip": "::ffff:1.2.3.4", "hostnames": ["db"]}]}
+BAD_NAMESERVER: dict[str, Any] = {"dnsConfig": {"nameservers": ["1.2.3.04"]}}
+BAD_ALIAS: dict[str, Any] = {"hostAliases": [{"ip": "::ffff:1.2.3.4", "hostnames": ["db"]}]}
 
 
 async def test_a_stored_invalid_nameserver_or_host_alias_ip_is_not_ratcheted(admitter: Admitter) -> None:
