@@ -79,7 +79,8 @@ async def refused(coro: Any) -> str:
     return exc.value.message
 
 
-HOST_SYSCTL: dict[str, Any] = {"hostNetwork": True, "securityContext": {"sysctls": [{"name": "net.core.somaxconn", "value": "1"}]}}
+HOST_SYSCTL: dict[str, Any] = {"hostNetwork": True,
+                               "securityContext": {"sysctls": [{"name": "net.core.somaxconn", "value": "1"}]}}
 SYSCTL_MSG = ('spec.template.spec.securityContext.sysctls[0].name: Invalid value: "net.core.somaxconn": may not be '
               "specified when 'hostNetwork' is true")
 
