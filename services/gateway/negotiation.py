@@ -14,6 +14,8 @@ Protobuf encoding", k8s.io/apiserver pkg/endpoints/handlers/negotiation and hand
 from __future__ import annotations
 
 import functools
+import math
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -58,14 +60,16 @@ class MediaType:
 @dataclass(frozen=True)
 class Output:
     """The negotiated response: ``mime`` (JSON, YAML or PROTOBUF), ``table`` (serve a meta.k8s.io Table) or
-    ``partial_metadata`` (as=PartialObjectMetadata(List)), ``version`` (the meta.k8s.io version asked for: v1 or
-    v1beta1) and ``produces`` (the media types a 406 for this resource names)."""
+    ``partial_metadata`` (as=PartialObjectMetadata(List); ``partial_list`` for the List), ``version`` (the
+    meta.k8s.io version asked for: v1 or v1beta1) and ``produces`` (the media types a 406 for this resource
+    names)."""
 
     mime: str = JSON
     table: bool = False
     version: str = "v1"
     partial_metadata: bool = False  # as=PartialObjectMetadata(List)
     produces: tuple[str, ...] = PRODUCES
+    partial_list: bool = False  # as=PartialObjectMetadataList (partial_metadata is True too)
 
     @property
     def table_version(self) -> str:
@@ -95,7 +99,7 @@ def parse_accept(header: str) -> list[MediaType]:
 
 def _go_float(text: str) -> float:
     """strconv.ParseFloat's value, 0 where Go's parse fails (goautoneg ignores the error)."""
-    if "_" in text:  # Python's float takes digit separators; Go's ParseFloat (base 10) does not
+    if "_" in text or text != text.strip():  # Python's float takes digit separators and spaces; Go's does not
         return 0.0
     try:
         return float(text)
@@ -103,24 +107,65 @@ def _go_float(text: str) -> float:
         return 0.0
 
 
+def _go_float32(text: str) -> float:
+    """strconv.ParseFloat(text, 32) as goautoneg keeps it: the float32 nearest the value, ±Inf beyond float32's
+    range (Go returns them with its range error), 0 where the syntax is refused."""
+    value = _go_float(text)
+    try:
+        return float(struct.unpack("f", struct.pack("f", value))[0])
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def _split(text: str, sep: str) -> tuple[str, str]:
+    """goautoneg's nextSplitElement: the text before the first ``sep`` and the rest after it ("" when none)."""
+    head, _, rest = text.partition(sep)
+    return head, rest
+
+
 def clauses(header: str) -> list[MediaType]:
-    """The Accept header's clauses in goautoneg's order (ParseAccept): ``q`` taken out of the parameters (default
-    1), then sorted with its comparison (higher q first; a concrete type, then subtype, before a wildcard) by an
-    insertion sort, as Go's sort.Sort does for the short slices Accept headers are; a clause without a ``/``
-    other than ``*`` is dropped."""
+    """The Accept header's clauses as goautoneg's ParseAccept makes them (munnerz/goautoneg, which kube's
+    NegotiateMediaTypeOptions uses): comma-separated entries trimmed of spaces (only spaces); the media range
+    ``type/subtype`` compared as written (no case folding: ``Application/JSON`` matches no serializer), ``*``
+    alone meaning ``*/*``, an entry without a subtype or with a second ``/`` dropped; parameters split at
+    ``;`` and ``=``, one without a value (``as=``) or with a second ``=`` dropped, names and values trimmed of
+    spaces and kept as written (quotes too); ``q`` (its text untrimmed, a float32, 0 when it does not parse)
+    taken out of the parameters (default 1). Then sorted with goautoneg's comparison (higher q first; a concrete
+    type, then subtype, before a wildcard) by an insertion sort, as Go's sort.Sort does for the short slices
+    Accept headers are."""
     out: list[MediaType] = []
-    for media in parse_accept(header):
-        if "/" not in media.mime and media.mime != "*":
-            continue
-        mime = "*/*" if media.mime == "*" else media.mime
+    remaining = header
+    while remaining:
+        part, remaining = _split(remaining, ",")
+        part = part.strip(" ")
+        media_range, params_text = _split(part, ";")
+        kind, rest = _split(media_range, "/")
+        kind = kind.strip(" ")
+        if not rest:
+            if kind != "*":
+                continue
+            subtype = "*"
+        else:
+            subtype, extra = _split(rest, "/")
+            if extra:
+                continue
+            subtype = subtype.strip(" ")
         q = 1.0
-        params = []
-        for key, value in media.params:
+        params: list[tuple[str, str]] = []
+        while params_text:
+            param, params_text = _split(params_text, ";")
+            key, value = _split(param, "=")
+            if not value:
+                continue
+            value, extra = _split(value, "=")
+            if extra:
+                continue
+            key = key.strip(" ")
             if key == "q":
-                q = _go_float(value)
+                q = _go_float32(value)
             else:
-                params.append((key, value))
-        out.append(MediaType(mime, tuple(params), q))
+                params.append((key, value.strip(" ")))
+        out.append(MediaType(f"{kind}/{subtype}", tuple(params), q))
 
     def less(a: MediaType, b: MediaType) -> bool:
         a_type, _, a_sub = a.mime.partition("/")
@@ -208,7 +253,8 @@ def _options(clause: MediaType, mime: str, conversions: bool, allow_table: bool,
     if kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
         if mime == PROTOBUF and version != "v1":
             return None
-        return Output(mime, partial_metadata=True, version=version, produces=produces)
+        return Output(mime, partial_metadata=True, version=version, produces=produces,
+                      partial_list=kind == "PartialObjectMetadataList")
     return None
 
 
@@ -242,6 +288,22 @@ _CACHED_ACCEPT = 512
 @functools.lru_cache(maxsize=256)
 def _choose_cached(accept: str, conversions: bool, allow_table: bool, protobuf: bool) -> Output | None:
     return _choose(accept, conversions, allow_table, protobuf)
+
+
+def check_partial(output: Output, is_list: bool, go_type: str) -> None:
+    """406 NotAcceptable where the PartialObjectMetadata form asked for does not fit the answer, as kube's
+    doTransformObject (handlers/response.go: asPartialObjectMetadata, asPartialObjectMetadataList) refuses it
+    after the object or list was read: ``as=PartialObjectMetadata`` on a list is ``you requested
+    PartialObjectMetadata, but the requested object is a list (<go_type>)``, ``as=PartialObjectMetadataList`` on
+    one object ``you requested PartialObjectMetadataList, but the requested object is not a list (<go_type>)``.
+    ``go_type`` is Go's ``%T`` of the object kube's handler holds (``*core.ConfigMapList``,
+    ``*unstructured.Unstructured``). Nothing for other forms."""
+    if output.partial_metadata and not output.partial_list and is_list:
+        raise errors.not_acceptable("you requested PartialObjectMetadata, but the requested object is a list "
+                                    f"({go_type})")
+    if output.partial_list and not is_list:
+        raise errors.not_acceptable("you requested PartialObjectMetadataList, but the requested object is not a "
+                                    f"list ({go_type})")
 
 
 def check_watch(output: Output) -> None:
@@ -297,14 +359,112 @@ def _json_syntax_error(body: bytes, exc: ValueError, prefix: str) -> NoReturn:
     raise errors.bad_request(prefix + jsonutil.syntax_error(body, exc)) from None
 
 
+# The request body media types of a resource's serializer (kube's SupportedMediaTypes: legacy codecs and a
+# custom resource's alike), in its order, as a 415 names them.
+CONSUMES = (JSON, YAML, PROTOBUF)
+_TSPECIALS = frozenset('()<>@,;:\\"/[]?=')
+
+
+def _token(text: str) -> tuple[str, str]:
+    """Go mime's consumeToken: the leading run of token characters (printable ASCII, no space, no tspecial)."""
+    end = 0
+    while end < len(text) and 0x20 < ord(text[end]) < 0x7F and text[end] not in _TSPECIALS:
+        end += 1
+    return text[:end], text[end:]
+
+
+def _value(text: str) -> tuple[str, str]:
+    """Go mime's consumeValue: a token, or a quoted-string (backslash escapes; "" and ``text`` when unclosed)."""
+    if not text.startswith('"'):
+        return _token(text)
+    out: list[str] = []
+    i = 1
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            return "".join(out), text[i + 1:]
+        if char == "\\" and i + 1 < len(text) and text[i + 1] in _TSPECIALS:
+            i += 1
+            char = text[i]
+        elif char in "\r\n":
+            return "", text
+        out.append(char)
+        i += 1
+    return "", text
+
+
+def parse_media_type(header: str) -> str | None:
+    """Go's mime.ParseMediaType as kube's NegotiateInputSerializerForMediaType uses it: the media type before the
+    first ``;``, trimmed and lower-cased (``Application/JSON`` is ``application/json``), or None where Go
+    returns an error: no type token, no token after ``/``, anything after the subtype, a parameter that is no
+    ``; token=value`` (value a token or a quoted-string; a trailing ``;`` is allowed), or a parameter name given
+    twice with different values (names fold case)."""
+    base = header.split(";", 1)[0]
+    mime = base.strip().lower()
+    kind, rest = _token(mime)
+    if not kind:
+        return None
+    if rest:
+        if not rest.startswith("/"):
+            return None
+        subtype, rest = _token(rest[1:])
+        if not subtype or rest:
+            return None
+    params, seen = header[len(base):], dict[str, str]()
+    while params.lstrip():
+        params = params.lstrip()
+        param = _media_param(params)
+        if param is None:
+            return mime if params.strip() == ";" else None
+        key, value, params = param
+        if seen.setdefault(key, value) != value:
+            return None
+    return mime
+
+
+def _media_param(text: str) -> tuple[str, str, str] | None:
+    """Go mime's consumeMediaParam: ``; name = value`` (spaces allowed around each piece) as (the lower-cased
+    name, the value, the rest), or None where ``text`` starts with no such parameter."""
+    if not text.startswith(";"):
+        return None
+    key, rest = _token(text[1:].lstrip())
+    rest = rest.lstrip()
+    if not key or not rest.startswith("="):
+        return None
+    rest = rest[1:].lstrip()
+    value, left = _value(rest)
+    if not value and left == rest:
+        return None
+    return key.lower(), value, left
+
+
+def negotiate_input(content_type: str) -> str:
+    """The serializer of a create or update body (also delete options, evictions, token requests), as kube's
+    NegotiateInputSerializerForMediaType chooses it: an empty Content-Type is JSON (the first serializer); else
+    :func:`parse_media_type` must give exactly ``application/json``, ``application/yaml`` or
+    ``application/vnd.kubernetes.protobuf`` (``text/yaml``, ``application/x-yaml`` and the patch types are no
+    serializer's); anything else is 415 UnsupportedMediaType ``the body of the request was in an unknown format
+    - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf``."""
+    if not content_type:
+        return JSON
+    mime = parse_media_type(content_type)
+    if mime not in CONSUMES:
+        raise errors.StatusError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                                 "accepted media types include: " + ", ".join(CONSUMES))
+    return mime
+
+
 def decode_body(body: bytes, content_type: str) -> Any:
     """Decode a JSON, YAML or Kubernetes protobuf (kapi.k8sproto) request body into Python data.
 
-    Raises 415 for other content types and 400 BadRequest for malformed data
+    ``content_type``: the request's Content-Type, or a patch type the patch handler accepted. Raises 415 for
+    a media type no serializer has (:func:`negotiate_input`, before 413) and 400 BadRequest for malformed data
     (JSON syntax errors in Go's encoding/json words, as kube-apiserver reports them), including YAML alias
     bombs and documents nested deeper than ``kapi.safedecode.MAX_DEPTH`` (see :mod:`kapi.safedecode`).
     """
-    mime = content_type.split(";")[0].strip().lower() or JSON
+    mime = content_type.split(";")[0].strip().lower()
+    if mime not in PATCH_TYPES:
+        mime = negotiate_input(content_type)
     if len(body) > limits.MAX_BODY_BYTES:
         raise errors.too_large()
     if mime in (JSON, MERGE_PATCH, JSON_PATCH, STRATEGIC_MERGE_PATCH):
@@ -322,7 +482,7 @@ def decode_body(body: bytes, content_type: str) -> Any:
         if jsonutil.LONG_DIGITS.search(body):  # a number beyond int64 is a float, as in kube's unstructured data
             value = jsonutil.int64_floats(value)
         return value
-    if mime in (YAML, "application/x-yaml", "text/yaml", APPLY_PATCH):
+    if mime in (YAML, APPLY_PATCH):
         try:
             return safedecode.load_yaml(body)
         except yaml.YAMLError as exc:
@@ -330,7 +490,7 @@ def decode_body(body: bytes, content_type: str) -> Any:
             raise errors.bad_request(f"error converting YAML to JSON: {text}") from None
     if mime == k8sproto.MEDIA_TYPE:
         return k8sproto.decode(body)
-    raise errors.unsupported_media_type(mime)
+    raise errors.unsupported_media_type(mime)  # not reached: negotiate_input refused it
 
 
 def encode(obj: Any, output: Output) -> tuple[bytes, str]:
@@ -414,7 +574,7 @@ def yaml_duplicate_keys(body: bytes, content_type: str) -> list[str]:
     kube-apiserver decodes YAML bodies strictly under fieldValidation Strict (400 ``strict decoding error: yaml:
     unmarshal errors:`` and these lines) and Warn (one warning each), as sigs.k8s.io/yaml's UnmarshalStrict.
     """
-    if (content_type.split(";")[0].strip().lower() or JSON) not in (YAML, "application/x-yaml", "text/yaml"):
+    if (content_type.split(";")[0].strip().lower() or JSON) != YAML:
         return []
     try:
         root = yaml.compose(body, Loader=safedecode.KubeLoader)  # noqa: S506 - a SafeLoader; nodes only

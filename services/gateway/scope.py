@@ -99,6 +99,8 @@ class RequestScope:
                 return self._response(bytes(body), negotiation.JSON, status)
             body = jsonutil.loads(bytes(body))
         is_object = body.get("kind") == self.resource.kind
+        if self.output.partial_metadata and (is_object or body.get("kind") == self.resource.list_kind):
+            negotiation.check_partial(self.output, not is_object, go_type(self.resource, list_=not is_object))
         if self.output.table and is_object:
             body = table.table(self.resource, [body], {"resourceVersion": (body.get("metadata") or {}).get(
                 "resourceVersion", "")}, negotiation.include_object(self.param("includeObject")), self.output.version)
@@ -141,9 +143,10 @@ def decode_request(scope: RequestScope, body: bytes, name_from_url: bool) -> dic
     not an object, is kube's transformDecodeError (:func:`unrecognized`): ``couldn't get version/kind; json
     parse error: ...`` / ``error converting YAML to JSON: ...`` with the body's summary; 413 and 415 pass
     through, as do protobuf errors."""
-    mime = scope.content_type.split(";")[0].strip().lower() or negotiation.JSON
+    header = scope.request.headers.get("Content-Type", "")
+    mime = negotiation.negotiate_input(header)  # 415 for a media type no serializer has, parameters checked too
     try:
-        data = negotiation.decode_body(body, scope.content_type)
+        data = negotiation.decode_body(body, mime)
     except errors.StatusError as err:
         if err.code != 400 or mime == negotiation.PROTOBUF:
             raise
@@ -242,6 +245,17 @@ LEGACY_SCHEME = "pkg/api/legacyscheme/scheme.go:30"  # the scheme kube-apiserver
 def _internal_package(group: str) -> str:
     """The Go package of a built-in group's internal types (``core`` for the core group and events.k8s.io)."""
     return "core" if group in ("", "events.k8s.io") else group.split(".")[0]
+
+
+def go_type(resource: Resource, list_: bool = False) -> str:
+    """Go's ``%T`` of the object (``list_``: the list) kube's handler reads for ``resource``: the registry's
+    internal type for a built-in kind (``*core.ConfigMap``, ``*apps.DeploymentList``, ``*apiserverinternal.
+    StorageVersion``), ``*unstructured.Unstructured(List)`` for a custom resource."""
+    if not REGISTRY.is_static(resource):
+        return "*unstructured.UnstructuredList" if list_ else "*unstructured.Unstructured"
+    package = "apiserverinternal" if resource.group == "internal.apiserver.k8s.io" else \
+        _internal_package(resource.group)
+    return f"*{package}.{resource.kind}{'List' if list_ else ''}"
 
 
 def _check_typed_kind(resource: Resource, api_version: str, kind: str) -> None:

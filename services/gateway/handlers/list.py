@@ -10,7 +10,7 @@ from kapi import errors, gofmt, grpcutil, jsonutil, listoptions
 from kapi.resources import REGISTRY, Resource
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation, table
-from services.gateway.scope import RequestScope
+from services.gateway.scope import RequestScope, go_type
 
 
 def _limit(text: str) -> int:
@@ -56,6 +56,7 @@ async def list_(scope: RequestScope) -> web.Response:
         body = table.table(resource, objects, meta, negotiation.include_object(scope.param("includeObject")),
                            scope.output.version)
         return scope.respond(body)
+    negotiation.check_partial(scope.output, True, go_type(resource, list_=True))  # 406 for as=PartialObjectMetadata
     if scope.output.partial_metadata:
         items = [{"kind": "PartialObjectMetadata", "apiVersion": scope.output.meta_api_version,
                   "metadata": jsonutil.loads(i).get("metadata", {})} for i in reply.items]

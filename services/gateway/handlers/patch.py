@@ -13,6 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from kapi import errors, gofmt, limits
+from kapi.resources import REGISTRY
 from services.gateway import negotiation, smptypes
 from services.gateway import patch as patching
 from services.gateway.handlers.apply import server_side_apply
@@ -52,12 +53,26 @@ def apply(content_type: str, current: dict[str, Any], patch: Any, scope: Request
     return result
 
 
+# The patch types of kube's PATCH routes, in its order: the API installer's for built-in resources, the
+# apiextensions crdHandler's (no strategic merge patch) for custom resources.
+BUILTIN_PATCH_TYPES = (negotiation.JSON_PATCH, negotiation.MERGE_PATCH, negotiation.STRATEGIC_MERGE_PATCH,
+                       negotiation.APPLY_PATCH)
+CUSTOM_PATCH_TYPES = (negotiation.JSON_PATCH, negotiation.MERGE_PATCH, negotiation.APPLY_PATCH)
+
+
 async def read_patch(scope: RequestScope) -> bytes:
-    """The body of a PATCH: 415 for a media type that is no patch type, 413 when too large."""
-    if scope.content_type not in negotiation.PATCH_TYPES:
+    """The body of a PATCH: 415 for a media type that is no patch type of the resource, 413 when too large.
+
+    As kube's PatchResource, the Content-Type is cut at its first ``;`` (one at the start is kept) and compared
+    as written, without trimming or case folding (``Application/Merge-Patch+JSON`` is 415): ``the body of the
+    request was in an unknown format - accepted media types include: <the route's patch types>``."""
+    header = scope.request.headers.get("Content-Type", "")
+    cut = header.find(";")
+    supported = BUILTIN_PATCH_TYPES if REGISTRY.is_static(scope.resource) else CUSTOM_PATCH_TYPES
+    if (header[:cut] if cut > 0 else header) not in supported:
         raise errors.StatusError(415, "UnsupportedMediaType",
                                  f"the body of the request was in an unknown format - accepted media types include: "
-                                 f"{', '.join(negotiation.PATCH_TYPES[:3])}")
+                                 f"{', '.join(supported)}")
     body = await scope.request.read()
     if len(body) > limits.MAX_BODY_BYTES:
         raise errors.too_large()

@@ -133,8 +133,13 @@ def _check_scale(scope: RequestScope, scale: dict[str, Any]) -> None:
 def _respond(scope: RequestScope, obj: dict[str, Any] | bytes, paths: ScalePaths | None) -> web.Response:
     parent = jsonutil.loads(obj) if isinstance(obj, bytes) else obj
     body, output = to_scale(parent, paths), scope.output
+    # kube's %T of the Scale: the internal autoscaling.Scale of a workload's, the autoscaling/v1 one of a CR's
+    negotiation.check_partial(output, False, "*autoscaling.Scale" if paths is None else "*v1.Scale")
     if output.table and paths is None:  # a built-in workload's Scale: kube's printScale Table
         body = table.scale_table(body, negotiation.include_object(scope.param("includeObject")), output.version)
+    elif output.table:  # a custom resource's: its CRD's printer columns over the Scale (the scale scope's convertor)
+        body = table.table(scope.resource, [body], {"resourceVersion": body["metadata"].get("resourceVersion", "")},
+                           negotiation.include_object(scope.param("includeObject")), output.version)
     elif output.partial_metadata:
         body = {"kind": "PartialObjectMetadata", "apiVersion": output.meta_api_version, "metadata": body["metadata"]}
     data, content_type = negotiation.encode(body, output)
