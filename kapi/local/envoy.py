@@ -18,7 +18,9 @@ down: ``/readyz`` fails; with none left Envoy answers 503, no panic
 routing); connection failures are retried on another gateway (safe for every
 method: nothing reached a gateway), and resets are retried for GET only.
 What Envoy answers itself (503 when no gateway can take the request, 413,
-...) is a Kubernetes ``Status`` JSON, not Envoy's plain text.
+...) is a Kubernetes ``Status`` JSON, not Envoy's plain text; headers over
+Go's 1 MiB on HTTP/1.x are Go's plain-text 431 (over HTTP/2 Envoy resets the
+stream). HTTP/1.0 requests are served as Go's net/http serves them.
 
 gRPC (the public API, ``kapi.api.v1``, docs/grpc.md) shares the listener:
 a route matching ``content-type: application/grpc`` sends it over HTTP/2 +
@@ -58,6 +60,7 @@ CLUSTER = "gateways"
 GRPC_CLUSTER = "gateways-grpc"  # the gateways' public gRPC API ports (HTTP/2)
 # Circuit-breaker limits: every open watch is one active request (and, over HTTP/1.1, one upstream connection).
 LIMIT = 100_000
+DEFAULT_HTTP10_HOST = "localhost"  # the Host of an HTTP/1.0 request that names none
 GATEWAY_SAN = "gateway"  # only gateway.crt carries this DNS name among the serving certificates
 
 REPO = Path(__file__).resolve().parents[2]
@@ -118,6 +121,10 @@ _LOCAL_REPLY_REASONS = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllow
                         503: "ServiceUnavailable", 504: "Timeout"}
 
 
+# Go's net/http body (and status text) for request headers over MaxHeaderBytes on HTTP/1.x.
+HEADERS_TOO_LARGE = "431 Request Header Fields Too Large"
+
+
 # Paths of the connect subresources (pods exec/attach/portforward/proxy, services and nodes proxy), which may
 # upgrade the connection to WebSocket or SPDY; the query string is not part of what the regex sees.
 # (two regexes: RE2 programs in Envoy stay under 100 instructions).
@@ -133,7 +140,8 @@ def _status_format(reason: str) -> dict[str, Any]:
 
 
 def local_reply_config() -> dict[str, Any]:
-    """Envoy ``local_reply_config``: every reply Envoy makes itself is a ``Status`` JSON with kube's reason."""
+    """Envoy ``local_reply_config``: every reply Envoy makes itself is a ``Status`` JSON with kube's reason, but
+    a gRPC call's (plain text for grpc-message) and the 431 for headers over 1 MiB (Go's plain text)."""
     # Envoy's only own 403: an upgrade on a route that allows none (kube would not upgrade it either).
     upgrade_refused = {"filter": {"status_code_filter": {"comparison": {
                            "op": "EQ", "value": {"default_value": 403, "runtime_key": "kapi.local_reply.403"}}}},
@@ -141,13 +149,19 @@ def local_reply_config() -> dict[str, Any]:
                        "body": {"inline_string": "the connection can be upgraded only for the connect subresources "
                                                  "(exec, attach, portforward, proxy)"},
                        "body_format_override": _status_format("BadRequest")}
+    # Headers over max_request_headers_kb on HTTP/1.x: Go's net/http answers them in plain text (server.go,
+    # errTooLarge), not with a Status, and closes the connection (as Envoy does).
+    headers_too_large = {"filter": {"status_code_filter": {"comparison": {
+                             "op": "EQ", "value": {"default_value": 431, "runtime_key": "kapi.local_reply.431"}}}},
+                         "body_format_override": {"text_format": HEADERS_TOO_LARGE,
+                                                  "content_type": "text/plain; charset=utf-8"}}
     # A gRPC call Envoy answers itself (no healthy gateway) ends with grpc-status (UNAVAILABLE for 503) and
     # grpc-message, which Envoy fills from the body: the plain text there, not a Status JSON.
     grpc_call = {"filter": {"header_filter": {"header": {"name": "content-type",
                                                          "string_match": {"prefix": "application/grpc"}}}},
                  "body_format_override": {"text_format": "%LOCAL_REPLY_BODY%"}}
     return {
-        "mappers": [grpc_call, upgrade_refused, *({"filter": {"status_code_filter": {"comparison": {
+        "mappers": [grpc_call, upgrade_refused, headers_too_large, *({"filter": {"status_code_filter": {"comparison": {
                         "op": "EQ", "value": {"default_value": code, "runtime_key": f"kapi.local_reply.{code}"}}}},
                      "body_format_override": _status_format(reason),
                      # client-go retries a 5xx or 429 that carries Retry-After (no gateway free: try again soon)
@@ -191,6 +205,10 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
         "upgrade_configs": [{"upgrade_type": t, "enabled": False} for t in UPGRADE_TYPES],
         "request_timeout": "0s",
         "common_http_protocol_options": {"idle_timeout": "3600s", "headers_with_underscores_action": "ALLOW"},
+        # Go's net/http serves HTTP/1.0 (kube-apiserver answers `curl --http1.0`; the connection closes after the
+        # response unless the request asks for keep-alive): Envoy's default is 426 Upgrade Required. A request
+        # without Host gets DEFAULT_HTTP10_HOST (Go accepts an HTTP/1.0 request without one).
+        "http_protocol_options": {"accept_http_10": True, "default_host_for_http_10": DEFAULT_HTTP10_HOST},
         "http2_protocol_options": {"max_concurrent_streams": 1000,
                                    "initial_stream_window_size": 1048576,
                                    "initial_connection_window_size": 16777216},
@@ -329,9 +347,10 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
         # The oghttp2 HTTP/2 codec: nghttp2's HPACK decoder refuses any header field over 64 KiB (a GOAWAY with
         # COMPRESSION_ERROR, no Status) whatever max_request_headers_kb says; oghttp2 honours that 1 MiB limit as
         # Go's HTTP/2 server does (MaxHeaderListSize from DefaultMaxHeaderBytes).
+        # A static layer alone takes effect (GET /runtime shows the flag true; an admin layer only lets /runtime_modify
+        # change flags on a running Envoy, which nothing here does).
         "layered_runtime": {"layers": [
             {"name": "static", "static_layer": {"envoy.reloadable_features.http2_use_oghttp2": True}},
-            {"name": "admin", "admin_layer": {}},
         ]},
         "overload_manager": {"resource_monitors": [{
             "name": "envoy.resource_monitors.global_downstream_max_connections",

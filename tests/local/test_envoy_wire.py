@@ -1,0 +1,291 @@
+"""The real Envoy on the wire, as kapi renders it (kapi.local.envoy), in front of a stand-in gateway.
+
+What a client sees from Envoy itself, where kube-apiserver is Go's net/http: HTTP/1.0 requests are served
+(not Envoy's default 426), header lists up to Go's 1 MiB pass over HTTP/1.1 and HTTP/2, and a larger one is
+refused at once. The stand-in gateway is an aiohttp app with the gateways' TLS identity and header limits
+(services/gateway/server.py), so these tests need no etcd or services.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import ssl
+import subprocess
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import h2.config
+import h2.connection
+import h2.events
+import pytest
+from aiohttp import web
+from hpack.huffman import HuffmanEncoder
+from hpack.huffman_constants import REQUEST_CODES, REQUEST_CODES_LENGTH
+
+from kapi import limits
+from kapi.local import binaries, envoy
+from kapi.local.pki import Pki, ensure_pki
+
+VERSION = {"major": "1", "minor": "37"}
+
+
+@dataclass
+class Front:
+    """A running Envoy: its listener ``port`` on 127.0.0.1, the PKI, and the stand-in gateway's ``seen`` Hosts."""
+
+    port: int
+    pki: Pki
+    seen: list[str]
+    admin: str
+
+
+def _gateway(pki: Pki, seen: list[str]) -> tuple[int, threading.Event]:
+    """Start the stand-in gateway (HTTPS, the gateway certificate, 1 MiB header limits) in a thread."""
+    started = threading.Event()
+    stop = threading.Event()
+    box: dict[str, int] = {}
+
+    async def version(request: web.Request) -> web.Response:
+        seen.append(request.headers.get("Host", ""))
+        return web.json_response(VERSION)
+
+    async def readyz(request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def serve() -> None:
+        app = web.Application()
+        app.router.add_get("/version", version)
+        app.router.add_get("/readyz", readyz)
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(str(pki.gateway_cert), str(pki.gateway_key))
+        runner = web.AppRunner(app, access_log=None, max_line_size=limits.MAX_HEADER_BYTES,
+                               max_field_size=limits.MAX_HEADER_BYTES)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
+        await site.start()
+        box["port"] = runner.addresses[0][1]
+        started.set()
+        while not stop.is_set():
+            await asyncio.sleep(0.1)
+        await runner.cleanup()
+
+    threading.Thread(target=asyncio.run, args=(serve(),), daemon=True).start()
+    assert started.wait(10), "the stand-in gateway did not start"
+    return box["port"], stop
+
+
+def _listener_port(admin: str) -> int | None:
+    try:
+        with urllib.request.urlopen(f"http://{admin}/listeners?format=json", timeout=1) as reply:
+            data = json.loads(reply.read())
+    except (OSError, ValueError):
+        return None
+    for status in data.get("listener_statuses", []):
+        port = status.get("local_address", {}).get("socket_address", {}).get("port_value")
+        if port:
+            return int(port)
+    return None
+
+
+def _healthy(admin: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://{admin}/clusters", timeout=1) as reply:
+            return "health_flags::healthy" in reply.read().decode()
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Front]:
+    state = tmp_path_factory.mktemp("envoy-wire")
+    pki = ensure_pki(state, port=None)
+    seen: list[str] = []
+    gateway_port, stop = _gateway(pki, seen)
+    tls = envoy.TlsFiles(ca=str(pki.ca_cert), serving_cert=str(pki.apiserver_cert), serving_key=str(pki.apiserver_key),
+                         client_cert=str(pki.front_proxy_cert), client_key=str(pki.front_proxy_key))
+    config = state / "envoy.yaml"
+    config.write_text(envoy.dump(envoy.render(gateways=[f"127.0.0.1:{gateway_port}"], tls=tls, port=0)))
+    admin_file = state / "admin.address"
+    log = (state / "envoy.log").open("w")
+    proc = subprocess.Popen([str(binaries.envoy()), *envoy.args(str(config), log_level="warning",
+                                                               admin_address_path=str(admin_file))],
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        port = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            admin = admin_file.read_text().strip() if admin_file.exists() else ""
+            if admin and (port := _listener_port(admin)) and _healthy(admin):
+                break
+            time.sleep(0.1)
+        assert port and proc.poll() is None, (state / "envoy.log").read_text()[-2000:]
+        yield Front(port=port, pki=pki, seen=seen, admin=admin)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+        stop.set()
+
+
+def _tls(front: Front, alpn: str) -> ssl.SSLSocket:
+    context = ssl.create_default_context(cafile=str(front.pki.ca_cert))
+    context.load_cert_chain(str(front.pki.admin_cert), str(front.pki.admin_key))
+    context.set_alpn_protocols([alpn])
+    raw = socket.create_connection(("127.0.0.1", front.port), timeout=10)
+    return context.wrap_socket(raw, server_hostname="localhost")
+
+
+def _exchange(front: Front, request: bytes) -> tuple[bytes, float]:
+    """Send raw HTTP/1.x ``request`` bytes; (everything until Envoy closes the connection, seconds taken)."""
+    start = time.monotonic()
+    out = b""
+    with _tls(front, "http/1.1") as sock:
+        sock.sendall(request)
+        while data := sock.recv(65536):
+            out += data
+    return out, time.monotonic() - start
+
+
+def test_http10_request_is_served_and_the_connection_closes(front: Front) -> None:
+    """Go's net/http serves HTTP/1.0 and closes after the response (no keep-alive asked); Envoy's default is a
+    426 Upgrade Required. ``curl --http1.0 https://.../version`` against kube-apiserver answers the version."""
+    out, _ = _exchange(front, b"GET /version HTTP/1.0\r\nHost: example.test\r\n\r\n")  # recv returns b"": closed
+    head, _, body = out.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 200 OK\r\n"), out[:300]
+    assert b"transfer-encoding" not in head.lower()  # HTTP/1.0 has no chunked coding
+    assert json.loads(body) == VERSION
+    assert front.seen[-1] == "example.test"
+
+
+def test_http10_request_without_host_is_served(front: Front) -> None:
+    """Go accepts an HTTP/1.0 request without Host (only HTTP/1.1 requires one): Envoy fills in localhost."""
+    out, _ = _exchange(front, b"GET /version HTTP/1.0\r\n\r\n")
+    assert out.startswith(b"HTTP/1.0 200 OK\r\n"), out[:300]
+    assert front.seen[-1] == envoy.DEFAULT_HTTP10_HOST
+
+
+def test_http10_keep_alive_keeps_the_connection(front: Front) -> None:
+    with _tls(front, "http/1.1") as sock:
+        for _ in range(2):
+            sock.sendall(b"GET /version HTTP/1.0\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n")
+            out = b""
+            while b"\r\n\r\n" not in out or not out.rstrip().endswith(b"}"):
+                data = sock.recv(65536)
+                assert data, out  # not closed while keep-alive was asked
+                out += data
+            assert out.startswith(b"HTTP/1.0 200 OK\r\n"), out[:300]
+            assert b"keep-alive" in out.partition(b"\r\n\r\n")[0].lower()
+
+
+def test_curl_http10(front: Front) -> None:
+    import shutil
+
+    curl = shutil.which("curl")
+    if curl is None:
+        pytest.skip("curl is not installed")
+    result = subprocess.run([curl, "-sS", "--http1.0", "-i", "--cacert", str(front.pki.ca_cert),
+                             f"https://localhost:{front.port}/version"], capture_output=True, timeout=20)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(b"HTTP/1.0 200 OK\r\n"), result.stdout[:300]
+    assert json.loads(result.stdout.partition(b"\r\n\r\n")[2]) == VERSION
+
+
+# HPACK Huffman codes as bit strings: hpack's own encoder shifts one big integer per byte (quadratic: ~100 s for a
+# 1 MB value), which made a large header list look like a server hang. This one is linear.
+_HUFFMAN_BITS = [format(code, f"0{length}b") for code, length in zip(REQUEST_CODES, REQUEST_CODES_LENGTH, strict=True)]
+
+
+class _LinearHuffman(HuffmanEncoder):
+    def encode(self, bytes_to_encode: bytes | None) -> bytes:
+        bits = "".join(_HUFFMAN_BITS[b] for b in bytes_to_encode or b"")
+        bits += "1" * (-len(bits) % 8)  # EOS padding
+        return int(bits, 2).to_bytes(len(bits) // 8, "big") if bits else b""
+
+
+def test_linear_huffman_is_hpacks_encoding() -> None:
+    data = bytes(range(256)) * 3
+    assert _LinearHuffman(REQUEST_CODES, REQUEST_CODES_LENGTH).encode(data) == HuffmanEncoder(
+        REQUEST_CODES, REQUEST_CODES_LENGTH).encode(data)
+
+
+def _h2_get(front: Front, headers: list[tuple[str, str]]) -> tuple[list[Any], float]:
+    """GET /version over HTTP/2 with extra ``headers``; (the stream's h2 events until it ends, seconds taken)."""
+    start = time.monotonic()
+    events: list[Any] = []
+    with _tls(front, "h2") as sock:
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        conn.encoder.huffman_coder = _LinearHuffman(REQUEST_CODES, REQUEST_CODES_LENGTH)
+        conn.initiate_connection()
+        conn.send_headers(1, [(":method", "GET"), (":path", "/version"), (":scheme", "https"),
+                              (":authority", "localhost"), *headers], end_stream=True)
+        sock.sendall(conn.data_to_send())
+        done = (h2.events.StreamEnded, h2.events.StreamReset, h2.events.ConnectionTerminated)
+        while not any(isinstance(e, done) for e in events):
+            data = sock.recv(65536)
+            if not data:
+                break
+            events.extend(conn.receive_data(data))
+            sock.sendall(conn.data_to_send())
+    return events, time.monotonic() - start
+
+
+def _status(events: list[Any]) -> bytes | None:
+    return next((dict(e.headers)[b":status"] for e in events if isinstance(e, h2.events.ResponseReceived)), None)
+
+
+@pytest.mark.parametrize("headers", [
+    [("x-big", "a" * 300_000)],
+    [("x-big", "a" * 1_040_000)],  # one field under Go's 1 MiB (nghttp2 refused any field over 64 KiB)
+    [(f"x-big-{i}", "a" * 10_000) for i in range(90)],  # 900 KB over many fields
+], ids=["300KB", "1MB-one-field", "900KB-90-fields"])
+def test_http2_header_list_under_1mib_is_answered_at_once(front: Front, headers: list[tuple[str, str]]) -> None:
+    events, seconds = _h2_get(front, headers)
+    assert _status(events) == b"200", events
+    assert seconds < 3
+
+
+@pytest.mark.parametrize("headers", [
+    [("x-big", "a" * 1_100_000)],
+    [(f"x-big-{i}", "a" * 20_000) for i in range(60)],
+], ids=["one-field", "60-fields"])
+def test_http2_header_list_over_1mib_is_refused_at_once(front: Front, headers: list[tuple[str, str]]) -> None:
+    """Over Go's 1 MiB the stream is reset (Envoy's HTTP/2 codec cannot answer 431 as Go's http2 server does;
+    docs/kube-parity.md): the client sees the error at once, it does not wait."""
+    events, seconds = _h2_get(front, headers)
+    resets = [e for e in events if isinstance(e, h2.events.StreamReset)]
+    assert _status(events) is None and resets, events
+    assert seconds < 3
+
+
+def test_http11_header_list_over_1mib_is_431(front: Front) -> None:
+    """Go's net/http answers headers over MaxHeaderBytes (1 MiB) with 431 and closes the connection."""
+    out, seconds = _exchange(front, b"GET /version HTTP/1.1\r\nHost: localhost\r\nx-big: " + b"a" * 1_100_000
+                             + b"\r\n\r\n")
+    head, _, body = out.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), out[:300]
+    assert b"content-type: text/plain; charset=utf-8\r\n" in head and b"connection: close" in head, head
+    assert body == b"431 Request Header Fields Too Large"  # Go's plain text, not a Status
+    assert seconds < 3
+    out, seconds = _exchange(front, b"GET /version HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nx-big: "
+                             + b"a" * 1_040_000 + b"\r\n\r\n")
+    assert out.startswith(b"HTTP/1.1 200 OK\r\n"), out[:300]
+    assert seconds < 3
+
+
+def test_runtime_takes_the_oghttp2_flag(front: Front) -> None:
+    """The static layer alone sets the codec flag (no admin layer needed): /runtime shows it."""
+    with urllib.request.urlopen(f"http://{front.admin}/runtime", timeout=5) as reply:
+        runtime = json.loads(reply.read())
+    assert runtime["entries"]["envoy.reloadable_features.http2_use_oghttp2"]["final_value"] == "true"
+    assert runtime["layers"] == ["static"]
+
+
+def test_config_has_no_admin_layer(tmp_path: Path) -> None:
+    assert "admin_layer" not in envoy.compose_text()
