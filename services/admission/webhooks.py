@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING, Any
 import jsonpatch
 
 from kapi import errors, jsonutil, kinds, observability
+from kapi.k8sproto import goorder
 from kapi.objectmeta import go_quote
 from services.admission import metrics
 from services.admission.chain import AdmissionRequest
@@ -480,8 +481,9 @@ def _review(request: AdmissionRequest, webhook: Webhook, uid: str) -> dict[str, 
     for key in ("name", "namespace", "subResource", "requestSubResource"):
         if not req.get(key):
             req.pop(key, None)
-    req["object"] = request.object
-    req["oldObject"] = request.old_object
+    # encoded from the Go object (or unstructured map) as kube does: in its wire key order
+    req["object"] = None if request.object is None else goorder.wire_order(request.object)
+    req["oldObject"] = None if request.old_object is None else goorder.wire_order(request.old_object)
     req["dryRun"] = bool(request.dry_run)
     req["options"] = request.operation_options()
     return {"kind": "AdmissionReview", "apiVersion": REVIEW_API_VERSION, "request": req}

@@ -3,6 +3,10 @@
 kube-apiserver's etcd3 store never persists resourceVersion; its versioner
 sets it from the etcd mod revision on every object it returns
 (k8s.io/apiserver pkg/storage/etcd3, APIObjectVersioner).
+
+Every object is written in kube's key order (:func:`kapi.k8sproto.goorder.wire_order`: Go struct order for
+built-in kinds, sorted keys for custom resources), and resourceVersion is put back where kube's encoder
+writes it (:func:`kapi.k8sproto.goorder.with_resource_version`), so gets, lists and watches answer in it.
 """
 
 from __future__ import annotations
@@ -10,35 +14,35 @@ from __future__ import annotations
 from typing import Any
 
 from kapi import errors, jsonutil
+from kapi.k8sproto.goorder import is_unstructured, wire_order, with_resource_version
 
 Object = dict[str, Any]
 
 
 def without_resource_version(obj: Object) -> Object:
-    """``obj`` minus ``metadata.resourceVersion`` (a shallow copy when it had one).
+    """``obj`` as it is stored: minus ``metadata.resourceVersion``, in kube's key order (:func:`wire_order`; a
+    new dict, nested values shared where their order already is kube's).
 
     Raises 400 BadRequest if ``obj`` or its metadata is not a JSON object.
     """
     if not isinstance(obj, dict):
         raise errors.bad_request("the object must be a JSON object")
     meta = obj.get("metadata")
-    if meta is None:
-        return obj
-    if not isinstance(meta, dict):
+    if meta is not None and not isinstance(meta, dict):
         raise errors.bad_request("metadata must be a JSON object")
-    if "resourceVersion" not in meta:
-        return obj
-    meta = dict(meta)
-    del meta["resourceVersion"]
-    return {**obj, "metadata": meta}
+    if meta is not None and "resourceVersion" in meta:
+        meta = dict(meta)
+        del meta["resourceVersion"]
+        obj = {**obj, "metadata": meta}
+    return wire_order(obj)
 
 
 def stamped(obj: Object, revision: int) -> Object:
-    """A shallow copy of ``obj`` with ``metadata.resourceVersion`` = ``revision`` (decimal string)."""
+    """A shallow copy of ``obj`` with ``metadata.resourceVersion`` = ``revision`` (decimal string), placed where
+    kube's encoder writes it (:func:`with_resource_version`)."""
     meta = obj.get("metadata")
-    meta = dict(meta) if isinstance(meta, dict) else {}
-    meta["resourceVersion"] = str(revision)
-    return {**obj, "metadata": meta}
+    meta = meta if isinstance(meta, dict) else {}
+    return {**obj, "metadata": with_resource_version(meta, str(revision), is_unstructured(obj))}
 
 
 def decode(value: bytes, revision: int, key: bytes) -> Object:
@@ -53,7 +57,6 @@ def decode(value: bytes, revision: int, key: bytes) -> Object:
     if not isinstance(obj, dict):
         raise errors.internal(f"the object stored at {key.decode(errors='replace')} is not a JSON object")
     meta = obj.get("metadata")
-    if not isinstance(meta, dict):
-        meta = obj["metadata"] = {}
-    meta["resourceVersion"] = str(revision)
+    obj["metadata"] = with_resource_version(meta if isinstance(meta, dict) else {}, str(revision),
+                                            is_unstructured(obj))
     return obj

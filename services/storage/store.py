@@ -213,9 +213,8 @@ class Store:
             if meta.get("finalizers"):
                 if meta.get("deletionTimestamp"):
                     return StoredObject(obj, kv.mod_revision, deletion_pending=True)
-                marked = without_resource_version(obj)
-                marked["metadata"] = {**marked["metadata"], "deletionTimestamp": _now(),
-                                      "deletionGracePeriodSeconds": 0}
+                meta = {**meta, "deletionTimestamp": _now(), "deletionGracePeriodSeconds": 0}
+                marked = without_resource_version({**obj, "metadata": meta})
                 written = await self._etcd.update(etcd_key, jsonutil.dumps(marked), kv.mod_revision)
                 if written.succeeded:
                     revision = written.header.revision

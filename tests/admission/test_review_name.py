@@ -47,3 +47,12 @@ def test_resource_names_match_never_the_generate_name() -> None:
     assert not ValidatingAdmissionPolicy._rule(rule, req)
     named = request("CREATE", "configmaps", {"metadata": {"name": "cm-"}})
     assert ValidatingAdmissionPolicy._rule(rule, named)
+
+
+def test_the_review_object_is_in_kube_s_key_order() -> None:
+    req = request("CREATE", "configmaps", {"data": {"z": "1", "a": "2"}, "metadata": {"name": "cm"},
+                                           "kind": "ConfigMap", "apiVersion": "v1"})
+    sent = webhooks._review(req, webhooks.Webhook("h.example.com", "cfg", {}, False), "u-1")["request"]
+    assert list(sent["object"]) == ["kind", "apiVersion", "metadata", "data"]
+    assert list(sent["object"]["data"]) == ["a", "z"]
+    assert list(req.object) == ["data", "metadata", "kind", "apiVersion"]  # the request itself is untouched

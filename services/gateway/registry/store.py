@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kapi import errors, grpcutil, jsonutil, limits
+from kapi.k8sproto import goorder
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import fieldmanager
 from services.gateway.apifilters import authorization
@@ -133,8 +134,8 @@ async def create(scope: RequestScope, obj: dict[str, Any]) -> bytes:
             scope.resource.group)
     write = Write(scope, CREATE, final, dry_run=dry_run)
     await _run_hooks(write)
-    if dry_run:
-        return jsonutil.dumps(write.obj)
+    if dry_run:  # what storage would write, in the order it writes it (kapi.k8sproto.goorder)
+        return jsonutil.dumps(goorder.wire_order(write.obj))
     try:
         reply: Any = await grpcutil.call("storage", scope.backends.storage.Create, storage_pb2.CreateRequest(
             key=scope.key(name=name), object=jsonutil.dumps(write.obj)), timeout=scope.timeout)
@@ -222,8 +223,8 @@ async def _update(scope: RequestScope, obj: dict[str, Any], current: Any) -> byt
     admitted = fieldmanager.track_update(scope, old_raw, await _admit(scope, UPDATE, obj, old_raw, dry_run), obj)
     write = Write(scope, UPDATE, jsonutil.loads(admitted), jsonutil.loads(old_raw), old_raw, dry_run)
     await _run_hooks(write)
-    if dry_run:
-        return jsonutil.dumps(write.obj)
+    if dry_run:  # what storage would write, in the order it writes it (kapi.k8sproto.goorder)
+        return jsonutil.dumps(goorder.wire_order(write.obj))
     try:
         reply: Any = await grpcutil.call("storage", scope.backends.storage.Update, storage_pb2.UpdateRequest(
             key=scope.key(), object=jsonutil.dumps(write.obj), expected_resource_version=current.resource_version),
