@@ -17,7 +17,12 @@ latest ones). Defaults come from the plugin configuration
   "baseline:latest": ...``; audit -> the audit annotation
   ``pod-security.kubernetes.io/audit-violations``.
 - Workload templates (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job,
-  CronJob, ReplicationController, PodTemplate): warn and audit only.
+  CronJob, ReplicationController, PodTemplate; main resource only, no
+  subresource): warn and audit only, never enforced, on every CREATE and
+  UPDATE, an UPDATE whose template is unchanged included
+  (``ValidatePodController`` in
+  ``pod-security-admission/admission/admission.go`` has no
+  significant-update check).
 - Namespace create/update with an invalid level or version label -> 403.
 """
 
@@ -336,15 +341,11 @@ class PodSecurity:
         meta, spec = pod
         if spec.get("runtimeClassName") in self.exempt_runtime_classes:
             return
-        if request.operation == UPDATE and request.old_object is not None:
-            if is_pod:
-                if not significant_pod_update(request.object, request.old_object):
-                    return  # nothing PodSecurity checks can have changed: allowed, no warning
-            else:
-                old = _pod_of(AdmissionRequest(request.operation, request.attributes, res, request.kind,
-                                               request.old_object, None))
-                if old is not None and old[1] == spec:
-                    return  # metadata-only template updates are not re-evaluated
+        # ValidatePod skips an UPDATE that is not isSignificantPodUpdate; ValidatePodController has no such
+        # check: every UPDATE of a workload (its template changed or not) is evaluated, for warn and audit only
+        if is_pod and request.operation == UPDATE and request.old_object is not None \
+                and not significant_pod_update(request.object, request.old_object):
+            return  # nothing PodSecurity checks can have changed: allowed, no warning
         ns = await self.namespaces.get(request.namespace, request.timeout) or {}
         labels = ((ns.get("metadata") or {}).get("labels")) or {}
         levels = self._levels(labels)
