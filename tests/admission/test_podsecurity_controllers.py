@@ -75,5 +75,5 @@ async def test_insignificant_pod_update_is_not_evaluated() -> None:
     new["spec"]["containers"][0]["image"] = "nginx:1.28"  # an image change is significant: enforced
     with pytest.raises(errors.StatusError) as info:
         await plugin.validate(request("UPDATE", "pods", new, old=old))
-    assert (info.value.code, info.value.message) == (403, 
+    assert (info.value.code, info.value.message) == (403,
         'pods "web" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)')
