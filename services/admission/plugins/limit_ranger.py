@@ -12,9 +12,12 @@ PersistentVolumeClaim):
   dropNonResizeUpdates keeps the stored Pod's).
 - Validation (Pod CREATE and resize, PVC CREATE/UPDATE): ``min``, ``max`` and
   ``maxLimitRequestRatio`` per Container, summed per Pod, and min/max of
-  ``requests.storage`` per PVC; failures -> 403 ``pods "x" is forbidden:
-  [minimum cpu usage per Container is 100m, but request is 50m, ...]``
-  with kube's wording (a single failure without brackets).
+  ``requests.storage`` per PVC; the LimitRanges are checked one by one and
+  the first with failures refuses alone (runLimitFunc returns at the first
+  error) -> 403 ``pods "x" is forbidden: [minimum cpu usage per Container
+  is 100m, but request is 50m, ...]`` with kube's wording, aggregated as
+  utilerrors.NewAggregate (a repeated message once, a single one without
+  brackets).
 """
 
 from __future__ import annotations
@@ -33,13 +36,17 @@ RESIZE = "resize"
 _BINARY = ("memory", "ephemeral-storage", "storage")
 
 
-def _items(limit_ranges: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    out = []
-    for lr in limit_ranges:
-        for item in (lr.get("spec") or {}).get("limits") or []:
-            if isinstance(item, dict) and item.get("type") == kind:
-                out.append(_defaulted(item))
-    return out
+def _items(limit_range: dict[str, Any]) -> list[dict[str, Any]]:
+    """One LimitRange's ``spec.limits`` items in order, each defaulted."""
+    return [_defaulted(item) for item in (limit_range.get("spec") or {}).get("limits") or []
+            if isinstance(item, dict)]
+
+
+def aggregate(messages: list[str]) -> str:
+    """utilerrors.NewAggregate(errs).Error(): the messages once each in order (a repeated one is dropped), one
+    alone as it is, several as ``[a, b]``; "" for none."""
+    unique = list(dict.fromkeys(messages))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]" if unique else ""
 
 
 def _defaulted(item: dict[str, Any]) -> dict[str, Any]:
@@ -72,8 +79,10 @@ def _check(kind: str, item: dict[str, Any], requests: dict[str, Any], limits: di
         req, lim, want = _q(requests.get(res)), _q(limits.get(res)), _q(enforced)
         if want is None:
             continue
-        if kind == "PersistentVolumeClaim":
-            if req is not None and req > want:
+        if kind == "PersistentVolumeClaim":  # maxRequestConstraint: the request alone
+            if req is None:
+                errs.append(f"maximum {res} usage per {kind} is {enforced}.  No request is specified")
+            elif req > want:
                 errs.append(f"maximum {res} usage per {kind} is {enforced}, but request is {requests[res]}")
             continue
         if lim is None:
@@ -145,71 +154,72 @@ class LimitRanger:
         return ""
 
     async def admit(self, request: AdmissionRequest) -> None:
-        """Apply Container defaults to a new Pod and annotate what was set."""
+        """PodMutateLimitFunc for each LimitRange of the namespace in turn (by name): the LimitRange's
+        Container defaults (a later Container item's ``default``/``defaultRequest`` of a resource replacing an
+        earlier one's) fill what each container and init container lacks, so an earlier LimitRange's default
+        wins; each LimitRange that set something writes the whole ``kubernetes.io/limit-ranger`` annotation
+        anew (the last such one's list stays)."""
         if self._target(request) != "pods":
             return
-        items = _items(await self._ranges(request), "Container")
-        if not items:
-            return
-        notes: list[str] = []
         spec = request.object.setdefault("spec", {})  # type: ignore[union-attr]
-        for prefix, c in _containers(spec):
-            resources = c.setdefault("resources", {})
-            requests = resources.get("requests") or {}
-            limits = resources.get("limits") or {}
-            set_req: list[str] = []
-            set_lim: list[str] = []
-            for item in items:
-                for k, v in (item.get("default") or {}).items():
-                    if k not in limits:
-                        limits[k] = v
-                        set_lim.append(k)
-                for k, v in (item.get("defaultRequest") or {}).items():
-                    if k not in requests:
-                        requests[k] = v
-                        set_req.append(k)
-            if requests:
-                resources["requests"] = requests
-            if limits:
-                resources["limits"] = limits
-            if set_req:
-                notes.append(f"{', '.join(sorted(set_req))} request for {prefix} {c.get('name', '')}")
-            if set_lim:
-                notes.append(f"{', '.join(sorted(set_lim))} limit for {prefix} {c.get('name', '')}")
-        if notes:
-            meta = request.object.setdefault("metadata", {})  # type: ignore[union-attr]
-            annotations = meta.setdefault("annotations", {})
-            annotations[ANNOTATION] = "LimitRanger plugin set: " + "; ".join(notes)
+        for limit_range in await self._ranges(request):
+            defaults: dict[str, dict[str, Any]] = {"requests": {}, "limits": {}}
+            for item in _items(limit_range):
+                if item.get("type") == "Container":
+                    defaults["requests"].update(item.get("defaultRequest") or {})
+                    defaults["limits"].update(item.get("default") or {})
+            notes: list[str] = []
+            for prefix, c in _containers(spec):
+                resources = c.setdefault("resources", {})
+                for which, word in (("requests", "request"), ("limits", "limit")):
+                    have = resources.get(which) or {}
+                    added = sorted(k for k in defaults[which] if k not in have)
+                    have.update((k, defaults[which][k]) for k in added)
+                    if have:
+                        resources[which] = have
+                    if added:
+                        notes.append(f"{', '.join(added)} {word} for {prefix} {c.get('name', '')}")
+            if notes:
+                meta = request.object.setdefault("metadata", {})  # type: ignore[union-attr]
+                annotations = meta.setdefault("annotations", {})
+                annotations[ANNOTATION] = "LimitRanger plugin set: " + "; ".join(notes)
 
     async def validate(self, request: AdmissionRequest) -> None:
-        """Enforce min/max/maxLimitRequestRatio; raises 403 with every violation."""
+        """runLimitFunc with PodValidateLimitFunc / PersistentVolumeClaimValidateLimitFunc: the namespace's
+        LimitRanges in turn (by name; kube's lister order is its cache's), and the first one with violations
+        refuses: 403 with that LimitRange's violations only, in its items' order (Container items: each
+        container, then each init container: min, max, maxLimitRequestRatio, resources by name; Pod items:
+        the pod's totals), aggregated as utilerrors.NewAggregate (a repeated message once; one bare, several
+        in brackets)."""
         target = self._target(request)
         if not target:
             return
         ranges = await self._ranges(request)
         if not ranges:
             return
-        errs: list[str] = []
         obj = request.object or {}
         spec = obj.get("spec") or {}
+        req_s: dict[str, str] = {}
+        lim_s: dict[str, str] = {}
         if target == "pods":
-            for _, c in _containers(spec):
-                resources = c.get("resources") or {}
-                requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
-                for item in _items(ranges, "Container"):
-                    errs += _check("Container", item, requests, limits)
             # podRequests / podLimits: sidecars summed with the containers, the pod-level override
             totals = {which: pod_resources(obj, which, use_status=False, overhead=False)
                       for which in ("requests", "limits")}
             req_s = {k: quantity.format(v, binary=k in _BINARY) for k, v in totals["requests"].items()}
             lim_s = {k: quantity.format(v, binary=k in _BINARY) for k, v in totals["limits"].items()}
-            for item in _items(ranges, "Pod"):
-                errs += _check("Pod", item, req_s, lim_s)
-        else:
-            resources = spec.get("resources") or {}
-            for item in _items(ranges, "PersistentVolumeClaim"):
-                errs += _check("PersistentVolumeClaim", item, resources.get("requests") or {},
-                               resources.get("limits") or {})
-        if errs:
-            text = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
-            raise errors.forbidden(request.resource.resource, request.name, text)
+        for limit_range in ranges:
+            errs: list[str] = []
+            for item in _items(limit_range):
+                kind = item.get("type")
+                if target == "pods" and kind == "Container":
+                    for _, c in _containers(spec):
+                        resources = c.get("resources") or {}
+                        errs += _check("Container", item, resources.get("requests") or {},
+                                       resources.get("limits") or {})
+                elif target == "pods" and kind == "Pod":
+                    errs += _check("Pod", item, req_s, lim_s)
+                elif target == "pvcs" and kind == "PersistentVolumeClaim":
+                    resources = spec.get("resources") or {}
+                    errs += _check("PersistentVolumeClaim", item, resources.get("requests") or {}, {})
+            if errs:
+                raise errors.forbidden(request.resource.resource, request.name, aggregate(errs))
