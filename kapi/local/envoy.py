@@ -20,7 +20,9 @@ method: nothing reached a gateway), and resets are retried for GET only.
 What Envoy answers itself (503 when no gateway can take the request, 413,
 ...) is a Kubernetes ``Status`` JSON, not Envoy's plain text; headers over
 Go's 1 MiB on HTTP/1.x are Go's plain-text 431 (over HTTP/2 Envoy resets the
-stream). HTTP/1.0 requests are served as Go's net/http serves them.
+stream). As in Go, which counts only bytes, any number of header fields within that 1 MiB passes (Envoy's
+default is 100), and over HTTP/2 Envoy advertises Go's SETTINGS_MAX_HEADER_LIST_SIZE. HTTP/1.0 requests are
+served as Go's net/http serves them.
 
 gRPC (the public API, ``kapi.api.v1``, docs/grpc.md) shares the listener:
 a route matching ``content-type: application/grpc`` sends it over HTTP/2 +
@@ -124,6 +126,16 @@ _LOCAL_REPLY_REASONS = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllow
 # Go's net/http body (and status text) for request headers over MaxHeaderBytes on HTTP/1.x.
 HEADERS_TOO_LARGE = "431 Request Header Fields Too Large"
 
+# Go's net/http limits the header block's bytes only, never the number of fields. Every field takes at least one
+# byte of Envoy's max_request_headers_kb (it counts names and values), so with the field limit at that many bytes
+# no header list within 1 MiB reaches it (Envoy's max_headers_count default is 100; its only bound is >= 1).
+MAX_HEADERS_COUNT = MAX_HEADER_BYTES
+
+# HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE (RFC 9113 6.5.2) and what Go's http2 server advertises for it: MaxHeaderBytes
+# plus 10 fields' 32-byte HPACK overhead (golang.org/x/net/http2 config.go adjustHTTP1MaxHeaderSize), 1048896.
+SETTINGS_MAX_HEADER_LIST_SIZE = 0x6
+MAX_HEADER_LIST_SIZE = MAX_HEADER_BYTES + 10 * 32
+
 
 # Paths of the connect subresources (pods exec/attach/portforward/proxy, services and nodes proxy), which may
 # upgrade the connection to WebSocket or SPDY; the query string is not part of what the regex sees.
@@ -204,14 +216,19 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
         # request timed out (504 after 60 s); now Envoy refuses it at once (400, see local_reply_config).
         "upgrade_configs": [{"upgrade_type": t, "enabled": False} for t in UPGRADE_TYPES],
         "request_timeout": "0s",
-        "common_http_protocol_options": {"idle_timeout": "3600s", "headers_with_underscores_action": "ALLOW"},
+        "common_http_protocol_options": {"idle_timeout": "3600s", "headers_with_underscores_action": "ALLOW",
+                                         "max_headers_count": MAX_HEADERS_COUNT},
         # Go's net/http serves HTTP/1.0 (kube-apiserver answers `curl --http1.0`; the connection closes after the
         # response unless the request asks for keep-alive): Envoy's default is 426 Upgrade Required. A request
         # without Host gets DEFAULT_HTTP10_HOST (Go accepts an HTTP/1.0 request without one).
         "http_protocol_options": {"accept_http_10": True, "default_host_for_http_10": DEFAULT_HTTP10_HOST},
+        # Envoy sends no SETTINGS_MAX_HEADER_LIST_SIZE of its own (oghttp2 enforces max_request_headers_kb
+        # silently); Go's http2 server advertises one, so a client can see the limit before it sends.
         "http2_protocol_options": {"max_concurrent_streams": 1000,
                                    "initial_stream_window_size": 1048576,
-                                   "initial_connection_window_size": 16777216},
+                                   "initial_connection_window_size": 16777216,
+                                   "custom_settings_parameters": [{"identifier": SETTINGS_MAX_HEADER_LIST_SIZE,
+                                                                   "value": MAX_HEADER_LIST_SIZE}]},
         "local_reply_config": local_reply_config(),
         # Go's http.Server reads up to 1 MiB of request headers (DefaultMaxHeaderBytes): long OIDC tokens fit.
         "max_request_headers_kb": MAX_HEADER_BYTES // 1024,

@@ -49,6 +49,15 @@ log = logging.getLogger("kapi.gateway")
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
+# aiohttp's HTTP/1.1 parser limits (web.AppRunner keywords). The request line and each header field (name and
+# value) up to Go's 1 MiB (kube accepts long URLs and OIDC tokens; aiohttp's 8190-byte default answered them with a
+# plain-text 400), and any number of fields within it: Go's net/http counts bytes only (MaxHeaderBytes), and
+# aiohttp's 128-field default answered more with a plain-text 400 (each field is at least one of those bytes).
+# The fields Envoy passes (kapi.local.envoy: max_request_headers_kb, max_headers_count) are within these.
+PARSER_LIMITS: dict[str, Any] = {"max_line_size": limits.MAX_HEADER_BYTES, "max_field_size": limits.MAX_HEADER_BYTES,
+                                 "max_headers": limits.MAX_HEADER_BYTES}
+
+
 def _required(args: argparse.Namespace, *names: str) -> None:
     missing = [n for n in names if not getattr(args, n.replace("-", "_"))]
     if missing:
@@ -286,13 +295,10 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     backends.audit = audit.from_args(args)
     app = web.Application(client_max_size=limits.MAX_BODY_BYTES + 1)
     handler = chain.install(app, backends)  # the handler chain and its response hooks (services/gateway/chain.py)
-    # Request line and header fields up to Go's 1 MiB (kube accepts long URLs and OIDC tokens; aiohttp's 8190-byte
-    # default answered them with a plain-text 400).
     # Bodies are read as sent: kube-apiserver decodes no request Content-Encoding (gzip, br), so neither does kapi
     # (aiohttp's decompression answered a garbage gzip body with a 500 and br with a text 400).
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=10.0,
-                           max_line_size=limits.MAX_HEADER_BYTES, max_field_size=limits.MAX_HEADER_BYTES,
-                           auto_decompress=False)
+                           **PARSER_LIMITS, auto_decompress=False)
     await runner.setup()
     site = web.TCPSite(runner, args.bind_address, args.secure_port, ssl_context=ssl_context(args),
                        backlog=1024, reuse_address=True)

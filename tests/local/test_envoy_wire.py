@@ -1,9 +1,10 @@
 """The real Envoy on the wire, as kapi renders it (kapi.local.envoy), in front of a stand-in gateway.
 
 What a client sees from Envoy itself, where kube-apiserver is Go's net/http: HTTP/1.0 requests are served
-(not Envoy's default 426), header lists up to Go's 1 MiB pass over HTTP/1.1 and HTTP/2, and a larger one is
-refused at once. The stand-in gateway is an aiohttp app with the gateways' TLS identity and header limits
-(services/gateway/server.py), so these tests need no etcd or services.
+(not Envoy's default 426), header lists up to Go's 1 MiB pass over HTTP/1.1 and HTTP/2 whatever their number of
+fields, a larger one is refused at once, and HTTP/2 SETTINGS advertise Go's MAX_HEADER_LIST_SIZE. The stand-in
+gateway is an aiohttp app with the gateways' TLS identity and HTTP parser limits (services/gateway/server.py
+PARSER_LIMITS), so these tests need no etcd or services.
 """
 
 from __future__ import annotations
@@ -21,17 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import h2.config
-import h2.connection
 import h2.events
+import h2.settings
 import pytest
 from aiohttp import web
 from hpack.huffman import HuffmanEncoder
 from hpack.huffman_constants import REQUEST_CODES, REQUEST_CODES_LENGTH
 
-from kapi import limits
 from kapi.local import binaries, envoy
 from kapi.local.pki import Pki, ensure_pki
+from services.gateway.server import PARSER_LIMITS
+from tests import h2util
 
 VERSION = {"major": "1", "minor": "37"}
 
@@ -47,7 +48,10 @@ class Front:
 
 
 def _gateway(pki: Pki, seen: list[str]) -> tuple[int, threading.Event]:
-    """Start the stand-in gateway (HTTPS, the gateway certificate, 1 MiB header limits) in a thread."""
+    """Start the stand-in gateway (HTTPS, the gateway certificate, the gateways' parser limits) in a thread.
+
+    ``GET /headers`` answers ``{"count": <fields named x-h-*>, "big": <length of x-big>}`` as the gateway read them.
+    """
     started = threading.Event()
     stop = threading.Event()
     box: dict[str, int] = {}
@@ -59,14 +63,18 @@ def _gateway(pki: Pki, seen: list[str]) -> tuple[int, threading.Event]:
     async def readyz(request: web.Request) -> web.Response:
         return web.Response(text="ok")
 
+    async def headers(request: web.Request) -> web.Response:
+        return web.json_response({"count": sum(1 for name in request.headers if name.lower().startswith("x-h-")),
+                                  "big": len(request.headers.get("x-big", ""))})
+
     async def serve() -> None:
         app = web.Application()
         app.router.add_get("/version", version)
         app.router.add_get("/readyz", readyz)
+        app.router.add_get("/headers", headers)
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(str(pki.gateway_cert), str(pki.gateway_key))
-        runner = web.AppRunner(app, access_log=None, max_line_size=limits.MAX_HEADER_BYTES,
-                               max_field_size=limits.MAX_HEADER_BYTES)
+        runner = web.AppRunner(app, access_log=None, **PARSER_LIMITS)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
         await site.start()
@@ -197,33 +205,20 @@ def test_curl_http10(front: Front) -> None:
     assert json.loads(result.stdout.partition(b"\r\n\r\n")[2]) == VERSION
 
 
-# HPACK Huffman codes as bit strings: hpack's own encoder shifts one big integer per byte (quadratic: ~100 s for a
-# 1 MB value), which made a large header list look like a server hang. This one is linear.
-_HUFFMAN_BITS = [format(code, f"0{length}b") for code, length in zip(REQUEST_CODES, REQUEST_CODES_LENGTH, strict=True)]
-
-
-class _LinearHuffman(HuffmanEncoder):
-    def encode(self, bytes_to_encode: bytes | None) -> bytes:
-        bits = "".join(_HUFFMAN_BITS[b] for b in bytes_to_encode or b"")
-        bits += "1" * (-len(bits) % 8)  # EOS padding
-        return int(bits, 2).to_bytes(len(bits) // 8, "big") if bits else b""
-
-
 def test_linear_huffman_is_hpacks_encoding() -> None:
     data = bytes(range(256)) * 3
-    assert _LinearHuffman(REQUEST_CODES, REQUEST_CODES_LENGTH).encode(data) == HuffmanEncoder(
-        REQUEST_CODES, REQUEST_CODES_LENGTH).encode(data)
+    assert h2util.LinearHuffman().encode(data) == HuffmanEncoder(REQUEST_CODES, REQUEST_CODES_LENGTH).encode(data)
+    assert h2util.LinearHuffman().encode(b"") == b""
 
 
-def _h2_get(front: Front, headers: list[tuple[str, str]]) -> tuple[list[Any], float]:
-    """GET /version over HTTP/2 with extra ``headers``; (the stream's h2 events until it ends, seconds taken)."""
+def _h2_get(front: Front, headers: list[tuple[str, str]], path: str = "/version") -> tuple[list[Any], float]:
+    """GET ``path`` over HTTP/2 with extra ``headers``; (the stream's h2 events until it ends, seconds taken)."""
     start = time.monotonic()
     events: list[Any] = []
     with _tls(front, "h2") as sock:
-        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
-        conn.encoder.huffman_coder = _LinearHuffman(REQUEST_CODES, REQUEST_CODES_LENGTH)
+        conn = h2util.client()
         conn.initiate_connection()
-        conn.send_headers(1, [(":method", "GET"), (":path", "/version"), (":scheme", "https"),
+        conn.send_headers(1, [(":method", "GET"), (":path", path), (":scheme", "https"),
                               (":authority", "localhost"), *headers], end_stream=True)
         sock.sendall(conn.data_to_send())
         done = (h2.events.StreamEnded, h2.events.StreamReset, h2.events.ConnectionTerminated)
@@ -238,6 +233,71 @@ def _h2_get(front: Front, headers: list[tuple[str, str]]) -> tuple[list[Any], fl
 
 def _status(events: list[Any]) -> bytes | None:
     return next((dict(e.headers)[b":status"] for e in events if isinstance(e, h2.events.ResponseReceived)), None)
+
+
+def _body(events: list[Any]) -> bytes:
+    return b"".join(e.data for e in events if isinstance(e, h2.events.DataReceived))
+
+
+def _h1_get(front: Front, headers: list[tuple[str, str]], path: str = "/version") -> tuple[bytes, bytes, float]:
+    """GET ``path`` over HTTP/1.1 with extra ``headers`` (then close); (status line and headers, body, seconds)."""
+    fields = b"".join(f"{name}: {value}\r\n".encode() for name, value in headers)
+    out, seconds = _exchange(front, f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n".encode()
+                             + fields + b"\r\n")
+    head, _, body = out.partition(b"\r\n\r\n")
+    return head, body, seconds
+
+
+# Go's net/http has no limit on the number of header fields, only on their bytes (1 MiB): Envoy's default refuses
+# over 100 fields (431 on HTTP/1.1, a reset stream on HTTP/2) and aiohttp's over 128 (a plain-text 400).
+MANY_FIELDS = {"500-fields": [(f"x-h-{i}", "v") for i in range(500)],
+               "20000-fields": [(f"x-h-{i}", "v" * 10) for i in range(20_000)]}
+ONE_BIG_FIELD = [("x-big", "a" * 900_000)]
+
+
+@pytest.mark.parametrize("headers", MANY_FIELDS.values(), ids=MANY_FIELDS.keys())
+def test_http11_many_header_fields_reach_the_gateway(front: Front, headers: list[tuple[str, str]]) -> None:
+    head, body, seconds = _h1_get(front, headers, "/headers")
+    assert head.startswith(b"HTTP/1.1 200 OK\r\n"), head[:300] + body[:300]
+    assert json.loads(body) == {"count": len(headers), "big": 0}
+    assert seconds < 3
+
+
+@pytest.mark.parametrize("headers", MANY_FIELDS.values(), ids=MANY_FIELDS.keys())
+def test_http2_many_header_fields_reach_the_gateway(front: Front, headers: list[tuple[str, str]]) -> None:
+    events, seconds = _h2_get(front, headers, "/headers")
+    assert _status(events) == b"200", events[:5]
+    assert json.loads(_body(events)) == {"count": len(headers), "big": 0}
+    assert seconds < 3
+
+
+def test_http11_one_900kb_field_reaches_the_gateway(front: Front) -> None:
+    head, body, _ = _h1_get(front, ONE_BIG_FIELD, "/headers")
+    assert head.startswith(b"HTTP/1.1 200 OK\r\n"), head[:300] + body[:300]
+    assert json.loads(body) == {"count": 0, "big": 900_000}
+
+
+def test_http2_one_900kb_field_reaches_the_gateway(front: Front) -> None:
+    events, _ = _h2_get(front, ONE_BIG_FIELD, "/headers")
+    assert _status(events) == b"200", events[:5]
+    assert json.loads(_body(events)) == {"count": 0, "big": 900_000}
+
+
+def test_http2_settings_advertise_gos_max_header_list_size(front: Front) -> None:
+    """Go's http2 server sends SETTINGS_MAX_HEADER_LIST_SIZE = MaxHeaderBytes + 320 (1048896) for kube-apiserver's
+    1 MiB; Envoy sends none unless told to (custom_settings_parameters)."""
+    with _tls(front, "h2") as sock:
+        conn = h2util.client()
+        conn.initiate_connection()
+        sock.sendall(conn.data_to_send())
+        settings: dict[int, int] = {}
+        while not settings:
+            data = sock.recv(65536)
+            assert data, "closed before SETTINGS"
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.RemoteSettingsChanged):
+                    settings = {int(k): v.new_value for k, v in event.changed_settings.items()}
+    assert settings[h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE] == 1_048_896 == envoy.MAX_HEADER_LIST_SIZE
 
 
 @pytest.mark.parametrize("headers", [
