@@ -48,11 +48,11 @@ def test_a_custom_resource_is_sorted_at_every_level() -> None:
     assert sorted_deep({"b": {"d": 1, "c": 2}, "a": 0}) == {"a": 0, "b": {"c": 2, "d": 1}}
 
 
-def test_a_built_in_kind_without_a_protobuf_message_keeps_its_order() -> None:
+def test_a_built_in_kind_without_a_protobuf_message_has_its_go_order_too() -> None:
     crd = {"spec": {}, "metadata": {"name": "x"}, "kind": "CustomResourceDefinition",
            "apiVersion": "apiextensions.k8s.io/v1"}
     assert not is_unstructured(crd)
-    assert list(wire_order(crd)) == ["spec", "metadata", "kind", "apiVersion"]
+    assert list(wire_order(crd)) == ["kind", "apiVersion", "metadata", "spec"]  # tests/test_goorder_composed.py
 
 
 def test_resource_version_goes_where_kube_writes_it() -> None:

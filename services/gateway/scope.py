@@ -17,6 +17,7 @@ from multidict import MultiMapping
 
 from kapi import errors, gofmt, jsonutil, schema
 from kapi.attributes import Attributes
+from kapi.k8sproto import goorder
 from kapi.resources import REGISTRY, Resource
 from kapi.revisions import as_revision
 from kapi_proto.kapi.storage.v1 import storage_pb2
@@ -92,8 +93,15 @@ class RequestScope:
                 f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got {gofmt.go_quote(value)}')
         return value
 
-    def respond(self, body: Any, status: int = 200) -> web.Response:
-        """Encode ``body`` (a dict, or JSON bytes of one object) in the negotiated form."""
+    def respond(self, body: Any, status: int = 200, composed: bool = False) -> web.Response:
+        """Encode ``body`` (a dict, or JSON bytes of one object) in the negotiated form.
+
+        ``composed``: ``body`` is an object the gateway built itself and never stored (a review's answer, a
+        TokenRequest), so its keys are put in kube's encoding order here (:func:`kapi.k8sproto.goorder.wire_order`:
+        kube encodes the Go struct); stored objects come from storage already in that order and are not walked, nor
+        are Status answers (kapi.errors builds them in Go order)."""
+        if composed and isinstance(body, dict) and body.get("kind") != "Status":
+            body = goorder.wire_order(body)
         if isinstance(body, (bytes, bytearray)):
             if self.output.mime == negotiation.JSON and not self.output.table and not self.output.partial_metadata:
                 return self._response(bytes(body), negotiation.JSON, status)

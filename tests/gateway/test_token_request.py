@@ -52,7 +52,7 @@ def scope(body: dict[str, Any], backends: Backends) -> Any:
 
     return SimpleNamespace(info=SimpleNamespace(verb="create", name="builder", namespace="ns"),
                            request=SimpleNamespace(read=read), content_type="application/json", backends=backends,
-                           timeout=5.0, warnings=[], respond=lambda answer, code: (answer, code))
+                           timeout=5.0, warnings=[], respond=lambda answer, code, composed=False: (answer, code))
 
 
 async def create(body: dict[str, Any], backends: Backends | None = None) -> tuple[dict[str, Any], int, list[str]]:

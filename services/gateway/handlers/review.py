@@ -2,7 +2,8 @@
 
 The decoded body is checked like any create (apiVersion/kind, field types, unknown fields dropped), then handed
 to the handler registered in services/gateway/reviews/; its answer is the
-same object with ``status`` filled, as kube-apiserver returns it (201).
+same object with ``status`` filled, as kube-apiserver returns it (201), its keys in Go struct order (kube encodes
+the typed object: kapi.k8sproto.goorder).
 """
 
 from __future__ import annotations
@@ -35,4 +36,4 @@ async def review(scope: RequestScope) -> web.Response:
         scope.warnings.extend(schema.apply_field_validation(
             checked.unknown, scope.field_validation(), kind=resource.kind, version=resource.version))
     answer, status = await handler(scope, obj)
-    return scope.respond(answer, status)
+    return scope.respond(answer, status, composed=True)

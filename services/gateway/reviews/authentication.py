@@ -280,4 +280,4 @@ async def token_request(scope: RequestScope) -> web.StreamResponse:
     answer = {"kind": "TokenRequest", "apiVersion": API_VERSION,
               "metadata": _token_metadata(meta, name, namespace, sa_uid, _timestamp(expires - granted)),
               "spec": out_spec, "status": {"token": reply.token, "expirationTimestamp": _timestamp(expires)}}
-    return scope.respond(answer, 201)
+    return scope.respond(answer, 201, composed=True)
