@@ -36,7 +36,7 @@ import uuid as uuidlib
 from datetime import datetime
 from typing import Any
 
-from kapi import crd, errors, goregexp, jsonutil, objectmeta, schema, strategy
+from kapi import crd, errors, gofmt, goregexp, jsonutil, objectmeta, schema, strategy
 from kapi.cel.library import escaped_value, runtime_error
 from kapi.crd.defaults import default  # the defaulting the gateway also applies on reads
 from kapi.errors import Cause
@@ -214,6 +214,8 @@ class Validator:
         self.causes: list[Cause] = []
         self.warnings: list[str] = []
         self._sticky: list[str] = []  # per cause: "" (schema, ratcheted), "rule" (never), "dup" (list-type)
+        # the nodes whose x-kubernetes-validations run in :meth:`run_rules`, parents before children
+        self._pending: list[tuple[Any, Schema, str, Any, bool, Same | None]] = []
 
     def _add(self, cause: Cause, kind: str = "") -> None:
         self.causes.append(cause)
@@ -221,6 +223,11 @@ class Validator:
 
     def _invalid(self, path: str, value: Any, detail: str) -> None:
         self._add(Cause("FieldValueInvalid", f"Invalid value: {_show(value)}: {detail}", path))
+
+    def _type_invalid(self, path: str, value: Any, detail: str) -> None:
+        """kube-openapi's InvalidTypeCode (a wrong type, a null, a bad format), which apiextensions'
+        kubeOpenAPIResultToFieldErrors makes a ``field.TypeInvalid`` (reason ``FieldValueTypeInvalid``)."""
+        self._add(Cause("FieldValueTypeInvalid", f"Invalid value: {_show(value)}: {detail}", path))
 
     def _ratchet(self, before: int) -> None:
         """Drop the schema causes added since ``before`` (the value they are about is unchanged)."""
@@ -250,12 +257,13 @@ class Validator:
         if not isinstance(sch, dict):
             return
         before = len(self.causes)
+        slot = len(self._pending)
         same = Same(value, prior, sch) if prior is not UNCORRELATED else parent
         checked = self._check(value, sch, path, old, has_old, root, prior, same)
         if same is not None and len(self.causes) > before and same():
             self._ratchet(before)
-        if checked and len(self.causes) == before:
-            self._rules(value, sch, path, old, has_old, same)
+        if checked and sch.get("x-kubernetes-validations"):
+            self._pending.insert(slot, (value, sch, path, old, has_old, same))  # before its children's
 
     def _check(self, value: Any, sch: Schema, path: str, old: Any, has_old: bool, root: bool, prior: Any,
                same: Same | None) -> bool:
@@ -263,16 +271,16 @@ class Validator:
         (its rules are not evaluated)."""
         if value is None:
             if not sch.get("nullable") and sch.get("type"):
-                self._invalid(path, "null", f'{path} in body must be of type {sch["type"]}: "null"')
+                self._type_invalid(path, "null", f'{path} in body must be of type {sch["type"]}: "null"')
             return False
         if sch.get("x-kubernetes-int-or-string"):
             if not (isinstance(value, (int, str)) and not isinstance(value, bool)):
-                self._invalid(path, _type_name(value), f'{path} in body must be of type integer,string: '
-                                                       f'"{_type_name(value)}"')
+                self._type_invalid(path, _type_name(value), f'{path} in body must be of type integer,string: '
+                                                            f'"{_type_name(value)}"')
                 return False
         elif sch.get("type") and not _type_ok(value, str(sch["type"])):
-            self._invalid(path, _type_name(value), f'{path} in body must be of type {sch["type"]}: '
-                                                   f'"{_type_name(value)}"')
+            self._type_invalid(path, _type_name(value), f'{path} in body must be of type {sch["type"]}: '
+                                                        f'"{_type_name(value)}"')
             return False
         self._scalar(value, sch, path)
         if isinstance(value, dict):
@@ -297,7 +305,7 @@ class Validator:
                 self._invalid(path, value, f"{path} in body should match '{sch['pattern']}'")
             check = _FORMATS.get(str(sch.get("format") or ""))
             if check is not None and not check(value):
-                self._invalid(path, value, f'{path} in body must be of type {sch["format"]}: {_show(value)}')
+                self._type_invalid(path, value, f'{path} in body must be of type {sch["format"]}: {_show(value)}')
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             for key, excl, word in (("minimum", "exclusiveMinimum", "greater than"),
                                     ("maximum", "exclusiveMaximum", "less than")):
@@ -387,6 +395,13 @@ class Validator:
         if isinstance(sch.get("not"), dict) and passes(sch["not"]):
             self._invalid(path, value, f"{path} in body should not be valid against the schema (not)")
 
+    def run_rules(self) -> None:
+        """Evaluate the ``x-kubernetes-validations`` of every node :meth:`validate` checked (non-null, of its
+        type), parents before children, adding their causes (or, on ratcheted values, :attr:`warnings`)."""
+        pending, self._pending = self._pending, []
+        for value, sch, path, old, has_old, same in pending:
+            self._rules(value, sch, path, old, has_old, same)
+
     def _rule_error(self, exc: BaseException, rule: Schema, sch: Schema, path: str) -> None:
         """A rule whose evaluation failed: a field error, as apiextensions' validateExpressions words it, with
         the schema's type as the value (``Invalid value: "object": division by zero evaluating rule: ...``)."""
@@ -420,26 +435,95 @@ class Validator:
                 continue
             if ok:
                 continue
-            message = str(rule.get("message") or f"failed rule: {expression}")
-            if rule.get("messageExpression"):
+            message = str(rule.get("message") or "").strip() or f"failed rule: {expression.strip()}"
+            if rule.get("messageExpression"):  # evalMessageExpression: a trimmed, non-empty, one-line string
                 try:
-                    message = str(evaluate_cel(str(rule["messageExpression"]), env))
-                except (ValueError, KeyError, TypeError, RuntimeError):
-                    pass
+                    result = evaluate_cel(str(rule["messageExpression"]), env)
+                except (ArithmeticError, LookupError, ValueError, TypeError, RuntimeError):
+                    result = None
+                if isinstance(result, str) and result.strip() and "\n" not in result.strip():
+                    message = result.strip()
             field_path = path + str(rule.get("fieldPath") or "") if rule.get("fieldPath") else path
-            reason = str(rule.get("reason") or "FieldValueInvalid")
-            prefix = {"FieldValueForbidden": "Forbidden", "FieldValueRequired": "Required value",
-                      "FieldValueDuplicate": "Duplicate value"}.get(reason)
-            text = f"{prefix}: {message}" if prefix else f"Invalid value: {_show(_type_name(value))}: {message}"
+            reason, text = rule_failure(value, sch, message, rule.get("reason"))
             if not transition and same is not None and same():  # ratcheted: kube's warning.AddWarning(e.Error())
                 self.warnings.append(f"{field_path or '<nil>'}: {text}")
                 continue
             self._add(Cause(reason, text, field_path), "rule")
 
 
+def rule_value(value: Any, sch: Schema) -> str | None:
+    """The bad value of a failed ``x-kubernetes-validations`` rule as ``field.Error.ErrorBody`` prints it, or None
+    when kube omits it.
+
+    Since kube 1.35 (kubernetes/kubernetes#132798, #133832; apiextensions-apiserver
+    ``pkg/apiserver/schema/cel/validation.go`` validateExpressions) the value is the node's own value, but
+    ``field.OmitValueType{}`` for a schema of type ``object`` or ``array``. ErrorBody (apimachinery
+    ``pkg/util/validation/field/errors.go``) prints strings ``%q`` (``"legacy"``), int64 and float64 ``%v``
+    (``3``, ``1.5``, ``1e+06``), booleans ``true``/``false`` and anything else (an untyped map or list,
+    ``x-kubernetes-preserve-unknown-fields``) as ``json.Marshal`` does (``{"a":1}``).
+    """
+    if sch.get("type") in ("object", "array"):
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value) if jsonutil.INT64_MIN <= value <= jsonutil.INT64_MAX else gofmt.go_float(float(value))
+    if isinstance(value, float):
+        return gofmt.go_float(value)
+    if isinstance(value, str):
+        return objectmeta.go_quote(value)
+    return jsonutil.dumps_go_encoder(value).rstrip("\n")
+
+
+def rule_failure(value: Any, sch: Schema, message: str, reason: Any = None) -> tuple[str, str]:
+    """The cause reason and message of a rule that evaluated to false (``message``: the rule's message,
+    messageExpression result or ``failed rule: <rule>``), as fieldErrorForReason builds them: ``reason``
+    FieldValueForbidden -> ``Forbidden: <message>``, FieldValueRequired -> ``Required value: <message>``,
+    FieldValueDuplicate -> ``Duplicate value: <value>`` (``field.Duplicate`` has no detail: the message is
+    dropped) or ``Duplicate value`` for an object/array, anything else FieldValueInvalid ->
+    ``Invalid value: <value>: <message>`` or ``Invalid value: <message>`` (:func:`rule_value`)."""
+    if reason == "FieldValueForbidden":
+        return reason, f"Forbidden: {message}"
+    if reason == "FieldValueRequired":
+        return reason, f"Required value: {message}"
+    shown = rule_value(value, sch)
+    if reason == "FieldValueDuplicate":
+        return reason, "Duplicate value" if shown is None else f"Duplicate value: {shown}"
+    return "FieldValueInvalid", f"Invalid value: {message}" if shown is None else f"Invalid value: {shown}: {message}"
+
+
+#: The cause types apiextensions' hasBlockingErr (pkg/registry/customresource/strategy.go) stops CEL on.
+BLOCKING = frozenset({"FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany",
+                      "FieldValueTypeInvalid"})
+
+#: hasBlockingErr's one error instead of the rules: ``field.Invalid(nil, nil, ...)`` (a nil path prints
+#: ``<nil>``, a nil value ``null``).
+RULES_NOT_CHECKED = Cause("FieldValueInvalid", "Invalid value: null: some validation rules were not checked because "
+                          "the object was invalid; correct the existing errors to complete validation", "<nil>")
+
+
+def has_rules(sch: Any) -> bool:
+    """Whether a structural schema has ``x-kubernetes-validations`` anywhere (cel.NewValidator's hasXValidations:
+    the node, ``items``, ``properties``, ``additionalProperties``, ``allOf``)."""
+    if not isinstance(sch, dict):
+        return False
+    if sch.get("x-kubernetes-validations"):
+        return True
+    props = sch.get("properties")
+    return (has_rules(sch.get("items")) or has_rules(sch.get("additionalProperties"))
+            or (isinstance(props, dict) and any(has_rules(p) for p in props.values()))
+            or any(has_rules(a) for a in sch.get("allOf") or []))
+
+
 def validate(obj: dict[str, Any], sch: Schema, old: dict[str, Any] | None = None,
-             warnings: list[str] | None = None, status_only: bool = False) -> list[Cause]:
+             warnings: list[str] | None = None, status_only: bool = False,
+             prior: list[Cause] | None = None) -> list[Cause]:
     """Field causes of ``obj`` against a CRD version's ``openAPIV3Schema`` (``old``: the stored object).
+
+    The schema's ``x-kubernetes-validations`` run after every schema check, and only when no cause (``prior``:
+    the object's metadata causes, or these) is blocking (:data:`BLOCKING`); otherwise, when the schema has
+    rules, the one :data:`RULES_NOT_CHECKED` cause is added instead (apiextensions-apiserver
+    ``pkg/registry/customresource/strategy.go`` and ``status_strategy.go``, hasBlockingErr).
 
     With ``old`` (an update) validation ratchets (KEP-4008, apiextensions-apiserver
     ``pkg/registry/customresource/strategy.go`` ValidateUpdate): schema errors of values unchanged from
@@ -455,6 +539,11 @@ def validate(obj: dict[str, Any], sch: Schema, old: dict[str, Any] | None = None
         validator.drop_duplicates()
     if status_only:
         validator.keep_schema_causes_under("status" if "status" in obj else None)
+    if has_rules(sch):
+        if any(c.type in BLOCKING for c in [*(prior or []), *validator.causes]):
+            validator.causes.append(RULES_NOT_CHECKED)
+        else:
+            validator.run_rules()
     if warnings is not None:
         warnings.extend(validator.warnings)
     return validator.causes
@@ -468,6 +557,8 @@ def value_causes(value: Any, sch: Schema) -> list[Cause]:
     """
     validator = Validator()
     validator.validate(value, sch, "")
+    if not validator.causes:  # apiextensions validateDefaults: CEL only on a default without schema errors
+        validator.run_rules()
     return validator.causes
 
 
@@ -540,7 +631,7 @@ def prepare_and_validate(request: AdmissionRequest, definition: dict[str, Any], 
                                                           version=resource.version))
     causes = objectmeta.validate_object_meta(obj, resource, request.operation == CREATE, old=request.old_object)
     causes.extend(validate(obj, sch, request.old_object, request.warnings,
-                           status_only=request.operation != CREATE and request.subresource == "status"))
+                           status_only=request.operation != CREATE and request.subresource == "status", prior=causes))
     if causes:
         meta = obj.get("metadata") or {}
         name = meta.get("name") or request.attributes.name or ""

@@ -217,7 +217,7 @@ def _cr_schema(rule: str) -> dict[str, Any]:
 @pytest.mark.parametrize(("rule", "spec", "messages"), [
     ("self.__namespace__ == 'ns'", {"namespace": "ns"}, []),
     ("self.__namespace__ == 'ns'", {"namespace": "other"},
-     ['Invalid value: "object": failed rule: self.__namespace__ == \'ns\'']),
+     ["Invalid value: failed rule: self.__namespace__ == 'ns'"]),
     ("self.refs.all(r, r.__namespace__.startsWith('n'))", {"refs": [{"namespace": "nx"}]}, []),
     ("self.a__dash__b.lowerAscii() == 'x' && self.labels['a-b'] == 'y'", {"a-b": "X", "labels": {"a-b": "y"}}, []),
     ("isIP(self.__if__)", {"if": "10.0.0.1"}, []),

@@ -102,11 +102,13 @@ def test_crd_with_kubectl(kubectl: Kubectl, stack: Stack, namespace: str) -> Non
     bad = kubectl.run("patch", "ct", "daily", "-n", namespace, "--type=merge", "-p",
                       '{"spec":{"replicas":"two"}}', check=False)
     assert bad.returncode == 1
-    assert ('The CronTab "daily" is invalid: spec.replicas: Invalid value: "string": spec.replicas in body must be '
-            'of type integer: "string"') in bad.stderr
+    # a type error blocks the CEL rules (kube's hasBlockingErr): kubectl lists both causes
+    assert ('The CronTab "daily" is invalid: \n* spec.replicas: Invalid value: "string": spec.replicas in body must '
+            'be of type integer: "string"\n* <nil>: Invalid value: null: some validation rules were not checked '
+            'because the object was invalid; correct the existing errors to complete validation\n') in bad.stderr
     bad = kubectl.run("patch", "ct", "daily", "-n", namespace, "--type=merge", "-p", '{"spec":{"replicas":11}}',
                       check=False)
-    assert 'The CronTab "daily" is invalid: spec: Invalid value: "object": replicas must be at most 10' in bad.stderr
+    assert 'The CronTab "daily" is invalid: spec: Invalid value: replicas must be at most 10' in bad.stderr
     bad = kubectl.run("patch", "ct", "daily", "-n", namespace, "--type=merge", "-p", '{"spec":{"cronSpec":"x"}}',
                       check=False)
     assert "spec.cronSpec in body should match" in bad.stderr

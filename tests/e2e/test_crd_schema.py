@@ -99,8 +99,12 @@ def test_rule_errors_and_huge_numbers(kubectl: Kubectl, stack: Stack, namespace:
         assert status == 422 and reply["message"] == invalid + (
             'spec: Invalid value: "object": integer overflow evaluating rule: self.a / self.b > 0'), reply
         status, reply = create('{"a": 1, "b": 1, "replicas": 99999999999999999999999}')
+        # a type error blocks the CEL rules (kube's hasBlockingErr): one fieldless cause says so
         assert status == 422 and reply["message"] == invalid + (
-            'spec.replicas: Invalid value: "number": spec.replicas in body must be of type integer: "number"'), reply
+            '[spec.replicas: Invalid value: "number": spec.replicas in body must be of type integer: "number", '
+            "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; "
+            "correct the existing errors to complete validation]"), reply
+        assert [c["reason"] for c in reply["details"]["causes"]] == ["FieldValueTypeInvalid", "FieldValueInvalid"]
 
         status, reply = create('{"a": 1, "b": 1}')
         assert status == 201, reply
