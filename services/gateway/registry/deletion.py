@@ -109,6 +109,55 @@ def pod_grace_period(pod: dict[str, Any], options: dict[str, Any]) -> int:
     return 1 if period < 0 else period
 
 
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def admission_options(scope: RequestScope, obj: dict[str, Any], options: dict[str, Any]
+                      ) -> tuple[dict[str, Any], bool]:
+    """The DeleteOptions validating and mutating admission see on a DELETE of ``obj`` (the stored object), and
+    whether admission runs at all; ``options`` is left as it is (kube's DeleteCollection deletes each item with
+    its own copy).
+
+    kube's registries fill the options in before the delete validation (admission) runs and the admission
+    attributes hold that same DeleteOptions:
+
+    - Namespaces and CustomResourceDefinitions (namespace storage and apiextensions ``etcd.go`` REST.Delete):
+      ``preconditions.uid`` is set to the object's UID when the client gave none.
+    - ``rest.BeforeDelete`` (``apiserver/pkg/registry/rest/delete.go``), first in generic ``Store.Delete``
+      (for a namespace or CRD only once it is already being deleted: their first DELETE updates it
+      without): a negative ``gracePeriodSeconds`` becomes 1; for a Pod (podStrategy, the one graceful
+      strategy) not yet being deleted, CheckGracefulDelete sets ``gracePeriodSeconds`` to the period used
+      (:func:`pod_grace_period`: the asked one, else terminationGracePeriodSeconds, 0 unscheduled or
+      Succeeded/Failed). A Pod whose graceful deletion is pending and that the request does not shorten
+      (no ``gracePeriodSeconds``, or one not below ``deletionGracePeriodSeconds``) is ``gracefulPending``:
+      Store.Delete answers it through finalizeDelete without calling admission (False)."""
+    out = dict(options)
+    meta = obj.get("metadata") or {}
+    named = scope.resource.group == "" and scope.resource.resource == "namespaces" or (
+        scope.resource.group == crd.GROUP and scope.resource.resource == crd.RESOURCE)
+    if named:
+        pre = dict(out.get("preconditions") or {})
+        if not pre.get("uid"):
+            out["preconditions"] = {"uid": str(meta.get("uid") or ""),
+                                    **{k: v for k, v in pre.items() if k != "uid"}}
+        if not meta.get("deletionTimestamp"):
+            return out, True
+    asked = _int(out.get("gracePeriodSeconds"))
+    if asked is not None and asked < 0:
+        out["gracePeriodSeconds"] = asked = 1
+    if not _is_pod(scope):
+        return out, True
+    if meta.get("deletionTimestamp"):
+        current = _int(meta.get("deletionGracePeriodSeconds"))
+        if not current:
+            return out, True  # grace 0 (or none) already: deleted at once
+        current = 1 if current < 0 else current
+        return out, asked is not None and asked < current
+    out["gracePeriodSeconds"] = pod_grace_period(obj, out)
+    return out, True
+
+
 def _shifted(stamp: Any, seconds: int) -> str:
     """An RFC 3339 time ``seconds`` later (earlier when negative); now + seconds if unparsable."""
     try:

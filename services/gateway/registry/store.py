@@ -264,7 +264,10 @@ async def delete(scope: RequestScope, name: str, options: dict[str, Any]) -> tup
 
     ``options`` is a decoded DeleteOptions (``preconditions`` uid and
     resourceVersion -> 409 when they do not hold; ``propagationPolicy``;
-    ``dryRun``). Admission runs DELETE first (403 from plugins); graceful
+    ``dryRun``). Admission runs DELETE first (403 from plugins), with the
+    options as kube's registry filled them in (:func:`deletion.admission_options`:
+    a Pod's grace period, a namespace's or CRD's UID precondition) and not
+    for a Pod whose graceful deletion is pending; graceful
     marks (namespaces, Foreground/Orphan propagation) are
     :mod:`services.gateway.registry.deletion`; the hooks' ``before_delete``
     runs first (403 for a system PriorityClass), their ``after_delete`` once
@@ -278,14 +281,16 @@ async def delete(scope: RequestScope, name: str, options: dict[str, Any]) -> tup
         refusal = Write(scope, DELETE, dict(jsonutil.loads(current.object)), dry_run=dry_run)
         for hook in hooks:
             await hook.before_delete(refusal)
-    try:
-        _, warnings = await scope.backends.admission.admit(
-            DELETE, scope.attrs, scope.resource.kind, b"", current.object, dry_run, "", timeout=scope.timeout,
-            options=admission_options(scope, DELETE, options))
-    except errors.StatusError as err:
-        scope.warnings.extend(err.warnings)
-        raise
-    scope.warnings.extend(warnings)
+    admitted, admit = deletion.admission_options(scope, dict(jsonutil.loads(current.object)), options)
+    if admit:  # not for a Pod whose graceful deletion is pending (Store.Delete's gracefulPending)
+        try:
+            _, warnings = await scope.backends.admission.admit(
+                DELETE, scope.attrs, scope.resource.kind, b"", current.object, dry_run, "", timeout=scope.timeout,
+                options=admission_options(scope, DELETE, admitted))
+        except errors.StatusError as err:
+            scope.warnings.extend(err.warnings)
+            raise
+        scope.warnings.extend(warnings)
     if dry_run:
         preview = deletion.dry_run_mark(scope, current, options)
         return (preview, True) if preview is not None else (dict(jsonutil.loads(current.object)), False)
