@@ -120,7 +120,7 @@ def test_rule_errors_and_huge_numbers(kubectl: Kubectl, stack: Stack, namespace:
                               .replace("name: big", "name: inf"), "application/yaml")
         assert status == 400, reply
         assert "error converting YAML to JSON: json: unsupported value: +Inf" in reply["message"], reply
-        table = kubectl.run("get", "sprockets", "-n", namespace).stdout
+        table = kubectl.run("get", CRD, "-n", namespace).stdout
         assert "big" in table and "-9223372036854775808" in table
     finally:
         kubectl.run("delete", "crd", CRD, "--ignore-not-found", "--timeout=30s")
