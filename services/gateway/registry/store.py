@@ -213,6 +213,34 @@ async def _authorize_create(scope: RequestScope) -> None:
         raise authorization.forbidden(attrs, reason)
 
 
+# kinds whose REST Delete checks preconditions itself, with storage's "Precondition failed" text, and whose first
+# DELETE skips BeforeDelete (pkg/registry/core/namespace/storage, apiextensions customresourcedefinition/etcd.go)
+_OWN_PRECONDITIONS = frozenset({("", "namespaces"), ("apiextensions.k8s.io", "customresourcedefinitions")})
+
+
+def check_delete_preconditions(scope: RequestScope, obj: dict[str, Any], revision: int,
+                               options: dict[str, Any]) -> None:
+    """kube's ``rest.BeforeDelete`` precondition check, before admission and on dry runs too: 409 Conflict
+    ``Operation cannot be fulfilled on <Kind>[.<group>] "<name>": the UID in the precondition (<uid>) does not
+    match the UID in record (<uid>). The object might have been deleted and then recreated`` or ``the
+    ResourceVersion in the precondition (<rv>) does not match the ResourceVersion in record (<rv>). The object
+    might have been modified`` (BeforeDelete names the kind where a resource usually stands). ``revision``: the
+    stored object's resourceVersion. Namespaces and CRDs check their own (storage's text, at the write)."""
+    if (scope.resource.group, scope.resource.resource) in _OWN_PRECONDITIONS:
+        return
+    pre = options.get("preconditions") or {}
+    meta = obj.get("metadata") or {}
+    name, kind, group = str(meta.get("name") or ""), scope.resource.kind, scope.resource.group
+    uid, record_uid = pre.get("uid"), str(meta.get("uid") or "")
+    if uid is not None and str(uid) != record_uid:
+        raise errors.conflict(kind, name, f"the UID in the precondition ({uid}) does not match the UID in record "
+                              f"({record_uid}). The object might have been deleted and then recreated", group)
+    rv = pre.get("resourceVersion")
+    if rv is not None and str(rv) != str(revision):
+        raise errors.conflict(kind, name, f"the ResourceVersion in the precondition ({rv}) does not match the "
+                              f"ResourceVersion in record ({revision}). The object might have been modified", group)
+
+
 class _Retry(Exception):
     """Storage answered Conflict: the object changed between the read and the write."""
 
@@ -281,6 +309,7 @@ async def delete(scope: RequestScope, name: str, options: dict[str, Any]) -> tup
         refusal = Write(scope, DELETE, dict(jsonutil.loads(current.object)), dry_run=dry_run)
         for hook in hooks:
             await hook.before_delete(refusal)
+    check_delete_preconditions(scope, dict(jsonutil.loads(current.object)), current.resource_version, options)
     admitted, admit = deletion.admission_options(scope, dict(jsonutil.loads(current.object)), options)
     if admit:  # not for a Pod whose graceful deletion is pending (Store.Delete's gracefulPending)
         try:
