@@ -78,8 +78,8 @@ def test_service_ip_gets_an_ipaddress_removed_on_delete(kubectl: Kubectl, namesp
     proc = kubectl.run("-n", namespace, "create", "service", "clusterip", "copy", "--tcp=80:8080",
                        f"--clusterip={ip}", check=False)
     assert proc.returncode != 0
-    assert (f'Service "copy" is invalid: spec.clusterIPs: Invalid value: ["{ip}"]: provided IP is already '
-            "allocated") in proc.stderr, proc.stderr
+    assert (f'Service "copy" is invalid: spec.clusterIPs: Invalid value: []string{{"{ip}"}}: failed to allocate IP '
+            f"{ip}: provided IP is already allocated") in proc.stderr, proc.stderr  # alloc.go allocIPs
 
     # Turning it into an ExternalName Service releases the IP, and its IPAddress.
     kubectl.run("-n", namespace, "patch", "service", "web", "--type=merge", "-p",

@@ -10,11 +10,13 @@ deletes it when the IP is released. The ``kubernetes`` ServiceCIDR holding
 (``pkg/controlplane/controller/defaultservicecidr``).
 
 kapi keeps the range bitmap of :mod:`services.gateway.registry.ipallocator`
-as the source of truth (a taken IP still fails the Service write with the
-same 422) and writes the IPAddress objects beside it, after the Service
-write landed; a failure to write one is logged, never fails the Service
-write (kube's repair loop would re-create it; kapi has none yet,
-docs/kube-parity.md).
+for the flag's range and writes the IPAddress objects beside it, after the
+Service write landed; a failure to write one is logged, never fails the
+Service write (kube's repair loop would re-create it; kapi has none yet,
+docs/kube-parity.md). The IPAddress objects are consulted too: one that
+exists (created by hand, say) makes its IP allocated (:func:`exists`), and
+an IP of another Ready ServiceCIDR (:func:`ready_cidrs`) is allocated by
+creating its IPAddress before the write, as kube does (:func:`reserve`).
 """
 
 from __future__ import annotations
@@ -71,6 +73,59 @@ def cluster_ips(svc: dict[str, Any]) -> list[str]:
     spec: dict[str, Any] = svc["spec"] if isinstance(svc.get("spec"), dict) else {}
     ips = spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
     return [ip for ip in ips if isinstance(ip, str) and ip and ip != "None"]
+
+
+async def exists(storage: Any, ip: str, timeout: float) -> bool:
+    """Whether an IPAddress named ``ip`` is stored (one GET of ``/registry/networking.k8s.io/ipaddresses/<ip>``).
+
+    kube's allocator treats any IPAddress of that name as the allocation (``ipallocator.go`` createIPAddress:
+    AlreadyExists is ErrAllocated; allocateFromRange skips names its lister has). Raises the storage's
+    StatusError for anything but NotFound."""
+    try:
+        await grpcutil.call("storage", storage.Get, storage_pb2.GetRequest(key=_key(ip)), timeout=timeout)
+    except errors.StatusError as err:
+        if err.reason == "NotFound":
+            return False
+        raise
+    return True
+
+
+def is_ready(cidr: dict[str, Any]) -> bool:
+    """kube's MetaAllocator readiness of a ServiceCIDR (``cidrallocator.go`` isReady and syncAllocators): not
+    being deleted, and its ``Ready`` condition ``True``, or no ``Ready`` condition at all (kube assumes Ready
+    when kube-controller-manager has not run)."""
+    if (cidr.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    for cond in (cidr.get("status") or {}).get("conditions") or ():
+        if isinstance(cond, dict) and cond.get("type") == SERVICE_CIDR_READY:
+            return bool(cond.get("status") == "True")
+    return True
+
+
+async def ready_cidrs(storage: Any, timeout: float) -> list[str]:
+    """The CIDRs (``spec.cidrs`` strings, in storage order) of every Ready ServiceCIDR (:func:`is_ready`): the
+    ranges kube's MetaAllocator allocates from. One LIST of ``servicecidrs``; raises the storage's StatusError."""
+    listed: Any = await grpcutil.call("storage", storage.List, storage_pb2.ListRequest(
+        key=_key("", "servicecidrs")), timeout=timeout)
+    out: list[str] = []
+    for raw in listed.items:
+        obj = jsonutil.loads(raw)
+        if is_ready(obj):
+            out.extend(c for c in (obj.get("spec") or {}).get("cidrs") or () if isinstance(c, str))
+    return out
+
+
+async def reserve(storage: Any, ip: str, namespace: str, name: str, timeout: float) -> None:
+    """Allocate ``ip`` to Service ``namespace/name`` by creating its IPAddress, as kube's allocator does
+    (``ipallocator.go`` createIPAddress). Raises ``ValueError("provided IP is already allocated")`` when an
+    IPAddress of that name exists (ErrAllocated), the storage's StatusError otherwise."""
+    try:
+        await grpcutil.call("storage", storage.Create, storage_pb2.CreateRequest(
+            key=_key(ip), object=jsonutil.dumps(ip_address_object(ip, namespace, name))), timeout=timeout)
+    except errors.StatusError as err:
+        if err.reason == "AlreadyExists":
+            raise ValueError("provided IP is already allocated") from None
+        raise
 
 
 async def create(storage: Any, ip: str, namespace: str, name: str, timeout: float) -> bool:

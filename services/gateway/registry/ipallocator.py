@@ -8,6 +8,12 @@ by conditional writes (mod revision unchanged), retried on conflict. The
 first address of ``--service-cluster-ip-range`` (default 10.96.0.0/12) is
 the ``kubernetes`` Service's; nodePorts come from
 ``--service-node-port-range`` (default 30000-32767).
+
+The networking.k8s.io IPAddress objects are consulted as kube 1.33+'s
+IPAddress-backed allocator (``ipallocator.go``, ``cidrallocator.go``) makes
+them the allocation state: an IP whose IPAddress exists is allocated, and an
+IP inside another Ready ServiceCIDR than the flag's range is allocated by
+creating its IPAddress (:mod:`services.gateway.registry.ipaddresses`).
 """
 
 from __future__ import annotations
@@ -17,11 +23,13 @@ import ipaddress
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kapi import errors, grpcutil, jsonutil
 from kapi.kinds.services import needs_health_check
+from kapi.objectmeta import bad_value
 from kapi_proto.kapi.storage.v1 import storage_pb2
+from services.gateway.registry import ipaddresses
 
 RETRIES = 20
 
@@ -82,6 +90,11 @@ class Allocator:
         self.range = rng
         self._rand = rand or random.Random()
 
+    @property
+    def storage(self) -> Any:
+        """The storage client the range is kept in."""
+        return self._storage
+
     def _key(self) -> storage_pb2.ResourceKey:
         return storage_pb2.ResourceKey(resource="ranges", name=self.range.name)
 
@@ -132,8 +145,11 @@ class Allocator:
     def _used(bitmap: bytearray, off: int) -> bool:
         return bool(bitmap[off // 8] & (0x80 >> (off % 8)))
 
-    async def allocate(self, wanted: str = "", timeout: float = 10.0, dry_run: bool = False) -> str:
+    async def allocate(self, wanted: str = "", timeout: float = 10.0, dry_run: bool = False,
+                       skip: frozenset[int] = frozenset()) -> str:
         """Allocate ``wanted`` (422-style ValueError text on failure) or a random free value; returns it.
+
+        A random value is never one of the offsets in ``skip`` (values held elsewhere, e.g. by an IPAddress).
 
         With ``dry_run`` the value is chosen the same way but nothing is
         written (kube's dry-run allocator: the answer shows a clusterIP that
@@ -163,7 +179,7 @@ class Allocator:
             start = self._rand.randrange(rng.first, rng.size)
             for i in range(rng.size - rng.first):
                 off = rng.first + (start - rng.first + i) % (rng.size - rng.first)
-                if rng.offset(rng.value(off)) is not None and not self._used(bitmap, off):
+                if off not in skip and rng.offset(rng.value(off)) is not None and not self._used(bitmap, off):
                     return off
             return None
 
@@ -181,10 +197,31 @@ class Allocator:
         await self._change(lambda bitmap: off if self._used(bitmap, off) else None, False, timeout)
 
 
-def _invalid(name: str, field: str, value: Any, detail: str) -> errors.StatusError:
-    shown = jsonutil.dumps(value).decode()
+def _invalid(name: str, field: str, value: Any, detail: str, go: bool = False) -> errors.StatusError:
+    """422 for the Service; the value as JSON, or with ``go`` as field.Invalid prints it (``[]string{"a"}``)."""
+    shown = bad_value(value) if go else jsonutil.dumps(value).decode()
     return errors.invalid("Service", name, [errors.Cause("FieldValueInvalid", f"Invalid value: {shown}: {detail}",
                                                          field)])
+
+
+class Releaser(Protocol):
+    """What a taken value is released through: an :class:`Allocator`, or a Service's IPAddress."""
+
+    async def release(self, value: str, timeout: float = 10.0) -> None:
+        """Free ``value``."""
+
+
+@dataclass(frozen=True)
+class ServiceIPAddress:
+    """A clusterIP held only by its IPAddress (one of another ServiceCIDR than the flag's range)."""
+
+    storage: Any
+    namespace: str
+    name: str
+
+    async def release(self, value: str, timeout: float = 10.0) -> None:
+        """Delete the IPAddress of ``value`` if it is still this Service's (never raises a StatusError)."""
+        await ipaddresses.delete(self.storage, value, self.namespace, self.name, timeout)
 
 
 class ServiceAllocations:
@@ -194,8 +231,8 @@ class ServiceAllocations:
         self.ips = ips
         self.ports = ports
 
-    async def on_create(self, svc: dict[str, Any], timeout: float, dry_run: bool = False
-                        ) -> list[tuple[Allocator, str]]:
+    async def on_create(self, svc: dict[str, Any], timeout: float, dry_run: bool = False, namespace: str = ""
+                        ) -> list[tuple[Releaser, str]]:
         """Allocate the Service's clusterIP and nodePorts in place; returns what to release if the write fails.
 
         ``dry_run`` fills the values without reserving them (and returns nothing to release).
@@ -203,17 +240,18 @@ class ServiceAllocations:
         spec = svc.get("spec")
         if not isinstance(spec, dict):
             return []
-        name = (svc.get("metadata") or {}).get("name", "")
-        taken: list[tuple[Allocator, str]] = []
+        meta = svc.get("metadata") or {}
+        name, namespace = meta.get("name", ""), meta.get("namespace") or namespace
+        taken: list[tuple[Releaser, str]] = []
         try:
-            await self._allocate(name, spec, {}, taken, timeout, dry_run)
+            await self._allocate((namespace, name), spec, {}, taken, timeout, dry_run)
         except BaseException:
             await self.release_all(taken, timeout)
             raise
         return [] if dry_run else taken
 
-    async def on_update(self, svc: dict[str, Any], old: dict[str, Any], timeout: float, dry_run: bool = False
-                        ) -> tuple[list[tuple[Allocator, str]], list[tuple[Allocator, str]]]:
+    async def on_update(self, svc: dict[str, Any], old: dict[str, Any], timeout: float, dry_run: bool = False,
+                        namespace: str = "") -> tuple[list[tuple[Releaser, str]], list[tuple[Releaser, str]]]:
         """Keep clusterIP immutable (422), allocate for a type change; returns (allocated, to release after).
 
         ``dry_run`` fills new values without reserving them and returns nothing to allocate or release.
@@ -221,7 +259,8 @@ class ServiceAllocations:
         spec, old_spec = svc.get("spec"), old.get("spec") or {}
         if not isinstance(spec, dict):
             return [], []
-        name = (svc.get("metadata") or {}).get("name", "")
+        meta = svc.get("metadata") or {}
+        name, namespace = meta.get("name", ""), meta.get("namespace") or namespace
         old_ip = old_spec.get("clusterIP") or ""
         new_type, old_type = spec.get("type", "ClusterIP"), old_spec.get("type", "ClusterIP")
         if old_ip and old_ip != "None" and new_type != "ExternalName":
@@ -230,15 +269,15 @@ class ServiceAllocations:
                 spec["clusterIPs"] = list(old_spec.get("clusterIPs") or [old_ip])
             elif spec.get("clusterIP") != old_ip:
                 raise _invalid(name, "spec.clusterIPs[0]", [spec.get("clusterIP")], "may not change once set")
-        taken: list[tuple[Allocator, str]] = []
+        taken: list[tuple[Releaser, str]] = []
         try:
-            await self._allocate(name, spec, old_spec, taken, timeout, dry_run)
+            await self._allocate((namespace, name), spec, old_spec, taken, timeout, dry_run)
         except BaseException:
             await self.release_all(taken, timeout)
             raise
         if dry_run:
             return [], []
-        freed: list[tuple[Allocator, str]] = []
+        freed: list[tuple[Releaser, str]] = []
         if old_ip and old_ip != "None" and new_type == "ExternalName":
             freed.append((self.ips, old_ip))
         new_ports = {p.get("nodePort") for p in spec.get("ports") or () if isinstance(p, dict)}
@@ -250,8 +289,9 @@ class ServiceAllocations:
         del old_type
         return taken, freed
 
-    async def _allocate(self, name: str, spec: dict[str, Any], old_spec: dict[str, Any],
-                        taken: list[tuple[Allocator, str]], timeout: float, dry_run: bool = False) -> None:
+    async def _allocate(self, service: tuple[str, str], spec: dict[str, Any], old_spec: dict[str, Any],
+                        taken: list[tuple[Releaser, str]], timeout: float, dry_run: bool = False) -> None:
+        name = service[1]
         kind = spec.get("type", "ClusterIP")
         if kind == "ExternalName":
             return
@@ -259,12 +299,10 @@ class ServiceAllocations:
         # "" asks for an IP even when the stored Service (an ExternalName one) holds "" too: Go's omitempty
         # never stores it, so kube allocates on ExternalName -> ClusterIP whatever the old object said.
         if ip != "None" and (not ip or ip != old_spec.get("clusterIP")):
-            try:
-                ip = await self.ips.allocate(ip, timeout, dry_run)
-            except ValueError as exc:
-                raise _invalid(name, "spec.clusterIPs", [ip], str(exc)) from None
-            if not dry_run:
-                taken.append((self.ips, ip))
+            if ip:
+                await self._wanted_ip(service, ip, taken, timeout, dry_run)
+            else:
+                ip = await self._next_ip(taken, timeout, dry_run)
             spec["clusterIP"] = ip
             spec["clusterIPs"] = [ip]
         if kind in ("NodePort", "LoadBalancer"):
@@ -283,8 +321,72 @@ class ServiceAllocations:
                 taken.append((self.ports, value))
             spec["healthCheckNodePort"] = int(value)
 
+    async def _wanted_ip(self, service: tuple[str, str], ip: str, taken: list[tuple[Releaser, str]],
+                         timeout: float, dry_run: bool) -> None:
+        """Reserve the requested clusterIP ``ip`` for Service ``service`` (namespace, name), as kube's
+        MetaAllocator.AllocateService and alloc.go allocIPs: 422 on ``spec.clusterIPs``, ``failed to allocate IP
+        <ip>: <why>`` with ``provided IP is already allocated`` (an IPAddress of that name exists, or the flag
+        range's bitmap has it), ``the provided network does not match the current range`` (no Ready ServiceCIDR
+        holds it; ErrMismatchedNetwork) or ``the provided IP (<ip>) is not in the valid range. The range of valid
+        IPs is <cidr>`` (a network or IPv4 broadcast address; ErrNotInRange). An IP of the flag's range takes its
+        bit; one of another Ready ServiceCIDR is held by creating its IPAddress now (deleted again if the write
+        fails). A dry run checks without reserving."""
+        namespace, name = service
+        storage = self.ips.storage
+
+        def fail(why: str) -> errors.StatusError:
+            return _invalid(name, "spec.clusterIPs", [ip], f"failed to allocate IP {ip}: {why}", go=True)
+
+        if self.ips.range.offset(ip) is not None:
+            if await ipaddresses.exists(storage, ip, timeout):
+                raise fail("provided IP is already allocated")
+            try:
+                await self.ips.allocate(ip, timeout, dry_run)
+            except ValueError as exc:
+                raise fail(str(exc)) from None
+            if not dry_run:
+                taken.append((self.ips, ip))
+            return
+        try:
+            addr = ipaddress.ip_address(ip)
+        except ValueError:
+            raise fail("the provided network does not match the current range") from None
+        nets = [ipaddress.ip_network(c, strict=False) for c in await ipaddresses.ready_cidrs(storage, timeout)]
+        net = next((n for n in nets if n.version == addr.version and addr in n), None)
+        if net is None:
+            raise fail("the provided network does not match the current range")
+        if addr == net.network_address or (net.version == 4 and addr == net.broadcast_address):
+            raise fail(f"the provided IP ({ip}) is not in the valid range. The range of valid IPs is {net}")
+        if dry_run:
+            if await ipaddresses.exists(storage, ip, timeout):
+                raise fail("provided IP is already allocated")
+            return
+        try:
+            await ipaddresses.reserve(storage, ip, namespace, name, timeout)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+        taken.append((ServiceIPAddress(storage, namespace, name), ip))
+
+    async def _next_ip(self, taken: list[tuple[Releaser, str]], timeout: float, dry_run: bool) -> str:
+        """A random free clusterIP of the flag's range whose IPAddress does not exist (kube's allocateFromRange
+        skips the IPs its IPAddress lister has): one GET per candidate; a candidate held by an IPAddress is given
+        back and skipped. 500 ``failed to allocate a serviceIP: range is full`` when none is left."""
+        skip: set[int] = set()
+        for _ in range(RETRIES):
+            ip = await self.ips.allocate("", timeout, dry_run, frozenset(skip))
+            if not await ipaddresses.exists(self.ips.storage, ip, timeout):
+                if not dry_run:
+                    taken.append((self.ips, ip))
+                return ip
+            if not dry_run:
+                await self.ips.release(ip, timeout)
+            off = self.ips.range.offset(ip)
+            if off is not None:
+                skip.add(off)
+        raise errors.StatusError(500, "InternalError", "failed to allocate a serviceIP: range is full")
+
     async def _node_ports(self, name: str, spec: dict[str, Any], old_spec: dict[str, Any],
-                          taken: list[tuple[Allocator, str]], timeout: float, dry_run: bool) -> None:
+                          taken: list[tuple[Releaser, str]], timeout: float, dry_run: bool) -> None:
         """initNodePorts (create) / updateNodePorts (update): a port without a nodePort gets one unless the
         Service is a LoadBalancer with ``allocateLoadBalancerNodePorts: false`` (shouldAllocateNodePorts; a
         requested one is still reserved). On create, ports of one port number (TCP and UDP 53) share a nodePort:
@@ -330,7 +432,7 @@ class ServiceAllocations:
         """Release a deleted Service's clusterIP, nodePorts and health check nodePort (releaseAllocatedResources)."""
         spec = svc.get("spec") or {}
         ip = spec.get("clusterIP") or ""
-        items: list[tuple[Allocator, str]] = []
+        items: list[tuple[Releaser, str]] = []
         if ip and ip != "None":
             items.append((self.ips, ip))
         items.extend((self.ports, str(p["nodePort"])) for p in spec.get("ports") or ()
@@ -340,7 +442,7 @@ class ServiceAllocations:
         await self.release_all(items, timeout)
 
     @staticmethod
-    async def release_all(items: list[tuple[Allocator, str]], timeout: float) -> None:
+    async def release_all(items: list[tuple[Releaser, str]], timeout: float) -> None:
         """Release every (allocator, value) pair, ignoring failures (a leaked value is repaired by nobody yet)."""
         for allocator, value in items:
             try:

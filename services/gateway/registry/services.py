@@ -9,16 +9,17 @@ type change needs and frees what it drops once the write landed; a delete
 frees everything. A dry run fills the values without reserving them. The
 ``status`` subresource never touches allocations.
 
-Each allocated clusterIP also gets its networking.k8s.io IPAddress object
-once the write landed, deleted again when the IP is released
-(:mod:`services.gateway.registry.ipaddresses`).
+Each allocated clusterIP of the flag's range also gets its networking.k8s.io
+IPAddress object once the write landed, deleted again when the IP is
+released (:mod:`services.gateway.registry.ipaddresses`); one of another
+Ready ServiceCIDR is held by its IPAddress alone, created before the write.
 """
 
 from __future__ import annotations
 
 from services.gateway.registry import ipaddresses
 from services.gateway.registry.hooks import Hooks, Write, register
-from services.gateway.registry.ipallocator import Allocator, ServiceAllocations
+from services.gateway.registry.ipallocator import Releaser, ServiceAllocations
 
 
 def _allocations(write: Write) -> ServiceAllocations | None:
@@ -36,7 +37,7 @@ class ServiceIPAllocation(Hooks):
         if allocations is None or write.subresource:
             return
         timeout = write.scope.timeout
-        taken = await allocations.on_create(write.obj, timeout, write.dry_run)
+        taken = await allocations.on_create(write.obj, timeout, write.dry_run, _service_name(write)[0])
         _release_on_failure(write, allocations, taken)
         _mirror_ips(write, [ip for allocator, ip in taken if allocator is allocations.ips], [])
 
@@ -46,7 +47,8 @@ class ServiceIPAllocation(Hooks):
         if allocations is None or write.subresource or write.old is None:
             return
         timeout = write.scope.timeout
-        taken, freed = await allocations.on_update(write.obj, write.old, timeout, write.dry_run)
+        taken, freed = await allocations.on_update(write.obj, write.old, timeout, write.dry_run,
+                                                  _service_name(write)[0])
         _release_on_failure(write, allocations, taken)
         _mirror_ips(write, [ip for allocator, ip in taken if allocator is allocations.ips],
                     [ip for allocator, ip in freed if allocator is allocations.ips])
@@ -87,7 +89,7 @@ def _mirror_ips(write: Write, allocated: list[str], released: list[str]) -> None
     write.on_success(mirror)
 
 
-def _release_on_failure(write: Write, allocations: ServiceAllocations, taken: list[tuple[Allocator, str]]) -> None:
+def _release_on_failure(write: Write, allocations: ServiceAllocations, taken: list[tuple[Releaser, str]]) -> None:
     if taken:
         async def release_taken() -> None:
             await allocations.release_all(taken, write.scope.timeout)
