@@ -582,22 +582,47 @@ def library_error(exc: BaseException) -> str | None:
 
 _OVERLOAD_ERRORS = ("No such overload", "Unsupported operation")
 
+#: The ``cel`` package's failed string conversions -> the CEL type cel-go names (``common/types/types.go``).
+_CONVERSION = re.compile(r"Function '(int|uint|double|duration|timestamp)' error: (?!integer overflow|unsigned "
+                         r"integer overflow)")
+_CONVERSION_TYPES = {"int": "int", "uint": "uint", "double": "double", "duration": "google.protobuf.Duration",
+                     "timestamp": "google.protobuf.Timestamp"}
+
+
+def conversion_error(exc: BaseException) -> str | None:
+    """cel-go's text for ``int()``, ``uint()``, ``double()``, ``duration()`` or ``timestamp()`` of a string it
+    cannot parse, or None if ``exc`` is not such a failure.
+
+    cel-go's ``String.ConvertToType`` (``common/types/string.go``) drops the strconv/time error and answers
+    ``type conversion error from 'string' to '<type>'``, the type as cel-go prints it: ``int``, ``uint``,
+    ``double``, ``google.protobuf.Duration``, ``google.protobuf.Timestamp``; a timestamp that parses but lies
+    outside years 1-9999 (``0000-01-01T00:00:00Z``) is ``timestamp overflow`` (``common/types/err.go``).
+    """
+    m = _CONVERSION.match(str(exc)) if isinstance(exc, RuntimeError) else None
+    if m:
+        return f"type conversion error from 'string' to '{_CONVERSION_TYPES[m.group(1)]}'"
+    if isinstance(exc, ValueError) and str(exc) == "year 0 is out of range":
+        return "timestamp overflow"
+    return None
+
 
 def runtime_error(exc: BaseException) -> str | None:
     """cel-go's text for an evaluation error the ``cel`` package raised, or None if ``exc`` is no runtime error.
 
-    cel-go words them ``division by zero``, ``modulus by zero``, ``integer overflow``, ``no such key: <key>``,
-    ``index out of bounds: <index>`` and ``no such overload`` (common/types/err.go); a kube library function's
-    refusal keeps its own message (:func:`library_error`). A parse error or an undeclared name (which kube
-    rejects when the rule is compiled) gives None.
+    cel-go words them ``division by zero``, ``modulus by zero``, ``integer overflow`` (``unsigned integer
+    overflow`` for a ``uint()`` out of range), ``no such key: <key>``, ``index out of bounds: <index>`` and
+    ``no such overload`` (common/types/err.go); a string conversion that fails is ``type conversion error from
+    'string' to '<type>'`` (:func:`conversion_error`); a kube library function's refusal keeps its own message
+    (:func:`library_error`). A parse error or an undeclared name (which kube rejects when the rule is compiled)
+    gives None.
     """
-    library = library_error(exc)
+    library = library_error(exc) or conversion_error(exc)
     if library is not None:
         return library
     if isinstance(exc, ZeroDivisionError):
         return "modulus by zero" if "modulo" in str(exc) else "division by zero"
-    if isinstance(exc, OverflowError):
-        return "integer overflow"
+    if isinstance(exc, OverflowError):  # cel-go's errUintOverflow for uint results, else errIntOverflow
+        return "unsigned integer overflow" if "unsigned" in str(exc) else "integer overflow"
     if isinstance(exc, KeyError):
         return f"no such key: {exc.args[0]}" if exc.args else "no such key"
     if isinstance(exc, IndexError):

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kapi import gofmt, jsonutil, objectmeta
 from kapi.errors import Cause
 
 Obj = dict[str, Any]
@@ -83,6 +84,36 @@ def _go(value: Any) -> str:
     if value is None:
         return "interface {}(nil)"
     return json.dumps(value, ensure_ascii=False)
+
+
+def go_json(value: Any) -> str:
+    """``json.Marshal`` of an unstructured value: keys sorted, ``<``/``>``/``&`` escaped, and a whole float64
+    below 1e21 without a fraction (Go prints ``1`` for ``1.0``)."""
+    def whole(v: Any) -> Any:
+        if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
+            return int(v)
+        if isinstance(v, dict):
+            return {k: whole(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [whole(x) for x in v]
+        return v
+    return jsonutil.dumps_go_encoder(whole(value)).rstrip("\n")
+
+
+def field_value(value: Any) -> str:
+    """A field error's bad value as apimachinery's ``field.Error.ErrorBody`` prints it (kube 1.34+,
+    ``pkg/util/validation/field/errors.go``): a string ``%q`` (``"a"``), an int64, float64 or bool ``%v``
+    (``3``, ``1.5``, ``1e+06``, ``true``), anything else as ``json.Marshal`` (``{"name":"a"}``, ``[1,2]``,
+    ``null``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value) if jsonutil.INT64_MIN <= value <= jsonutil.INT64_MAX else gofmt.go_float(float(value))
+    if isinstance(value, float):
+        return gofmt.go_float(value)
+    if isinstance(value, str):
+        return objectmeta.go_quote(value)
+    return go_json(value)
 
 
 def _shown(value: Any) -> str:
@@ -376,7 +407,7 @@ def default_errors(s: Obj, path: str, opts: Options, value_validator: ValueValid
             pruned = copy.deepcopy(value)
             prune(pruned, s, embedded)
             if pruned != value:
-                out.append(invalid(f"{path}.default", _shown(value), "must not have unknown fields"))
+                out.append(invalid(f"{path}.default", field_value(value), "must not have unknown fields"))
         if value_validator is not None:
             for cause in value_validator(value, s):
                 suffix = f".{cause.field}" if cause.field and not cause.field.startswith("[") else cause.field

@@ -36,9 +36,11 @@ import uuid as uuidlib
 from datetime import datetime
 from typing import Any
 
-from kapi import crd, errors, gofmt, goregexp, jsonutil, objectmeta, schema, strategy
+from kapi import crd, errors, goregexp, jsonutil, objectmeta, schema, strategy
+from kapi.cel.engine import cel
 from kapi.cel.library import escaped_value, runtime_error
 from kapi.crd.defaults import default  # the defaulting the gateway also applies on reads
+from kapi.crd.structural import field_value, go_json
 from kapi.errors import Cause
 from kapi.kinds.base import WHOLE_OBJECT_META, Obj, Strategy
 from kapi.resources import Resource
@@ -166,25 +168,60 @@ def _type_ok(value: Any, type_: str) -> bool:
     return True
 
 
+def _set_key(value: Any) -> tuple[str, Any]:
+    """validateListSet's identity of an item: a compound (object, array) by its JSON, a scalar by its Go type
+    and value (an int64 ``1``, a float64 ``1.0`` and ``true`` are three different items)."""
+    if isinstance(value, (dict, list)):
+        return "json", go_json(value)
+    if isinstance(value, bool):
+        return "bool", value
+    if isinstance(value, int):
+        return "int64", value
+    return type(value).__name__, value
+
+
+_UNSPECIFIED = ("unspecified", None)  # an absent map key (or a null item): kube's unspecifiedKeyValue{}
+
+
+def _non_unique(keys: list[tuple[str, Any]]) -> list[int]:
+    """validateListSet: the index of each identity's second appearance (a third is not reported again)."""
+    counts: dict[tuple[str, Any], int] = {}
+    out: list[int] = []
+    for i, key in enumerate(keys):
+        counts[key] = counts.get(key, 0) + 1
+        if counts[key] == 2:
+            out.append(i)
+    return out
+
+
 def _duplicates(value: list[Any], sch: Schema, path: str) -> list[Cause]:
-    """The duplicate items of an ``x-kubernetes-list-type`` set or map list (by its map keys)."""
+    """The causes of an ``x-kubernetes-list-type`` set or map list's duplicate items, as apiextensions'
+    ``pkg/apiserver/schema/listtype/validation.go`` (validateListSet, validateListMap) reports them.
+
+    set: ``<path>[i]: Duplicate value: <item>`` at each value's second appearance (``field.Duplicate`` of the
+    item: ``"a"``, ``1``, ``{"a":1}``, :func:`error_value`). map: an item that is neither an object nor null is
+    the one cause ``<path>[i]: Invalid value: <item>: must be an object for an array of list-type map``;
+    otherwise each key tuple's second appearance is ``Duplicate value: <the item's keys as a JSON object>``
+    (``{"name":"a"}``, ``{"a":1,"b":"x"}``; an absent key is left out, so ``{}``).
+    """
     list_type = sch.get("x-kubernetes-list-type")
-    keys = [str(k) for k in sch.get("x-kubernetes-list-map-keys") or []]
-    seen: list[Any] = []
-    found: list[Cause] = []
+    if list_type == "set" or (list_type is None and sch.get("uniqueItems")):
+        return [Cause("FieldValueDuplicate", f"Duplicate value: {field_value(value[i])}", f"{path}[{i}]")
+                for i in _non_unique([_set_key(item) for item in value])]
+    if list_type != "map":
+        return []
     for i, item in enumerate(value):
-        if list_type == "map" and isinstance(item, dict):
-            ident = tuple(item.get(k) for k in keys)
-            if ident in seen:
-                shown = ", ".join(f'"{k}":{_show(item.get(k))}' for k in keys)
-                found.append(Cause("FieldValueDuplicate", f"Duplicate value: map[string]interface {{}}{{{shown}}}",
-                                   f"{path}[{i}]"))
-            seen.append(ident)
-        elif list_type == "set" or sch.get("uniqueItems"):
-            if item in seen:
-                found.append(Cause("FieldValueDuplicate", f"Duplicate value: {_show(item)}", f"{path}[{i}]"))
-            seen.append(item)
-    return found
+        if item is not None and not isinstance(item, dict):
+            return [Cause("FieldValueInvalid", f"Invalid value: {field_value(item)}: must be an object for an "
+                          "array of list-type map", f"{path}[{i}]")]
+    keys = [str(k) for k in sch.get("x-kubernetes-list-map-keys") or []]
+    shown = [{k: item[k] for k in keys if k in item} if isinstance(item, dict) else {} for item in value]
+    if len(keys) == 1:
+        ident = [_set_key(s[keys[0]]) if keys[0] in s else _UNSPECIFIED for s in shown]
+    else:
+        ident = [_set_key(s) for s in shown]
+    return [Cause("FieldValueDuplicate", f"Duplicate value: {go_json(shown[i])}", f"{path}[{i}]")
+            for i in _non_unique(ident)]
 
 
 def _has_duplicates(value: Any, sch: Any, root: bool = False) -> bool:
@@ -426,7 +463,10 @@ class Validator:
             if transition and not has_old and not rule.get("optionalOldSelf"):
                 continue
             env: dict[str, Any] = {"self": escaped_value(value, sch)}  # self.__namespace__, a__dash__b
-            if transition:
+            if transition and rule.get("optionalOldSelf") is True:  # oldSelf is optional.of(old) or none()
+                env["oldSelf"] = cel.OptionalValue.of(escaped_value(old, sch)) if has_old else \
+                    cel.OptionalValue.none()
+            elif transition:
                 env["oldSelf"] = escaped_value(old, sch)
             try:
                 ok = evaluate_cel(expression, env) is True
@@ -464,15 +504,7 @@ def rule_value(value: Any, sch: Schema) -> str | None:
     """
     if sch.get("type") in ("object", "array"):
         return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value) if jsonutil.INT64_MIN <= value <= jsonutil.INT64_MAX else gofmt.go_float(float(value))
-    if isinstance(value, float):
-        return gofmt.go_float(value)
-    if isinstance(value, str):
-        return objectmeta.go_quote(value)
-    return jsonutil.dumps_go_encoder(value).rstrip("\n")
+    return field_value(value)
 
 
 def rule_failure(value: Any, sch: Schema, message: str, reason: Any = None) -> tuple[str, str]:
@@ -553,13 +585,28 @@ def value_causes(value: Any, sch: Schema) -> list[Cause]:
     """Field causes of a bare value (a schema ``default``) against ``sch``, paths relative to it ("" = itself).
 
     Messages read as kube-openapi's for a validator rooted at the value (`` in body must be of type ...``);
-    used by kapi.crd.openapi to validate defaults at CRD create/update.
+    used by kapi.crd.openapi to validate defaults at CRD create/update. As apiextensions-apiserver's
+    ``pkg/apiserver/schema/defaulting/validation.go`` validate: the schema errors if any; else the
+    ``x-kubernetes-validations`` with the default as both the new and the old value (transition rules run,
+    ``oldSelf`` equal to ``self``; never ratcheted); and only when those pass, once more as a create (old
+    nil: ``optionalOldSelf`` rules see ``optional.none()``, other ``oldSelf`` rules are skipped).
     """
     validator = Validator()
     validator.validate(value, sch, "")
-    if not validator.causes:  # apiextensions validateDefaults: CEL only on a default without schema errors
-        validator.run_rules()
-    return validator.causes
+    if validator.causes:  # apiextensions validateDefaults: CEL only on a default without schema errors
+        return validator.causes
+    # first the default as both the new and the old value (transition rules see oldSelf == self)
+    rules = Validator()
+    rules.validate(value, sch, "", value, True)
+    rules.run_rules()
+    if rules.causes:
+        return rules.causes
+    # then, when all passed, as an update from nothing (CRDValidationRatcheting, GA): optionalOldSelf
+    # rules see oldSelf == optional.none(), other transition rules do not run
+    fresh = Validator()
+    fresh.validate(value, sch, "")
+    fresh.run_rules()
+    return fresh.causes
 
 
 # --- the admission step ------------------------------------------------------------------------------------------

@@ -76,7 +76,7 @@ def test_defaults_then_prunes_unknown_fields() -> None:
     ({"tags": ["a", "a"]}, "spec.tags[1]", 'Duplicate value: "a"'),
     ({"tags": ["a", "b", "c"]}, "spec.tags", "Too many: 3: must have at most 2 items"),
     ({"ports": [{"name": "a"}, {"name": "a"}]}, "spec.ports[1]",
-     'Duplicate value: map[string]interface {}{"name":"a"}'),
+     'Duplicate value: {"name":"a"}'),
     ({"labels": {"a": 1}}, "spec.labels.a", 'Invalid value: "integer": spec.labels.a in body must be of type string: '
                                             '"integer"'),
     ({"email": "nope"}, "spec.email", 'Invalid value: "nope": spec.email in body must be of type email: "nope"'),

@@ -103,8 +103,7 @@ ROWS = [
      [f'{S}.properties[n].default: Invalid value: "string":  in body must be of type integer: "string"']),
     ("default must be pruned", spec(o={"type": "object", "properties": {"a": {"type": "string"}},
                                        "default": {"a": "x", "b": "y"}}),
-     [f'{S}.properties[o].default: Invalid value: map[string]interface {{}}{{"a":"x", "b":"y"}}: must not have '
-      "unknown fields"]),
+     [f'{S}.properties[o].default: Invalid value: {{"a":"x","b":"y"}}: must not have unknown fields']),
     ("default nested value", spec(o={"type": "object", "properties": {"a": {"type": "string", "maxLength": 2}},
                                      "default": {"a": "long"}}),
      [f"{S}.properties[o].default.a: Too long: may not be more than 2 bytes"]),
