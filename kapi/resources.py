@@ -46,8 +46,8 @@ class Resource:
     verbs: tuple[str, ...] = ALL_VERBS
     # Subresources served under /<name>/<subresource>, e.g. ("status", "scale").
     subresources: tuple[str, ...] = ()
-    # False for create-only APIs that are computed, never stored (SubjectAccessReview, TokenReview...):
-    # the gateway answers them with a handler from services/gateway/reviews/.
+    # False for APIs that are computed, never stored: the create-only reviews (SubjectAccessReview, TokenReview...),
+    # answered by a handler from services/gateway/reviews/, and componentstatuses (services/gateway/componentstatus.py).
     stored: bool = True
     # A custom resource's names.singular and names.listKind ("": the built-in rule, below).
     singular_name: str = ""
@@ -99,6 +99,9 @@ def _r(group: str, resource: str, kind: str, namespaced: bool, short: tuple[str,
 RESOURCES: tuple[Resource, ...] = (
     # the legacy core/v1 bindings (kube's LegacyBindingREST beside pods/binding): create only, binds a Pod
     Resource("", "v1", "bindings", "Binding", True, verbs=("create",), stored=False),
+    # the deprecated core/v1 componentstatuses (kube's pkg/registry/core/componentstatus REST): computed at each
+    # request by probing the control plane (services/gateway/componentstatus.py), get and list only
+    Resource("", "v1", "componentstatuses", "ComponentStatus", False, ("cs",), verbs=("get", "list"), stored=False),
     _r("", "configmaps", "ConfigMap", True, ("cm",)),
     _r("", "endpoints", "Endpoints", True, ("ep",)),
     _r("", "events", "Event", True, ("ev",)),

@@ -11,6 +11,7 @@ CREATE = ["create"]
 # Built-ins whose verbs are not the full set; every other stored built-in serves ALL.
 KUBE_VERBS = {
     ("", "bindings"): CREATE,
+    ("", "componentstatuses"): ["get", "list"],
     ("", "namespaces"): NO_DELETECOLLECTION,
     ("authentication.k8s.io", "selfsubjectreviews"): CREATE,
     ("authentication.k8s.io", "tokenreviews"): CREATE,

@@ -313,7 +313,22 @@ def _resource_claim_state(obj: Obj) -> list[Any]:
     return [",".join(states)]
 
 
+def _component_status(obj: Obj) -> list[Any]:
+    """printComponentStatus: the Healthy condition's Status as Healthy (status "True") or Unhealthy (any other),
+    its message and error; Unknown and two empty cells when there is no Healthy condition."""
+    for condition in obj.get("conditions") or []:
+        if isinstance(condition, dict) and condition.get("type") == "Healthy":
+            status = "Healthy" if condition.get("status") == "True" else "Unhealthy"
+            return [status, condition.get("message", ""), condition.get("error", "")]
+    return ["Unknown", "", ""]
+
+
 PRINTERS: dict[tuple[str, str], Printer] = {
+    # kube's componentStatusColumnDefinitions (pkg/printers/internalversion/printers.go): no Age column
+    ("", "componentstatuses"): Printer((Column("Status", description="Status of the component conditions"),
+                                        Column("Message", description="Message of the component conditions"),
+                                        Column("Error", description="Error of the component conditions")),
+                                       _component_status, with_age=False),
     ("", "pods"): Printer((Column("Ready"), Column("Status"), Column("Restarts", "string"),
                            Column("IP", priority=1), Column("Node", priority=1),
                            Column("Nominated Node", priority=1), Column("Readiness Gates", priority=1)), _pod),

@@ -21,6 +21,7 @@ from kapi import errors, jsonutil, k8sproto
 from kapi.attributes import Attributes
 from kapi.resources import REGISTRY, Resource
 from services.gateway import (
+    componentstatus,
     conversion,
     debug,
     discovery,
@@ -159,6 +160,8 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
         handler = None  # POST to an object's URL, PUT/PATCH to a collection: kube answers 405
     elif info.subresource:
         handler = _subresource_handler(resource, info)
+    elif (resource.group, resource.resource) == ("", "componentstatuses"):
+        handler = componentstatus.HANDLERS.get(info.verb)  # probed at each request (componentstatus.py)
     elif not resource.stored:
         handler = review
     else:
@@ -173,6 +176,8 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
         custom.check(resource, info.verb, request.headers.get("Content-Type", "").split(";")[0].strip(), recorder)
     if (resource.group, resource.resource) == ("", "endpoints") and REGISTRY.is_static(resource):
         recorder.append(ENDPOINTS_DEPRECATED)  # KEP-4974: every request to v1 Endpoints, reads and writes
+    if (resource.group, resource.resource) == ("", "componentstatuses"):
+        recorder.append(componentstatus.DEPRECATED_WARNING)  # APILifecycleDeprecated 1.19: every get and list
     # Protobuf objects for the built-in kinds with a message (kube's legacy codecs), not custom resources.
     protobuf = REGISTRY.is_static(resource) and k8sproto.encodable(resource.group_version, resource.kind)
     output = negotiation.negotiate(request.headers.get("Accept", ""), protobuf=protobuf)
