@@ -240,12 +240,14 @@ async def keep_defaults(backends: Backends, port: int, stop: asyncio.Event,
     """Every ``interval`` seconds until ``stop``: re-create the default ServiceCIDR ``kubernetes`` and the
     ``kubernetes`` Service (with its Endpoints and IPAddress) when they were deleted, as kube-apiserver's
     default ServiceCIDR controller (``sync`` every 10 s) and its bootstrap controller's RunKubernetesService loop
-    do. Existing objects are left as they are; a storage error waits for the next round."""
+    do. Existing objects are left as they are but for the default ServiceCIDR's status
+    (:func:`ipaddresses.sync_default_service_cidr`); a storage error waits for the next round."""
     assert backends.services is not None
     cidr_key = storage_pb2.ResourceKey(group=networking.GROUP, resource="servicecidrs",
                                        name=ipaddresses.DEFAULT_SERVICE_CIDR)
     service_key = storage_pb2.ResourceKey(resource="services", namespace="default", name="kubernetes")
     cidr = backends.services.ips.range.text
+    reported: set[str] = set()  # what the default ServiceCIDR's status sync reported (once each)
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(interval):
@@ -260,6 +262,8 @@ async def keep_defaults(backends: Backends, port: int, stop: asyncio.Event,
                 if err.reason == "NotFound":
                     log.info("re-creating %s/%s", key.resource, key.name)
                     await ensure()
+        with contextlib.suppress(errors.StatusError):  # kube's syncStatus: Ready re-applied, mismatches reported
+            await ipaddresses.sync_default_service_cidr(backends.storage, [cidr], reported, 5)
 
 
 async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:

@@ -193,3 +193,35 @@ def test_is_ready():
     assert ipaddresses.is_ready(_cidr("a", ["10.0.0.0/24"], ready=None))
     assert not ipaddresses.is_ready(_cidr("a", ["10.0.0.0/24"], ready="False"))
     assert not ipaddresses.is_ready(_cidr("a", ["10.0.0.0/24"], deleting=True))
+
+
+async def test_default_service_cidr_status_sync():
+    """default_servicecidr_controller.go syncStatus: Ready re-applied when absent or Unknown, never over False,
+    mismatches and Ready False reported once, a deleting one left alone."""
+    storage = Storage()
+    reported: set[str] = set()
+    sync = ipaddresses.sync_default_service_cidr
+    assert await sync(storage, ["10.96.0.0/12"], reported, 5) == "absent"
+    storage.put("servicecidrs", "kubernetes", _cidr("kubernetes", ["10.96.0.0/12"], ready=None))
+    assert await sync(storage, ["10.96.0.0/12"], reported, 5, now="2026-01-01T00:00:09Z") == "applied"
+    stored = json.loads(storage.objects[("networking.k8s.io", "servicecidrs", "kubernetes")][0])
+    assert stored["status"]["conditions"] == [{"type": "Ready", "status": "True",
+                                               "lastTransitionTime": "2026-01-01T00:00:09Z", "reason": "",
+                                               "message": "Kubernetes default Service CIDR is ready"}]
+    assert await sync(storage, ["10.96.0.0/12"], reported, 5) == "ready"
+    unknown = _cidr("kubernetes", ["10.96.0.0/12"], ready="Unknown")
+    unknown["status"]["conditions"][0].update(reason="Starting", observedGeneration=1)
+    storage.put("servicecidrs", "kubernetes", unknown)
+    assert await sync(storage, ["10.96.0.0/12"], reported, 5, now="2026-01-01T00:00:19Z") == "applied"
+    stored = json.loads(storage.objects[("networking.k8s.io", "servicecidrs", "kubernetes")][0])
+    assert stored["status"]["conditions"] == [{"type": "Ready", "status": "True", "reason": "Starting",
+                                               "observedGeneration": 1, "lastTransitionTime": "2026-01-01T00:00:19Z",
+                                               "message": "Kubernetes default Service CIDR is ready"}]
+    storage.put("servicecidrs", "kubernetes", _cidr("kubernetes", ["10.96.0.0/12"], ready="False"))
+    assert await sync(storage, ["10.96.0.0/12"], reported, 5) == "not-ready" and reported == {"not-ready"}
+    storage.put("servicecidrs", "kubernetes", _cidr("kubernetes", ["10.0.0.0/24"], ready=None))
+    assert await sync(storage, ["10.96.0.0/12"], reported, 5) == "inconsistent"
+    assert reported == {"not-ready", "inconsistent"}
+    assert "status" not in json.loads(storage.objects[("networking.k8s.io", "servicecidrs", "kubernetes")][0])
+    storage.put("servicecidrs", "kubernetes", _cidr("kubernetes", ["10.96.0.0/12"], ready=None, deleting=True))
+    assert await sync(storage, ["10.96.0.0/12"], reported, 5) == "deleting"

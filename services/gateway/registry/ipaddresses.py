@@ -68,6 +68,63 @@ def default_service_cidr(cidr: str, now: str | None = None) -> dict[str, Any]:
                                        "reason": "", "message": READY_MESSAGE}]}}
 
 
+async def sync_default_service_cidr(storage: Any, cidrs: list[str], reported: set[str], timeout: float,
+                                    now: str | None = None) -> str:
+    """One status sync of an existing default ServiceCIDR, as kube's default ServiceCIDR controller's syncStatus
+    (``default_servicecidr_controller.go``, every 10 s); returns what it found, for the caller and tests:
+
+    - ``absent``: no ``kubernetes`` ServiceCIDR (the caller creates it);
+    - ``deleting``: being deleted, left to the service-cidr-controller;
+    - ``inconsistent``: ``spec.cidrs`` differs from ``cidrs`` (the flags); reported once (logged, ``reported``
+      gains ``inconsistent``), the status untouched;
+    - ``not-ready``: condition ``Ready`` ``False``; reported once (``reported`` gains ``not-ready``), not
+      overwritten;
+    - ``ready``: ``Ready`` ``True``, nothing to do;
+    - ``applied``: no ``Ready`` condition, or an ``Unknown`` one: ``Ready`` ``True`` with message ``Kubernetes
+      default Service CIDR is ready`` and a fresh ``lastTransitionTime`` is written (an existing condition keeps
+      its other fields, as kube's forced apply of those four fields does), conditional on the revision read.
+
+    Raises the storage's StatusError (a Conflict when the object moved on: the next sync retries)."""
+    try:
+        reply: Any = await grpcutil.call("storage", storage.Get, storage_pb2.GetRequest(
+            key=_key(DEFAULT_SERVICE_CIDR, "servicecidrs")), timeout=timeout)
+    except errors.StatusError as err:
+        if err.reason == "NotFound":
+            return "absent"
+        raise
+    obj = jsonutil.loads(reply.object)
+    if (obj.get("metadata") or {}).get("deletionTimestamp"):
+        return "deleting"
+    spec_cidrs = (obj.get("spec") or {}).get("cidrs") or []
+    if spec_cidrs != cidrs:
+        if "inconsistent" not in reported:
+            log.warning("KubernetesDefaultServiceCIDRInconsistent: The default ServiceCIDR [%s] does not match the "
+                        "controller flag configurations [%s]", " ".join(spec_cidrs), " ".join(cidrs))
+            reported.add("inconsistent")
+        return "inconsistent"
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    conditions = [c for c in status.get("conditions") or () if isinstance(c, dict)]
+    ready = next((c for c in conditions if c.get("type") == SERVICE_CIDR_READY), None)
+    if ready is not None and ready.get("status") == "False":
+        if "not-ready" not in reported:
+            log.warning("%s: Configuration matches, but %s", ready.get("reason", ""), ready.get("message", ""))
+            reported.add("not-ready")
+        return "not-ready"
+    if ready is not None and ready.get("status") == "True":
+        return "ready"
+    applied = {"type": SERVICE_CIDR_READY, "status": "True", "lastTransitionTime": now or _now(), "reason": "",
+               "message": READY_MESSAGE}
+    if ready is None:
+        conditions.append(applied)
+    else:
+        ready.update({k: v for k, v in applied.items() if k != "reason"})
+    obj["status"] = {**status, "conditions": conditions}
+    await grpcutil.call("storage", storage.Update, storage_pb2.UpdateRequest(
+        key=_key(DEFAULT_SERVICE_CIDR, "servicecidrs"), object=jsonutil.dumps(obj),
+        expected_resource_version=int(reply.resource_version)), timeout=timeout)
+    return "applied"
+
+
 def cluster_ips(svc: dict[str, Any]) -> list[str]:
     """The allocated clusterIPs of a Service (``spec.clusterIPs``, else ``spec.clusterIP``; not ``None``)."""
     spec: dict[str, Any] = svc["spec"] if isinstance(svc.get("spec"), dict) else {}
