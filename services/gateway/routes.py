@@ -38,7 +38,7 @@ from services.gateway.handlers.create import create
 from services.gateway.handlers.delete import delete, delete_collection
 from services.gateway.handlers.get import get
 from services.gateway.handlers.list import list_
-from services.gateway.handlers.patch import patch
+from services.gateway.handlers.patch import check_patch_type, patch
 from services.gateway.handlers.review import review
 from services.gateway.handlers.scale import scale
 from services.gateway.handlers.update import update
@@ -180,6 +180,10 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
         recorder.append(componentstatus.DEPRECATED_WARNING)  # APILifecycleDeprecated 1.19: every get and list
     # Protobuf objects for the built-in kinds with a message (kube's legacy codecs), not custom resources.
     protobuf = REGISTRY.is_static(resource) and k8sproto.encodable(resource.group_version, resource.kind)
+    if handler is patch or (handler is scale and info.verb == "patch"):
+        # kube's PatchResource refuses a media type that is no patch type (415) before it negotiates the response
+        # (406); createHandler and UpdateResource negotiate the response first (their 415 comes after).
+        check_patch_type(request.headers.get("Content-Type", ""), resource)
     output = negotiation.negotiate(request.headers.get("Accept", ""), protobuf=protobuf)
     backends = conversion.backends_for(backends, resource)  # CRD versions: convert reads and writes (conversion.py)
     scope = RequestScope(request=request, info=info, attrs=attrs, resource=resource, query=request.query,

@@ -13,7 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from kapi import errors, gofmt, limits
-from kapi.resources import REGISTRY
+from kapi.resources import REGISTRY, Resource
 from services.gateway import negotiation, smptypes
 from services.gateway import patch as patching
 from services.gateway.handlers.apply import server_side_apply
@@ -60,19 +60,26 @@ BUILTIN_PATCH_TYPES = (negotiation.JSON_PATCH, negotiation.MERGE_PATCH, negotiat
 CUSTOM_PATCH_TYPES = (negotiation.JSON_PATCH, negotiation.MERGE_PATCH, negotiation.APPLY_PATCH)
 
 
-async def read_patch(scope: RequestScope) -> bytes:
-    """The body of a PATCH: 415 for a media type that is no patch type of the resource, 413 when too large.
+def check_patch_type(header: str, resource: Resource) -> None:
+    """415 UnsupportedMediaType unless the PATCH's ``Content-Type`` header is one of ``resource``'s patch types.
 
-    As kube's PatchResource, the Content-Type is cut at its first ``;`` (one at the start is kept) and compared
-    as written, without trimming or case folding (``Application/Merge-Patch+JSON`` is 415): ``the body of the
-    request was in an unknown format - accepted media types include: <the route's patch types>``."""
-    header = scope.request.headers.get("Content-Type", "")
+    As kube's PatchResource, the header is cut at its first ``;`` (one at the start is kept) and compared as
+    written, without trimming or case folding (``Application/Merge-Patch+JSON`` is 415): ``the body of the
+    request was in an unknown format - accepted media types include: <the route's patch types>``. PatchResource
+    checks this first, before it negotiates the response (406) or reads the body (413), so routes.py calls it
+    ahead of :func:`negotiation.negotiate` for a PATCH (handlers/patch.go)."""
     cut = header.find(";")
-    supported = BUILTIN_PATCH_TYPES if REGISTRY.is_static(scope.resource) else CUSTOM_PATCH_TYPES
+    supported = BUILTIN_PATCH_TYPES if REGISTRY.is_static(resource) else CUSTOM_PATCH_TYPES
     if (header[:cut] if cut > 0 else header) not in supported:
         raise errors.StatusError(415, "UnsupportedMediaType",
                                  f"the body of the request was in an unknown format - accepted media types include: "
                                  f"{', '.join(supported)}")
+
+
+async def read_patch(scope: RequestScope) -> bytes:
+    """The body of a PATCH: 415 for a media type that is no patch type of the resource
+    (:func:`check_patch_type`), 413 when too large."""
+    check_patch_type(scope.request.headers.get("Content-Type", ""), scope.resource)
     body = await scope.request.read()
     if len(body) > limits.MAX_BODY_BYTES:
         raise errors.too_large()

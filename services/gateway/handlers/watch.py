@@ -67,6 +67,16 @@ class _Encoder:
         self.headers_sent = False
         self.resource = scope.resource
 
+    @property
+    def unencodable(self) -> bool:
+        """Whether no object event of this watch can be encoded: ``as=PartialObjectMetadataList``.
+
+        kube's watchEmbeddedEncoder transforms each event's object (doTransformObject); asPartialObjectMetadataList
+        refuses one object (``...is not a list``), the untransformed object goes to the meta.k8s.io encoder
+        (targetEncodingForTransform), which has no kind for it, and serveWatch ends the stream at that first event
+        (``unable to encode watch object``): a 200 whose body ends before any event (handlers/watch.go)."""
+        return self.scope.output.partial_list
+
     def encode(self, event: storage_pb2.WatchEvent) -> bytes:
         output = self.scope.output
         if self.protobuf:
@@ -76,12 +86,17 @@ class _Encoder:
             obj["kind"] = self.resource.kind
             obj["apiVersion"] = self.resource.group_version
             obj.setdefault("metadata", {})["resourceVersion"] = str(event.resource_version)
+            if output.partial_metadata:  # the embedded encoder transforms a bookmark's object as any other
+                obj = {"kind": "PartialObjectMetadata", "apiVersion": output.meta_api_version,
+                       "metadata": obj.get("metadata")}
             return jsonutil.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
         if output.table:
             obj = jsonutil.loads(event.object)
             body: Any = table.table(self.resource, [obj], {"resourceVersion": str(event.resource_version)},
                                     negotiation.include_object(self.scope.param("includeObject")), output.version,
                                     headers=not self.headers_sent)
+            if self.headers_sent:  # kube's printers leave ColumnDefinitions nil with NoHeaders: JSON null, not []
+                body["columnDefinitions"] = None
             self.headers_sent = True
             return jsonutil.dumps({"type": event.type, "object": body}) + b"\n"
         if output.partial_metadata:
@@ -271,6 +286,10 @@ async def _stream(scope: RequestScope, request: storage_pb2.WatchRequest, call: 
                     if resumed is None:
                         return response
                     call, stream, batch = resumed
+                if batch.events and encoder.unencodable:
+                    log.info("watch of %s: unable to encode watch object as %s; ending the watch",
+                             scope.resource.resource, "PartialObjectMetadataList")
+                    return response
                 data = b"".join(encoder.encode(e) for e in batch.events)
                 metrics.watch_events(scope.resource.group, scope.resource.version, scope.resource.kind,
                                      len(batch.events), len(data))
