@@ -192,3 +192,14 @@ async def test_a_table_watch_sends_column_definitions_once_then_null():
     assert [c["name"] for c in first["object"]["columnDefinitions"]] == ["Name", "Data", "Age"]
     assert later["object"]["columnDefinitions"] is None
     assert [r["cells"][0] for r in (first["object"]["rows"] + later["object"]["rows"])] == ["a", "b"]
+
+
+async def test_a_table_watch_sends_its_bookmarks_as_tables_too():
+    data, _ = await stream(f"application/json;as=Table;{META}", [[event("BOOKMARK", None, 9)], [event("ADDED", CM)]])
+    bookmark, added = lines(data)
+    assert bookmark["type"] == "BOOKMARK"
+    assert bookmark["object"]["kind"] == "Table" and bookmark["object"]["metadata"] == {"resourceVersion": "9"}
+    assert [c["name"] for c in bookmark["object"]["columnDefinitions"]] == ["Name", "Data", "Age"]
+    assert bookmark["object"]["rows"] == [{"cells": ["", 0, "<unknown>"], "object": {
+        "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": "9"}}}]
+    assert added["object"]["columnDefinitions"] is None and added["object"]["rows"][0]["cells"][0] == "a"

@@ -78,32 +78,37 @@ class _Encoder:
         return self.scope.output.partial_list
 
     def encode(self, event: storage_pb2.WatchEvent) -> bytes:
+        """One JSON line (or protobuf frame) for ``event``. As kube's watchEmbeddedEncoder, every event's object is
+        transformed to the negotiated form, a BOOKMARK's too (its object: the kind with only the resourceVersion,
+        and the storage's annotations): a PartialObjectMetadata, or a one-row Table whose columnDefinitions only
+        the first event carries (``null`` after it: TableOptions.NoHeaders leaves them nil)."""
         output = self.scope.output
         if self.protobuf:
             return self._protobuf(event)
-        if event.type == "BOOKMARK":
+        bookmark = event.type == "BOOKMARK"
+        if bookmark:
             obj = jsonutil.loads(event.object) if event.object else {}
             obj["kind"] = self.resource.kind
             obj["apiVersion"] = self.resource.group_version
             obj.setdefault("metadata", {})["resourceVersion"] = str(event.resource_version)
-            if output.partial_metadata:  # the embedded encoder transforms a bookmark's object as any other
-                obj = {"kind": "PartialObjectMetadata", "apiVersion": output.meta_api_version,
-                       "metadata": obj.get("metadata")}
-            return jsonutil.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
         if output.table:
-            obj = jsonutil.loads(event.object)
+            if not bookmark:
+                obj = jsonutil.loads(event.object)
             body: Any = table.table(self.resource, [obj], {"resourceVersion": str(event.resource_version)},
                                     negotiation.include_object(self.scope.param("includeObject")), output.version,
                                     headers=not self.headers_sent)
-            if self.headers_sent:  # kube's printers leave ColumnDefinitions nil with NoHeaders: JSON null, not []
+            if self.headers_sent:
                 body["columnDefinitions"] = None
             self.headers_sent = True
             return jsonutil.dumps({"type": event.type, "object": body}) + b"\n"
         if output.partial_metadata:
-            obj = jsonutil.loads(event.object)
+            if not bookmark:
+                obj = jsonutil.loads(event.object)
             body = {"kind": "PartialObjectMetadata", "apiVersion": output.meta_api_version,
                     "metadata": obj.get("metadata")}
             return jsonutil.dumps({"type": event.type, "object": body}) + b"\n"
+        if bookmark:
+            return jsonutil.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
         return b'{"type":"' + event.type.encode() + b'","object":' + event.object + b"}\n"
 
     def _protobuf(self, event: storage_pb2.WatchEvent) -> bytes:
