@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import re
 import threading
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
-from kapi import quantity, schema
+from kapi import gotime, quantity, schema
 
 QUANTITY, RESOURCE_LIST, TIME, MICRO_TIME = "quantity", "resourcelist", "time", "microtime"
 ANY = "*"  # the tree key for every element of a list or every value of a map
@@ -43,10 +44,6 @@ _TIME_REFS = {"io.k8s.apimachinery.pkg.apis.meta.v1.Time": TIME,
               "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": MICRO_TIME}
 _CORE = "io.k8s.api.core.v1."
 
-# time.Parse(time.RFC3339, s): digits only, ``T`` and ``Z`` upper case, a fraction after ``.`` (or ``,``, the
-# general parser's), a ``Z`` or ``±hh:mm`` zone. Field ranges are datetime's (and the offset's, checked below).
-_RFC3339 = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?"
-                      r"(Z|[+-][0-9]{2}:[0-9]{2})")
 _ZERO = datetime(1, 1, 1, tzinfo=UTC)
 # Already what MarshalJSON writes (the common case): answered as is once the fields are in range.
 _CANONICAL_TIME = re.compile(r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])T(?:[01][0-9]|2[0-3]):[0-5][0-9]:"
@@ -54,25 +51,14 @@ _CANONICAL_TIME = re.compile(r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[
 _CANONICAL_MICRO_TIME = re.compile(_CANONICAL_TIME.pattern[:-1] + r"\.[0-9]{6}Z")
 
 
-def _parse_time(text: str) -> tuple[datetime, int] | None:
-    """An RFC 3339 text as (UTC datetime to the second, nanoseconds), or None when Go's parse refuses it."""
-    m = _RFC3339.fullmatch(text)
-    if m is None:
-        return None
-    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
-    nanos = int((m.group(7) or "0")[:9].ljust(9, "0"))
-    zone = m.group(8)
+def _parse_time(text: str, micro: bool = False) -> tuple[datetime, int] | None:
+    """A time text as (UTC datetime to the second, nanoseconds) as Go's ``time.Parse`` reads it (RFC 3339;
+    ``micro``: RFC3339Micro, MicroTime's layout, six fraction digits), or None when Go refuses it (or Python
+    cannot hold it: year 0)."""
     try:
-        t = datetime(year, month, day, hour, minute, second, tzinfo=UTC)
-        if zone != "Z":
-            hours, minutes = int(zone[1:3]), int(zone[4:6])
-            if hours > 23 or minutes > 59:
-                return None
-            offset = timedelta(hours=hours, minutes=minutes)
-            t = t - offset if zone[0] == "+" else t + offset
-    except (ValueError, OverflowError):
+        return gotime.parse(text, gotime.RFC3339_MICRO if micro else gotime.RFC3339)
+    except gotime.ParseError:
         return None
-    return t, nanos
 
 
 def canonical_time(value: Any, micro: bool = False) -> Any:
@@ -83,7 +69,7 @@ def canonical_time(value: Any, micro: bool = False) -> Any:
     if (_CANONICAL_MICRO_TIME if micro else _CANONICAL_TIME).fullmatch(value) and value[8:10] < "29" \
             and not value.startswith("0001-01-01T00:00:00"):
         return value
-    parsed = _parse_time(value)
+    parsed = _parse_time(value, micro)
     if parsed is None:
         return value
     t, nanos = parsed
@@ -194,3 +180,40 @@ def canonicalize(obj: dict[str, Any], group: str, version: str, kind: str) -> No
     tree = paths(group, version, kind)
     if tree is not None:
         _walk(obj, tree)
+
+
+def time_error(obj: dict[str, Any], group: str, version: str, kind: str) -> str | None:
+    """The decoder's error for the first time field of ``obj`` (document order) that Go's ``time.Parse`` refuses
+    (``metav1.Time``: RFC 3339, ``MicroTime``: RFC3339Micro; :mod:`kapi.gotime`'s text, e.g. ``parsing time
+    "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"``), or None. A non-string
+    is the schema's type error, not this."""
+    tree = paths(group, version, kind)
+    return _first_time_error(obj, tree) if isinstance(tree, dict) else None
+
+
+def _first_time_error(value: Any, tree: Any) -> str | None:
+    if tree == TIME or tree == MICRO_TIME:
+        if not isinstance(value, str):
+            return None
+        try:
+            gotime.parse(value, gotime.RFC3339_MICRO if tree == MICRO_TIME else gotime.RFC3339)
+        except gotime.ParseError as err:
+            return str(err)
+        return None
+    if not isinstance(tree, dict):
+        return None
+    every = tree.get(ANY)
+    items: Iterable[tuple[Any, Any]]
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list) and every is not None:
+        items = ((ANY, v) for v in value)
+    else:
+        return None
+    for key, sub in items:
+        subtree = every if key == ANY or every is not None else tree.get(key)
+        if subtree is not None and isinstance(sub, dict | list | str):
+            found = _first_time_error(sub, subtree)
+            if found is not None:
+                return found
+    return None

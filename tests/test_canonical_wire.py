@@ -58,13 +58,17 @@ def test_quantity_that_does_not_parse_raises(bad: Any) -> None:
 
 
 @pytest.mark.parametrize(("sent", "time", "micro"), [
-    ("2026-12-02T05:00:00+00:00", "2026-12-02T05:00:00Z", "2026-12-02T05:00:00.000000Z"),
-    ("2026-12-02T07:00:00+02:00", "2026-12-02T05:00:00Z", "2026-12-02T05:00:00.000000Z"),
-    ("2026-12-02T00:30:00-05:30", "2026-12-02T06:00:00Z", "2026-12-02T06:00:00.000000Z"),
-    ("2026-12-31T23:59:59.987654321Z", "2026-12-31T23:59:59Z", "2026-12-31T23:59:59.987654Z"),
-    ("2026-12-02T05:00:00.5+01:00", "2026-12-02T04:00:00Z", "2026-12-02T04:00:00.500000Z"),
-    ("2026-12-02T05:00:00Z", "2026-12-02T05:00:00Z", "2026-12-02T05:00:00.000000Z"),
-    ("0001-01-01T00:00:00Z", None, None),  # the zero time: MarshalJSON writes null
+    # MicroTime's layout is RFC3339Micro: exactly six fraction digits (Go's stdFracSecond0), else kept as sent
+    # (the admission pipeline refuses it first: canonical.time_error)
+    ("2026-12-02T05:00:00+00:00", "2026-12-02T05:00:00Z", "2026-12-02T05:00:00+00:00"),
+    ("2026-12-02T07:00:00.000000+02:00", "2026-12-02T05:00:00Z", "2026-12-02T05:00:00.000000Z"),
+    ("2026-12-02T00:30:00.250000-05:30", "2026-12-02T06:00:00Z", "2026-12-02T06:00:00.250000Z"),
+    ("2026-12-31T23:59:59.987654321Z", "2026-12-31T23:59:59Z", "2026-12-31T23:59:59.987654321Z"),
+    ("2026-12-02T05:00:00.5+01:00", "2026-12-02T04:00:00Z", "2026-12-02T05:00:00.5+01:00"),
+    ("2026-12-02T05:00:00Z", "2026-12-02T05:00:00Z", "2026-12-02T05:00:00Z"),
+    ("2026-12-02T5:00:00Z", "2026-12-02T05:00:00Z", "2026-12-02T5:00:00Z"),  # Go reads a one-digit hour
+    ("0001-01-01T00:00:00Z", None, "0001-01-01T00:00:00Z"),  # the zero time: MarshalJSON writes null
+    ("0001-01-01T00:00:00.000000Z", None, None),
     # not RFC 3339 for Go: kept as sent
     ("2026-12-02 05:00:00Z", "2026-12-02 05:00:00Z", "2026-12-02 05:00:00Z"),
     ("2026-12-02T05:00:00z", "2026-12-02T05:00:00z", "2026-12-02T05:00:00z"),
@@ -106,6 +110,10 @@ def test_other_kinds_quantities_and_micro_times() -> None:
     canonical.canonicalize(quota, "", "v1", "ResourceQuota")
     assert quota == {"spec": {"hard": {"cpu": "2", "requests.memory": "1Gi"}}, "status": {"used": {"cpu": "500m"}}}
     lease = {"spec": {"renewTime": "2026-12-02T07:00:00.123456+02:00", "acquireTime": "2026-12-02T05:00:00Z"}}
+    assert canonical.time_error(lease, "coordination.k8s.io", "v1", "Lease") == (
+        'parsing time "2026-12-02T05:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"')
+    lease["spec"]["acquireTime"] = "2026-12-02T05:00:00.000000Z"
+    assert canonical.time_error(lease, "coordination.k8s.io", "v1", "Lease") is None
     canonical.canonicalize(lease, "coordination.k8s.io", "v1", "Lease")
     assert lease["spec"] == {"renewTime": "2026-12-02T05:00:00.123456Z", "acquireTime": "2026-12-02T05:00:00.000000Z"}
     deployment = {"spec": {"template": {"spec": {"containers": [{"resources": {"limits": {"cpu": "1n"}}}]}}}}

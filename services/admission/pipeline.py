@@ -155,6 +155,13 @@ class Admitter:
                 raise errors.invalid_patch(patch, schema.decode_error_text(resource.kind, type_errors[0]))
             if type_errors:
                 raise schema.decode_error(resource.kind, resource.version, type_errors[0])
+            # metav1.Time / MicroTime UnmarshalJSON: a string time.Parse refuses is the decoder's error
+            time_error = canonical.time_error(new, resource.group, resource.version, resource.kind)
+            if time_error is not None and patch is not None:
+                raise errors.invalid_patch(patch, time_error)
+            if time_error is not None:
+                raise errors.bad_request(f'{resource.kind} in version "{resource.version}" cannot be handled as a '
+                                         f"{resource.kind}: {time_error}")
             decoded_unknown = decoded.unknown
             # A top-level null (``"spec": null``) decodes to the Go struct's zero value, which encodes as absent
             # or empty: drop it, as plugins and strategies expect a missing field, never a None (a 500 before).
