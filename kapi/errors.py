@@ -259,8 +259,9 @@ def gone(message: str) -> StatusError:
 
 
 def method_not_allowed(resource: str, verb: str, group: str = "") -> StatusError:
-    """405 MethodNotAllowed (apierrors.NewMethodNotSupported)."""
-    message = f"{verb} is not supported on resources of kind {qualified(resource, group)}"
+    """405 MethodNotAllowed (apierrors.NewMethodNotSupported): ``watch is not supported on resources of kind
+    "componentstatuses"`` (the qualified resource quoted, Go's %q)."""
+    message = f'{verb} is not supported on resources of kind "{qualified(resource, group)}"'
     return StatusError(405, "MethodNotAllowed", message, _details("", group, resource))
 
 

@@ -33,3 +33,11 @@ def test_a_status_without_reason_keeps_its_code_and_no_reason() -> None:
     assert (again.code, again.reason, again.message) == (403, "", denied.message)
     assert "reason" not in again.status()
     assert errors.StatusError.from_status({"message": "boom"}).reason == "InternalError"
+
+
+def test_method_not_allowed_quotes_the_resource_as_go_s_percent_q() -> None:
+    err = errors.method_not_allowed("componentstatuses", "watch")
+    assert err.code == 405 and err.reason == "MethodNotAllowed"
+    assert err.message == 'watch is not supported on resources of kind "componentstatuses"'
+    grouped = errors.method_not_allowed("tokenreviews", "list", "authentication.k8s.io")
+    assert grouped.message == 'list is not supported on resources of kind "tokenreviews.authentication.k8s.io"'
