@@ -29,7 +29,7 @@ from aiohttp import web
 from hpack.huffman import HuffmanEncoder
 from hpack.huffman_constants import REQUEST_CODES, REQUEST_CODES_LENGTH
 
-from kapi.local import binaries, envoy
+from kapi.local import binaries, envoy, launcher
 from kapi.local.pki import Pki, ensure_pki
 from services.gateway.server import PARSER_LIMITS
 from tests import h2util
@@ -90,16 +90,8 @@ def _gateway(pki: Pki, seen: list[str]) -> tuple[int, threading.Event]:
 
 
 def _listener_port(admin: str) -> int | None:
-    try:
-        with urllib.request.urlopen(f"http://{admin}/listeners?format=json", timeout=1) as reply:
-            data = json.loads(reply.read())
-    except (OSError, ValueError):
-        return None
-    for status in data.get("listener_statuses", []):
-        port = status.get("local_address", {}).get("socket_address", {}).get("port_value")
-        if port:
-            return int(port)
-    return None
+    address = launcher._envoy_listener(admin)  # the launcher's own reading of the admin API
+    return int(address.rsplit(":", 1)[1]) if address else None
 
 
 def _healthy(admin: str) -> bool:
