@@ -112,6 +112,15 @@ class Types:
         """True when a map/struct is replaced as a whole (``x-kubernetes-map-type: atomic``)."""
         return self.resolve(schema).get("x-kubernetes-map-type") == "atomic"
 
+    def key_defaults(self, item_schema: Schema, keys: tuple[str, ...]) -> dict[str, Any]:
+        """The schema ``default`` of each key field of an associative list's item schema that declares one."""
+        out = {}
+        for key in keys:
+            field = self.resolve(self.field(item_schema, key))
+            if "default" in field:
+                out[key] = field["default"]
+        return out
+
     def list_kind(self, schema: Schema) -> tuple[str, tuple[str, ...]]:
         """("map", keys) | ("set", ()) | ("atomic", ())."""
         s = self.resolve(schema)
@@ -127,21 +136,27 @@ class Types:
         return "atomic", ()
 
 
-def _key_values(item: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+def _key_values(item: dict[str, Any], keys: tuple[str, ...], defaults: Mapping[str, Any] | None = None
+                ) -> dict[str, Any]:
     out = {}
     for k in keys:
         if k in item:
             out[k] = item[k]
+        elif defaults and k in defaults:
+            out[k] = defaults[k]
         elif k == "protocol":
             out[k] = "TCP"  # the defaulted key of ports lists (containerPort/port + protocol)
     return out
 
 
-def key_element(item: Any, keys: tuple[str, ...]) -> str:
-    """The ``k:{...}`` path element of an associative-list item (key fields in key order)."""
+def key_element(item: Any, keys: tuple[str, ...], defaults: Mapping[str, Any] | None = None) -> str:
+    """The ``k:{...}`` path element of an associative-list item: its key fields sorted by name, whatever the
+    order of ``x-kubernetes-list-map-keys`` (structured-merge-diff's keyedAssociativeListItemToPathElement sorts
+    the key's FieldList). ``defaults``: key field -> its schema ``default``, taken for a key field the item omits
+    (structured-merge-diff's fieldDefault; :meth:`Types.key_defaults`)."""
     if not isinstance(item, dict):
         return "v:" + json.dumps(item, separators=(",", ":"))
-    return "k:" + json.dumps(_key_values(item, keys), separators=(",", ":"), sort_keys=False)
+    return "k:" + json.dumps(_key_values(item, keys, defaults), separators=(",", ":"), sort_keys=True)
 
 
 def value_element(item: Any) -> str:
@@ -165,8 +180,9 @@ def _flatten(value: Any, schema: Schema, types: Types, path: Path, out: dict[Pat
         if kind == "map" and value:
             out[path] = _LEAF
             item_schema = types.items(schema)
+            defaults = types.key_defaults(item_schema, keys)
             for item in value:
-                element = (*path, key_element(item, keys))
+                element = (*path, key_element(item, keys, defaults))
                 if isinstance(item, dict):
                     out[element] = _LEAF
                     for key, child in item.items():
@@ -201,8 +217,9 @@ def undeclared(value: Any, types: Types, schema: Schema | None = None, path: Pat
     elif isinstance(value, list) and schema.get("items"):
         kind, keys = types.list_kind(schema)
         item_schema = types.items(schema)
+        defaults = types.key_defaults(item_schema, keys)
         for i, item in enumerate(value):
-            element = key_element(item, keys) if kind == "map" and isinstance(item, dict) else (
+            element = key_element(item, keys, defaults) if kind == "map" and isinstance(item, dict) else (
                 value_element(item) if kind == "set" else f"i:{i}")
             out.extend(undeclared(item, types, item_schema, (*path, element)))
     return out
@@ -528,10 +545,11 @@ def merge(live: Any, config: Any, schema: Schema, types: Types) -> Any:
         kind, keys = types.list_kind(schema)
         if kind == "map":
             item_schema = types.items(schema)
+            defaults = types.key_defaults(item_schema, keys)
             out_list = [copy.deepcopy(x) for x in live]
-            index = {key_element(x, keys): i for i, x in enumerate(out_list)}
+            index = {key_element(x, keys, defaults): i for i, x in enumerate(out_list)}
             for item in config:
-                element = key_element(item, keys)
+                element = key_element(item, keys, defaults)
                 if element in index:
                     out_list[index[element]] = merge(out_list[index[element]], item, item_schema, types)
                 else:
@@ -562,8 +580,9 @@ def remove_path(obj: Any, path: Path, types: Types, schema: Schema) -> None:
         return
     if isinstance(obj, list):
         list_kind, keys = types.list_kind(schema)
+        defaults = types.key_defaults(types.items(schema), keys) if list_kind == "map" else {}
         for i, item in enumerate(obj):
-            element = key_element(item, keys) if list_kind == "map" else value_element(item)
+            element = key_element(item, keys, defaults) if list_kind == "map" else value_element(item)
             if element == head:
                 if not rest:
                     del obj[i]

@@ -16,7 +16,7 @@ import copy
 from datetime import UTC, datetime
 from typing import Any
 
-from kapi import errors, gofmt, jsonutil, kinds
+from kapi import crd, errors, gofmt, jsonutil, kinds
 from kapi import managedfields as mf
 from kapi.k8sproto import goshape
 from kapi.resources import REGISTRY
@@ -71,9 +71,51 @@ def manager(scope: RequestScope, required: bool = False) -> str:
     return name
 
 
+OBJECT_META_REF = "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+_CRD_TYPES_LIMIT = 256  # CRD version schemas whose Types crd_types remembers
+_crd_types: dict[int, tuple[dict[str, Any], mf.Types]] = {}  # id(openAPIV3Schema) -> (schema kept alive, Types)
+
+
+def crd_types(definition: dict[str, Any], version: str) -> mf.Types:
+    """The list/map semantics of a custom resource at ``version`` of its CRD ``definition`` (a CRD JSON dict).
+
+    kube builds the custom resource's structured-merge-diff type from the version's structural
+    ``openAPIV3Schema`` (apiextensions-apiserver ``pkg/controller/openapi/builder`` BuildOpenAPIV3, then
+    kube-openapi ``pkg/schemaconv`` ToSchemaFromOpenAPI): ``metadata`` is ObjectMeta (so ``ownerReferences`` are
+    keyed by ``uid``, ``finalizers`` a set), ``apiVersion``/``kind`` strings; a list is associative by its
+    ``x-kubernetes-list-map-keys`` with ``x-kubernetes-list-type: map``, a set with ``set``, else atomic (the
+    default); an object is granular unless ``x-kubernetes-map-type: atomic``; an object without properties, the
+    unknown fields of an ``x-kubernetes-preserve-unknown-fields`` subtree and a CRD version without a schema are
+    structured-merge-diff's deduced type (maps granular, lists atomic) — :class:`kapi.managedfields.Types` reads
+    all of these from the schema. Cached per schema object (the informer replaces, never mutates, CRD dicts).
+    """
+    sch = crd.schema(definition, version) or {}
+    cached = _crd_types.get(id(sch))
+    if cached is not None and cached[0] is sch:
+        return cached[1]
+    props = dict(sch.get("properties") or {})
+    props["metadata"] = {"$ref": OBJECT_META_REF}
+    props.setdefault("apiVersion", {"type": "string"})
+    props.setdefault("kind", {"type": "string"})
+    root = {**sch, "type": "object", "properties": props}
+    if not sch:
+        root["x-kubernetes-preserve-unknown-fields"] = True
+    t = mf.Types(root, patching._definitions())
+    if len(_crd_types) >= _CRD_TYPES_LIMIT:
+        _crd_types.clear()
+    _crd_types[id(sch)] = (sch, t)
+    return t
+
+
 def types(scope: RequestScope) -> mf.Types:
-    """The list/map semantics of the request's kind."""
+    """The list/map semantics of the request's kind: a built-in kind's OpenAPI definition, a custom resource's
+    CRD version schema (:func:`crd_types`; a custom resource whose CRD is unknown here: deduced)."""
     r = scope.resource
+    if not REGISTRY.is_static(r):
+        custom = scope.backends.custom_resources
+        definition = custom.crd_of(r) if custom is not None else None
+        if definition is not None:
+            return crd_types(definition, r.version)
     return mf.Types(patching.schema_for(r.group, r.version, r.kind), patching._definitions())
 
 
