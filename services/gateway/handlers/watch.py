@@ -14,6 +14,8 @@ etcd revision), unseen by the client. Table output sends each object
 as a one-row Table (headers only in the first). The watch ends after
 ``timeoutSeconds`` (default: a random 30-60 minutes, like kube's
 --min-request-timeout of 1800 s) or when the gateway shuts down.
+A watch asked for with a WebSocket upgrade (``Upgrade: websocket``, ``Connection: upgrade``) is served over
+WebSocket instead (:class:`_WebSocketOut`): the same events, one message each.
 Source: "API concepts: Efficient detection of changes".
 """
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 from typing import Any
 
 import grpc
@@ -131,6 +134,146 @@ def error_event(err: errors.StatusError, protobuf: bool = False) -> bytes:
     if protobuf:
         return k8sproto.watch_event("ERROR", k8sproto.encode(err.status()))
     return jsonutil.dumps({"type": "ERROR", "object": err.status()}) + b"\n"
+
+
+class _ClientGone(Exception):
+    """The WebSocket client closed the connection (or it broke): the watch ends cleanly."""
+
+
+class _HttpOut:
+    """A watch's events as a chunked HTTP body: each batch written at once (kube's HandleHTTP)."""
+
+    def __init__(self, scope: RequestScope, encoder: _Encoder) -> None:
+        self.scope, self.encoder = scope, encoder
+        self.response = web.StreamResponse(status=200, headers={"Content-Type": encoder.content_type,
+                                                                "Cache-Control": "no-cache, private"})
+
+    async def start(self) -> bool:
+        """Send the 200 and its headers; True (the stream is open)."""
+        self.response.enable_chunked_encoding()
+        await self.response.prepare(self.scope.request)
+        return True
+
+    async def next(self, awaitable: Any) -> Any:
+        """Await the watch's next batch (here nothing else can end the watch first)."""
+        return await awaitable
+
+    async def send(self, frames: list[bytes]) -> int:
+        """Write encoded events (each as :class:`_Encoder` makes it); the number of bytes written."""
+        data = b"".join(frames)
+        await self.response.write(data)
+        return len(data)
+
+    async def finish(self) -> None:
+        """Nothing to do: the handler's return ends the chunked body."""
+
+
+# Go's url.ParseRequestURI accepts "*", an absolute path, or a URI with a scheme; no ASCII control characters.
+_REQUEST_URI = re.compile(r"(\*|/.*|[A-Za-z][A-Za-z0-9+.-]*:.*)", re.DOTALL)
+
+
+def websocket_refusal(request: web.BaseRequest) -> web.Response | None:
+    """kube's answer to a WebSocket handshake it refuses, or None to accept it.
+
+    golang.org/x/net/websocket (kube's ``websocket.Handler(server.HandleWS)``) checks, after the watch started:
+    no ``Sec-WebSocket-Key``: 400 ``mismatch challenge/response``; ``Sec-WebSocket-Version`` not ``13``: 400
+    ``missing or bad WebSocket Version`` with ``Sec-WebSocket-Version: 13``; an ``Origin`` absent, ``null`` or
+    not a request URI (``url.ParseRequestURI``; Handler's checkOrigin): 403 with an empty body; more than one
+    ``Sec-WebSocket-Protocol``: 400 with an empty body (the server picks none). Bodies are plain text, never
+    a Status (x/net writes them on the hijacked connection; hybi.go ReadHandshake/AcceptHandshake, server.go).
+    """
+    headers = request.headers
+    if not headers.get("Sec-WebSocket-Key", ""):
+        return web.Response(status=400, body=b"mismatch challenge/response")
+    if headers.get("Sec-WebSocket-Version", "") != "13":
+        return web.Response(status=400, body=b"missing or bad WebSocket Version",
+                            headers={"Sec-WebSocket-Version": "13"})
+    origin = headers.get("Origin", "")
+    if origin == "null" or not _REQUEST_URI.fullmatch(origin) or any(ord(c) < 0x20 or c == "\x7f" for c in origin):
+        return web.Response(status=403)
+    if len(_protocols(request)) > 1:
+        return web.Response(status=400)
+    return None
+
+
+def _protocols(request: web.BaseRequest) -> list[str]:
+    text = request.headers.get("Sec-WebSocket-Protocol", "").strip()
+    return [p.strip() for p in text.split(",")] if text else []
+
+
+class _WebSocketOut:
+    """A watch's events over WebSocket (kube's WatchServer.HandleWS, handlers/watch.go): each event one message,
+    a text message for a text encoding (JSON: the event's JSON line, newline included) and a binary one for
+    protobuf (the WatchEvent without the HTTP stream's 4-byte length: websocketFramer writes each encoded event
+    as a message of its own). What the client sends is read and ignored (wsstream.IgnoreReceives); its close
+    ends the watch; the end of the watch (timeoutSeconds, storage, an ERROR event) closes with 1000 and no reason.
+    One requested subprotocol is echoed, as x/net does; no extension (permessage-deflate) is negotiated.
+    """
+
+    def __init__(self, scope: RequestScope, encoder: _Encoder) -> None:
+        self.scope, self.encoder = scope, encoder
+        self.response: web.StreamResponse = web.WebSocketResponse(
+            protocols=_protocols(scope.request), compress=False, max_msg_size=0, autoping=True)
+        self.reader: asyncio.Future[None] | None = None
+
+    async def start(self) -> bool:
+        """Answer the handshake (101), or kube's refusal of it (:func:`websocket_refusal`: False, no stream)."""
+        refusal = websocket_refusal(self.scope.request)
+        if refusal is not None:
+            self.response = refusal
+            return False
+        await self.response.prepare(self.scope.request)
+        self.reader = asyncio.ensure_future(self._ignore())
+        return True
+
+    async def _ignore(self) -> None:
+        assert isinstance(self.response, web.WebSocketResponse)
+        async for _message in self.response:  # pings answered, a close answered and ending the loop
+            pass
+
+    async def next(self, awaitable: Any) -> Any:
+        """Await the watch's next batch; raise :class:`_ClientGone` if the client closes first."""
+        assert self.reader is not None
+        pending = asyncio.ensure_future(awaitable)
+        if not self.reader.done():
+            await asyncio.wait({pending, self.reader}, return_when=asyncio.FIRST_COMPLETED)
+        if not pending.done():
+            pending.cancel()
+            raise _ClientGone
+        return pending.result()
+
+    async def send(self, frames: list[bytes]) -> int:
+        """Send each encoded event as one message; the number of bytes sent."""
+        ws = self.response
+        assert isinstance(ws, web.WebSocketResponse)
+        if ws.closed:
+            raise _ClientGone
+        size = 0
+        for frame in frames:
+            if self.encoder.protobuf:
+                await ws.send_bytes(frame[4:])
+            else:
+                await ws.send_str(frame.decode())
+            size += len(frame)
+        return size
+
+    async def finish(self) -> None:
+        """Close the connection (1000), and stop reading (nothing to do after a refused handshake)."""
+        ws = self.response
+        if isinstance(ws, web.WebSocketResponse) and not ws.closed:
+            await ws.close()
+        if self.reader is not None:
+            self.reader.cancel()
+
+
+def _output(scope: RequestScope, encoder: _Encoder) -> _HttpOut | _WebSocketOut:
+    """Where the watch goes: WebSocket for a WebSocket upgrade request (kube's wsstream.IsWebSocketRequest:
+    ``Upgrade: websocket`` in any case and an ``upgrade`` token in ``Connection``), else the chunked body."""
+    headers = scope.request.headers
+    connection = " ".join(headers.getall("Connection", ())).lower()  # httpstream.IsUpgradeRequest: a substring
+    if headers.get("Upgrade", "").lower() == "websocket" and "upgrade" in connection:
+        return _WebSocketOut(scope, encoder)
+    return _HttpOut(scope, encoder)
 
 
 class _Position:
@@ -262,10 +405,12 @@ async def _stream(scope: RequestScope, request: storage_pb2.WatchRequest, call: 
         if err.code not in (410, 504):
             call.cancel()
             raise err
-    response = web.StreamResponse(status=200, headers={"Content-Type": encoder.content_type,
-                                                       "Cache-Control": "no-cache, private"})
-    response.enable_chunked_encoding()
-    await response.prepare(scope.request)
+    out = _output(scope, encoder)
+    if not await out.start():
+        pending.add_done_callback(lambda f: f.cancelled() or f.exception())  # read (CANCELLED), not awaited
+        call.cancel()
+        return out.response
+    response = out.response
     position = _Position(request)
     watches = scope.backends.watches
     watches.add(call)
@@ -274,7 +419,7 @@ async def _stream(scope: RequestScope, request: storage_pb2.WatchRequest, call: 
             next_batch: Any = pending
             while True:
                 try:
-                    batch = await next_batch
+                    batch = await out.next(next_batch)
                 except grpc.RpcError as exc:
                     if not _resumable(exc) or not position.revision or scope.backends.shutting_down:
                         raise
@@ -286,7 +431,7 @@ async def _stream(scope: RequestScope, request: storage_pb2.WatchRequest, call: 
                     try:
                         resumed = await resume(scope.backends, request, position.revision, deadline)
                     except errors.StatusError as err:
-                        await response.write(error_event(err, encoder.protobuf))
+                        await out.send([error_event(err, encoder.protobuf)])
                         return response
                     if resumed is None:
                         return response
@@ -295,24 +440,26 @@ async def _stream(scope: RequestScope, request: storage_pb2.WatchRequest, call: 
                     log.info("watch of %s: unable to encode watch object as %s; ending the watch",
                              scope.resource.resource, "PartialObjectMetadataList")
                     return response
-                data = b"".join(encoder.encode(e) for e in batch.events)
+                size = await out.send([encoder.encode(e) for e in batch.events])
                 metrics.watch_events(scope.resource.group, scope.resource.version, scope.resource.kind,
-                                     len(batch.events), len(data))
-                await response.write(data)
+                                     len(batch.events), size)
                 position.delivered(batch.events)
                 next_batch = stream.__anext__()
-        except StopAsyncIteration:
+        except (StopAsyncIteration, _ClientGone):
             pass
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else None
             if code not in (grpc.StatusCode.CANCELLED, grpc.StatusCode.DEADLINE_EXCEEDED):
-                await response.write(error_event(errors.from_rpc_error(exc, "storage"), encoder.protobuf))
+                await out.send([error_event(errors.from_rpc_error(exc, "storage"), encoder.protobuf)])
+        return response
+    except _ClientGone:  # while sending the ERROR event
         return response
     except (ConnectionResetError, asyncio.CancelledError):
         raise
     finally:
         watches.discard(call)
         call.cancel()
+        await out.finish()
 
 
 def fanout(backends: Backends) -> Fanout:
@@ -344,24 +491,27 @@ async def _shared(scope: RequestScope, client: Client, deadline: float) -> web.S
             assert isinstance(err, errors.StatusError)
             if err.code not in (410, 504):
                 raise err
-        response = web.StreamResponse(status=200, headers={"Content-Type": encoder.content_type,
-                                                           "Cache-Control": "no-cache, private"})
-        response.enable_chunked_encoding()
-        await response.prepare(scope.request)
-        next_events: Any = pending
-        while True:
-            try:
-                events = await next_events
-            except errors.StatusError as err:
-                await response.write(error_event(err, encoder.protobuf))
-                return response
-            if events is None:
-                return response
-            data = b"".join(encoder.encode(e) for e in events)
-            metrics.watch_events(scope.resource.group, scope.resource.version, scope.resource.kind,
-                                 len(events), len(data))
-            await response.write(data)
-            next_events = client.next()
+        out = _output(scope, encoder)
+        if not await out.start():
+            return out.response
+        try:
+            next_events: Any = pending
+            while True:
+                try:
+                    events = await out.next(next_events)
+                except errors.StatusError as err:
+                    await out.send([error_event(err, encoder.protobuf)])
+                    return out.response
+                if events is None:
+                    return out.response
+                size = await out.send([encoder.encode(e) for e in events])
+                metrics.watch_events(scope.resource.group, scope.resource.version, scope.resource.kind,
+                                     len(events), size)
+                next_events = client.next()
+        except _ClientGone:
+            return out.response
+        finally:
+            await out.finish()
     finally:
         ending.cancel()
         pending.cancel()  # no-op once it was awaited
