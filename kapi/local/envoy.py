@@ -12,11 +12,17 @@ stream idle timeout are disabled (a gateway sends a bookmark or event well
 within a minute, and a client ends a watch with its own ``timeoutSeconds``),
 and the circuit-breaker limits are raised so thousands of concurrent watches
 fit. Active health checks on ``/readyz`` every second (also without traffic)
-plus outlier detection take a dead gateway out of rotation within about a
-second (also one whose storage cannot reach etcd, or that is shutting
-down: ``/readyz`` fails; with none left Envoy answers 503, no panic
-routing); connection failures are retried on another gateway (safe for every
-method: nothing reached a gateway), and resets are retried for GET only.
+plus outlier detection on connection failures take a dead gateway out of
+rotation within about a second (also one that is shutting down, or whose
+storage cannot reach etcd while the others' can: ``/readyz`` fails). When
+fewer than half the gateways pass ``/readyz`` (etcd unreachable for all of
+them), Envoy's panic routing sends requests to every gateway anyway, as a
+client of kube-apiserver would still reach it: ``/version``, discovery and
+the health endpoints answer from memory, and each request that needs etcd
+fails on its own (504). A gateway's HTTP answer, a 5xx too, is kube's answer
+and never ejects it (only connection failures and resets do). Connection
+failures are retried on another gateway (safe for every method: nothing
+reached a gateway), and resets are retried for GET only.
 What Envoy answers itself (503 when no gateway can take the request, 413,
 ...) is a Kubernetes ``Status`` JSON, not Envoy's plain text; headers over
 Go's 1 MiB on HTTP/1.x are Go's plain-text 431 (over HTTP/2 Envoy resets the
@@ -28,7 +34,7 @@ gRPC (the public API, ``kapi.api.v1``, docs/grpc.md) shares the listener:
 a route matching ``content-type: application/grpc`` sends it over HTTP/2 +
 TLS (the same ``front-proxy-client`` identity) to each gateway's
 ``--grpc-listen-address``, health-checked through the gateway's HTTPS
-``/readyz``. One port means one certificate, one client-certificate check
+``/readyz`` (with the same panic routing). One port means one certificate, one client-certificate check
 and one address for clients; HTTP/2 tells the two apart by content type.
 
 ``python -m kapi.local.envoy [--check]`` regenerates (or checks) ``deploy/envoy.yaml``,
@@ -63,6 +69,8 @@ GRPC_CLUSTER = "gateways-grpc"  # the gateways' public gRPC API ports (HTTP/2)
 # Circuit-breaker limits: every open watch is one active request (and, over HTTP/1.1, one upstream connection).
 LIMIT = 100_000
 DEFAULT_HTTP10_HOST = "localhost"  # the Host of an HTTP/1.0 request that names none
+# Envoy's panic threshold (percent of gateways passing /readyz): below it, route to all (Envoy's default, 50).
+PANIC_THRESHOLD = 50.0
 GATEWAY_SAN = "gateway"  # only gateway.crt carries this DNS name among the serving certificates
 
 REPO = Path(__file__).resolve().parents[2]
@@ -299,11 +307,12 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
         "type": "STATIC" if static else "STRICT_DNS",
         "connect_timeout": "1s",
         "lb_policy": "ROUND_ROBIN",
-        # No panic routing: with every gateway failing /readyz (e.g. storage cannot reach etcd, all are shutting
-        # down) Envoy answers 503 at once instead of sending requests to gateways that would hang or refuse them.
-        # Health changes apply at once (Envoy merges them for 1 s by default: a gateway that failed /readyz still
-        # got requests that long).
-        "common_lb_config": {"healthy_panic_threshold": {"value": 0.0}, "update_merge_window": "0s"},
+        # Panic routing below PANIC_THRESHOLD percent healthy: with every gateway failing /readyz (storage cannot
+        # reach etcd) Envoy still routes to all of them, as a client would reach a kube-apiserver whose /readyz
+        # fails ("no healthy upstream" for /version and /livez is no answer kube gives). Health changes apply at
+        # once (Envoy merges them for 1 s by default: a gateway that failed /readyz still got requests that long).
+        "common_lb_config": {"healthy_panic_threshold": {"value": PANIC_THRESHOLD},
+                             "update_merge_window": "0s"},
         "load_assignment": {
             "cluster_name": CLUSTER,
             "endpoints": [{"lb_endpoints": [{"endpoint": {"address": _socket(h, p)}} for h, p in endpoints]}],
@@ -338,9 +347,14 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
             "healthy_threshold": 1,
             "http_health_check": {"path": "/readyz"},
         }],
+        # Only failures to reach a gateway (connect failure, reset, timeout: "local origin") eject it. Its 5xx
+        # answers are kube's (504 while etcd does not answer, 503 while admission is away) and are detected but
+        # not enforced: ejecting on them turned one slow etcd into "no healthy upstream" for every request.
         "outlier_detection": {
             "consecutive_5xx": 5,
+            "enforcing_consecutive_5xx": 0,
             "consecutive_gateway_failure": 2,
+            "enforcing_consecutive_gateway_failure": 0,
             "consecutive_local_origin_failure": 1,
             "split_external_local_origin_errors": True,
             "interval": "1s",

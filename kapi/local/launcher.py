@@ -366,13 +366,39 @@ def spawn(argv: list[str], **popen: Any) -> subprocess.Popen[bytes]:
     return _SPAWNER.run(lambda: subprocess.Popen(wrapped, **popen))
 
 
+TAIL_BLOCK_BYTES = 64 * 1024  # read from the end of a log in blocks of this size
+TAIL_MAX_BYTES = 4 * 1024 * 1024  # at most this much of a log's end is read (enough for any 40 lines)
+
+
 def tail(path: Path, lines: int = 40) -> str:
-    """The last ``lines`` lines of a log file ("" if absent)."""
+    """The last ``lines`` lines of the log file at ``path`` as it is now, like ``tail -n`` ("" if absent).
+
+    Reads backwards from the end in :data:`TAIL_BLOCK_BYTES` blocks until it holds ``lines`` complete lines
+    (or :data:`TAIL_MAX_BYTES`, or the file's start), so a log of any size costs a few reads and a long line
+    does not push the last ones out. Lines end at ``\\n`` (or ``\\r\\n``) only: a form feed, ``\\x1c`` or other
+    character ``str.splitlines`` would also split at stays in its line; a last line without ``\\n`` counts.
+    The text is UTF-8 with undecodable bytes replaced.
+    """
+    if lines <= 0:
+        return ""
     try:
-        text = path.read_bytes()[-64 * 1024:].decode(errors="replace")
+        with open(path, "rb") as log:
+            end = log.seek(0, os.SEEK_END)
+            data = b""
+            start = end
+            while start > 0 and end - start < TAIL_MAX_BYTES and data.count(b"\n") <= lines:
+                step = min(TAIL_BLOCK_BYTES, start)
+                start -= step
+                log.seek(start)
+                data = log.read(step) + data
     except OSError:
         return ""
-    return "\n".join(text.splitlines()[-lines:])
+    parts = data.split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()  # the newline that ends the last line
+    if start > 0 and len(parts) > lines:
+        parts = parts[1:]  # the first piece may be the end of a line that began before what was read
+    return "\n".join(part.decode(errors="replace").removesuffix("\r") for part in parts[-lines:])
 
 
 def restart_delay(failures: int) -> float:
