@@ -153,6 +153,18 @@ CONNECT_PATH_REGEXES = (r"/api/v1/namespaces/[^/]+/pods/[^/]+/(exec|attach|portf
 UPGRADE_TYPES = ("websocket", "spdy/3.1")
 
 
+def _get() -> dict[str, Any]:
+    """A fresh header matcher of GET requests (shared dicts would be YAML anchors in deploy/envoy.yaml)."""
+    return {"name": ":method", "string_match": {"exact": "GET"}}
+
+
+# Watch requests, which may upgrade to WebSocket too; ?watch=0 and ?watch=false (any case) are lists.
+NOT_WATCH_QUERIES = ({"name": "watch", "string_match": {"exact": "0"}},
+                     {"name": "watch", "string_match": {"exact": "false", "ignore_case": True}})
+WATCH_MATCHES = ({"prefix": "/", "query_parameters": [{"name": "watch", "present_match": True}]},
+                 {"safe_regex": {"regex": r"/(api/[^/]+|apis/[^/]+/[^/]+)/watch/.*"}})
+
+
 def _status_format(reason: str) -> dict[str, Any]:
     return {"json_format": {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                             "message": "%LOCAL_REPLY_BODY%", "reason": reason, "code": "%RESPONSE_CODE%"},
@@ -269,6 +281,16 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
                         "start": MAX_BODY_BYTES + 1, "end": 1 << 62}}]},
                      "direct_response": {"status": 413, "body": {
                          "inline_string": f"Request entity too large: limit is {MAX_BODY_BYTES}"}}},
+                    # A watch may upgrade to WebSocket (kube's serveWatchHandler: wsstream.IsWebSocketRequest; a
+                    # GET has no body to hold): ?watch= with any value but 0 and false (metav1's bool), or a
+                    # legacy /watch/ path. (A non-watch GET stays refused: Envoy answers an upstream's 2xx to a
+                    # WebSocket upgrade with an empty local reply, where Go's net/http ignores the upgrade.)
+                    *({"match": {"prefix": "/", "query_parameters": [query], "headers": [_get()]},
+                       "route": _route("connect-failure,reset")} for query in NOT_WATCH_QUERIES),
+                    *({"match": {**match, "headers": [_get()]},
+                       "route": {**_route("connect-failure,reset"),
+                                 "upgrade_configs": [{"upgrade_type": t, "enabled": True} for t in UPGRADE_TYPES]}}
+                      for match in WATCH_MATCHES),
                     # GETs (reads and watches) are idempotent: retry resets on another gateway too.
                     {"match": {"prefix": "/", "headers": [{"name": ":method", "string_match": {"exact": "GET"}}]},
                      "route": _route("connect-failure,reset")},

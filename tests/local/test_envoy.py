@@ -68,7 +68,14 @@ def test_client_certificate_forwarding_and_timeouts(config: dict[str, Any]) -> N
 
 def test_routes_never_cut_watches_and_retry_safely(config: dict[str, Any]) -> None:
     routes = hcm(config)["route_config"]["virtual_hosts"][0]["routes"]
-    unknown_method, pods, proxies, too_large, get, rest = routes
+    unknown_method, pods, proxies, too_large, *watches, get, rest = routes
+    # ?watch=0 / ?watch=false stay plain GETs; ?watch=<other> and /watch/ paths may upgrade to WebSocket
+    assert len(watches) == 4
+    for plain in watches[:2]:
+        assert plain["match"]["query_parameters"][0]["name"] == "watch" and "upgrade_configs" not in plain["route"]
+    for upgrading in watches[2:]:
+        assert {u["upgrade_type"] for u in upgrading["route"]["upgrade_configs"]} == {"websocket", "spdy/3.1"}
+        assert upgrading["match"]["headers"] == [{"name": ":method", "string_match": {"exact": "GET"}}]
     # a method token HTTP/1.1 has no use for (HTTP/2 clients may send any) is a 405 Status from Envoy
     assert unknown_method["match"]["headers"][0]["invert_match"] is True
     assert unknown_method["direct_response"]["status"] == 405
@@ -77,7 +84,7 @@ def test_routes_never_cut_watches_and_retry_safely(config: dict[str, Any]) -> No
     # a declared body over kube's 3 MiB is refused before it is read (a 413 Status via the local reply mapper)
     assert too_large["match"]["headers"][0]["range_match"]["start"] == 3 * 1024 * 1024 + 1
     assert too_large["direct_response"]["status"] == 413
-    routes = [pods, proxies, get, rest]
+    routes = [pods, proxies, *watches, get, rest]
     assert get["match"] == {"prefix": "/", "headers": [{"name": ":method", "string_match": {"exact": "GET"}}]}
     assert rest["match"] == {"prefix": "/"}
     for r in routes:
