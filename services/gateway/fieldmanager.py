@@ -125,10 +125,14 @@ def check_declared(scope: RequestScope, config: dict[str, Any], namespace: str =
     patch object (<namespace>/<name>; <group>/<version>, Kind=<Kind>): .spec.foo: field not declared in
     schema`` (several: ``errors:`` and one indented line each; ``namespace`` is the one the body sent, as kube
     names the configuration as decoded). kube answers it as a 500 (kubernetes#139253, a fix to 400 proposed);
-    kapi answers 400 BadRequest. Custom resources are not checked here."""
+    kapi answers 400 BadRequest. A custom resource is checked against its CRD version's schema
+    (:func:`crd_types`: what ``x-kubernetes-preserve-unknown-fields`` keeps is declared); one whose CRD is not
+    known here is not checked."""
     r = scope.resource
     if not REGISTRY.is_static(r):
-        return
+        custom = scope.backends.custom_resources
+        if custom is None or custom.crd_of(r) is None:
+            return
     missing = mf.undeclared(config, types(scope))
     if not missing:
         return
