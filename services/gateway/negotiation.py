@@ -599,3 +599,77 @@ def yaml_duplicate_keys(body: bytes, content_type: str) -> list[str]:
 
 class _Pairs(list):  # type: ignore[type-arg]
     """A JSON object as its (key, value) pairs in order, duplicates kept."""
+
+
+# --- go-restful's route selection (kube-apiserver's router for built-in resources) ---------------------------
+# kube's API installer (endpoints/installer.go) declares each route of a built-in resource with Produces(...) and,
+# for PATCH, Consumes(...); go-restful's RouterJSR311.detectRoute (jsr311.go, route.go matchesContentType and
+# matchesAccept) refuses a request no route of its path and method matches before kube's handlers run. Custom
+# resources are served by the apiextensions handler without go-restful, so none of this applies to them.
+
+# The legacy codecs' media types (negotiation.MediaTypesForSerializer: mediaTypes, streamMediaTypes), in order.
+ROUTE_MEDIA_TYPES = (JSON, YAML, PROTOBUF)
+ROUTE_STREAM_MEDIA_TYPES = (f"{JSON};stream=watch", f"{PROTOBUF};stream=watch")
+# The Produces of a list or watch route (LIST, WATCH, WATCHLIST), and of pods/log (LogREST's ProducesMIMETypes,
+# rest.StorageMetadata, in front of the media types).
+_LIST_PRODUCES = ROUTE_MEDIA_TYPES + ROUTE_STREAM_MEDIA_TYPES
+_LOG_PRODUCES = ("text/plain", *ROUTE_MEDIA_TYPES)
+# Connecter routes (exec, attach, portforward, proxy) Produce and Consume */*: go-restful lets any request through.
+_CONNECT_SUBRESOURCES = frozenset(("exec", "attach", "portforward", "proxy"))
+# Accept values that pass every route without parsing (absent: go-restful's */*; what clients send).
+_ROUTE_ACCEPTED = frozenset(("", "*/*", JSON, PROTOBUF, f"{PROTOBUF}, {JSON}", f"{PROTOBUF},{JSON}", YAML))
+
+
+def route_produces(group: str, resource: str, subresource: str, verb: str) -> tuple[str, ...] | None:
+    """The Produces of kube's route for a built-in resource's ``verb`` (a RequestInfo verb), or None for a connecter
+    route (``*/*``): the legacy codecs' media types (JSON, YAML, protobuf); list and watch routes add the stream
+    media types (``application/json;stream=watch``, ``application/vnd.kubernetes.protobuf;stream=watch``); pods/log
+    puts its storage's ``text/plain`` first (installer.go: ``storageMeta.ProducesMIMETypes(verb)`` then
+    ``mediaTypes`` or ``allMediaTypes``). A module constant each: no allocation per request."""
+    if subresource in _CONNECT_SUBRESOURCES:
+        return None
+    if verb in ("list", "watch"):
+        return _LIST_PRODUCES
+    if subresource == "log" and resource == "pods" and not group:
+        return _LOG_PRODUCES
+    return ROUTE_MEDIA_TYPES
+
+
+@functools.lru_cache(maxsize=256)
+def _route_ranges(header: str) -> frozenset[str]:
+    """go-restful's view of a header (matchesAccept, matchesContentType): its comma-separated entries, each cut at
+    its first ``;`` and trimmed of spaces only, kept as written (no case folding)."""
+    return frozenset(entry.split(";", 1)[0].strip(" ") for entry in header.split(","))
+
+
+def _restful_error(code: int, message: str) -> errors.StatusError:
+    """go-restful's ServiceError as kube's serviceErrorHandler writes it: apierrors.NewGenericServerResponse keeps
+    the server message for 406 and 415, reason NotAcceptable / UnsupportedMediaType, an empty ``details: {}``."""
+    reason = "NotAcceptable" if code == 406 else "UnsupportedMediaType"
+    return errors.StatusError(code, reason, message, empty_details=True)
+
+
+def check_route_accept(accept: str, produces: tuple[str, ...] | None) -> None:
+    """406 where go-restful's matchesAccept finds no entry of ``accept`` (the request's first Accept header) in the
+    route's ``produces`` (:func:`route_produces`): ``406: Not Acceptable\\n\\nAvailable representations: <produces
+    joined by ", ">``. An absent Accept is ``*/*``; an entry matches when, cut at its first ``;`` and trimmed of
+    spaces, it is ``*/*`` or exactly (case-sensitive) one of the route's media types, so
+    ``application/json;as=Table;g=meta.k8s.io;v=v1`` passes and ``application/*``, ``Application/JSON`` and
+    ``text/html`` do not. ``produces`` None (a connecter route) lets everything through. The common Accept values
+    cost one set lookup, the others one cached parse (jsr311.go detectRoute, route.go matchesAccept)."""
+    if produces is None or accept in _ROUTE_ACCEPTED:
+        return
+    ranges = _route_ranges(accept)
+    if "*/*" in ranges or not ranges.isdisjoint(produces):
+        return
+    raise _restful_error(406, "406: Not Acceptable\n\nAvailable representations: " + ", ".join(produces))
+
+
+def check_route_content_type(content_type: str, consumes: Sequence[str]) -> None:
+    """415 ``415: Unsupported Media Type`` where go-restful's matchesContentType finds no entry of ``content_type``
+    in the route's Consumes (kube's PATCH routes consume their patch types only; every other route ``*/*``): each
+    comma-separated entry cut at its first ``;``, trimmed of spaces, compared as written; an absent Content-Type on a
+    PATCH is ``application/octet-stream`` (only GET, HEAD, OPTIONS, DELETE and TRACE may omit it). Checked after the
+    method (405) and before the Accept (:func:`check_route_accept`), as detectRoute does."""
+    if _route_ranges(content_type or "application/octet-stream").isdisjoint(consumes):
+        raise _restful_error(415, "415: Unsupported Media Type")

@@ -38,7 +38,7 @@ from services.gateway.handlers.create import create
 from services.gateway.handlers.delete import delete, delete_collection
 from services.gateway.handlers.get import get
 from services.gateway.handlers.list import list_
-from services.gateway.handlers.patch import check_patch_type, patch
+from services.gateway.handlers.patch import BUILTIN_PATCH_TYPES, check_patch_type, patch
 from services.gateway.handlers.review import review
 from services.gateway.handlers.scale import scale
 from services.gateway.handlers.update import update
@@ -143,6 +143,21 @@ def _subresource_handler(resource: Resource, info: RequestInfo) -> ScopeHandler 
     return scale if info.subresource == "scale" else VERB_HANDLERS[info.verb]
 
 
+def check_route_media(request: web.Request, resource: Resource, info: RequestInfo) -> None:
+    """go-restful's route selection for a built-in resource's request, after its path and method matched (404 and
+    405 are decided before): a PATCH whose Content-Type is none of the route's patch types is 415 ``415:
+    Unsupported Media Type`` (:func:`negotiation.check_route_content_type`; other routes consume ``*/*``), then an
+    Accept none of the route's Produces matches is 406 ``406: Not Acceptable\\n\\nAvailable representations: ...``
+    (:func:`negotiation.check_route_accept`), both before kube's handler sees the request (its own 415 and 406 come
+    after: :func:`check_patch_type`, :func:`negotiation.negotiate`). kube: go-restful jsr311.go detectRoute,
+    endpoints/installer.go (the routes' Produces and Consumes), server/handler.go serviceErrorHandler."""
+    headers = request.headers
+    produces = negotiation.route_produces(resource.group, resource.resource, info.subresource, info.verb)
+    if request.method == "PATCH" and produces is not None:
+        negotiation.check_route_content_type(headers.get("Content-Type", ""), BUILTIN_PATCH_TYPES)
+    negotiation.check_route_accept(headers.get("Accept", ""), produces)
+
+
 async def resource_request(request: web.Request, info: RequestInfo, attrs: Attributes, backends: Backends,
                            timeout: float) -> web.StreamResponse:
     """Route a resource request to its verb handler."""
@@ -169,17 +184,20 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
     if handler is None:
         name = f"{resource.resource}/{info.subresource}" if info.subresource else resource.resource
         raise errors.method_not_allowed(name, info.verb or request.method, resource.group)
+    static = REGISTRY.is_static(resource)
+    if static:  # kube's go-restful router matches the route's media types first (custom resources have none)
+        check_route_media(request, resource, info)
     custom = backends.custom_resources  # CRD rules: 405/415 refusals, deprecated-version warnings (dynamic.py)
     # The request's warning recorder (warning.py): what the scope gathers is sent with a refusal too.
     recorder = request[CONTEXT].warnings if CONTEXT in request else []
     if custom is not None:
         custom.check(resource, info.verb, request.headers.get("Content-Type", "").split(";")[0].strip(), recorder)
-    if (resource.group, resource.resource) == ("", "endpoints") and REGISTRY.is_static(resource):
+    if (resource.group, resource.resource) == ("", "endpoints") and static:
         recorder.append(ENDPOINTS_DEPRECATED)  # KEP-4974: every request to v1 Endpoints, reads and writes
     if (resource.group, resource.resource) == ("", "componentstatuses"):
         recorder.append(componentstatus.DEPRECATED_WARNING)  # APILifecycleDeprecated 1.19: every get and list
     # Protobuf objects for the built-in kinds with a message (kube's legacy codecs), not custom resources.
-    protobuf = REGISTRY.is_static(resource) and k8sproto.encodable(resource.group_version, resource.kind)
+    protobuf = static and k8sproto.encodable(resource.group_version, resource.kind)
     if handler is patch or (handler is scale and info.verb == "patch"):
         # kube's PatchResource refuses a media type that is no patch type (415) before it negotiates the response
         # (406); createHandler and UpdateResource negotiate the response first (their 415 comes after).

@@ -232,7 +232,8 @@ def test_custom_resources_have_no_protobuf_but_their_metadata_and_errors_do(kube
         assert (listed["kind"], listed["apiVersion"]) == ("PartialObjectMetadataList", "meta.k8s.io/v1")
         assert [(i["metadata"]["name"], i["metadata"]["labels"]) for i in listed["items"]] == [("g1", {"a": "b"})]
         # a built-in kind's 406 offers protobuf too, and is JSON when protobuf was not asked for
-        status, headers, body = send(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps", "text/html")
+        status, headers, body = send(stack, "GET", f"/api/v1/namespaces/{namespace}/configmaps",
+                                     "application/json;as=Foo;v=v1;g=meta.k8s.io")
         assert (status, headers["content-type"]) == (406, "application/json")
         assert json.loads(body)["message"] == ("only the following media types are accepted: application/json, "
                                                "application/yaml, application/vnd.kubernetes.protobuf")
