@@ -75,8 +75,8 @@ def test_a_watch_event_object_is_in_go_struct_order(stack: Stack, namespace: str
     core: Any = client.CoreV1Api(_api(stack))
     core.create_namespaced_config_map(namespace, {"data": {"z": "1", "a": "2"}, "metadata": {"name": "cm"},
                                                   "apiVersion": "v1", "kind": "ConfigMap"})
-    stream = core.list_namespaced_config_map(namespace, watch=True, timeout_seconds=5, field_selector="metadata.name=cm",
-                                             _preload_content=False)
+    stream = core.list_namespaced_config_map(namespace, watch=True, timeout_seconds=5,
+                                             field_selector="metadata.name=cm", _preload_content=False)
     first = b""
     for chunk in stream.stream():
         first += chunk
