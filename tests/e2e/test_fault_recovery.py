@@ -150,7 +150,7 @@ def test_etcd_stopped_gateways_answer_as_kube_and_envoy_keeps_routing(stack: Sta
             assert (body["kind"], body["status"], body["reason"], body["code"], body["message"]) == (
                 "Status", "Failure", "Timeout", 504,
                 "Timeout: request did not complete within requested timeout - context deadline exceeded"), body
-            assert 1.5 < took < 5, (method, took)
+            assert took > 1.5 and took < 5, (method, took)  # ?timeout=2s: neither at once nor hung
         # Still routed afterwards: the gateways' 504s do not eject them.
         assert client.request("GET", "/version", timeout=5)[0] == 200
     finally:
