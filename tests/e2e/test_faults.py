@@ -114,6 +114,7 @@ def test_etcd_restarted_under_write_load_loses_nothing_and_watches_resume(stack:
     status, listing = admin.request("GET", f"/api/v1/namespaces/{NS}/configmaps")
     assert status == 200
     watched: list[dict[str, Any]] = []
+    ends: list[str] = []  # how each watch ended or was refused: the failure message names them
     watch_done = threading.Event()
 
     def watch(rv: str) -> None:
@@ -126,18 +127,22 @@ def test_etcd_restarted_under_write_load_loses_nothing_and_watches_resume(stack:
                                     "&allowWatchBookmarks=true&timeoutSeconds=20")
                 reply = conn.getresponse()
                 if reply.status != 200:
+                    ends.append(f"from rv {rv}: HTTP {reply.status} {reply.read()[:200]!r}")
                     time.sleep(0.3)
                     continue
                 for line in reply:
                     event = json.loads(line)
                     if event["type"] == "ERROR":
+                        ends.append(f"from rv {rv}: ERROR {event['object'].get('code')} "
+                                    f"{event['object'].get('message', '')[:200]}")
                         break
                     rv = event["object"]["metadata"]["resourceVersion"]
                     if event["type"] == "ADDED":
                         watched.append(event["object"])
                     if watch_done.is_set():
                         break
-            except (OSError, http.client.HTTPException, ValueError):
+            except (OSError, http.client.HTTPException, ValueError) as exc:
+                ends.append(f"from rv {rv}: {type(exc).__name__} {exc}")
                 time.sleep(0.3)
             finally:
                 conn.close()
@@ -185,7 +190,8 @@ def test_etcd_restarted_under_write_load_loses_nothing_and_watches_resume(stack:
         time.sleep(0.2)
     watch_done.set()
     unseen = set(acknowledged) - {o["metadata"]["name"] for o in watched}
-    assert not unseen, f"{len(unseen)} acknowledged creates never reached the watch, e.g. {sorted(unseen)[:5]}"
+    assert not unseen, (f"{len(unseen)} acknowledged creates never reached the watch, e.g. {sorted(unseen)[:5]}; "
+                        f"the watch's ends: {ends[-8:]}")
 
 
 def test_flowcontrol_stopped_local_limits_take_over(stack: Stack) -> None:
