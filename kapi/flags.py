@@ -107,7 +107,8 @@ FLAGS: tuple[Flag, ...] = (
          "Comma-separated etcd client URLs (kube-apiserver --etcd-servers)."),
     Flag("etcd-prefix", frozenset({STORAGE}), "/registry", "Key prefix of every object in etcd."),
     Flag("watch-cache-sizes", frozenset({STORAGE}), "",
-         "resource[.group]#size list of watch cache sizes (kube-apiserver --watch-cache-sizes).", passthrough=True),
+         "resource[.group]#size list (kube-apiserver --watch-cache-sizes): size 0 disables a resource's watch "
+         "cache; every other size is equivalent (the window sizes itself).", passthrough=True),
     Flag("etcd-compaction-interval", frozenset({STORAGE}), "5m",
          "Interval of etcd compaction requests, a duration like 5m or 90s; 0 disables compaction "
          "(kube-apiserver --etcd-compaction-interval).", passthrough=True),

@@ -8,11 +8,20 @@ etcd watch on that prefix (on the process's shared watch stream,
 - every current object (decoded, ``metadata.resourceVersion`` set, and its
   JSON encoding so N watchers and lists serialise it once), keys sorted for
   ``limit``/``continue``;
-- a window of the last ``capacity`` changes (``--watch-cache-sizes``,
-  kube-apiserver's ``resource[.group]#size`` syntax, default 100 per
-  resource as kube's DefaultWatchCacheSize), from which a watch may start at
-  any resourceVersion not older than the window (older -> 410 Expired
-  ``too old resource version: <rv> (<oldest>)``, as the cacher answers);
+- a window of the latest changes, from which a watch may start at any
+  resourceVersion not older than the window (older -> 410 Expired
+  ``too old resource version: <rv> (<oldest>)``, as the cacher answers). Its
+  capacity is sized as kube's watch_cache.go ``resizeCacheLocked``: it starts
+  at LOWER_BOUND_CAPACITY (100) events, doubles (up to UPPER_BOUND_CAPACITY,
+  102,400) when it is full and its oldest change is younger than the event
+  fresh duration (75 s, kube's DefaultEventFreshDuration), and halves (not
+  below 100) when it is full and even its newest quarter is older than that,
+  so a client that lost its watch for less than 75 s resumes without a 410
+  at any write rate up to ~1,365 changes/s per resource;
+- ``--watch-cache-sizes`` (kube-apiserver's ``resource[.group]#size``
+  syntax) only says which resources are cached: 0 disables a resource's
+  cache, every other size is equivalent (as kube-apiserver documents the
+  flag);
 - its ``revision``: every change up to it has been applied (advanced by events
   and by etcd progress notifications, the source of BOOKMARKs).
 
@@ -34,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import itertools
 import logging
 from collections import deque
 from collections.abc import Iterator
@@ -48,7 +58,10 @@ from services.storage.objects import Object, decode, stamped
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CAPACITY = 100  # events per resource (kube-apiserver DefaultWatchCacheSize)
+DEFAULT_CAPACITY = 100  # a resource not named in --watch-cache-sizes is cached (kube's DefaultWatchCacheSize)
+LOWER_BOUND_CAPACITY = 100  # events: the window's initial and smallest capacity (kube's defaultLowerBoundCapacity)
+UPPER_BOUND_CAPACITY = 100 * 1024  # events: its largest capacity (kube's defaultUpperBoundCapacity)
+EVENT_FRESH_SECONDS = 75.0  # the history the window grows to keep (kube's DefaultEventFreshDuration)
 READY_TIMEOUT = 5.0  # seconds a first use waits for the initial list before falling back to etcd
 FRESH_TIMEOUT = 3.0  # seconds a consistent read waits for the cache to catch up (kube's blockTimeout)
 MAX_BACKLOG = 1_000  # undelivered batches per watcher before it is ended as too slow
@@ -63,7 +76,8 @@ def parse_watch_cache_sizes(text: str) -> dict[ResourceId, int]:
 
     Syntax of kube-apiserver: a comma-separated list of ``resource[.group]#size``
     (``pods#1000``, ``deployments.apps#500``); size 0 disables the cache for
-    that resource (reads and watches go to etcd). Raises ValueError for a
+    that resource (reads and watches go to etcd), any other size keeps it
+    (the window sizes itself, :class:`WatchCache`). Raises ValueError for a
     malformed entry or a negative size.
     """
     sizes: dict[ResourceId, int] = {}
@@ -101,13 +115,15 @@ class CachedEvent:
     """One change in the window: ``key`` became ``current`` (None = deleted) at ``revision``; ``previous`` is
     the object before (None = created)."""
 
-    __slots__ = ("key", "current", "previous", "revision", "_previous_at")
+    __slots__ = ("key", "current", "previous", "revision", "recorded", "_previous_at")
 
-    def __init__(self, key: bytes, current: Entry | None, previous: Entry | None, revision: int):
+    def __init__(self, key: bytes, current: Entry | None, previous: Entry | None, revision: int,
+                 recorded: float = 0.0):
         self.key = key
         self.current = current
         self.previous = previous
         self.revision = revision
+        self.recorded = recorded  # loop time (seconds) the cache applied it: the window's sizing reads it
         self._previous_at: Entry | None = None
 
     def previous_at_revision(self) -> Entry:
@@ -128,6 +144,10 @@ class CachedEvent:
         if prev_ok:
             return _event(DELETED, self.previous_at_revision(), self.revision)
         return None
+
+
+def _revision_of(event: CachedEvent) -> int:
+    return event.revision
 
 
 def _event(kind: str, entry: Entry, revision: int) -> WatchEvent:
@@ -223,13 +243,16 @@ class CacheWatcher:
 
 
 class WatchCache:
-    """The cache of one resource: ``prefix`` is its etcd key prefix (ends with "/"), ``capacity`` the window
-    size in events (>= 1)."""
+    """The cache of one resource: ``prefix`` is its etcd key prefix (ends with "/"); ``fresh_seconds`` the
+    history its window grows to keep (the module docstring: capacity between LOWER_BOUND_CAPACITY and
+    UPPER_BOUND_CAPACITY events)."""
 
-    def __init__(self, prefix: bytes, capacity: int, etcd: EtcdClient, watches: WatchMux):
+    def __init__(self, prefix: bytes, etcd: EtcdClient, watches: WatchMux,
+                 fresh_seconds: float = EVENT_FRESH_SECONDS):
         self.prefix = prefix
         self.end = prefix_end(prefix)
-        self.capacity = max(capacity, 1)
+        self.capacity = LOWER_BOUND_CAPACITY  # events the window holds now
+        self.fresh_seconds = fresh_seconds
         self._etcd = etcd
         self._watches = watches
         self._objects: dict[bytes, Entry] = {}
@@ -359,6 +382,7 @@ class WatchCache:
                 self._signal()
             return
         changes: list[CachedEvent] = []
+        now = asyncio.get_running_loop().time()
         for ev in batch.events:
             kv = ev.kv
             if kv.mod_revision <= self.applied:
@@ -374,16 +398,17 @@ class WatchCache:
                 index = bisect.bisect_left(self._keys, kv.key)
                 if index < len(self._keys) and self._keys[index] == kv.key:
                     del self._keys[index]
-                change = CachedEvent(kv.key, None, previous, kv.mod_revision)
+                change = CachedEvent(kv.key, None, previous, kv.mod_revision, now)
             else:
                 current = Entry(decode(kv.value, kv.mod_revision, kv.key), kv.mod_revision)
                 if previous is None:
                     bisect.insort(self._keys, kv.key)
                 self._objects[kv.key] = current
-                change = CachedEvent(kv.key, current, previous, kv.mod_revision)
-            self._window.append(change)
-            while len(self._window) > self.capacity:
+                change = CachedEvent(kv.key, current, previous, kv.mod_revision, now)
+            self._resize(now)
+            if len(self._window) >= self.capacity:
                 self.oldest = self._window.popleft().revision
+            self._window.append(change)
             changes.append(change)
         if changes:
             self.applied = changes[-1].revision
@@ -391,6 +416,20 @@ class WatchCache:
             for watcher in list(self._watchers):
                 watcher.offer(changes, self.revision)
             self._signal()
+
+    def _resize(self, now: float) -> None:
+        """Before a change is added at loop time ``now``: double a full window whose oldest change is younger
+        than ``fresh_seconds``, halve one whose newest quarter is older (watch_cache.go resizeCacheLocked;
+        halving drops the oldest changes, so ``oldest`` moves on)."""
+        window, capacity = self._window, self.capacity
+        if len(window) < capacity:
+            return
+        if now - window[0].recorded < self.fresh_seconds:
+            self.capacity = min(capacity * 2, UPPER_BOUND_CAPACITY)
+        elif now - window[len(window) - capacity // 4].recorded > self.fresh_seconds:
+            self.capacity = max(capacity // 2, LOWER_BOUND_CAPACITY)
+            while len(window) > self.capacity:
+                self.oldest = window.popleft().revision
 
     def compacted(self, revision: int) -> None:
         """etcd history up to ``revision`` is gone: watches from older revisions get 410 like etcd's would."""
@@ -456,11 +495,11 @@ class WatchCache:
         """The window's changes after ``revision``; raises 410 Expired if the window starts after it."""
         if revision < self.oldest:
             raise errors.expired(f"too old resource version: {revision} ({self.oldest})")
-        if not self._window or self._window[-1].revision <= revision:
+        window = self._window
+        if not window or window[-1].revision <= revision:
             return []
-        revisions = [ev.revision for ev in self._window]
-        index = bisect.bisect_right(revisions, revision)
-        return list(self._window)[index:]
+        index = bisect.bisect_right(window, revision, key=_revision_of)  # type: ignore[arg-type]
+        return list(itertools.islice(window, index, None))
 
     def add_watcher(self, keys: KeyRange, matches: Matcher | None, bookmarks: bool,
                     revision: int, sent: int) -> CacheWatcher:
@@ -483,30 +522,32 @@ class WatchCache:
 
 class WatchCaches:
     """Every resource's cache in this process, created on first use. ``sizes`` from
-    :func:`parse_watch_cache_sizes`; ``default_capacity`` for resources not named (0 = no caches)."""
+    :func:`parse_watch_cache_sizes` (0: that resource is not cached); ``default_capacity`` for resources not
+    named (0 = no caches); ``fresh_seconds`` the history each window grows to keep (:class:`WatchCache`)."""
 
     def __init__(self, etcd: EtcdClient, watches: WatchMux, sizes: dict[ResourceId, int] | None = None,
-                 default_capacity: int = DEFAULT_CAPACITY):
+                 default_capacity: int = DEFAULT_CAPACITY, fresh_seconds: float = EVENT_FRESH_SECONDS):
         self._etcd = etcd
         self._watches = watches
         self._sizes = dict(sizes or {})
         self._default = default_capacity
+        self.fresh_seconds = fresh_seconds
         self._caches: dict[ResourceId, WatchCache] = {}
         self._compacted = 0
         STORAGE_OBJECTS.track(self)
 
-    def capacity(self, group: str, resource: str) -> int:
-        """The configured window size of a resource (0 = not cached)."""
-        return self._sizes.get((group, resource), self._default)
+    def cached(self, group: str, resource: str) -> bool:
+        """Whether a resource has a cache (its configured size is not 0)."""
+        return self._sizes.get((group, resource), self._default) > 0
 
     def get(self, group: str, resource: str, prefix: bytes) -> WatchCache | None:
         """The (started) cache of a resource whose key prefix is ``prefix``; None if its size is 0."""
         cache = self._caches.get((group, resource))
         if cache is None:
-            capacity = self.capacity(group, resource)
-            if capacity <= 0:
+            if not self.cached(group, resource):
                 return None
-            cache = self._caches[(group, resource)] = WatchCache(prefix, capacity, self._etcd, self._watches)
+            cache = self._caches[(group, resource)] = WatchCache(prefix, self._etcd, self._watches,
+                                                                 self.fresh_seconds)
             cache.start()
         return cache
 

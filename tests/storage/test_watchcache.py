@@ -12,7 +12,7 @@ import pytest
 from kapi import jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.storage.server import StorageService
-from services.storage.watchcache import parse_watch_cache_sizes
+from services.storage.watchcache import LOWER_BOUND_CAPACITY, parse_watch_cache_sizes
 
 from .conftest import start_storage
 from .helpers import configmap, create, key, status_of, unique
@@ -21,7 +21,7 @@ from .test_watch import Watcher, rv_of, update
 pytestmark = pytest.mark.timeout(60)
 
 Stub = storage_pb2_grpc.StorageStub
-WINDOW = 4  # configmaps#4 on this module's server
+WINDOW = LOWER_BOUND_CAPACITY  # the configmaps window on the ``small`` server (it never grows there)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -42,9 +42,13 @@ def test_parse_watch_cache_sizes_rejects(text: str) -> None:
 
 @pytest.fixture(scope="module")
 async def small(etcd: Any) -> AsyncIterator[tuple[StorageService, Stub]]:
-    """A storage server whose configmaps cache holds WINDOW events and whose secrets are not cached."""
+    """A storage server whose configmaps cache holds WINDOW events and whose secrets are not cached (a size
+    other than 0 means "cached", as in kube; the window stays at its lower bound because no change counts as
+    fresh)."""
     service = await start_storage(etcd.endpoint, f"/kapi-wc-{uuid.uuid4().hex[:8]}/registry",
-                                  "--watch-cache-sizes", f"configmaps#{WINDOW},secrets#0")
+                                  "--watch-cache-sizes", "configmaps#4,secrets#0")
+    assert service.store.caches is not None
+    service.store.caches.fresh_seconds = 0.0
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{service.port}")
     yield service, storage_pb2_grpc.StorageStub(channel)
     await channel.close()
@@ -71,6 +75,36 @@ async def test_watch_within_window_replays_and_older_is_expired(small: Any) -> N
     err = await status_of(stub.Watch(storage_pb2.WatchRequest(key=key(ns), resource_version=str(start))).read())
     assert (err.code, err.reason) == (410, "Expired")
     assert err.message == f"too old resource version: {start} ({revisions[1]})"
+
+
+async def test_window_grows_to_keep_fresh_history_and_shrinks_when_stale(etcd: Any) -> None:
+    # watch_cache.go resizeCacheLocked: full and the oldest change fresh (75 s) -> doubled; full and the newest
+    # quarter stale -> halved, dropping the oldest changes (never below 100).
+    service = await start_storage(etcd.endpoint, f"/kapi-wc-{uuid.uuid4().hex[:8]}/registry")
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{service.port}")
+    stub = storage_pb2_grpc.StorageStub(channel)
+    try:
+        ns = unique("grow")
+        start = await rv_of(stub, ns)
+        names = [f"cm{i}" for i in range(250)]
+        for name in names:
+            await create(stub, configmap(ns, name))
+        await rv_of(stub, ns)
+        cache = _cache(service)
+        assert cache.capacity == 4 * LOWER_BOUND_CAPACITY  # 100 -> 200 -> 400
+        replay = Watcher(stub, key(ns), resource_version=str(start))
+        assert [n for _, n, _ in await replay.events(len(names))] == names  # all 250, no 410
+        replay.cancel()
+        cache.fresh_seconds = 0.0  # from now on every change is stale
+        for i in range(cache.capacity - len(names) + 1):  # fill the 400, then one more
+            await create(stub, configmap(ns, f"more{i}"))
+        await rv_of(stub, ns)
+        assert cache.capacity == 2 * LOWER_BOUND_CAPACITY
+        err = await status_of(stub.Watch(storage_pb2.WatchRequest(key=key(ns), resource_version=str(start))).read())
+        assert (err.code, err.message) == (410, f"too old resource version: {start} ({cache.oldest})")
+    finally:
+        await channel.close()
+        await service.stop(0)
 
 
 async def test_uncached_resource_is_served_by_etcd(small: Any) -> None:
