@@ -9,6 +9,11 @@
   ``type`` is kube's group-resource string of the key (``pods``,
   ``deployments.apps``; "" for keys outside ``--etcd-prefix``, e.g. the
   compactor's). The duration includes the client's retries over endpoints.
+- ``watch_cache_capacity{group,resource}`` (gauge, read at scrape time) and
+  ``watch_cache_capacity_increase_total`` / ``watch_cache_capacity_decrease_total``
+  (counters) of the same labels: each watch cache's window and its resizes
+  (k8s.io/apiserver ``pkg/storage/cacher/metrics``; no ``apiserver_`` prefix,
+  as kube names them).
 - ``apiserver_storage_objects{resource}`` (gauge): objects per resource, read
   at scrape time from the watch caches (resources with a cache that listed at
   least once; a resource served from etcd only has no series). kube-apiserver
@@ -60,6 +65,19 @@ def observe_etcd(operation: str, type_: str, seconds: float, failed: bool) -> No
         ETCD_ERRORS.labels(operation, type_).inc()
 
 
+CAPACITY_INCREASES = _collector("watch_cache_capacity_increase_total", lambda: Counter(
+    "watch_cache_capacity_increase", "Total number of watch cache capacity increase events broken by resource type.",
+    ("group", "resource")))
+CAPACITY_DECREASES = _collector("watch_cache_capacity_decrease_total", lambda: Counter(
+    "watch_cache_capacity_decrease", "Total number of watch cache capacity decrease events broken by resource type.",
+    ("group", "resource")))
+
+
+def watch_cache_resized(group: str, resource: str, old: int, new: int) -> None:
+    """Count one resize of a resource's watch cache window from ``old`` to ``new`` events."""
+    (CAPACITY_INCREASES if new > old else CAPACITY_DECREASES).labels(group, resource).inc()
+
+
 def group_resource(group: str, resource: str) -> str:
     """kube's ``schema.GroupResource.String()``: ``pods``, ``deployments.apps``."""
     return f"{resource}.{group}" if group else resource
@@ -68,11 +86,14 @@ def group_resource(group: str, resource: str) -> str:
 class _Counted(Protocol):
     def object_counts(self) -> Iterable[tuple[str, int]]: ...
 
+    def capacities(self) -> Iterable[tuple[str, str, int]]: ...
+
 
 class StorageObjects(Collector):
-    """``apiserver_storage_objects``: per resource, the object count of every tracked watch-cache set.
+    """``apiserver_storage_objects``: per resource, the object count of every tracked watch-cache set; and
+    ``watch_cache_capacity``: per (group, resource), its window's capacity in events.
 
-    Several sets in one process (tests) cache the same etcd, so a resource's value is the largest count.
+    Several sets in one process (tests) cache the same etcd, so a resource's value is the largest.
     """
 
     def __init__(self) -> None:
@@ -94,6 +115,15 @@ class StorageObjects(Collector):
         for resource in sorted(counts):
             family.add_metric((resource,), counts[resource])
         yield family
+        capacities: dict[tuple[str, str], int] = {}
+        for source in list(self._sources):
+            for group, resource, capacity in source.capacities():
+                capacities[(group, resource)] = max(capacity, capacities.get((group, resource), 0))
+        gauge = GaugeMetricFamily("watch_cache_capacity", "Total capacity of watch cache broken by resource type.",
+                                  labels=("group", "resource"))
+        for labels in sorted(capacities):
+            gauge.add_metric(labels, capacities[labels])
+        yield gauge
 
 
 STORAGE_OBJECTS: StorageObjects = _collector("apiserver_storage_objects", lambda: StorageObjects())

@@ -53,7 +53,7 @@ from kapi import errors, jsonutil
 from services.storage.etcd import CompactedError, EtcdClient, prefix_end
 from services.storage.etcd_watch import WatchBatch, WatchMux, WatchOverflow
 from services.storage.events import ADDED, DELETED, MODIFIED, Matcher, WatchEvent, bookmark
-from services.storage.metrics import STORAGE_OBJECTS, group_resource
+from services.storage.metrics import STORAGE_OBJECTS, group_resource, watch_cache_resized
 from services.storage.objects import Object, decode, stamped
 
 log = logging.getLogger(__name__)
@@ -248,8 +248,9 @@ class WatchCache:
     UPPER_BOUND_CAPACITY events)."""
 
     def __init__(self, prefix: bytes, etcd: EtcdClient, watches: WatchMux,
-                 fresh_seconds: float = EVENT_FRESH_SECONDS):
+                 fresh_seconds: float = EVENT_FRESH_SECONDS, resource: tuple[str, str] = ("", "")):
         self.prefix = prefix
+        self.resource = resource  # (group, plural): the metrics' labels
         self.end = prefix_end(prefix)
         self.capacity = LOWER_BOUND_CAPACITY  # events the window holds now
         self.fresh_seconds = fresh_seconds
@@ -430,6 +431,8 @@ class WatchCache:
             self.capacity = max(capacity // 2, LOWER_BOUND_CAPACITY)
             while len(window) > self.capacity:
                 self.oldest = window.popleft().revision
+        if self.capacity != capacity:
+            watch_cache_resized(*self.resource, capacity, self.capacity)
 
     def compacted(self, revision: int) -> None:
         """etcd history up to ``revision`` is gone: watches from older revisions get 410 like etcd's would."""
@@ -547,7 +550,7 @@ class WatchCaches:
             if not self.cached(group, resource):
                 return None
             cache = self._caches[(group, resource)] = WatchCache(prefix, self._etcd, self._watches,
-                                                                 self.fresh_seconds)
+                                                                 self.fresh_seconds, (group, resource))
             cache.start()
         return cache
 
@@ -564,6 +567,10 @@ class WatchCaches:
         """(``resource.group``, objects) of every cache that listed at least once (``apiserver_storage_objects``)."""
         return [(group_resource(group, resource), cache.object_count)
                 for (group, resource), cache in list(self._caches.items()) if cache.revision]
+
+    def capacities(self) -> list[tuple[str, str, int]]:
+        """(group, resource, window capacity in events) of every cache (``watch_cache_capacity``)."""
+        return [(group, resource, cache.capacity) for (group, resource), cache in list(self._caches.items())]
 
     async def stop(self) -> None:
         """Stop every cache; a stopped set reports no objects (``apiserver_storage_objects`` takes the largest

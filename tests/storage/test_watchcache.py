@@ -8,6 +8,7 @@ from typing import Any
 
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 
 from kapi import jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
@@ -55,6 +56,10 @@ async def small(etcd: Any) -> AsyncIterator[tuple[StorageService, Stub]]:
     await service.stop(0)
 
 
+def _counter(name: str) -> float:
+    return REGISTRY.get_sample_value(name, {"group": "", "resource": "configmaps"}) or 0.0
+
+
 def _cache(service: StorageService, resource: str = "configmaps") -> Any:
     assert service.store.caches is not None
     return next(c for c in service.store.caches if c.prefix.endswith(f"/{resource}/".encode()))
@@ -85,6 +90,8 @@ async def test_window_grows_to_keep_fresh_history_and_shrinks_when_stale(etcd: A
     stub = storage_pb2_grpc.StorageStub(channel)
     try:
         ns = unique("grow")
+        labels = {"group": "", "resource": "configmaps"}
+        increases, decreases = (_counter(f"watch_cache_capacity_{kind}_total") for kind in ("increase", "decrease"))
         start = await rv_of(stub, ns)
         names = [f"cm{i}" for i in range(250)]
         for name in names:
@@ -92,6 +99,8 @@ async def test_window_grows_to_keep_fresh_history_and_shrinks_when_stale(etcd: A
         await rv_of(stub, ns)
         cache = _cache(service)
         assert cache.capacity == 4 * LOWER_BOUND_CAPACITY  # 100 -> 200 -> 400
+        assert REGISTRY.get_sample_value("watch_cache_capacity", labels) == 4 * LOWER_BOUND_CAPACITY
+        assert _counter("watch_cache_capacity_increase_total") - increases == 2
         replay = Watcher(stub, key(ns), resource_version=str(start))
         assert [n for _, n, _ in await replay.events(len(names))] == names  # all 250, no 410
         replay.cancel()
@@ -100,6 +109,7 @@ async def test_window_grows_to_keep_fresh_history_and_shrinks_when_stale(etcd: A
             await create(stub, configmap(ns, f"more{i}"))
         await rv_of(stub, ns)
         assert cache.capacity == 2 * LOWER_BOUND_CAPACITY
+        assert _counter("watch_cache_capacity_decrease_total") - decreases == 1
         err = await status_of(stub.Watch(storage_pb2.WatchRequest(key=key(ns), resource_version=str(start))).read())
         assert (err.code, err.message) == (410, f"too old resource version: {start} ({cache.oldest})")
     finally:
