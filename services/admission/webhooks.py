@@ -239,7 +239,7 @@ class WebhookClient:
             propagate.inject(headers)
         try:
             async with asyncio.timeout(timeout):
-                async with self._session.post(dial, data=jsonutil.dumps(review), headers=headers,
+                async with self._session.post(dial, data=jsonutil.go_escape(jsonutil.dumps(review)), headers=headers,
                                               **kwargs) as resp:
                     body = await resp.read()
                     status = resp.status

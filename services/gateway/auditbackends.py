@@ -88,7 +88,7 @@ class LogBackend:
     def process(self, events: Sequence[dict[str, Any]]) -> None:
         """Append one line per event, rotating first if the line would overflow the file."""
         for event in events:
-            line = jsonutil.dumps(event) + b"\n"
+            line = jsonutil.go_escape(jsonutil.dumps(event)) + b"\n"  # Go's encoder: HTML-escaped
             fd = self._open()
             if self.path != "-":
                 size = os.fstat(fd).st_size
@@ -216,7 +216,8 @@ class WebhookBackend:
     async def _send(self, batch: list[dict[str, Any]]) -> None:
         if self._session is None:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
-        body = jsonutil.dumps({"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "metadata": {}, "items": batch})
+        body = jsonutil.go_escape(jsonutil.dumps({"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "metadata": {},
+                                                   "items": batch}))
         backoff = self.initial_backoff
         for attempt in range(1, self.attempts + 1):
             try:

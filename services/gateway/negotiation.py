@@ -329,18 +329,44 @@ def include_object(value: str) -> str:
 
 def prefers_protobuf(accept: str) -> bool:
     """Whether an error's Status is protobuf (:func:`error_output`)."""
-    return error_output(accept).mime == PROTOBUF
+    out = error_output(accept)
+    return out is not None and out.mime == PROTOBUF
 
 
-def error_output(accept: str) -> Output:
-    """The form of an error's Status: kube's ErrorNegotiated negotiates without conversions (an entry with
-    ``as``/``g``/``v`` is skipped) over JSON, YAML and protobuf, for every resource; nothing acceptable is JSON
-    (WriteObjectNegotiated writes a failure as raw JSON rather than hide it behind a 406)."""
-    lowered = accept.lower()
-    if PROTOBUF not in lowered and YAML not in lowered:
-        return Output()
-    out = _choose(accept, False, False, True)
-    return out if out is not None and out.mime in (PROTOBUF, YAML) else Output()
+# The Accept values clients send with nearly every request, whose error form is JSON without parsing them.
+_ERROR_JSON_ACCEPT = frozenset(("", "*/*", JSON, f"{JSON}, */*", f"{JSON},*/*"))
+_ERROR_JSON = Output(produces=PRODUCES_PROTOBUF)
+
+
+def error_output(accept: str) -> Output | None:
+    """The form of an error's Status: kube's ErrorNegotiated negotiates with DefaultEndpointRestrictions (no
+    conversions: an entry with ``as``/``g``/``v`` is skipped; ``stream=watch`` allowed) over JSON, YAML and
+    protobuf, for every resource (:func:`clauses`: case-sensitive, by ``q``). None when no entry is acceptable
+    (``Accept: text/html``, ``Application/JSON``, a Table-only Accept): WriteObjectNegotiated then writes the
+    Status with WriteRawJSON rather than hide it behind a 406 (:func:`kapi.jsonutil.dumps_go_indent`; kube's
+    responsewriters/writers.go)."""
+    if accept in _ERROR_JSON_ACCEPT:
+        return _ERROR_JSON
+    if len(accept) <= _CACHED_ACCEPT:
+        return _choose_cached(accept, False, False, True)
+    return _choose(accept, False, False, True)
+
+
+_PRETTY_AGENTS = ("curl", "Wget", "Mozilla/5.0")
+_GO_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))  # strconv.ParseBool's true; anything else false
+
+
+def pretty(raw_query: str, query: Any, user_agent: str) -> bool:
+    """Whether a JSON answer is pretty-printed, as kube's isPrettyPrint (endpoints/handlers/negotiation): where the
+    raw query string contains ``pretty`` and its first ``pretty`` value is non-empty, that value parsed by
+    strconv.ParseBool (``1``, ``t``, ``T``, ``TRUE``, ``true``, ``True``; an unparsable one is false); else a
+    ``User-Agent`` starting ``curl``, ``Wget`` or ``Mozilla/5.0`` (browsers and command-line tools). ``query``: the
+    decoded parameters (a MultiDict). The pretty form is :func:`kapi.jsonutil.dumps_go_indent`."""
+    if "pretty" in raw_query:
+        value = query.get("pretty", "")
+        if value:
+            return value in _GO_TRUE
+    return user_agent.startswith(_PRETTY_AGENTS)
 
 
 def _yaml_error(exc: yaml.YAMLError) -> str:
@@ -497,16 +523,18 @@ def encode(obj: Any, output: Output) -> tuple[bytes, str]:
     """Encode ``obj`` in the negotiated form; returns (body bytes, Content-Type).
 
     PROTOBUF: kube's envelope (:func:`kapi.k8sproto.encode`); an object the schema cannot encode (a kind
-    without a message, such as autoscaling/v1 Scale, or a value of the wrong type) is answered as JSON.
+    without a message, such as autoscaling/v1 Scale, or a value of the wrong type) is answered as JSON. JSON is
+    compact and HTML-escaped as Go's encoding/json writes it (:func:`kapi.jsonutil.go_escape`), without the
+    trailing newline (the caller adds it).
     """
     if output.mime == PROTOBUF and isinstance(obj, dict):
         try:
             return k8sproto.encode(obj), PROTOBUF
         except k8sproto.EncodeError:
-            return jsonutil.dumps(obj), JSON
+            return jsonutil.go_escape(jsonutil.dumps(obj)), JSON
     if output.mime == YAML:
         return goyaml.dumps(obj), YAML
-    return jsonutil.dumps(obj), JSON
+    return jsonutil.go_escape(jsonutil.dumps(obj)), JSON
 
 
 def duplicate_fields(body: bytes, content_type: str) -> list[str]:

@@ -333,7 +333,7 @@ def group_version_document(group: str, version: str, registry: Registry = REGIST
         paths.update(_paths(r, registry, v2=False))
     doc = {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.37.0"}, "paths": paths,
            "components": {"schemas": _closure(roots)}}
-    return jsonutil.dumps(doc)
+    return jsonutil.go_escape(jsonutil.dumps(doc))  # kube-openapi's handler3: json.Marshal, HTML-escaped
 
 
 @functools.cache
@@ -407,7 +407,7 @@ def swagger_v2(registry: Registry = REGISTRY) -> bytes:
            "securityDefinitions": {"BearerToken": {"description": "Bearer Token authentication", "type": "apiKey",
                                                    "name": "authorization", "in": "header"}},
            "security": [{"BearerToken": []}]}
-    return jsonutil.dumps(doc)
+    return jsonutil.go_escape(jsonutil.dumps(doc))  # kube-openapi's handler: json.Marshal, HTML-escaped
 
 
 V2_PROTOBUF = openapi_v2pb.CONTENT_TYPE

@@ -104,7 +104,7 @@ class RequestScope:
             body = goorder.wire_order(body)
         if isinstance(body, (bytes, bytearray)):
             if self.output.mime == negotiation.JSON and not self.output.table and not self.output.partial_metadata:
-                return self._response(bytes(body), negotiation.JSON, status)
+                return self._response(jsonutil.go_escape(bytes(body)), negotiation.JSON, status)
             body = jsonutil.loads(bytes(body))
         is_object = body.get("kind") == self.resource.kind
         if self.output.partial_metadata and (is_object or body.get("kind") == self.resource.list_kind):
@@ -119,10 +119,15 @@ class RequestScope:
         return self._response(data, content_type, status)
 
     def _response(self, data: bytes, content_type: str, status: int) -> web.Response:
+        """``data`` (JSON already HTML-escaped as Go's encoder: :func:`kapi.jsonutil.go_escape`) as the response:
+        newline-terminated as json.Encoder writes it, or, pretty-printed (:func:`negotiation.pretty`: ``pretty=true``,
+        a curl or browser User-Agent), Go's MarshalIndent form without the newline (kube's JSON serializer with
+        Pretty)."""
         if content_type == negotiation.JSON:
-            if self.param("pretty").lower() in ("true", "1"):
-                data = jsonutil.dumps_pretty(jsonutil.loads(data))
-            if not data.endswith(b"\n"):  # kube's JSON serializer ends every body with a newline (json.Encoder)
+            request = self.request
+            if negotiation.pretty(request.rel_url.raw_query_string, self.query, request.headers.get("User-Agent", "")):
+                data = jsonutil.dumps_go_indent(jsonutil.loads(data))
+            elif not data.endswith(b"\n"):  # kube's JSON serializer ends every body with a newline (json.Encoder)
                 data += b"\n"
         response = web.Response(body=data, status=status, content_type=content_type)
         if len(data) > GZIP_THRESHOLD_BYTES and "gzip" in self.request.headers.get("Accept-Encoding", ""):

@@ -29,7 +29,7 @@ def _request(stack: Stack, method: str, path: str, headers: dict[str, str] | Non
 def test_pretty_output(stack: Stack):
     status, _, body = _request(stack, "GET", "/api/v1/namespaces/default?pretty=true")
     assert status == 200
-    assert body.startswith(b'{\n  "') and body.endswith(b"}\n")
+    assert body.startswith(b'{\n  "') and body.endswith(b"\n}")  # MarshalIndent alone: no trailing newline
 
 
 def test_large_lists_are_gzipped_when_asked(stack: Stack, kubectl: Kubectl, namespace: str):

@@ -28,15 +28,24 @@ log = logging.getLogger("services.gateway.chain")
 
 
 def status_response(err: errors.StatusError, audit_id: str = "", request: web.Request | None = None) -> web.Response:
-    """Render a StatusError as its Status JSON (newline-terminated, as kube's encoder) with the matching HTTP code
-    and Retry-After; as a protobuf or YAML Status when ``request``'s Accept prefers one (kube's ErrorNegotiated,
-    :func:`negotiation.error_output`: every serializer set, a custom resource's too, can write a Status in
-    protobuf; so can a 406 for protobuf-only)."""
-    output = negotiation.error_output(request.headers.get("Accept", "")) if request is not None else None
-    if output is not None and output.mime != negotiation.JSON:
-        body, content_type = negotiation.encode(err.status(), output)
+    """Render a StatusError as its Status with the matching HTTP code and Retry-After, in the form kube's
+    ErrorNegotiated writes for ``request`` (:func:`negotiation.error_output`): JSON as Go's json.Encoder writes it
+    (HTML-escaped, newline-terminated), or its MarshalIndent form without the newline where the request asks for
+    pretty output (:func:`negotiation.pretty`); protobuf or YAML when the Accept prefers one (every serializer set,
+    a custom resource's too, can write a Status in protobuf; so can a 406 for protobuf-only); and where no media
+    type of the Accept is acceptable (``text/html``), WriteRawJSON's ``json.MarshalIndent(status, "", "  ")``,
+    ``application/json``, no newline (responsewriters/writers.go WriteObjectNegotiated). ``request`` None: JSON."""
+    status = err.status()
+    if request is None:
+        body, content_type = jsonutil.go_escape(jsonutil.dumps(status)) + b"\n", negotiation.JSON
+    elif (output := negotiation.error_output(request.headers.get("Accept", ""))) is None:
+        body, content_type = jsonutil.dumps_go_indent(status), negotiation.JSON
+    elif output.mime != negotiation.JSON:
+        body, content_type = negotiation.encode(status, output)
+    elif negotiation.pretty(request.rel_url.raw_query_string, request.query, request.headers.get("User-Agent", "")):
+        body, content_type = jsonutil.dumps_go_indent(status), negotiation.JSON
     else:
-        body, content_type = jsonutil.dumps(err.status()) + b"\n", negotiation.JSON
+        body, content_type = jsonutil.go_escape(jsonutil.dumps(status)) + b"\n", negotiation.JSON
     response = web.Response(body=body, status=err.code, content_type=content_type)
     if err.retry_after is not None and err.code in (429, 503, 504):
         response.headers["Retry-After"] = str(err.retry_after)

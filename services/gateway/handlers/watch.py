@@ -84,7 +84,9 @@ class _Encoder:
         """One JSON line (or protobuf frame) for ``event``. As kube's watchEmbeddedEncoder, every event's object is
         transformed to the negotiated form, a BOOKMARK's too (its object: the kind with only the resourceVersion,
         and the storage's annotations): a PartialObjectMetadata, or a one-row Table whose columnDefinitions only
-        the first event carries (``null`` after it: TableOptions.NoHeaders leaves them nil)."""
+        the first event carries (``null`` after it: TableOptions.NoHeaders leaves them nil). JSON lines are
+        HTML-escaped as Go's encoder writes the WatchEvent (:func:`kapi.jsonutil.go_escape`: it re-compacts the
+        embedded RawExtension with escaping on)."""
         output = self.scope.output
         if self.protobuf:
             return self._protobuf(event)
@@ -103,16 +105,16 @@ class _Encoder:
             if self.headers_sent:
                 body["columnDefinitions"] = None
             self.headers_sent = True
-            return jsonutil.dumps({"type": event.type, "object": body}) + b"\n"
+            return jsonutil.go_escape(jsonutil.dumps({"type": event.type, "object": body})) + b"\n"
         if output.partial_metadata:
             if not bookmark:
                 obj = jsonutil.loads(event.object)
             body = {"kind": "PartialObjectMetadata", "apiVersion": output.meta_api_version,
                     "metadata": obj.get("metadata")}
-            return jsonutil.dumps({"type": event.type, "object": body}) + b"\n"
+            return jsonutil.go_escape(jsonutil.dumps({"type": event.type, "object": body})) + b"\n"
         if bookmark:
-            return jsonutil.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
-        return b'{"type":"' + event.type.encode() + b'","object":' + event.object + b"}\n"
+            return jsonutil.go_escape(jsonutil.dumps({"type": "BOOKMARK", "object": obj})) + b"\n"
+        return b'{"type":"' + event.type.encode() + b'","object":' + jsonutil.go_escape(event.object) + b"}\n"
 
     def _protobuf(self, event: storage_pb2.WatchEvent) -> bytes:
         obj = jsonutil.loads(event.object) if event.object else {}
@@ -133,7 +135,7 @@ def error_event(err: errors.StatusError, protobuf: bool = False) -> bytes:
     """The ERROR event (a JSON line, or a protobuf frame) that carries ``err``'s Status."""
     if protobuf:
         return k8sproto.watch_event("ERROR", k8sproto.encode(err.status()))
-    return jsonutil.dumps({"type": "ERROR", "object": err.status()}) + b"\n"
+    return jsonutil.go_escape(jsonutil.dumps({"type": "ERROR", "object": err.status()})) + b"\n"
 
 
 class _ClientGone(Exception):
