@@ -104,7 +104,7 @@ class RequestScope:
             body = goorder.wire_order(body)
         if isinstance(body, (bytes, bytearray)):
             if self.output.mime == negotiation.JSON and not self.output.table and not self.output.partial_metadata:
-                return self._response(jsonutil.go_escape(bytes(body)), negotiation.JSON, status)
+                return self.send(jsonutil.go_escape(bytes(body)), negotiation.JSON, status)
             body = jsonutil.loads(bytes(body))
         is_object = body.get("kind") == self.resource.kind
         if self.output.partial_metadata and (is_object or body.get("kind") == self.resource.list_kind):
@@ -116,9 +116,9 @@ class RequestScope:
             body = {"kind": "PartialObjectMetadata", "apiVersion": self.output.meta_api_version,
                     "metadata": body.get("metadata") or {}}
         data, content_type = negotiation.encode(body, self.output)
-        return self._response(data, content_type, status)
+        return self.send(data, content_type, status)
 
-    def _response(self, data: bytes, content_type: str, status: int) -> web.Response:
+    def send(self, data: bytes, content_type: str, status: int = 200) -> web.Response:
         """``data`` (JSON already HTML-escaped as Go's encoder: :func:`kapi.jsonutil.go_escape`) as the response:
         newline-terminated as json.Encoder writes it, or, pretty-printed (:func:`negotiation.pretty`: ``pretty=true``,
         a curl or browser User-Agent), Go's MarshalIndent form without the newline (kube's JSON serializer with

@@ -92,3 +92,17 @@ def test_status_for_an_unacceptable_accept_is_write_raw_json(stack: Stack) -> No
     assert reply.body == (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
                           b'"the server could not find the requested resource","reason":"NotFound","details":{},'
                           b'"code":404}\n')
+
+
+def test_scale_answer_ends_with_a_newline_and_pretty_prints(stack: Stack, namespace: str) -> None:
+    # The /scale handler encodes its autoscaling/v1 Scale itself: it ends as every JSON answer (json.Encoder's
+    # newline) and follows pretty like them.
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "wire-scale"},
+                  "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+                      "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    assert send(stack, "POST", path, json.dumps(deployment)).status == 201
+    got = send(stack, "GET", f"{path}/wire-scale/scale")
+    assert got.status == 200 and got.body.startswith(b'{"kind":"Scale",') and got.body.endswith(b"}}\n"), got.body
+    pretty = send(stack, "GET", f"{path}/wire-scale/scale?pretty=true")
+    assert pretty.body.startswith(b'{\n  "kind": "Scale",\n') and pretty.body.endswith(b"\n}"), pretty.body

@@ -143,7 +143,7 @@ def _respond(scope: RequestScope, obj: dict[str, Any] | bytes, paths: ScalePaths
     elif output.partial_metadata:
         body = {"kind": "PartialObjectMetadata", "apiVersion": output.meta_api_version, "metadata": body["metadata"]}
     data, content_type = negotiation.encode(body, output)
-    return web.Response(body=data, content_type=content_type)
+    return scope.send(data, content_type)  # newline-terminated or pretty, warnings, gzip: as every answer
 
 
 async def scale(scope: RequestScope) -> web.Response:
