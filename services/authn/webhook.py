@@ -96,7 +96,8 @@ class WebhookTokenAuthenticator:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._config.token:
             headers["Authorization"] = f"Bearer {self._config.token}"
-        async with self._http().post(self._config.server, data=jsonutil.dumps(review), headers=headers,
+        body = jsonutil.go_escape(jsonutil.dumps(review))  # as Go's encoding/json writes it (HTML-escaped)
+        async with self._http().post(self._config.server, data=body, headers=headers,
                                      timeout=aiohttp.ClientTimeout(total=self._timeout)) as response:
             body = await response.content.read(MAX_RESPONSE_BYTES + 1)
             if response.status // 100 != 2:

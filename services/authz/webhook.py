@@ -205,7 +205,7 @@ class WebhookAuthorizer:
             self._cache.move_to_end(key)
             return decide(hit[1])
         try:
-            status = await self._ask(jsonutil.dumps(sar))
+            status = await self._ask(jsonutil.go_escape(jsonutil.dumps(sar)))
         except TimeoutError:
             error = f"the authorization webhook did not answer within {self._timeout:g}s"
             log.error("Failed to make webhook authorizer request to %s: %s", self._config.server, error)

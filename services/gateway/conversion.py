@@ -168,8 +168,8 @@ async def _webhook(definition: dict[str, Any], objects: list[dict[str, Any]], de
             url, server_hostname = f"https://{host}:{port}{service.get('path') or ''}", f"{name}.{namespace}.svc"
         context = _ssl_context(str(client_config.get("caBundle") or ""))
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=WEBHOOK_TIMEOUT)) as session, \
-                session.post(url, data=jsonutil.dumps(review), ssl=context, server_hostname=server_hostname,
-                             headers={"Content-Type": "application/json"}) as reply:
+                session.post(url, data=jsonutil.go_escape(jsonutil.dumps(review)), ssl=context,
+                             server_hostname=server_hostname, headers={"Content-Type": "application/json"}) as reply:
             if reply.status != 200:
                 raise fail(f"Post {url!r}: unexpected status {reply.status}")  # noqa: B907
             answer = jsonutil.loads(await reply.read())

@@ -257,3 +257,24 @@ async def test_concurrent_decisions(tmp_path: Path, example: tuple[str, Path]) -
         assert {r.decision for r in results} == {Decision.ALLOW}
     finally:
         await webhook.close()
+
+
+async def test_review_body_is_html_escaped_as_go_writes_it(tmp_path: Path, tls: tuple[Path, Path, Path]) -> None:
+    # kube's webhook client encodes the SubjectAccessReview with encoding/json: <, > and & as \u003c, \u003e, \u0026.
+    ca, cert, key = tls
+    bodies: list[bytes] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        bodies.append(await request.read())
+        return web.json_response({"kind": "SubjectAccessReview", "status": {"allowed": True}})
+
+    app = web.Application()
+    app.router.add_post("/", handle)
+    runner, port = await serve_tls(app, cert, key)
+    webhook = authorizer(tmp_path, f"https://127.0.0.1:{port}/", ca)
+    try:
+        await webhook.authorize(res(UserInfo("a<b>&c"), "get"))
+        assert b'"user":"a\\u003cb\\u003e\\u0026c"' in bodies[0] and b"<" not in bodies[0], bodies[0]
+    finally:
+        await webhook.close()
+        await runner.cleanup()
