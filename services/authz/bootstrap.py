@@ -331,24 +331,11 @@ CONTROLLER_ROLES: dict[str, ClusterRoleSpec] = {
         rule(["create", "get"], [""], ["configmaps", "resourcequotas"]),
     ], {}, ""),
     # The creator administers her namespace: kube's admin rules (view + edit + admin-only, so she may bind view,
-    # edit or admin there without escalating), plus deleting the namespace and a few more writes.
+    # edit or admin there without escalating), plus reading and deleting the namespace itself; nothing more (no
+    # status subresources of workloads, no ControllerRevision writes: what kube's admin may not do, she may not).
     "namespace-creator": ([
         *_VIEW_RULES, *_EDIT_ONLY_RULES, *_ADMIN_ONLY_RULES,
-        rule(_ANY, [""], ["configmaps", "endpoints", "events", "persistentvolumeclaims", "pods", "podtemplates",
-                          "replicationcontrollers", "replicationcontrollers/scale", "secrets", "serviceaccounts",
-                          "services"]),
-        rule(READ, [""], ["limitranges", "namespaces/status", "pods/log", "pods/status", "resourcequotas",
-                          "resourcequotas/status", "services/status"]),
-        rule(["create", "get"], [""], ["pods/attach", "pods/exec", "pods/portforward"]),
-        rule(["create"], [""], ["pods/eviction", "serviceaccounts/token"]),
         rule(["delete", "get"], [""], ["namespaces"]),
-        rule(_ANY, ["apps", "autoscaling", "batch"], ["*"]),
-        rule(_ANY, ["networking.k8s.io"], ["ingresses", "networkpolicies"]),
-        rule(_ANY, ["policy"], ["poddisruptionbudgets"]),
-        rule(_ANY, ["coordination.k8s.io"], ["leases"]),
-        rule(_ANY, ["events.k8s.io"], ["events"]),
-        rule(_ANY, [GROUP], ["rolebindings", "roles"]),
-        rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews"]),
     ], {}, ""),
     "kapi:namespace-provisioner": ([rule(["create"], [""], ["namespaces"])], {}, ""),
     # kube-apiserver's autoregister + crdregistration, run by kapi's controller manager (loops/apiservices.py)

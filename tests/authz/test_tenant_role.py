@@ -33,3 +33,16 @@ def test_namespace_creator_still_deletes_its_namespace_but_creates_none() -> Non
                                                     "resources": ["namespaces"]})])[0]
     assert not covers(owner, [PolicyRule.from_json({"verbs": ["create"], "apiGroups": ["rbac.authorization.k8s.io"],
                                                     "resources": ["clusterrolebindings"]})])[0]
+
+
+def test_namespace_creator_is_admin_plus_its_namespace_and_nothing_more() -> None:
+    # README: kube's admin rules plus deleting the namespace. A trial found deployments/status and jobs/status
+    # writable through an extra apps/autoscaling/batch "*" rule; admin may write neither.
+    allowed = [*_aggregated("admin"), PolicyRule.from_json({"verbs": ["delete", "get"], "apiGroups": [""],
+                                                            "resources": ["namespaces"]})]
+    ok, missing = covers(allowed, _rules("namespace-creator"))
+    assert ok, missing
+    owner = _rules("namespace-creator")
+    for group, resource in (("apps", "deployments/status"), ("batch", "jobs/status"), ("apps", "controllerrevisions")):
+        assert not covers(owner, [PolicyRule.from_json({"verbs": ["update"], "apiGroups": [group],
+                                                        "resources": [resource]})])[0], resource
