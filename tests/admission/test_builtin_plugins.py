@@ -217,8 +217,9 @@ async def test_pod_security_bad_namespace_label_and_exemptions() -> None:
                                       {"exemptions": {"usernames": ["ci-bot"]}})  # type: ignore[arg-type]
     ns = {"metadata": {"name": "x", "labels": {"pod-security.kubernetes.io/enforce": "strict"}}}
     err = await refusal(plugin.validate(request("CREATE", "namespaces", ns)))
-    assert err.message == ('namespaces "x" is forbidden: pod-security.kubernetes.io/enforce: Invalid value: '
-                           '"strict": must be one of privileged, baseline, restricted')
+    assert (err.code, err.message) == (422, 'Namespace "x" is invalid: metadata.labels[pod-security.kubernetes.io/'
+                                            'enforce]: Invalid value: "strict": must be one of privileged, baseline, '
+                                            'restricted')
     await plugin.validate(request("CREATE", "pods", pod(), user="ci-bot"))
     assert (await refusal(plugin.validate(request("CREATE", "pods", pod())))).code == 403
 

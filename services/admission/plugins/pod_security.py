@@ -23,22 +23,35 @@ latest ones). Defaults come from the plugin configuration
   (``ValidatePodController`` in
   ``pod-security-admission/admission/admission.go`` has no
   significant-update check).
-- Namespace create/update with an invalid level or version label -> 403.
+- Namespace CREATE/UPDATE (main resource only): an invalid level or version
+  label -> 422 ``Namespace "x" is invalid: metadata.labels[pod-security.
+  kubernetes.io/enforce]: Invalid value: "strict": must be one of
+  privileged, baseline, restricted`` (an UPDATE only when the label errors
+  changed). An UPDATE that makes the enforce level stricter (or changes its
+  version) dry-runs the namespace's existing pods against it and answers
+  warnings, never a refusal (:meth:`PodSecurity.evaluate_pods_in_namespace`).
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from kapi import errors
+from kapi.errors import Cause
+from kapi.objectmeta import invalid
 from services.admission.chain import CREATE, UPDATE, AdmissionRequest
 from services.admission.namespaces import NamespaceCache
 
 PREFIX = "pod-security.kubernetes.io/"
 MODES = ("enforce", "audit", "warn")
-LEVELS = ("privileged", "baseline", "restricted")
+LEVELS = ("privileged", "baseline", "restricted")  # least to most strict (CompareLevels)
+# defaultNamespaceMaxPodsToCheck, defaultNamespacePodCheckTimeout (pod-security-admission/admission/admission.go)
+NAMESPACE_MAX_PODS_TO_CHECK = 3000
+NAMESPACE_POD_CHECK_TIMEOUT = 1.0  # seconds
+LIST_PODS_FAILED = "failed to list pods while checking new PodSecurity enforce level"
 AUDIT_ANNOTATION = "pod-security.kubernetes.io/audit-violations"
 _VERSION = re.compile(r"^(latest|v1\.(0|[1-9]\d*))$")
 _BASELINE_CAPS = {"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE",
@@ -239,6 +252,57 @@ def evaluate(level: str, meta: dict[str, Any], spec: dict[str, Any]) -> list[str
     return [msg for check in checks if (msg := check(meta, spec, cs))]
 
 
+def forbidden_reason(violations: list[str]) -> str:
+    """AggregateCheckResult.ForbiddenReason (``pod-security-admission/policy/checks.go``): the violated checks'
+    reasons without their details, joined by ", " (``allowPrivilegeEscalation != false, seccompProfile``).
+
+    ``violations`` are :func:`evaluate`'s ``<reason> (<detail>)`` strings; no reason contains " (", so the
+    reason is the text before the first one."""
+    return ", ".join(v.split(" (", 1)[0] for v in violations)
+
+
+Policy = dict[str, tuple[str, str]]  # mode -> (level, version)
+
+
+def policy_to_evaluate(labels: dict[str, str], defaults: Policy) -> tuple[Policy, list[Cause]]:
+    """api.PolicyToEvaluate (``pod-security-admission/api/helpers.go``): the namespace's policy per mode from its
+    ``pod-security.kubernetes.io/<mode>[-version]`` labels, ``defaults`` for an absent label.
+
+    A label that is present but invalid (the empty string included) is a field error on
+    ``metadata.labels[<label>]`` (``must be one of privileged, baseline, restricted`` / ``must be "latest" or
+    "v1.x"``), in the order enforce, enforce-version, audit, audit-version, warn, warn-version; the policy still
+    answers: an invalid enforce level is "restricted", an invalid audit or warn level "privileged" (fail open),
+    an invalid version "latest"."""
+    policy = dict(defaults)
+    problems: list[Cause] = []
+    if not labels:
+        return policy, problems
+    for mode in MODES:
+        level, version = policy[mode]
+        key = PREFIX + mode
+        if key in labels:
+            level = str(labels[key])
+            if level not in LEVELS:
+                problems.append(invalid(f"metadata.labels[{key}]", level,
+                                        "must be one of privileged, baseline, restricted"))
+                level = "restricted" if mode == "enforce" else "privileged"
+        key = f"{PREFIX}{mode}-version"
+        if key in labels:
+            version = str(labels[key])
+            if not _VERSION.match(version):
+                problems.append(invalid(f"metadata.labels[{key}]", version, 'must be "latest" or "v1.x"'))
+                version = "latest"
+        policy[mode] = (level, version)
+    return policy, problems
+
+
+class PodLister(Protocol):
+    """What the namespace check needs of :class:`services.admission.informers.Informers`."""
+
+    async def list_live(self, group: str, resource: str, namespace: str, timeout: float
+                        ) -> list[dict[str, Any]]: ...
+
+
 # ignoredPodSubresources (staging/src/k8s.io/pod-security-admission/admission/admission.go): every other pods
 # subresource (ephemeralcontainers, resize, ...) carries a Pod and is evaluated
 IGNORED_POD_SUBRESOURCES = frozenset({"attach", "binding", "eviction", "exec", "log", "portforward", "proxy",
@@ -302,32 +366,37 @@ class PodSecurity:
 
     name = "PodSecurity"
 
-    def __init__(self, namespaces: NamespaceCache, config: dict[str, Any] | None = None):
+    def __init__(self, namespaces: NamespaceCache, config: dict[str, Any] | None = None,
+                 pods: PodLister | None = None):
+        """``config`` is a PodSecurityConfiguration (``defaults``: ``enforce``, ``enforce-version``, ...;
+        ``exemptions``); ``pods`` lists a namespace's pods for the enforce-change check (without it that check
+        is skipped)."""
         self.namespaces = namespaces
+        self.pods = pods
         config = config or {}
-        self.defaults = {m: str((config.get("defaults") or {}).get(m) or "privileged") for m in MODES}
+        defaults = config.get("defaults") or {}
+        self.defaults: Policy = {m: (str(defaults.get(m) or "privileged"), str(defaults.get(f"{m}-version") or
+                                                                            "latest")) for m in MODES}
         exemptions = config.get("exemptions") or {}
         self.exempt_users = set(exemptions.get("usernames") or [])
         self.exempt_namespaces = set(exemptions.get("namespaces") or [])
         self.exempt_runtime_classes = set(exemptions.get("runtimeClasses") or [])
+        self.max_pods_to_check = NAMESPACE_MAX_PODS_TO_CHECK
+        self.pod_check_timeout = NAMESPACE_POD_CHECK_TIMEOUT
 
     def handles(self, operation: str) -> bool:
         """CREATE and UPDATE."""
         return operation in (CREATE, UPDATE)
 
-    def _levels(self, labels: dict[str, str]) -> dict[str, tuple[str, str]]:
-        out = {}
-        for mode in MODES:
-            level = labels.get(PREFIX + mode) or self.defaults[mode]
-            version = labels.get(f"{PREFIX}{mode}-version") or "latest"
-            out[mode] = (level if level in LEVELS else "restricted", version)
-        return out
+    def _levels(self, labels: dict[str, str]) -> Policy:
+        return policy_to_evaluate(labels, self.defaults)[0]
 
     async def validate(self, request: AdmissionRequest) -> None:
-        """Enforce, warn and audit as described in the module docstring; raises 403."""
+        """Enforce, warn and audit as described in the module docstring; raises 403 (a Pod) or 422 (a
+        Namespace's labels)."""
         res = request.resource
         if res.group == "" and res.resource == "namespaces":
-            self._validate_namespace(request)
+            await self._validate_namespace(request)
             return
         is_pod = res.group == "" and res.resource == "pods"
         if request.object is None or (request.subresource in IGNORED_POD_SUBRESOURCES if is_pod
@@ -368,18 +437,110 @@ class PodSecurity:
                 request.audit_annotations[AUDIT_ANNOTATION] = \
                     f'would violate PodSecurity "{level}:{version}": {", ".join(violations)}'
 
-    def _validate_namespace(self, request: AdmissionRequest) -> None:
-        labels = ((request.object or {}).get("metadata") or {}).get("labels") or {}
-        problems = []
-        for mode in MODES:
-            level = labels.get(PREFIX + mode)
-            if level is not None and level not in LEVELS:
-                problems.append(f'{PREFIX}{mode}: Invalid value: "{level}": must be one of privileged, baseline, '
-                                "restricted")
-            version = labels.get(f"{PREFIX}{mode}-version")
-            if version is not None and not _VERSION.match(version):
-                problems.append(f'{PREFIX}{mode}-version: Invalid value: "{version}": must be "latest" or '
-                                '"v1.x"')
-        if problems:
-            raise errors.forbidden("namespaces", request.name,
-                                   problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]")
+    async def _validate_namespace(self, request: AdmissionRequest) -> None:
+        """ValidateNamespace (``pod-security-admission/admission/admission.go``).
+
+        Subresources (``status``, ``finalize``) are skipped. CREATE: any label error -> 422 on the Namespace.
+        UPDATE: a label error -> 422 unless the old labels had the very same errors; then, when the enforce
+        policy changed to a non-privileged one that is stricter or of another version, and the namespace is not
+        exempt, the existing pods' violations become the request's warnings. A dry run is checked the same way.
+        """
+        if request.subresource != "" or request.object is None:
+            return
+        meta = request.object.get("metadata") or {}
+        name = str(meta.get("name") or request.name)
+        policy, problems = policy_to_evaluate(meta.get("labels") or {}, self.defaults)
+        if request.operation == CREATE:
+            if problems:
+                raise errors.invalid("Namespace", name, problems)
+            return
+        if request.operation != UPDATE or request.old_object is None:
+            return
+        old_labels = (request.old_object.get("metadata") or {}).get("labels") or {}
+        old_policy, old_problems = policy_to_evaluate(old_labels, self.defaults)
+        if problems and (not old_problems or problems != old_problems):
+            raise errors.invalid("Namespace", name, problems)
+        new, old = policy["enforce"], old_policy["enforce"]
+        if new == old or new[0] == "privileged":
+            return
+        if new[1] == old[1] and LEVELS.index(new[0]) <= LEVELS.index(old[0]):
+            return  # relaxed (or the same level) at the same version
+        if (request.namespace or name) in self.exempt_namespaces or self.pods is None:
+            return
+        request.warnings.extend(await self.evaluate_pods_in_namespace(name, new, request.timeout))
+
+    def _prioritize(self, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """prioritizePods: drop pods of an exempt runtimeClass; of the pods one controller owns (by the
+        controller ownerReference's uid) the first comes in order, the others after every other pod."""
+        first: list[dict[str, Any]] = []
+        later: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for pod in pods:
+            spec = pod.get("spec") or {}
+            runtime_class = spec.get("runtimeClassName")
+            if runtime_class and runtime_class in self.exempt_runtime_classes:
+                continue
+            owner = next((r for r in (pod.get("metadata") or {}).get("ownerReferences") or []
+                          if isinstance(r, dict) and r.get("controller") is True), None)
+            if owner is None:
+                first.append(pod)
+            elif str(owner.get("uid", "")) in seen:
+                later.append(pod)
+            else:
+                seen.add(str(owner.get("uid", "")))
+                first.append(pod)
+        return first + later
+
+    async def evaluate_pods_in_namespace(self, namespace: str, enforce: tuple[str, str], timeout: float
+                                         ) -> list[str]:
+        """EvaluatePodsInNamespace: the warnings for a namespace whose enforce policy becomes ``enforce``
+        ((level, version)); ``timeout`` is the seconds the request has left.
+
+        The check gets :attr:`pod_check_timeout` (1 s) or half of ``timeout`` if less, for the pod list and the
+        evaluation together; at most :attr:`max_pods_to_check` (3000) pods, in :meth:`_prioritize` order, are
+        evaluated, and evaluation stops at the deadline. Answer, in order: ``new PodSecurity enforce level only
+        checked against the first N of M existing pods`` when not all were checked; ``existing pods in namespace
+        "ns" violate the new PodSecurity enforce level "restricted:latest"`` when any does; then one warning per
+        distinct set of violated checks (:func:`forbidden_reason`), prefixed by the lexically first pod with it
+        (``p1: ...``, ``p1 (and 1 other pod): ...``, ``p1 (and 2 other pods): ...``), sorted. A failed pod list
+        is the one warning ``failed to list pods while checking new PodSecurity enforce level``."""
+        budget = min(self.pod_check_timeout, timeout / 2)
+        deadline = time.monotonic() + budget
+        assert self.pods is not None
+        try:
+            pods = await self.pods.list_live("", "pods", namespace, max(budget, 0.001))
+        except errors.StatusError:
+            return [LIST_PODS_FAILED]
+        prioritized = self._prioritize(pods)
+        total = len(prioritized)
+        prioritized = prioritized[:self.max_pods_to_check]
+        checked = len(prioritized)
+        level = enforce[0]
+        first_pod: dict[str, str] = {}  # forbidden reason -> lexically first pod name (insertion = first seen)
+        counts: dict[str, int] = {}
+        for i, pod in enumerate(prioritized):
+            meta = pod.get("metadata") or {}
+            violations = evaluate(level, meta, pod.get("spec") or {})
+            if violations:
+                reason = forbidden_reason(violations)
+                pod_name = str(meta.get("name", ""))
+                if reason not in first_pod or pod_name < first_pod[reason]:
+                    first_pod[reason] = pod_name
+                counts[reason] = counts.get(reason, 0) + 1
+            if time.monotonic() >= deadline:
+                checked = i + 1
+                break
+        warnings = []
+        if checked < total:
+            warnings.append(f"new PodSecurity enforce level only checked against the first {checked} of {total} "
+                            "existing pods")
+        if first_pod:
+            warnings.append(f'existing pods in namespace "{namespace}" violate the new PodSecurity enforce level '
+                            f'"{enforce[0]}:{enforce[1]}"')
+        decorated = []
+        for reason, pod_name in first_pod.items():
+            others = counts[reason] - 1
+            prefix = pod_name if others == 0 else \
+                f"{pod_name} (and 1 other pod)" if others == 1 else f"{pod_name} (and {others} other pods)"
+            decorated.append(f"{prefix}: {reason}")
+        return warnings + sorted(decorated)
