@@ -166,6 +166,18 @@ WATCH_MATCHES = ({"prefix": "/", "query_parameters": [{"name": "watch", "present
 
 
 def _status_format(reason: str) -> dict[str, Any]:
+    """Envoy's own answer with status ``reason`` as kube's Status bytes: Go's field order (kind, apiVersion,
+    metadata, status, message, reason, code) and json.Encoder's trailing newline. A text format, because Envoy's
+    ``json_format`` always sorts the keys; the message is Envoy's own fixed text or kapi's (``no healthy
+    upstream``, ``upstream connect error or disconnect/reset before headers. ...``, the 413 below), none with a
+    character JSON would escape. Codes without a mapper get :func:`_status_json_format`."""
+    return {"text_format": '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+                           '"message":"%LOCAL_REPLY_BODY%","reason":"' + reason + '","code":%RESPONSE_CODE%}\n',
+            "content_type": "application/json"}
+
+
+def _status_json_format(reason: str) -> dict[str, Any]:
+    """The Status of a code no mapper names, JSON-escaped by Envoy whatever the message (keys sorted)."""
     return {"json_format": {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                             "message": "%LOCAL_REPLY_BODY%", "reason": reason, "code": "%RESPONSE_CODE%"},
             "content_type": "application/json"}
@@ -201,7 +213,7 @@ def local_reply_config() -> dict[str, Any]:
                                              "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}]}
                         if code in (429, 503) else {})}
                     for code, reason in _LOCAL_REPLY_REASONS.items())],
-        "body_format": _status_format("InternalError"),
+        "body_format": _status_json_format("InternalError"),
     }
 
 
