@@ -153,8 +153,17 @@ def _walkable(ftype: Any) -> str | None:
     return None
 
 
+@functools.cache
+def _kind_messages() -> frozenset[str]:
+    """The messages that are kinds: their Go structs embed TypeMeta, so a nested one (a StatefulSet's
+    PersistentVolumeClaim templates) writes ``kind`` and ``apiVersion`` first too."""
+    return frozenset(m.name for m in decoder.schema().kinds.values())
+
+
 def _struct(value: dict[str, Any], name: str, head: tuple[str, ...] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    if not head and name in _kind_messages():
+        head = ("kind", "apiVersion")
     for key in head:
         if key in value:
             out[key] = value[key]

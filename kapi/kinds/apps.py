@@ -379,6 +379,29 @@ class ReplicaSetStrategy(Strategy):
         return selector_immutable(new, old, subresource)
 
 
+def claim_type_meta(claim: Obj) -> None:
+    """Give one ``spec.volumeClaimTemplates`` item (a PersistentVolumeClaim dict) the TypeMeta kube writes, in
+    place: ``kind: PersistentVolumeClaim`` and ``apiVersion: v1`` first (the embedded TypeMeta's place in Go's
+    struct order), replacing any the client sent. kube's conversion from the versioned StatefulSetSpec clears
+    them and the conversion to it sets them on every template (pkg/apis/apps/v1, v1beta1 and v1beta2
+    conversion.go, Convert_apps_StatefulSetSpec_To_v1_StatefulSetSpec; kubernetes#87583), so the stored object,
+    a create's answer and every read have them."""
+    rest = {k: v for k, v in claim.items() if k not in ("kind", "apiVersion")}
+    claim.clear()
+    claim.update({"kind": "PersistentVolumeClaim", "apiVersion": "v1", **rest})
+
+
+def _without_claim_type_meta(spec: Obj) -> Obj:
+    """``spec`` with its claims' kind/apiVersion left out: kube's update check compares internal specs, where
+    conversion has cleared them (an object stored without them compares equal to its defaulted update)."""
+    claims = spec.get("volumeClaimTemplates")
+    if not isinstance(claims, list):
+        return spec
+    stripped = [{k: v for k, v in c.items() if k not in ("kind", "apiVersion")} if isinstance(c, dict) else c
+                for c in claims]
+    return {**spec, "volumeClaimTemplates": stripped}
+
+
 @register
 class StatefulSetStrategy(Strategy):
     """StatefulSet: replicas 1, OrderedReady, partition 0, PVC retention Retain; most of the spec frozen."""
@@ -400,7 +423,8 @@ class StatefulSetStrategy(Strategy):
     def default(self, obj: Obj) -> None:
         """SetDefaults_StatefulSet: replicas 1, OrderedReady, RollingUpdate partition 0, revisionHistoryLimit 10,
         PVC retention Retain/Retain, the template's PodSpec defaults; each ``volumeClaimTemplates`` claim gets a
-        PersistentVolumeClaim's (``spec.volumeMode`` Filesystem, ``status.phase`` Pending)."""
+        PersistentVolumeClaim's (``spec.volumeMode`` Filesystem, ``status.phase`` Pending) and the claim's TypeMeta,
+        ``kind: PersistentVolumeClaim`` / ``apiVersion: v1``, whatever the client sent (see :func:`claim_type_meta`)."""
         spec = spec_of(obj)
         spec.setdefault("replicas", 1)
         spec.setdefault("podManagementPolicy", "OrderedReady")
@@ -413,7 +437,8 @@ class StatefulSetStrategy(Strategy):
                     retention[key] = "Retain"
         default_template(spec, create=True)
         for claim in _list(spec.get("volumeClaimTemplates")):
-            if isinstance(claim, dict):  # each a PersistentVolumeClaim: its spec and status defaults
+            if isinstance(claim, dict):  # each a PersistentVolumeClaim: its TypeMeta, spec and status defaults
+                claim_type_meta(claim)
                 default_claim_spec(claim.setdefault("spec", {}) if claim.get("spec") is None else claim["spec"])
                 status = claim.get("status")
                 if status is None:
@@ -443,8 +468,8 @@ class StatefulSetStrategy(Strategy):
                                                                           "updatedReplicas", "availableReplicas"),
                                            "status.readyReplicas")
         spec, old_spec = _dict(new.get("spec")), _dict(old.get("spec"))
-        rest = {k: v for k, v in spec.items() if k not in STATEFULSET_MUTABLE}
-        old_rest = {k: v for k, v in old_spec.items() if k not in STATEFULSET_MUTABLE}
+        rest = _without_claim_type_meta({k: v for k, v in spec.items() if k not in STATEFULSET_MUTABLE})
+        old_rest = _without_claim_type_meta({k: v for k, v in old_spec.items() if k not in STATEFULSET_MUTABLE})
         return [forbidden("spec", STATEFULSET_UPDATE_FORBIDDEN)] if rest != old_rest else []
 
 

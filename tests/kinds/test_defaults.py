@@ -238,7 +238,8 @@ def test_volume_and_claim_defaults_and_statuses():
     assert pvc == {"spec": {"volumeMode": "Filesystem"}, "status": {"phase": "Pending"}}
     sts = {"spec": {"volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {}}]}}
     strategy_for("apps", "StatefulSet").default(sts)
-    assert sts["spec"]["volumeClaimTemplates"] == [{"metadata": {"name": "data"}, "spec": {"volumeMode": "Filesystem"},
+    assert sts["spec"]["volumeClaimTemplates"] == [{"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+                                                    "metadata": {"name": "data"}, "spec": {"volumeMode": "Filesystem"},
                                                     "status": {"phase": "Pending"}}]
 
 

@@ -31,6 +31,7 @@ import grpc
 from aiohttp import web
 
 from kapi import errors, gofmt, jsonutil, k8sproto, listoptions
+from kapi.k8sproto import goorder, zero
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import metrics, negotiation, table
 from services.gateway.backends import Backends
@@ -92,10 +93,7 @@ class _Encoder:
             return self._protobuf(event)
         bookmark = event.type == "BOOKMARK"
         if bookmark:
-            obj = jsonutil.loads(event.object) if event.object else {}
-            obj["kind"] = self.resource.kind
-            obj["apiVersion"] = self.resource.group_version
-            obj.setdefault("metadata", {})["resourceVersion"] = str(event.resource_version)
+            obj = self._bookmark(event)
         if output.table:
             if not bookmark:
                 obj = jsonutil.loads(event.object)
@@ -116,12 +114,31 @@ class _Encoder:
             return jsonutil.go_escape(jsonutil.dumps({"type": "BOOKMARK", "object": obj})) + b"\n"
         return b'{"type":"' + event.type.encode() + b'","object":' + jsonutil.go_escape(event.object) + b"}\n"
 
+    def _bookmark(self, event: storage_pb2.WatchEvent) -> dict[str, Any]:
+        """A BOOKMARK's object as kube's watch cache makes it: a new zero object of the kind (``c.newFunc()``)
+        with storage's metadata (its annotations) and the event's resourceVersion, i.e. the zero typed object as
+        encoding/json writes it (``{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"314"},
+        "spec":{"containers":null},"status":{}}``, :func:`kapi.k8sproto.zero.zero_object`); a custom resource's
+        is an Unstructured with apiVersion, kind and metadata, keys sorted; a built-in kind outside the
+        protobuf table: kind, apiVersion, metadata."""
+        stored = jsonutil.loads(event.object) if event.object else {}
+        stored_meta = stored.get("metadata")
+        meta = dict(stored_meta) if isinstance(stored_meta, dict) else {}
+        meta["resourceVersion"] = str(event.resource_version)
+        kind, api_version = self.resource.kind, self.resource.group_version
+        obj = zero.zero_object(api_version, kind, meta)
+        if obj is not None:
+            return obj
+        typed = {"kind": kind, "apiVersion": api_version, "metadata": meta}
+        if goorder.is_unstructured(typed):
+            return zero.unstructured_object(api_version, kind, meta)
+        return goorder.wire_order(typed)
+
     def _protobuf(self, event: storage_pb2.WatchEvent) -> bytes:
-        obj = jsonutil.loads(event.object) if event.object else {}
         if event.type == "BOOKMARK":
-            obj["kind"] = self.resource.kind
-            obj["apiVersion"] = self.resource.group_version
-            obj.setdefault("metadata", {})["resourceVersion"] = str(event.resource_version)
+            obj = self._bookmark(event)
+        else:
+            obj = jsonutil.loads(event.object) if event.object else {}
         if self.scope.output.partial_metadata:
             obj = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.get("metadata")}
         try:
