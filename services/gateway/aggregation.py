@@ -205,9 +205,12 @@ class Aggregator:
         if clean == "/apis":  # local and remote groups, ordered by the APIServices (kapi.apiregistration)
             apiservices = list(self._watcher.items.values())
             aggregated = discovery.wants_aggregated(request.headers.get("Accept", ""))
-            if aggregated:
-                body = discovery.aggregated(False, aggregated, apiservices=apiservices, remote=self.remote_version)
-                return _json(body, discovery.AGGREGATED_V2 if aggregated == "v2" else discovery.AGGREGATED_V2BETA1)
+            if aggregated:  # rebuilt when a CRD, an APIService's spec or a remote document changes
+                key = jsonutil.dumps([[(o.get("metadata") or {}).get("name"), _spec(o)] for o in apiservices]
+                                     ) + jsonutil.dumps(self.discovery)
+                document = discovery.aggregated_document(False, aggregated, apiservices=apiservices,
+                                                         remote=self.remote_version, key=key)
+                return discovery.aggregated_response(request.headers, aggregated, *document)
             return _json(discovery.group_list(apiservices=apiservices))
         if not self.services:
             return None

@@ -11,10 +11,12 @@ Source: "The Kubernetes API: Discovery API" reference.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
-from kapi import apiregistration
+from aiohttp import web
+
+from kapi import apiregistration, jsonutil
 from kapi.resources import REGISTRY, Registry, Resource
 from services.gateway import negotiation
 
@@ -207,7 +209,10 @@ def aggregated(legacy_core: bool, version: str, registry: Registry = REGISTRY,
     """APIGroupDiscoveryList for /api (``legacy_core``) or /apis, groups in kapi.apiregistration.aggregated_order.
 
     A group-version kapi does not serve (a remote APIService's) takes its
-    entry from ``remote``; without one it is left out.
+    entry from ``remote``; without one it is left out. The core group's item
+    has ``metadata: {"creationTimestamp": null}`` (ObjectMeta's ``name`` is
+    omitempty); versions carry ``version``, ``resources``, ``freshness`` in
+    apidiscovery/v2 APIVersionDiscovery's order.
     """
     if legacy_core:
         groups: list[tuple[str, list[str]]] = [("", ["v1"])]
@@ -218,12 +223,85 @@ def aggregated(legacy_core: bool, version: str, registry: Registry = REGISTRY,
         entries_: list[dict[str, Any]] = []
         for v in versions:
             rows = registry.in_group_version(name, v)
-            if rows:
-                entries_.append({"version": v, "freshness": "Current",
-                                 "resources": [_aggregated_resource(r) for r in rows]})
+            if rows:  # APIVersionDiscovery's field order: version, resources, freshness
+                entries_.append({"version": v, "resources": [_aggregated_resource(r) for r in rows],
+                                 "freshness": "Current"})
             elif remote is not None and (entry := remote(name, v)) is not None:
                 entries_.append(entry)
-        if entries_:
-            items.append({"metadata": {"name": name, "creationTimestamp": None}, "versions": entries_})
+        if entries_:  # ObjectMeta's name is omitempty: the core group's item has no name
+            meta: dict[str, Any] = {"name": name, "creationTimestamp": None} if name else {"creationTimestamp": None}
+            items.append({"metadata": meta, "versions": entries_})
     return {"kind": "APIGroupDiscoveryList", "apiVersion": f"apidiscovery.k8s.io/{version}",
             "metadata": {}, "items": items}
+
+
+# --- ETag of the aggregated documents --------------------------------------------------------------------------
+
+
+def encode_aggregated(doc: Mapping[str, Any]) -> tuple[bytes, str]:
+    """An APIGroupDiscoveryList as kube writes it and its ETag hash: ``(body, hash)``.
+
+    ``body`` is json.Encoder's form (compact, HTML-escaped, trailing
+    newline). ``hash`` is 128 upper-case hex digits: SHA-512 of
+    ``json.Marshal`` of the list *without* its TypeMeta (kube hashes the
+    cached ``APIGroupDiscoveryList{Items: ...}``, whose kind and apiVersion
+    are empty and omitted: ``{"metadata":{},"items":[...]}``), so v2 and
+    v2beta1 (and kube's protobuf form) share one ETag; ``Vary: Accept`` keeps
+    caches from mixing them. ``doc`` must start with ``kind`` and
+    ``apiVersion`` (as :func:`aggregated` builds it).
+    kube: apiserver endpoints/discovery/aggregated etag.go calculateETag,
+    handler.go fetchFromCache.
+    """
+    body = jsonutil.go_escape(jsonutil.dumps(doc))
+    type_meta = jsonutil.go_escape(jsonutil.dumps({"kind": doc["kind"], "apiVersion": doc["apiVersion"]}))
+    hashed = b"{" + body[len(type_meta):]  # '{"kind":..,"apiVersion":..,' dropped: the rest is what kube hashes
+    return body + b"\n", hashlib.sha512(hashed).hexdigest().upper()
+
+
+# (legacy_core, version) -> (cache key, body, hash) of the last document built.
+_DOCUMENTS: dict[tuple[bool, str], tuple[Hashable, bytes, str]] = {}
+
+
+def aggregated_document(legacy_core: bool, version: str, registry: Registry = REGISTRY,
+                        apiservices: Iterable[Mapping[str, Any]] = (), remote: RemoteVersion | None = None,
+                        key: Hashable = None) -> tuple[bytes, str]:
+    """:func:`aggregated` encoded by :func:`encode_aggregated`: ``(body, hash)``, built once per document version.
+
+    The document is rebuilt when ``registry.generation`` (a CRD added,
+    changed or removed) or ``key`` changes: ``key`` stands for whatever else
+    it was built from (the APIServices and the remote documents: the caller
+    names their versions). Building /apis costs about 0.6 ms and hashing
+    0.1 ms; a cached answer costs a dict look-up. kube also caches the
+    document and its ETag until a group-version is added or removed
+    (handler.go ``cache.Store(nil)``).
+    """
+    cache_key = (id(registry), registry.generation, key)
+    cached = _DOCUMENTS.get((legacy_core, version))
+    if cached is not None and cached[0] == cache_key:
+        return cached[1], cached[2]
+    body, digest = encode_aggregated(aggregated(legacy_core, version, registry, apiservices, remote))
+    _DOCUMENTS[(legacy_core, version)] = (cache_key, body, digest)
+    return body, digest
+
+
+def aggregated_response(headers: Mapping[str, str], version: str, body: bytes, digest: str) -> web.Response:
+    """The answer to an aggregated-discovery request: 200 with ``body``, or 304 Not Modified with none.
+
+    Both carry ``ETag: "<digest>"``, ``Vary: Accept`` and
+    ``Cache-Control: public`` (which the Cache-Control filter then leaves
+    alone). 304 when the request's first ``If-None-Match`` value is exactly
+    the quoted hash (no list, ``*`` or weak ``W/`` match, as kube compares
+    the strings); it has no Content-Type. The legacy documents (APIVersions,
+    APIGroupList, APIGroup, APIResourceList) carry no ETag.
+    kube: apiserver endpoints/discovery/aggregated etag.go ServeHTTPWithETag.
+    """
+    quoted = f'"{digest}"'
+    if headers.get("If-None-Match") == quoted:
+        response = web.Response(status=304)
+    else:
+        response = web.Response(body=body, status=200)
+        response.headers["Content-Type"] = AGGREGATED_V2 if version == "v2" else AGGREGATED_V2BETA1
+    response.headers["ETag"] = quoted
+    response.headers["Vary"] = "Accept"
+    response.headers["Cache-Control"] = "public"
+    return response

@@ -107,12 +107,11 @@ def non_resource(request: web.Request, info: RequestInfo) -> web.Response:
         body = discovery.VERSION_INFO
     elif path in ("/api", "/apis"):
         version = discovery.wants_aggregated(accept)
-        if version:
-            body = discovery.aggregated(path == "/api", version)
-            content_type = discovery.AGGREGATED_V2 if version == "v2" else discovery.AGGREGATED_V2BETA1
-        else:
-            body = (discovery.api_versions(discovery.server_address(request.headers.get("Host", "")))
-                    if path == "/api" else discovery.group_list())
+        if version:  # cached per registry generation, with kube's ETag / 304 (discovery.aggregated_response)
+            return discovery.aggregated_response(request.headers, version,
+                                                 *discovery.aggregated_document(path == "/api", version))
+        body = (discovery.api_versions(discovery.server_address(request.headers.get("Host", "")))
+                if path == "/api" else discovery.group_list())
     elif len(parts) == 2 and parts[0] == "api":
         body = discovery.resource_list("", parts[1])
     elif len(parts) == 2 and parts[0] == "apis":

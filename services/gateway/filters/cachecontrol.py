@@ -3,7 +3,8 @@
 Everything the API serves is behind authentication and authorization, so
 kube-apiserver tells caches not to reuse an answer for someone else, unless
 the handler chose its own policy (the hashed OpenAPI v3 documents are
-``public, immutable``, the issuer discovery documents ``public, max-age=3600``).
+``public, immutable``, the issuer discovery documents ``public, max-age=3600``, the aggregated
+discovery documents and their 304s ``public``: discovery.aggregated_response).
 401, 403 and 429 answers of the chain's filters carry it too.
 """
 
