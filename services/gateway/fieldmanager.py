@@ -38,12 +38,10 @@ def _options_kind(scope: RequestScope) -> str:
     return {"create": "CreateOptions", "update": "UpdateOptions"}.get(scope.info.verb, "PatchOptions")
 
 
-def check_field_manager(scope: RequestScope) -> None:
-    """ValidateFieldManager on the ``fieldManager`` query parameter, as the create/update/patch handlers check
-    their options first: at most 128 bytes, every character printable (Go's unicode.IsPrint), else 422
-    ``CreateOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\\nb": invalid character U+000A
-    (at position 1)`` (UpdateOptions, PatchOptions for those verbs; ``validation/objectmeta.go``)."""
-    name = scope.param("fieldManager")
+def field_manager_causes(name: str) -> list[errors.Cause]:
+    """ValidateFieldManager's causes for a ``fieldManager`` value: at most 128 bytes (``Too long: may not be more
+    than 128 bytes``), every character printable (Go's unicode.IsPrint) else ``Invalid value: "a\\nb": invalid
+    character U+000A (at position 1)`` (byte offset); ``[]`` when valid (``validation/validation.go``)."""
     causes = []
     if len(name.encode()) > MAX_MANAGER_LENGTH:
         causes.append(errors.Cause("FieldValueTooLong", f"Too long: may not be more than {MAX_MANAGER_LENGTH} bytes",
@@ -54,21 +52,35 @@ def check_field_manager(scope: RequestScope) -> None:
             causes.append(errors.Cause("FieldValueInvalid", f"Invalid value: {gofmt.go_quote(name)}: invalid "
                                        f"character U+{ord(char):04X} (at position {position})", "fieldManager"))
         position += len(char.encode())
+    return causes
+
+
+def check_field_manager(scope: RequestScope) -> None:
+    """ValidateFieldManager on the ``fieldManager`` query parameter, as the create/update/patch handlers check
+    their options first (:func:`field_manager_causes`), else 422 ``CreateOptions.meta.k8s.io "" is invalid:
+    fieldManager: Invalid value: "a\\nb": invalid character U+000A (at position 1)`` (UpdateOptions,
+    PatchOptions for those verbs; ``validation/validation.go``)."""
+    causes = field_manager_causes(scope.param("fieldManager"))
     if causes:
         raise errors.invalid(_options_kind(scope), "", causes, group="meta.k8s.io")
 
 
 def manager(scope: RequestScope, required: bool = False) -> str:
-    """The request's field manager (:func:`check_field_manager`'s rules); 400 when absent and ``required``
-    (apply); else derived from the User-Agent."""
+    """The request's field manager (:func:`check_field_manager`'s rules); derived from the User-Agent when
+    absent. ``required`` (apply): absent is ValidatePatchOptions' 422 ``PatchOptions.meta.k8s.io "" is invalid:
+    fieldManager: Required value: is required for apply patch`` (the PATCH handler checks it first, with the
+    other PatchOptions rules: handlers/patch.py validate_patch_options)."""
     check_field_manager(scope)
     name = scope.param("fieldManager")
     if not name:
         if required:
-            raise errors.bad_request("PATCH, application/apply-patch+yaml: fieldManager is required for apply "
-                                     "requests")
+            raise errors.invalid("PatchOptions", "", [APPLY_MANAGER_REQUIRED], group="meta.k8s.io")
         name = mf.manager_from_user_agent(scope.request.headers.get("User-Agent", ""))
     return name
+
+
+APPLY_MANAGER_REQUIRED = errors.Cause("FieldValueRequired", "Required value: is required for apply patch",
+                                      "fieldManager")
 
 
 OBJECT_META_REF = "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"

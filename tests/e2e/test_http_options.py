@@ -98,7 +98,8 @@ def test_wrong_methods_bad_delete_options_and_huge_bodies_get_status(stack: Stac
     status, _, body = _request(stack, "DELETE", f"{base}/keep?propagationPolicy=Sideways")
     assert status == 422
     assert json.loads(body)["message"] == ('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported '
-                                           'value: "Sideways": supported values: "Foreground", "Background", "Orphan"')
+                                           'value: "Sideways": supported values: "Foreground", "Background", "Orphan", '
+                                           '"nil"')
     kubectl.run("-n", namespace, "get", "configmap", "keep")  # not deleted
     huge = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "huge"},
                        "data": {"a": "x" * (3 * 1024 * 1024 + 10)}}).encode()

@@ -117,7 +117,8 @@ def test_server_side_apply_creates_and_conflict_status(kubectl: Kubectl, api: cl
                                 "field": ".data.k"}]}, "code": 409}
     with pytest.raises(ApiException) as info:
         core.patch_namespaced_config_map("ssa", namespace, body, _content_type="application/apply-patch+yaml")
-    assert info.value.status == 400 and "fieldManager is required" in info.value.body
+    assert info.value.status == 422 and json.loads(info.value.body)["message"] == (
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch')
 
 
 def test_diff_and_edit(kubectl: Kubectl, namespace: str, tmp_path):

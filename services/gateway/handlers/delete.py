@@ -50,27 +50,61 @@ def check_option_types(options: dict[str, Any]) -> None:
                     refuse(value[name], f"preconditions.{name}", go)
 
 
-async def _options(scope: RequestScope) -> dict[str, Any]:
-    """DeleteOptions from the body, with the query parameters kube also accepts filled in where the body is silent."""
-    body = await scope.request.read()
-    options = negotiation.decode_body(body, scope.content_type) if body.strip() else {}
-    if not isinstance(options, dict):
-        raise errors.bad_request("the body of a delete request must be a DeleteOptions object")
+def check_options(options: dict[str, Any]) -> None:
+    """A decoded DeleteOptions as kube checks it before deleting anything: 400 for a field of the wrong JSON type
+    (:func:`check_option_types`), then 422 for options ValidateDeleteOptions refuses
+    (:func:`deletion.validate_delete_options`: ``orphanDependents`` with ``propagationPolicy``, an unknown policy,
+    a ``dryRun`` other than ``All``)."""
     check_option_types(options)
-    for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
-        if key not in options and scope.param(key):
-            value = scope.param(key)
-            if key == "gracePeriodSeconds":
-                try:
-                    options[key] = gofmt.parse_int64(value)
-                except ValueError as exc:
-                    raise errors.bad_request(str(exc)) from None
-            else:
-                options[key] = value.lower() == "true" if key == "orphanDependents" else value
-    deletion.gc_finalizer(options)  # 422 for an unsupported propagationPolicy before anything happens
-    if options.get("dryRun"):
-        if options["dryRun"] != ["All"]:
-            raise errors.bad_request(f"Invalid dry run value: {gofmt.go_value(options['dryRun'])}")
+    deletion.validate_delete_options(options)
+
+
+def _query_bool(value: str) -> bool:
+    """A bool query parameter as kube's parameter codec reads it (Convert_Slice_string_To_bool): false only for
+    ``0`` and ``false`` in any case, true for anything else (the empty string too)."""
+    return value != "0" and value.lower() != "false"
+
+
+# The DeleteOptions fields kube's parameter codec reads from the query (their ``json`` names).
+_QUERY_OPTIONS = ("gracePeriodSeconds", "orphanDependents", "propagationPolicy", "dryRun",
+                  "ignoreStoreReadErrorWithClusterBreakingPotential")
+
+
+def options_from_query(scope: RequestScope) -> dict[str, Any]:
+    """DeleteOptions from the query, as kube's DecodeParameters fills them when the request has no body: a
+    parameter present (even empty) sets its field; ``gracePeriodSeconds`` parses as an int64 (400 with
+    strconv's text), bools as :func:`_query_bool`, ``dryRun`` takes every value."""
+    options: dict[str, Any] = {}
+    for key in _QUERY_OPTIONS:
+        if key not in scope.query:
+            continue
+        value = scope.param(key)
+        if key == "gracePeriodSeconds":
+            try:
+                options[key] = gofmt.parse_int64(value)
+            except ValueError as exc:
+                raise errors.bad_request(str(exc)) from None
+        elif key == "dryRun":
+            options[key] = scope.query.getall(key)
+        elif key == "propagationPolicy":
+            options[key] = value
+        else:
+            options[key] = _query_bool(value)
+    return options
+
+
+async def _options(scope: RequestScope) -> dict[str, Any]:
+    """DeleteOptions from the body, else (no body) from the query, as kube's delete handlers read them: a body
+    makes the query's options ignored. Checked by :func:`check_options` before anything is deleted
+    (handlers/delete.go DeleteResource/DeleteCollection: ValidateDeleteOptions, 422)."""
+    body = await scope.request.read()
+    if not body.strip():
+        options = options_from_query(scope)
+    else:
+        options = negotiation.decode_body(body, scope.content_type)
+        if not isinstance(options, dict):
+            raise errors.bad_request("the body of a delete request must be a DeleteOptions object")
+    check_options(options)
     return options
 
 

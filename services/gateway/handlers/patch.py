@@ -14,10 +14,10 @@ from aiohttp import web
 
 from kapi import errors, gofmt, limits
 from kapi.resources import REGISTRY, Resource
-from services.gateway import negotiation, smptypes
+from services.gateway import fieldmanager, negotiation, smptypes
 from services.gateway import patch as patching
 from services.gateway.handlers.apply import server_side_apply
-from services.gateway.registry import store
+from services.gateway.registry import deletion, store
 from services.gateway.scope import RequestScope
 
 
@@ -86,10 +86,79 @@ async def read_patch(scope: RequestScope) -> bytes:
     return body
 
 
+# ValidateFieldValidation's choices, as sets.NewString(...).List() sorts them.
+_FIELD_VALIDATION = ("", "Ignore", "Strict", "Warn")
+
+
+def validate_patch_options(scope: RequestScope, content_type: str) -> None:
+    """ValidatePatchOptions on the query's PatchOptions, as PatchResource runs it once the body is read and
+    before the patch is decoded; 422 ``PatchOptions.meta.k8s.io "" is invalid: ...`` with, in kube's order:
+
+    - not an apply (``application/apply-patch+yaml``) and ``force`` present, whatever its value: ``force:
+      Forbidden: may not be specified for non-apply patch``;
+    - an apply without ``fieldManager``: ``fieldManager: Required value: is required for apply patch``;
+    - ValidateFieldManager (:func:`fieldmanager.field_manager_causes`), ValidateDryRun
+      (:func:`deletion.dry_run_causes`), ValidateFieldValidation (``fieldValidation: Unsupported value: "x":
+      supported values: "", "Ignore", "Strict", "Warn"``).
+
+    Source: ``apimachinery/pkg/apis/meta/v1/validation/validation.go``, ``apiserver/.../handlers/patch.go``."""
+    causes = []
+    name = scope.param("fieldManager")
+    if content_type != negotiation.APPLY_PATCH:
+        if "force" in scope.query:
+            causes.append(errors.Cause("FieldValueForbidden", "Forbidden: may not be specified for non-apply patch",
+                                       "force"))
+    elif not name:
+        causes.append(fieldmanager.APPLY_MANAGER_REQUIRED)
+    causes += fieldmanager.field_manager_causes(name)
+    causes += deletion.dry_run_causes(scope.query.getall("dryRun", []))
+    directive = scope.param("fieldValidation")
+    if directive not in _FIELD_VALIDATION:
+        causes.append(errors.Cause("FieldValueNotSupported", f"Unsupported value: {gofmt.go_quote(directive)}: "
+                                   'supported values: "", "Ignore", "Strict", "Warn"', "fieldValidation"))
+    if causes:
+        raise errors.invalid("PatchOptions", "", causes, "meta.k8s.io")
+
+
+def check_identity(scope: RequestScope, result: dict[str, Any]) -> None:
+    """What kube's patcher.applyPatch does with the patched object's name and namespace, in place on ``result``
+    (a JSON, merge or strategic merge patch's result):
+
+    - EnsureObjectNamespaceMatchesRequestNamespace with the request's namespace (none for a cluster-scoped
+      resource and for Namespaces themselves, ExpectedNamespaceForResource): the same is kept, none becomes the
+      request's, a cluster-scoped object's is dropped, another is 400 ``the namespace of the provided object
+      does not match the namespace sent on the request``;
+    - checkName: 400 ``the name of the object (p9) does not match the name on the URL (p4)`` (an emptied name
+      too: ``()``).
+
+    Sources: ``apiserver/pkg/endpoints/handlers/patch.go`` applyPatch, ``handlers/rest.go`` checkName,
+    ``apiserver/pkg/registry/rest/create.go`` EnsureObjectNamespaceMatchesRequestNamespace."""
+    meta = result["metadata"]
+    r = scope.resource
+    expected = scope.info.namespace if r.namespaced and not (r.group == "" and r.resource == "namespaces") else ""
+    given = meta.get("namespace") or ""
+    if given != expected:
+        if not given:
+            meta["namespace"] = expected
+        elif not expected:
+            meta.pop("namespace", None)
+        else:
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
+                                     "the request")
+    name = meta.get("name") or ""
+    if name != scope.info.name:
+        raise errors.bad_request(f"the name of the object ({name}) does not match the name on the URL "
+                                 f"({scope.info.name})")
+
+
 async def patch(scope: RequestScope) -> web.Response:
-    """Patch the object named by the URL; 404 if absent, 409 if a pinned resourceVersion is stale."""
+    """Patch the object named by the URL; 404 if absent, 409 if a pinned resourceVersion is stale.
+
+    The PatchOptions are checked once the body is read (:func:`validate_patch_options`, 422), the patched
+    object's name and namespace after each patch (:func:`check_identity`, 400)."""
     body = await read_patch(scope)
     content_type = scope.content_type
+    validate_patch_options(scope, content_type)
     if content_type == negotiation.APPLY_PATCH:
         return await server_side_apply(scope, body)
     patch_doc = negotiation.decode_body(body, content_type)
@@ -102,6 +171,7 @@ async def patch(scope: RequestScope) -> web.Response:
         result = apply(content_type, live, patch_doc, scope)
         if not isinstance(result.get("metadata"), dict):
             raise errors.bad_request("metadata must be an object")
+        check_identity(scope, result)
         return result
 
     stored, _ = await store.guaranteed_update(scope, patched)

@@ -40,7 +40,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from kapi import crd, errors, grpcutil, jsonutil
+from kapi import crd, errors, gofmt, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway.scope import RequestScope
 
@@ -51,13 +51,53 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def gc_finalizer(options: dict[str, Any]) -> str:
-    """The garbage-collection finalizer a DeleteOptions asks for ("" for background propagation)."""
+POLICIES = ("Foreground", "Background", "Orphan")
+
+
+def _go_strings(values: list[Any]) -> str:
+    """Go's ``%#v`` of a ``[]string``: ``[]string{"a", "b"}``."""
+    return "[]string{" + ", ".join(gofmt.go_quote(v) for v in values) + "}"
+
+
+def dry_run_causes(values: list[Any]) -> list[errors.Cause]:
+    """ValidateDryRun (apimachinery ``meta/v1/validation``): every ``dryRun`` value must be ``All``, else one
+    ``dryRun: Unsupported value: []string{"x"}: supported values: "All"`` cause naming the whole list."""
+    if all(v == "All" for v in values):
+        return []
+    return [errors.Cause("FieldValueNotSupported", f'Unsupported value: {_go_strings(values)}: supported values: '
+                         '"All"', "dryRun")]
+
+
+def validate_delete_options(options: dict[str, Any]) -> None:
+    """ValidateDeleteOptions, as kube's delete handlers and rest.BeforeDelete run it; ``options`` a decoded
+    DeleteOptions dict. 422 ``DeleteOptions.meta.k8s.io "" is invalid: ...`` (errors.NewInvalid of GroupKind
+    meta.k8s.io/DeleteOptions, no name) with, in kube's order:
+
+    - ``orphanDependents`` and ``propagationPolicy`` both set (any values, false too): ``propagationPolicy:
+      Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set``;
+    - a ``propagationPolicy`` not Foreground/Background/Orphan: ``propagationPolicy: Unsupported value: "x":
+      supported values: "Foreground", "Background", "Orphan", "nil"``;
+    - a ``dryRun`` value other than ``All`` (:func:`dry_run_causes`).
+
+    Source: ``apimachinery/pkg/apis/meta/v1/validation/validation.go`` ValidateDeleteOptions."""
+    causes = []
     policy = options.get("propagationPolicy")
-    if policy is not None and policy not in ("Foreground", "Background", "Orphan"):
-        raise errors.invalid("DeleteOptions", "", [errors.Cause(
-            "FieldValueNotSupported", f'Unsupported value: "{policy}": supported values: "Foreground", '
-            '"Background", "Orphan"', "propagationPolicy")], "meta.k8s.io")
+    if options.get("orphanDependents") is not None and policy is not None:
+        causes.append(errors.Cause("FieldValueInvalid", f"Invalid value: {gofmt.go_quote(policy)}: orphanDependents "
+                                   "and deletionPropagation cannot be both set", "propagationPolicy"))
+    if policy is not None and policy not in POLICIES:
+        causes.append(errors.Cause("FieldValueNotSupported", f"Unsupported value: {gofmt.go_quote(policy)}: supported "
+                                   'values: "Foreground", "Background", "Orphan", "nil"', "propagationPolicy"))
+    causes += dry_run_causes(list(options.get("dryRun") or []))
+    if causes:
+        raise errors.invalid("DeleteOptions", "", causes, "meta.k8s.io")
+
+
+def gc_finalizer(options: dict[str, Any]) -> str:
+    """The garbage-collection finalizer a DeleteOptions asks for ("" for background propagation); 422 for
+    options :func:`validate_delete_options` refuses (the handlers check them first)."""
+    validate_delete_options(options)
+    policy = options.get("propagationPolicy")
     if policy == "Foreground":
         return FOREGROUND
     if policy == "Orphan" or (policy is None and options.get("orphanDependents") is True):
