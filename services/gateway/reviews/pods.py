@@ -12,10 +12,14 @@ Never a hang.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import random
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
+from multidict import MultiDict, MultiDictProxy
 
 from kapi import errors, gofmt, grpcutil, jsonutil
 from kapi.resources import REGISTRY
@@ -28,6 +32,13 @@ from services.gateway.reviews import review, subresource
 from services.gateway.scope import RequestScope
 
 STREAMING = ("exec", "attach", "portforward", "proxy")
+
+EVICTION_REFUSED = "Cannot evict pod as it would violate the pod's disruption budget."
+# EvictionsRetry (eviction.go): 20 tries, 0.5 s apart with 10 % jitter
+EVICTION_RETRIES = 20
+EVICTION_RETRY_SECONDS = 0.5
+# MaxDisruptedPodSize: a budget with more unconfirmed evictions than this refuses more
+MAX_DISRUPTED_POD_SIZE = 2000
 
 
 async def _pod(scope: RequestScope) -> dict[str, Any]:
@@ -142,9 +153,10 @@ for _name in STREAMING:
     _register(_name)
 
 
-def _labels_match(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    """A LabelSelector (matchLabels + matchExpressions) against ``labels``; an empty selector matches nothing here."""
-    if not selector:
+def _labels_match(selector: Any, labels: dict[str, str]) -> bool:
+    """Whether a PodDisruptionBudget's ``spec.selector`` selects ``labels``, as metav1.LabelSelectorAsSelector
+    builds it for policy/v1: an absent (nil) selector selects nothing, ``{}`` every pod, an invalid one none."""
+    if not isinstance(selector, dict):
         return False
     try:
         return label_selector_matches(selector, labels)
@@ -159,56 +171,335 @@ def _created(scope: RequestScope) -> web.Response:
 
 
 def _same_name(body: Any, scope: RequestScope, kind: str) -> None:
-    """400 ``name in URL does not match name in <Kind> object`` when the body names another pod (kube's
-    BindingREST / EvictionREST); a body without a name is taken for the URL's."""
+    """400 ``name in URL does not match name in <Kind> object`` unless the body's ``metadata.name`` is the URL's
+    (BindingREST.Create / EvictionREST.Create compare them as they are: a body without a name is refused too)."""
     meta = body.get("metadata") if isinstance(body, dict) else None
     name = meta.get("name") if isinstance(meta, dict) else None
-    if name and name != scope.info.name:
+    if (name or "") != scope.info.name:
         raise errors.bad_request(f"name in URL does not match name in {kind} object")
+
+
+def _other(scope: RequestScope, group: str, resource: str, name: str, subresource: str, verb: str,
+           manager: str = "") -> RequestScope:
+    """A scope for an internal write on another object of the request's namespace: ``group``/``resource`` (v1),
+    ``name``, ``subresource``, without the original request's query options (dryRun, fieldManager). With a
+    ``manager`` (kube's loopback client, whose User-Agent names ``kube-apiserver``) the write's managedFields
+    name it; without, none are recorded (kube's registry writing through its own store runs no field manager).
+    The warnings list is shared."""
+    found = REGISTRY.get(group, "v1", resource)
+    assert found is not None
+    info = dataclasses.replace(scope.info, api_group=group, api_version="v1", resource=resource,
+                               subresource=subresource, name=name, verb=verb)
+    attrs = dataclasses.replace(scope.attrs, api_group=group, api_version="v1", resource=resource,
+                                subresource=subresource, name=name, verb=verb)
+    query = MultiDictProxy(MultiDict({"fieldManager": manager} if manager else {}))
+    return dataclasses.replace(scope, resource=found, info=info, attrs=attrs, query=query, applying=not manager)
+
+
+def _now() -> str:
+    """metav1.Now() as it encodes (RFC 3339, seconds, UTC)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _update_pod_condition(pod: dict[str, Any], condition: dict[str, Any]) -> None:
+    """podutil.UpdatePodCondition: ``condition`` (type, status, reason, message) replaces the pod's condition of
+    its type whole, or is appended; ``lastTransitionTime`` is now unless the status did not change (then the old
+    one stays); ``lastProbeTime`` is the zero time (``null``)."""
+    status = pod.get("status")
+    if not isinstance(status, dict):
+        status = pod["status"] = {}
+    conditions = status.get("conditions")
+    if not isinstance(conditions, list):
+        conditions = status["conditions"] = []
+    new = {"type": condition["type"], "status": condition["status"], "lastProbeTime": None,
+           "lastTransitionTime": _now()}
+    new.update((k, condition[k]) for k in ("reason", "message") if condition.get(k))
+    for index, old in enumerate(conditions):
+        if isinstance(old, dict) and old.get("type") == condition["type"]:
+            if old.get("status") == condition["status"]:
+                new["lastTransitionTime"] = old.get("lastTransitionTime")
+            conditions[index] = new
+            return
+    conditions.append(new)
+
+
+def _is_ready(pod: dict[str, Any]) -> bool:
+    """podutil.IsPodReady: the ``Ready`` condition is ``True``."""
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if isinstance(condition, dict) and condition.get("type") == "Ready":
+            return condition.get("status") == "True"
+    return False
+
+
+def _too_many(cause: str, retry_after_seconds: int) -> errors.StatusError:
+    """errors.NewTooManyRequests(EVICTION_REFUSED, retry) with one ``DisruptionBudget`` cause (retryAfterSeconds
+    0 is omitted, and sends no Retry-After)."""
+    details: dict[str, Any] = {"causes": [{"reason": "DisruptionBudget", "message": cause}]}
+    if retry_after_seconds:
+        details["retryAfterSeconds"] = retry_after_seconds
+    return errors.StatusError(429, "TooManyRequests", EVICTION_REFUSED, details)
+
+
+def _still_processing(name: str) -> errors.StatusError:
+    """createTooManyRequestsError: 429, retry after 10 s, ``The disruption budget <name> is still being processed
+    by the server.``"""
+    return _too_many(f"The disruption budget {name} is still being processed by the server.", 10)
+
+
+def _denied_message(pdb: dict[str, Any]) -> str:
+    """checkAndDecrement's cause when ``disruptionsAllowed`` is 0, from the ``DisruptionAllowed`` condition and
+    the healthy counts (a failed sync first: the counts are not trustworthy then)."""
+    name = (pdb.get("metadata") or {}).get("name", "")
+    status = pdb.get("status") or {}
+    condition = next((c for c in status.get("conditions") or [] if isinstance(c, dict)
+                      and c.get("type") == "DisruptionAllowed"), None)
+    refusing = condition is not None and condition.get("status") == "False" and bool(condition.get("message"))
+    current, desired = int(status.get("currentHealthy") or 0), int(status.get("desiredHealthy") or 0)
+    if refusing and condition is not None and condition.get("reason") == "SyncFailed":
+        return (f"The disruption budget {name} does not allow evicting pods currently because it failed sync: "
+                f"{condition.get('message')}")
+    if current <= desired:
+        return f"The disruption budget {name} needs {desired} healthy pods and has {current} currently"
+    if refusing and condition is not None:
+        return (f"The disruption budget {name} does not allow evicting pods currently ({condition.get('reason', '')})"
+                f": {condition.get('message')}")
+    return f"The disruption budget {name} does not allow evicting pods currently"
+
+
+def _disruption_allowed_condition(pdb: dict[str, Any]) -> None:
+    """pdbhelper.UpdateDisruptionAllowedCondition through meta.SetStatusCondition, for a budget with no
+    disruption left: ``DisruptionAllowed`` False ``InsufficientPods`` (its observedGeneration the status's);
+    lastTransitionTime moves only when the status changes."""
+    status = pdb.setdefault("status", {})
+    conditions = status.get("conditions")
+    if not isinstance(conditions, list):
+        conditions = status["conditions"] = []
+    wanted = {"type": "DisruptionAllowed", "status": "False",
+              "observedGeneration": int(status.get("observedGeneration") or 0),
+              "reason": "InsufficientPods", "message": ""}
+    for condition in conditions:
+        if isinstance(condition, dict) and condition.get("type") == "DisruptionAllowed":
+            if condition.get("status") != "False":
+                condition["lastTransitionTime"] = _now()
+            condition.update(wanted)
+            if not condition["observedGeneration"]:
+                condition.pop("observedGeneration")
+            return
+    if not wanted["observedGeneration"]:
+        wanted.pop("observedGeneration")
+    conditions.append({**wanted, "lastTransitionTime": _now()})
+
+
+async def _check_and_decrement(scope: RequestScope, pod_name: str, pdb: dict[str, Any], dry_run: bool) -> None:
+    """checkAndDecrement: refuse when the budget allows no disruption, else take one and record the pod in
+    ``status.disruptedPods`` (now) with an UpdateStatus of the budget as read (409 when it changed since; not on
+    a dry run). 429 still processed (observedGeneration < generation, retry 10 s); 403 ``poddisruptionbudget.policy
+    "<name>" is forbidden: pdb disruptions allowed is negative`` or ``DisruptedPods map too big - too many
+    evictions not confirmed by PDB controller`` (more than 2000 entries); 429 (retry 0) with
+    :func:`_denied_message` when none is allowed."""
+    meta = pdb.get("metadata") or {}
+    name = meta.get("name", "")
+    status = pdb.setdefault("status", {})
+    if int(status.get("observedGeneration") or 0) < int(meta.get("generation") or 0):
+        raise _still_processing(name)
+    allowed = int(status.get("disruptionsAllowed") or 0)
+    if allowed < 0:
+        raise errors.forbidden("poddisruptionbudget", name, "pdb disruptions allowed is negative", "policy")
+    if len(status.get("disruptedPods") or {}) > MAX_DISRUPTED_POD_SIZE:
+        raise errors.forbidden("poddisruptionbudget", name, "DisruptedPods map too big - too many evictions not "
+                               "confirmed by PDB controller", "policy")
+    if allowed == 0:
+        raise _too_many(_denied_message(pdb), 0)
+    status["disruptionsAllowed"] = allowed - 1
+    if allowed == 1:
+        _disruption_allowed_condition(pdb)
+    if dry_run:
+        return
+    disrupted = status.get("disruptedPods")
+    status["disruptedPods"] = {**(disrupted if isinstance(disrupted, dict) else {}), pod_name: _now()}
+
+    async def replace(live: dict[str, Any] | None) -> dict[str, Any]:
+        return pdb  # carries the resourceVersion read: a budget changed since is a 409, read again
+
+    await store.guaranteed_update(_other(scope, "policy", "poddisruptionbudgets", name, "status", "update",
+                                         "kube-apiserver"), replace)
+
+
+async def _read_budget(scope: RequestScope, name: str) -> dict[str, Any]:
+    """The budget ``name`` of the request's namespace as stored now (its resourceVersion set)."""
+    reply: Any = await grpcutil.call("storage", scope.backends.storage.Get, storage_pb2.GetRequest(
+        key=storage_pb2.ResourceKey(group="policy", resource="poddisruptionbudgets", namespace=scope.info.namespace,
+                                    name=name)), timeout=scope.timeout)
+    return dict(jsonutil.loads(reply.object))
+
+
+async def _budgets(scope: RequestScope, pod: dict[str, Any]) -> list[dict[str, Any]]:
+    """getPodDisruptionBudgets: the namespace's PodDisruptionBudgets whose selector selects the pod."""
+    listed: Any = await grpcutil.call("storage", scope.backends.storage.List, storage_pb2.ListRequest(
+        key=storage_pb2.ResourceKey(group="policy", resource="poddisruptionbudgets", namespace=scope.info.namespace)),
+        timeout=scope.timeout)
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    out = []
+    for raw in listed.items:
+        pdb = jsonutil.loads(raw)
+        if _labels_match((pdb.get("spec") or {}).get("selector"), labels):
+            out.append(pdb)
+    return out
+
+
+def _propagate_dry_run(scope: RequestScope, options: dict[str, Any]) -> dict[str, Any]:
+    """propagateDryRun: the request's ``dryRun`` goes into the Eviction's deleteOptions when those have none;
+    both set and different -> 500 ``Non-matching dry-run options in request and content: [All] and [...]``."""
+    requested = list(scope.query.getall("dryRun", []))
+    if requested:
+        scope.dry_run()  # kube's 400 for a value other than All
+    own = options.get("dryRun")
+    if not own:
+        if requested:
+            options["dryRun"] = requested
+        return options
+    if requested and list(own) != requested:
+        raise errors.StatusError(500, "", "Non-matching dry-run options in request and content: "
+                                 f"[{' '.join(requested)}] and [{' '.join(str(v) for v in own)}]")
+    return options
+
+
+def _with_resource_version(options: dict[str, Any], resource_version: str) -> dict[str, Any]:
+    """setPreconditionsResourceVersion on a copy of ``options``."""
+    pre = options.get("preconditions")
+    return {**options, "preconditions": {**(pre if isinstance(pre, dict) else {}),
+                                         "resourceVersion": resource_version}}
+
+
+def _rv_unset(options: dict[str, Any]) -> bool:
+    """resourceVersionIsUnset: no ``preconditions.resourceVersion``."""
+    pre = options.get("preconditions")
+    return not isinstance(pre, dict) or pre.get("resourceVersion") is None
+
+
+async def _condition_and_delete(scope: RequestScope, options: dict[str, Any]) -> None:
+    """addConditionAndDeletePod: unless a dry run, the pod gets the ``DisruptionTarget`` True
+    ``EvictionByEvictionAPI`` condition (``Eviction API: evicting``) through its status, after the options'
+    preconditions are checked on the latest pod (409 ``Operation cannot be fulfilled on Pod "<name>": the UID in
+    the precondition ...``); a resourceVersion precondition then moves to the updated pod's. Then the pod is
+    deleted with ``options``."""
+    name = scope.info.name
+    if not options.get("dryRun"):
+        given = options.get("preconditions")
+        pre: dict[str, Any] = given if isinstance(given, dict) else {}
+
+        async def appender(live: dict[str, Any] | None) -> dict[str, Any]:
+            assert live is not None
+            meta = live.get("metadata") or {}
+            uid, rv = pre.get("uid"), pre.get("resourceVersion")
+            if uid and uid != meta.get("uid"):
+                raise errors.conflict("Pod", name, f"the UID in the precondition ({uid}) does not match the UID in "
+                                      f"record ({meta.get('uid', '')}). The object might have been deleted and then "
+                                      "recreated")
+            if rv and rv != meta.get("resourceVersion"):
+                raise errors.conflict("Pod", name, f"the ResourceVersion in the precondition ({rv}) does not match "
+                                      f"the ResourceVersion in record ({meta.get('resourceVersion', '')}). The object "
+                                      "might have been modified")
+            _update_pod_condition(live, {"type": "DisruptionTarget", "status": "True",
+                                         "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"})
+            return live
+
+        updated, _ = await store.guaranteed_update(_other(scope, "", "pods", name, "status", "update"), appender)
+        if not _rv_unset(options):
+            rv = (jsonutil.loads(updated).get("metadata") or {}).get("resourceVersion", "")
+            options = _with_resource_version(options, rv)
+    await store.delete(scope, name, options)
 
 
 @subresource("", "pods", "eviction")
 async def eviction(scope: RequestScope) -> web.StreamResponse:
-    """POST pods/<name>/eviction (policy/v1 Eviction, as ``kubectl drain`` sends): delete the pod unless a
-    PodDisruptionBudget selecting it allows no disruption (429 with kube's message). Source: "API-initiated
-    Eviction"."""
+    """POST pods/<name>/eviction (policy/v1 Eviction, as ``kubectl drain`` sends): kube's EvictionREST.Create.
+
+    A pod that is Pending, Succeeded, Failed or already terminating is deleted whatever its budgets say
+    (canIgnorePDB; a resourceVersion precondition guards a live one). Otherwise the one PodDisruptionBudget
+    selecting it is checked and decremented (:func:`_check_and_decrement`, retried on 409 up to 20 times, 0.5 s
+    apart, reading the budget again); an unready pod goes without taking a disruption when the budget's
+    ``unhealthyPodEvictionPolicy`` is ``AlwaysAllow``, or (``IfHealthyBudget``, the default) it has
+    ``currentHealthy >= desiredHealthy > 0`` (then deleted with its resourceVersion as precondition; a 409 on it
+    is the 429 still-processing refusal). More than one budget: a 500 Failure Status without reason ``This pod has
+    more than one PodDisruptionBudget, which the eviction subresource does not support.`` (the answer, not an
+    error). A dry run (query or ``deleteOptions.dryRun``) writes neither budget nor pod. Answers 201 Success.
+    """
     if scope.info.verb != "create":
         raise errors.method_not_allowed("pods/eviction", scope.info.verb)
     body = await scope.request.read()
     eviction = negotiation.decode_body(body, scope.content_type) if body.strip() else {}
     _same_name(eviction, scope, "Eviction")
-    pod = await _pod(scope)
-    labels = (pod.get("metadata") or {}).get("labels") or {}
-    # A pod that is not running (Pending, Succeeded, Failed) may go whatever its budgets say (kube's canIgnorePDB).
-    phase = (pod.get("status") or {}).get("phase", "")
-    budgets: list[bytes] = []
-    if phase not in ("Pending", "Succeeded", "Failed"):
-        listed: Any = await grpcutil.call("storage", scope.backends.storage.List, storage_pb2.ListRequest(
-            key=storage_pb2.ResourceKey(group="policy", resource="poddisruptionbudgets",
-                                        namespace=scope.info.namespace)), timeout=scope.timeout)
-        budgets = list(listed.items)
-    for raw in budgets:
-        pdb = jsonutil.loads(raw)
-        if _labels_match((pdb.get("spec") or {}).get("selector") or {}, labels):
-            if int((pdb.get("status") or {}).get("disruptionsAllowed") or 0) < 1:
-                name = (pdb.get("metadata") or {}).get("name", "")
-                raise errors.StatusError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's "
-                                         "disruption budget.", {"causes": [{
-                                             "reason": "DisruptionBudget", "message": f"The disruption budget {name} "
-                                             "needs 1 healthy pods and has 0 currently"}]})
     options = eviction.get("deleteOptions") if isinstance(eviction, dict) else None
     options = dict(options) if isinstance(options, dict) else {}
     check_option_types(options)
-    await store.delete(scope, scope.info.name, options)
+    options = _propagate_dry_run(scope, options)
+    retry = _rv_unset(options)  # a client's resourceVersion precondition is not retried
+    pod: dict[str, Any] = {}
+    for attempt in range(EVICTION_RETRIES):
+        pod = await _pod(scope)
+        meta = pod.get("metadata") or {}
+        phase = (pod.get("status") or {}).get("phase", "")
+        if phase not in ("Pending", "Succeeded", "Failed") and not meta.get("deletionTimestamp"):
+            break  # canIgnorePDB is false: the budgets decide
+        delete_options = options
+        if phase == "Pending" and not meta.get("deletionTimestamp") and retry:  # shouldEnforceResourceVersion
+            delete_options = _with_resource_version(options, str(meta.get("resourceVersion") or ""))
+        try:
+            await _condition_and_delete(scope, delete_options)
+        except errors.StatusError as err:
+            if not retry or err.reason != "Conflict" or attempt == EVICTION_RETRIES - 1:
+                raise
+            await asyncio.sleep(EVICTION_RETRY_SECONDS * (1 + random.random() * 0.1))
+            continue
+        return _created(scope)
+    budgets = await _budgets(scope, pod)
+    if len(budgets) > 1:
+        return scope.respond({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                              "message": "This pod has more than one PodDisruptionBudget, which the eviction "
+                              "subresource does not support.", "code": 500}, 500)
+    pdb_name, unhealthy = "", False
+    if budgets:
+        pdb = budgets[0]
+        pdb_name = (pdb.get("metadata") or {}).get("name", "")
+        status = pdb.get("status") or {}
+        if not _is_ready(pod):
+            policy = (pdb.get("spec") or {}).get("unhealthyPodEvictionPolicy")
+            desired = int(status.get("desiredHealthy") or 0)
+            unhealthy = policy == "AlwaysAllow" or (int(status.get("currentHealthy") or 0) >= desired > 0)
+        if not unhealthy:
+            await _decrement(scope, pod, pdb, bool(options.get("dryRun")))
+    delete_options = options
+    if unhealthy:
+        delete_options = _with_resource_version(options, str((pod.get("metadata") or {}).get("resourceVersion")))
+    try:
+        await _condition_and_delete(scope, delete_options)
+    except errors.StatusError as err:
+        if err.reason == "Conflict" and unhealthy and retry:
+            raise _still_processing(pdb_name) from None
+        raise
     return _created(scope)
+
+
+async def _decrement(scope: RequestScope, pod: dict[str, Any], pdb: dict[str, Any], dry_run: bool) -> None:
+    """The RetryOnConflict around :func:`_check_and_decrement`: a 409 reads the budget again, at most 20 tries."""
+    name = (pdb.get("metadata") or {}).get("name", "")
+    pod_name = (pod.get("metadata") or {}).get("name", "")
+    for attempt in range(EVICTION_RETRIES):
+        if attempt:
+            pdb = await _read_budget(scope, name)
+        try:
+            await _check_and_decrement(scope, pod_name, pdb, dry_run)
+            return
+        except errors.StatusError as err:
+            if err.reason != "Conflict" or attempt == EVICTION_RETRIES - 1:
+                raise
+            await asyncio.sleep(EVICTION_RETRY_SECONDS * (1 + random.random() * 0.1))
 
 
 @subresource("", "pods", "binding")
 async def binding(scope: RequestScope) -> web.StreamResponse:
-    """POST pods/<name>/binding (core/v1 Binding, as a scheduler sends): set ``spec.nodeName`` once.
-
-    409 Conflict ``pod <name> is already assigned to node "<node>"`` when bound; 400 without a target name.
-    """
+    """POST pods/<name>/binding (core/v1 Binding, as a scheduler sends): :func:`_bind`; 201 Status Success."""
     if scope.info.verb != "create":
         raise errors.method_not_allowed("pods/binding", scope.info.verb)
     body = negotiation.decode_body(await scope.request.read(), scope.content_type)
@@ -217,25 +508,69 @@ async def binding(scope: RequestScope) -> web.StreamResponse:
     return _created(scope)
 
 
+def _validate_binding(target: dict[str, Any]) -> None:
+    """ValidatePodBinding, returned by BindingREST.Create as a plain aggregate error, so a 500 Status without
+    reason whose message is the list: ``target.kind: Unsupported value: "Pod": supported values: "Node",
+    "<empty>"`` (a kind other than Node or empty), ``target.name: Required value``; two as ``[a, b]``."""
+    found = []
+    kind = str(target.get("kind") or "")
+    if kind and kind != "Node":
+        found.append(f'target.kind: Unsupported value: {gofmt.go_quote(kind)}: supported values: "Node", "<empty>"')
+    if not target.get("name"):
+        found.append("target.name: Required value")
+    if found:
+        raise errors.StatusError(500, "", found[0] if len(found) == 1 else "[" + ", ".join(found) + "]")
+
+
 async def _bind(scope: RequestScope, body: Any) -> None:
-    """BindingREST.Create: set the Pod's ``spec.nodeName`` to the Binding's ``target.name`` once (``scope``
-    addresses the Pod's binding subresource). 400 without a target name; 409 ``pod <name> is already assigned
-    to node "<node>"``."""
-    target = (body.get("target") or {}) if isinstance(body, dict) else {}
-    node = str(target.get("name") or "")
-    if not node:
-        raise errors.bad_request("target.name is required")
+    """BindingREST.Create and setPodNodeAndMetadata (``scope`` addresses the Pod's binding subresource).
+
+    The Binding's ``metadata.uid`` and ``resourceVersion`` (kept on this subresource create) are preconditions on
+    the Pod: 409 ``Operation cannot be fulfilled on pods "<name>": Precondition failed: UID in precondition: <uid>,
+    UID in object meta: <uid>`` (or ResourceVersion). Then 409 on ``pods/binding`` (``Operation cannot be
+    fulfilled on pods/binding "<name>": <reason>``) when the pod ``is being deleted, cannot be assigned to a
+    host``, ``is already assigned to node "<node>"`` or ``has non-empty .spec.schedulingGates``. Sets
+    ``spec.nodeName``, merges the Binding's annotations and labels (PodTopologyLabelsAdmission, on since 1.35)
+    into the Pod's, clears ``status.nominatedNodeName`` (ClearingNominatedNodeNameAfterBinding, on since 1.35)
+    and sets the ``PodScheduled`` True condition (podutil.UpdatePodCondition, no reason)."""
+    target = body.get("target") if isinstance(body, dict) else None
+    target = target if isinstance(target, dict) else {}
+    _validate_binding(target)
+    node = str(target.get("name"))
+    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    name = scope.info.name
 
     async def bind(pod: dict[str, Any] | None) -> dict[str, Any]:
         assert pod is not None
-        bound = (pod.get("spec") or {}).get("nodeName")
-        if bound:
-            raise errors.conflict("pods", scope.info.name,
-                                  f'pod {scope.info.name} is already assigned to node "{bound}"')
-        pod.setdefault("spec", {})["nodeName"] = node
+        pod_meta = pod.setdefault("metadata", {})
+        for field, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+            wanted = meta.get(field)
+            if wanted and wanted != pod_meta.get(field, ""):
+                raise errors.conflict("pods", name, f"Precondition failed: {label} in precondition: {wanted}, "
+                                      f"{label} in object meta: {pod_meta.get(field, '')}")
+        spec = pod.setdefault("spec", {})
+        refusal = ""
+        if pod_meta.get("deletionTimestamp"):
+            refusal = f"pod {name} is being deleted, cannot be assigned to a host"
+        elif spec.get("nodeName"):
+            refusal = f"pod {name} is already assigned to node {gofmt.go_quote(spec['nodeName'])}"
+        elif spec.get("schedulingGates"):
+            refusal = f"pod {name} has non-empty .spec.schedulingGates"
+        if refusal:
+            raise errors.conflict("pods/binding", name, refusal)
+        spec["nodeName"] = node
+        for field in ("annotations", "labels"):
+            extra = meta.get(field)
+            if isinstance(extra, dict) and extra:
+                pod_meta[field] = {**(pod_meta.get(field) or {}), **extra}
+        status = pod.get("status")
+        if isinstance(status, dict):
+            status.pop("nominatedNodeName", None)
+        _update_pod_condition(pod, {"type": "PodScheduled", "status": "True"})
         return pod
 
-    await store.guaranteed_update(scope, bind)
+    # a Storage.GuaranteedUpdate under the registry: no field manager records the change
+    await store.guaranteed_update(dataclasses.replace(scope, applying=True), bind)
 
 
 @review("", "bindings")
