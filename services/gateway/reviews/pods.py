@@ -8,6 +8,9 @@ host assigned`` for an unscheduled pod (204 No Content for ``log``, after
 its 422 option checks), and 503
 ServiceUnavailable for a pod bound to a node, because no kubelet is reachable.
 Never a hang.
+
+Also the two create-only subresources kube's pod registry serves itself: ``eviction`` (EvictionREST, with
+PodDisruptionBudget checks and decrements) and ``binding`` (BindingREST), and the legacy ``bindings`` resource.
 """
 
 from __future__ import annotations
