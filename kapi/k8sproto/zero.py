@@ -148,6 +148,17 @@ def _written(obj: dict[str, Any], message: decoder.Message) -> dict[str, Any]:
     return out
 
 
+def fill_go_fields(obj: dict[str, Any], api_version: str, kind: str) -> None:
+    """:func:`as_go_writes` in place, for ``obj`` of the built-in kind ``api_version``/``kind`` (a request body
+    may lack its own apiVersion and kind): a kind's strategy gives the object it stores what encoding/json of
+    the decoded struct would write (the Event kinds' ``default``)."""
+    written = as_go_writes({**obj, "apiVersion": api_version, "kind": kind})
+    had_type: dict[str, Any] = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
+    obj.clear()
+    obj.update({k: v for k, v in written.items() if k not in ("apiVersion", "kind")})
+    obj.update(had_type)
+
+
 def as_go_writes(obj: dict[str, Any]) -> dict[str, Any]:
     """``obj`` (a built-in object with apiVersion and kind) as encoding/json writes it once decoded into its Go
     struct: the fields the struct always writes added when absent (:func:`zero_object`'s rules: a plain string

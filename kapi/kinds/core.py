@@ -43,7 +43,7 @@ from kapi.kinds.corewarnings import (
 )
 from kapi.kinds.endpoints import validate_endpoints_create, validate_endpoints_update
 from kapi.kinds.events import CORE_V1 as EVENTS_CORE_V1
-from kapi.kinds.events import validate_event_create, validate_event_update
+from kapi.kinds.events import default_event, validate_event_create, validate_event_update
 from kapi.kinds.fields import (
     duplicate,
     field_value,
@@ -1241,6 +1241,10 @@ class EventStrategy(Strategy):
     core/v1 request's validation (:mod:`kapi.kinds.events`: legacyValidateEvent only)."""
 
     group, kind = "", "Event"
+
+    def default(self, obj: Obj) -> None:
+        """The fields core/v1 Event always writes (:func:`kapi.kinds.events.default_event`)."""
+        default_event(obj)
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateEventCreate for a core/v1 request."""

@@ -34,6 +34,7 @@ from typing import Any
 
 from kapi.errors import Cause
 from kapi.events import to_core
+from kapi.k8sproto.zero import fill_go_fields
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import IMMUTABLE, go_quote, go_time_string, parse_time
 from kapi.objectmeta import bad_value, invalid, required
@@ -242,12 +243,26 @@ def validate_event_update(new: Obj, old: Obj, request_version: str = CORE_V1) ->
     return out
 
 
+def default_event(event: Obj, api_version: str = CORE_V1) -> None:
+    """Give an Event of ``api_version`` (``"v1"`` or ``"events.k8s.io/v1"``) the fields its Go struct always
+    writes, in place, as kube's decode-and-encode does: core/v1 ``involvedObject: {}``, ``source: {}``,
+    ``firstTimestamp``/``lastTimestamp``/``eventTime: null``, ``reportingComponent``/``reportingInstance: ""``;
+    events.k8s.io/v1 ``eventTime: null``, ``regarding: {}``, ``deprecatedSource: {}``,
+    ``deprecatedFirstTimestamp``/``deprecatedLastTimestamp: null``; ``omitempty`` zeros left out
+    (k8s.io/api ``core/v1/types.go`` and ``events/v1/types.go`` Event json tags)."""
+    fill_go_fields(event, api_version, "Event")
+
+
 @register
 class EventsV1EventStrategy(Strategy):
     """events.k8s.io Event (the core/v1 Event's storage): the request's validation on its core/v1 form, with the
     strict events.k8s.io/v1 rules (:func:`validate_event_create`, :func:`validate_event_update`)."""
 
     group, kind = "events.k8s.io", "Event"
+
+    def default(self, obj: Obj) -> None:
+        """The fields events.k8s.io/v1 Event always writes (:func:`default_event`)."""
+        default_event(obj, EVENTS_V1)
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateEventCreate for an events.k8s.io/v1 request."""

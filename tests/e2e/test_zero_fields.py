@@ -66,3 +66,55 @@ def test_a_custom_resource_watch_bookmark_is_unstructured(stack: Stack, kubectl:
     assert re.fullmatch(rb'\{"type":"BOOKMARK","object":\{"apiVersion":"zero.example.com/v1","kind":"Gadget",'
                         rb'"metadata":\{"annotations":\{"k8s.io/initial-events-end":"true"\},'
                         rb'"resourceVersion":"\d+"\}\}\}', body.splitlines()[0]), body
+
+
+def _without_server_metadata(body: bytes) -> bytes:
+    """The answer with its metadata's server-set members (uid, resourceVersion, creationTimestamp, managedFields)
+    cut out, so the rest can be compared byte for byte."""
+    obj = json.loads(body)
+    obj["metadata"] = {k: v for k, v in obj["metadata"].items() if k in ("name", "namespace")}
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def test_events_write_their_zero_fields_each_api_its_own(stack: Stack, namespace: str) -> None:
+    core = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": namespace},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": namespace}, "reason": "Started",
+            "message": "hi", "type": "Normal"}
+    status, body = rest(stack, "POST", f"/api/v1/namespaces/{namespace}/events", core)
+    assert status == 201, body
+    shown = (b'{"kind":"Event","apiVersion":"v1","metadata":{"name":"e1","namespace":"%s"},"involvedObject":'
+             b'{"kind":"Pod","namespace":"%s","name":"p"},"reason":"Started","message":"hi","source":{},'
+             b'"firstTimestamp":null,"lastTimestamp":null,"type":"Normal","eventTime":null,'
+             b'"reportingComponent":"","reportingInstance":""}') % (namespace.encode(), namespace.encode())
+    assert _without_server_metadata(body) == shown
+    status, body = rest(stack, "GET", f"/api/v1/namespaces/{namespace}/events/e1")
+    assert status == 200 and _without_server_metadata(body) == shown
+    status, body = rest(stack, "GET", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events/e1")
+    assert status == 200
+    assert _without_server_metadata(body) == (
+        b'{"kind":"Event","apiVersion":"events.k8s.io/v1","metadata":{"name":"e1","namespace":"%s"},'
+        b'"eventTime":null,"reason":"Started","regarding":{"kind":"Pod","namespace":"%s","name":"p"},"note":"hi",'
+        b'"type":"Normal","deprecatedSource":{},"deprecatedFirstTimestamp":null,"deprecatedLastTimestamp":null}'
+        % (namespace.encode(), namespace.encode()))
+    assert b'"creationTimestamp":"' in body and b'"resourceVersion":"' in body
+
+
+def test_an_events_api_event_reads_back_through_core_with_core_s_zero_fields(stack: Stack, namespace: str) -> None:
+    new = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e2", "namespace": namespace},
+           "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "kapi.io/c", "reportingInstance": "i",
+           "action": "Act", "reason": "R", "regarding": {"kind": "Pod", "name": "p", "namespace": namespace},
+           "type": "Normal"}
+    status, body = rest(stack, "POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", new)
+    assert status == 201, body
+    assert _without_server_metadata(body) == (
+        b'{"kind":"Event","apiVersion":"events.k8s.io/v1","metadata":{"name":"e2","namespace":"%s"},'
+        b'"eventTime":"2026-01-01T00:00:00.000000Z","reportingController":"kapi.io/c","reportingInstance":"i",'
+        b'"action":"Act","reason":"R","regarding":{"kind":"Pod","namespace":"%s","name":"p"},"type":"Normal",'
+        b'"deprecatedSource":{},"deprecatedFirstTimestamp":null,"deprecatedLastTimestamp":null}'
+        % (namespace.encode(), namespace.encode()))
+    status, body = rest(stack, "GET", f"/api/v1/namespaces/{namespace}/events/e2")
+    assert status == 200 and _without_server_metadata(body) == (
+        b'{"kind":"Event","apiVersion":"v1","metadata":{"name":"e2","namespace":"%s"},"involvedObject":'
+        b'{"kind":"Pod","namespace":"%s","name":"p"},"reason":"R","source":{},"firstTimestamp":null,'
+        b'"lastTimestamp":null,"type":"Normal","eventTime":"2026-01-01T00:00:00.000000Z","action":"Act",'
+        b'"reportingComponent":"kapi.io/c","reportingInstance":"i"}' % (namespace.encode(), namespace.encode()))
