@@ -29,7 +29,7 @@ from kapi.resources import REGISTRY
 from kapi.selectors import SelectorError, label_selector_matches
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation
-from services.gateway.handlers.delete import check_option_types
+from services.gateway.handlers.delete import check_options
 from services.gateway.registry import store
 from services.gateway.reviews import review, subresource
 from services.gateway.scope import RequestScope
@@ -435,7 +435,7 @@ async def eviction(scope: RequestScope) -> web.StreamResponse:
     _same_name(eviction, scope, "Eviction")
     options = eviction.get("deleteOptions") if isinstance(eviction, dict) else None
     options = dict(options) if isinstance(options, dict) else {}
-    check_option_types(options)
+    check_options(options)
     options = _propagate_dry_run(scope, options)
     retry = _rv_unset(options)  # a client's resourceVersion precondition is not retried
     pod: dict[str, Any] = {}
