@@ -34,10 +34,16 @@ an object with only ``apiVersion`` and ``kind`` (apiextensions-apiserver
 ``pkg/registry/customresource/etcd.go``), written with sorted keys
 (:func:`unstructured_object`).
 
-Not modelled: a field whose internal type is a plain value where the
-versioned one is a pointer (internal ``int32`` -> ``*int32`` ``replicas``)
-would be written as ``0`` by kube's conversion of the zero internal object;
-here it is absent (a pointer with ``omitempty``).
+kube builds the bookmark from the *internal* type and converts it to the
+version it serves, so where the internal field is a plain value and the
+versioned one a pointer, the conversion points at the zero and it is
+written: ``spec.replicas: 0`` of a Deployment, ReplicaSet, StatefulSet
+(pkg/apis/apps/v1 ``zz_generated.conversion.go``,
+``Convert_int32_To_Pointer_int32(&in.Replicas, ...)``) and
+ReplicationController (pkg/apis/core/v1 ``conversion.go``)
+(:data:`_CONVERTED_ZEROS`). Not modelled: a DaemonSet's conversion also
+writes the ``deprecated.daemonset.template.generation`` annotation, which
+kapi does not keep on DaemonSets at all.
 """
 
 from __future__ import annotations
@@ -59,6 +65,15 @@ _SPECIAL_ZERO: dict[str, Any] = {
     decoder.DURATION: "0s", decoder.RAW_EXTENSION: None, decoder.FIELDS_V1: None,
 }
 _SCALAR_ZERO: dict[str, Any] = {"string": "", "bytes": None, "bool": False}
+
+#: {kind message: {spec field: value}}: pointers kube's internal-to-versioned conversion sets from a plain
+#: internal field, so the zero object has them (module docstring).
+_CONVERTED_ZEROS: dict[str, dict[str, Any]] = {
+    "k8s.io.api.apps.v1.Deployment": {"replicas": 0},
+    "k8s.io.api.apps.v1.ReplicaSet": {"replicas": 0},
+    "k8s.io.api.apps.v1.StatefulSet": {"replicas": 0},
+    "k8s.io.api.core.v1.ReplicationController": {"replicas": 0},
+}
 
 
 def _fields(message: decoder.Message, out: dict[str, Any]) -> None:
@@ -184,6 +199,9 @@ def zero_object(api_version: str, kind: str, metadata: dict[str, Any] | None = N
     if message is None:
         return None
     body = copy.deepcopy(_zero_struct(message.name))
+    converted = _CONVERTED_ZEROS.get(message.name)
+    if converted is not None:
+        body["spec"] = {**converted, **body["spec"]}
     if metadata is not None:
         body["metadata"] = dict(metadata)
     return goorder.wire_order({"kind": kind, "apiVersion": api_version, **body})

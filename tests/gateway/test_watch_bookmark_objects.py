@@ -36,7 +36,7 @@ def test_an_initial_events_end_bookmark_keeps_its_annotation_after_the_resource_
     line = encode(REGISTRY.get("apps", "v1", "deployments"), events.bookmark(9, initial_events_end=True))
     assert line == (b'{"type":"BOOKMARK","object":{"kind":"Deployment","apiVersion":"apps/v1","metadata":'
                     b'{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}},"spec":'
-                    b'{"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"strategy":{}},'
+                    b'{"replicas":0,"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"strategy":{}},'
                     b'"status":{}}}\n')
 
 
@@ -47,8 +47,11 @@ def test_zero_objects_of_kinds_with_plain_fields():
         b'"reportingComponent":"","reportingInstance":""}}\n')
     assert encode(REGISTRY.get("apps", "v1", "statefulsets"), events.bookmark(5)) == (
         b'{"type":"BOOKMARK","object":{"kind":"StatefulSet","apiVersion":"apps/v1","metadata":'
-        b'{"resourceVersion":"5"},"spec":{"selector":null,"template":{"metadata":{},"spec":{"containers":null}},'
+        b'{"resourceVersion":"5"},"spec":{"replicas":0,"selector":null,"template":{"metadata":{},"spec":{"containers":null}},'
         b'"serviceName":"","updateStrategy":{}},"status":{"replicas":0,"availableReplicas":0}}}\n')
+    assert encode(REGISTRY.get("", "v1", "replicationcontrollers"), events.bookmark(5)) == (  # replicas: see zero.py
+        b'{"type":"BOOKMARK","object":{"kind":"ReplicationController","apiVersion":"v1","metadata":'
+        b'{"resourceVersion":"5"},"spec":{"replicas":0},"status":{"replicas":0}}}\n')
     assert encode(REGISTRY.get("", "v1", "configmaps"), events.bookmark(5)) == (
         b'{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"5"}}}\n')
 
