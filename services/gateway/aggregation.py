@@ -339,7 +339,8 @@ class _Remote:
 
 
 def _json(body: dict[str, Any], content_type: str = "application/json") -> web.Response:
-    response = web.Response(body=jsonutil.dumps(body), status=200)
+    # as kube's JSON serializer writes a discovery document: HTML-escaped, json.Encoder's trailing newline
+    response = web.Response(body=jsonutil.go_escape(jsonutil.dumps(body)) + b"\n", status=200)
     response.headers["Content-Type"] = content_type
     return response
 

@@ -68,9 +68,10 @@ def test_both_gateways_give_the_same_etag(stack: Stack) -> None:
 
 def test_legacy_discovery_has_no_etag(stack: Stack) -> None:
     for path in ("/api", "/apis", "/apis/apps", "/apis/apps/v1"):
-        status, headers, _ = fetch(stack, path, Accept="application/json")
+        status, headers, body = fetch(stack, path, Accept="application/json")
         assert status == 200 and headers.get("ETag") is None and headers.get("Vary") is None
         assert headers["Cache-Control"] == "no-cache, private"
+        assert body.endswith(b"}\n") and not body.endswith(b"\n\n"), (path, body[-50:])  # json.Encoder's newline
 
 
 def test_a_new_crd_is_a_new_etag(stack: Stack, kubectl: Kubectl) -> None:
