@@ -9,6 +9,10 @@ from ``specReplicasPath`` (absent: 0), ``status.replicas`` from
 (absent: ""), and writes set ``specReplicasPath``. Sources: "API concepts:
 Subresources", the autoscaling/v1 Scale reference and "Extend the
 Kubernetes API with CustomResourceDefinitions" (Scale subresource).
+
+Server-side apply of a Scale (``application/apply-patch+yaml``, client-go's
+ApplyScale) runs the Scale's field manager over the parent's managedFields
+as kube's ScaleHandler shows them (services/gateway/scalefields.py).
 """
 
 from __future__ import annotations
@@ -18,8 +22,10 @@ from typing import Any
 from aiohttp import web
 
 from kapi import crd, errors, grpcutil, jsonutil, schema
+from kapi import managedfields as mf
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import negotiation, table
+from services.gateway import fieldmanager, negotiation, scalefields, table
+from services.gateway.handlers.apply import object_type
 from services.gateway.handlers.patch import apply as apply_patch
 from services.gateway.handlers.patch import read_patch
 from services.gateway.registry import store
@@ -150,7 +156,9 @@ async def scale(scope: RequestScope) -> web.Response:
     """GET, PUT or PATCH ``<workload>/scale``: a write sets the parent's replicas through the write path.
 
     A ``metadata.resourceVersion`` in the Scale pins the parent's (409
-    Conflict when stale); 422 for negative replicas; 405 for other verbs.
+    Conflict when stale), a ``metadata.uid`` must be the parent's (409); 422 for negative replicas; 405 for
+    other verbs. A built-in workload's managedFields go through the Scale's field manager
+    (:func:`scalefields.track_update`); an apply patch is :func:`_apply`.
     """
     verb = scope.info.verb
     paths = scale_paths(scope)
@@ -161,21 +169,121 @@ async def scale(scope: RequestScope) -> web.Response:
     if verb not in ("update", "patch"):
         raise errors.method_not_allowed(f"{scope.resource.resource}/scale", verb, scope.resource.group)
     body = await (read_patch(scope) if verb == "patch" else scope.request.read())
+    if verb == "patch" and scope.content_type == negotiation.APPLY_PATCH:
+        return await _apply(scope, body, paths)
     decoded = negotiation.decode_body(body, scope.content_type)
+
+    mappings = scalefields.REPLICAS_PATHS.get((scope.resource.group, scope.resource.resource))
+    manager = fieldmanager.manager(scope)
+    # a built-in workload's managedFields are the Scale field manager's (below), not the write path's tracking
+    scope.applying = mappings is not None
 
     async def scaled(live: dict[str, Any] | None) -> dict[str, Any]:
         assert live is not None
+        old = to_scale(live, paths)
         wanted = decoded if verb == "update" else apply_patch(scope.content_type, to_scale(live, paths), decoded,
                                                               scope, merge_schema=False)
         if isinstance(wanted, dict):
             _check_scale(scope, wanted)
         wanted = schema.check_types(wanted, "autoscaling", "v1", "Scale")
+        replicas = _replicas(wanted, scope.info.name)  # kube's order: ValidateScale, the uid, then the store's rv
+        _check_uid(scope, wanted, live)
         pinned = str((wanted.get("metadata") or {}).get("resourceVersion") or "")
         if pinned and parse_resource_version(pinned) != parse_resource_version(
                 str((live.get("metadata") or {}).get("resourceVersion") or "")):
             raise store.stale(scope)
-        set_replicas(live, _replicas(wanted, scope.info.name), paths)
+        set_replicas(live, replicas, paths)
+        if mappings is not None:
+            _set_fields(live, scalefields.track_update(mf.entries(live), old, wanted, manager, fieldmanager.now(),
+                                                       mappings, scope.resource.group_version))
         return live
 
     stored, _ = await store.guaranteed_update(scope, scaled)
+    return _respond(scope, stored, paths)
+
+
+def _set_fields(obj: dict[str, Any], fields: list[dict[str, Any]]) -> None:
+    """Store ``fields`` as ``obj``'s managedFields (none: the key goes, as kube encodes an empty list)."""
+    meta = obj.setdefault("metadata", {})
+    if fields:
+        meta["managedFields"] = fields
+    else:
+        meta.pop("managedFields", None)
+
+
+def _check_uid(scope: RequestScope, scale: dict[str, Any], live: dict[str, Any]) -> None:
+    """scaleUpdatedObjectInfo's precondition: a Scale ``metadata.uid`` other than the parent's is 409 Conflict
+    ``Operation cannot be fulfilled on deployments/scale.apps "x": Precondition failed: UID in precondition: <uid>,
+    UID in object meta: <uid>``."""
+    uid = str((scale.get("metadata") or {}).get("uid") or "")
+    live_uid = str((live.get("metadata") or {}).get("uid") or "")
+    if uid and uid != live_uid:
+        raise errors.conflict(f"{scope.resource.resource}/scale", scope.info.name, f"Precondition failed: UID in "
+                              f"precondition: {uid}, UID in object meta: {live_uid}", scope.resource.group)
+
+
+async def _apply(scope: RequestScope, body: bytes, paths: ScalePaths | None) -> web.Response:
+    """Server-side apply of an ``autoscaling/v1`` Scale to a workload's ``/scale``; 200 with the Scale.
+
+    As kube: the Scale's field manager (manager ``fieldManager``, required) applies the configuration to the
+    parent's Scale, whose managedFields are the parent's entries owning ``spec.replicas``
+    (:func:`scalefields.to_subresource`); the result's entries go back onto the parent
+    (:func:`scalefields.to_parent`: the applier gets an ``Apply`` entry with ``subresource: scale`` owning
+    ``f:spec.f:replicas``, without ``time``). Errors, in kube's order: 400 without ``fieldManager`` or for a body
+    that is no YAML object; 404 when the parent does not exist; 400 ``invalid object type: <group>/<version>,
+    Kind=<kind>`` unless the body is an autoscaling/v1 Scale (versionCheckManager), ``metadata.managedFields
+    must be nil``, a field Scale does not declare (:func:`scalefields.check_declared`), a name or namespace other
+    than the URL's; 409 ``Apply failed with 1 conflict: conflict with "<manager>" using autoscaling/v1:
+    .spec.replicas`` when another manager owns a replicas value it changes (``force=true`` takes it); 422 for
+    negative replicas; 409 for a stale ``metadata.resourceVersion`` or another ``metadata.uid``; then what the
+    write path answers (authorization of ``patch`` on ``<resource>/scale`` came first, admission runs as for
+    every write). A custom resource's Scale cannot be applied: kube's 500 once the body passed the checks above
+    (:func:`scalefields.refuse_custom_resource`).
+    """
+    name = fieldmanager.manager(scope, required=True)
+    force = fieldmanager._force(scope)
+    sent = negotiation.decode_body(body, negotiation.APPLY_PATCH)
+    if sent is not None and not isinstance(sent, dict):
+        raise errors.bad_request("error decoding YAML: error unmarshaling JSON: json: cannot unmarshal "
+                                 f"{'array' if isinstance(sent, list) else 'string'} into Go value of type "
+                                 "map[string]interface {}")
+    config: dict[str, Any] = sent if isinstance(sent, dict) else {}
+    sent_type = object_type(config)
+    meta = config.get("metadata")
+    sent_namespace = str(meta.get("namespace") or "") if isinstance(meta, dict) else ""
+    mappings = scalefields.REPLICAS_PATHS.get((scope.resource.group, scope.resource.resource), {})
+    scope.applying = True  # the managedFields are the Scale's field manager's, not Update tracking's
+
+    async def applied(live: dict[str, Any] | None) -> dict[str, Any]:
+        assert live is not None
+        if sent_type != ("autoscaling", "v1", "Scale"):
+            raise errors.bad_request(f"invalid object type: {sent_type[0]}/{sent_type[1]}, Kind={sent_type[2]}")
+        if isinstance(meta, dict) and meta.get("managedFields") is not None:
+            raise errors.bad_request("metadata.managedFields must be nil")
+        if paths is not None:
+            scalefields.refuse_custom_resource(config, sent_namespace)
+        scalefields.check_declared(config, sent_namespace)
+        parent = mf.entries(live)
+        current = scalefields.with_fields(to_scale(live), parent, mappings)
+        result = mf.apply(current, config, name, scalefields.SCALE_VERSION, fieldmanager.now(),
+                          scalefields.scale_types(), force, "scale")
+        _check_scale(scope, result)
+        result = schema.check_types(result, "autoscaling", "v1", "Scale")
+        spec = result.get("spec")
+        replicas = _replicas(result, scope.info.name) if isinstance(spec, dict) and "replicas" in spec else 0
+        # the configuration's uid and resourceVersion are merged into the Scale as any field (kube's merge; the
+        # stripped identity fields are only owned by nobody)
+        for key in ("uid", "resourceVersion"):
+            if isinstance(meta, dict) and meta.get(key):
+                result.setdefault("metadata", {})[key] = meta[key]
+        _check_uid(scope, result, live)
+        pinned = str((result.get("metadata") or {}).get("resourceVersion") or "")
+        if pinned and parse_resource_version(pinned) != parse_resource_version(
+                str((live.get("metadata") or {}).get("resourceVersion") or "")):
+            raise store.stale(scope)
+        set_replicas(live, replicas)
+        _set_fields(live, scalefields.parent_fields(parent, result, mappings, scope.resource.group_version))
+        return live
+
+    stored, _ = await store.guaranteed_update(scope, applied)
     return _respond(scope, stored, paths)
