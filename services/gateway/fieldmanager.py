@@ -21,7 +21,7 @@ from kapi import managedfields as mf
 from kapi.k8sproto import goshape
 from kapi.resources import REGISTRY
 from services.gateway import patch as patching
-from services.gateway.scope import RequestScope
+from services.gateway.scope import RequestScope, dry_run_causes, field_validation_causes, invalid_options
 
 MAX_MANAGER_LENGTH = 128
 KUBECTL_SSA_MANAGER = "kubectl"
@@ -31,11 +31,6 @@ LAST_APPLIED_LIMIT = 256 * (1 << 10)  # bytes of all annotations (kube's totalAn
 def now() -> str:
     """The current time as kube writes managedFields times (RFC 3339, seconds, UTC)."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _options_kind(scope: RequestScope) -> str:
-    """The options a write's query decodes into: CreateOptions, UpdateOptions or PatchOptions."""
-    return {"create": "CreateOptions", "update": "UpdateOptions"}.get(scope.info.verb, "PatchOptions")
 
 
 def field_manager_causes(name: str) -> list[errors.Cause]:
@@ -55,22 +50,27 @@ def field_manager_causes(name: str) -> list[errors.Cause]:
     return causes
 
 
-def check_field_manager(scope: RequestScope) -> None:
-    """ValidateFieldManager on the ``fieldManager`` query parameter, as the create/update/patch handlers check
-    their options first (:func:`field_manager_causes`), else 422 ``CreateOptions.meta.k8s.io "" is invalid:
-    fieldManager: Invalid value: "a\\nb": invalid character U+000A (at position 1)`` (UpdateOptions,
-    PatchOptions for those verbs; ``validation/validation.go``)."""
+def check_write_options(scope: RequestScope) -> None:
+    """ValidateCreateOptions / ValidateUpdateOptions / ValidatePatchOptions' common rules on the query, as the
+    create, update and patch handlers check their options first, before the body is decoded or the object read:
+    ValidateFieldManager (:func:`field_manager_causes`), ValidateDryRun and ValidateFieldValidation
+    (:func:`scope.dry_run_causes`, :func:`scope.field_validation_causes`); all of them in one 422
+    ``CreateOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\nb": invalid character U+000A (at
+    position 1)`` (UpdateOptions, PatchOptions by verb; :func:`scope.invalid_options`; ``validation/validation.go``,
+    ``handlers/create.go``, ``update.go``)."""
     causes = field_manager_causes(scope.param("fieldManager"))
+    causes += dry_run_causes(scope.query.getall("dryRun", []))
+    causes += field_validation_causes(scope.param("fieldValidation"))
     if causes:
-        raise errors.invalid(_options_kind(scope), "", causes, group="meta.k8s.io")
+        raise invalid_options(scope.info.verb, causes)
 
 
 def manager(scope: RequestScope, required: bool = False) -> str:
-    """The request's field manager (:func:`check_field_manager`'s rules); derived from the User-Agent when
+    """The request's field manager (:func:`check_write_options`' rules); derived from the User-Agent when
     absent. ``required`` (apply): absent is ValidatePatchOptions' 422 ``PatchOptions.meta.k8s.io "" is invalid:
     fieldManager: Required value: is required for apply patch`` (the PATCH handler checks it first, with the
     other PatchOptions rules: handlers/patch.py validate_patch_options)."""
-    check_field_manager(scope)
+    check_write_options(scope)
     name = scope.param("fieldManager")
     if not name:
         if required:

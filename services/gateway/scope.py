@@ -78,19 +78,23 @@ class RequestScope:
         return custom.selectable_fields(self.resource) if custom is not None else []
 
     def dry_run(self) -> bool:
-        """``dryRun=All`` -> True; absent -> False; anything else -> 400 (kube's message)."""
+        """``dryRun=All`` -> True; absent -> False; any other value -> the verb's options 422
+        (:func:`dry_run_causes`, :func:`invalid_options`)."""
         values = self.query.getall("dryRun", [])
-        for value in values:
-            if value != "All":
-                raise errors.bad_request(f"Invalid dry run value: {gofmt.go_value(values)}")
+        if values:
+            causes = dry_run_causes(values)
+            if causes:
+                raise invalid_options(self.info.verb, causes)
         return bool(values)
 
     def field_validation(self) -> str:
-        """``fieldValidation``: "", Ignore, Warn or Strict; anything else -> 400."""
+        """``fieldValidation``: "", Ignore, Warn or Strict; anything else -> the verb's options 422
+        (:func:`field_validation_causes`, :func:`invalid_options`)."""
         value = self.param("fieldValidation")
-        if value not in ("", "Ignore", "Warn", "Strict"):
-            raise errors.bad_request(
-                f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got {gofmt.go_quote(value)}')
+        if value:
+            causes = field_validation_causes(value)
+            if causes:
+                raise invalid_options(self.info.verb, causes)
         return value
 
     def respond(self, body: Any, status: int = 200, composed: bool = False) -> web.Response:
@@ -134,6 +138,41 @@ class RequestScope:
             response.enable_compression(web.ContentCoding.gzip)
         add_warnings(response, self.warnings)
         return response
+
+
+_OPTIONS_KINDS = {"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions",
+                  "delete": "DeleteOptions", "deletecollection": "DeleteOptions"}
+FIELD_VALIDATIONS = ("", "Ignore", "Strict", "Warn")  # ValidateFieldValidation's allowed values, sorted as it lists
+
+
+def go_strings(values: list[Any]) -> str:
+    """Go's ``%#v`` of a ``[]string``: ``[]string{"a", "b"}``."""
+    return "[]string{" + ", ".join(gofmt.go_quote(v) for v in values) + "}"
+
+
+def dry_run_causes(values: list[Any]) -> list[errors.Cause]:
+    """ValidateDryRun (apimachinery ``meta/v1/validation``): every ``dryRun`` value must be ``All``, else one
+    ``dryRun: Unsupported value: []string{"x"}: supported values: "All"`` cause naming the whole list."""
+    if all(v == "All" for v in values):
+        return []
+    return [errors.Cause("FieldValueNotSupported", f'Unsupported value: {go_strings(values)}: supported values: '
+                         '"All"', "dryRun")]
+
+
+def field_validation_causes(value: str) -> list[errors.Cause]:
+    """ValidateFieldValidation: ``fieldValidation: Unsupported value: "x": supported values: "", "Ignore",
+    "Strict", "Warn"`` unless ``value`` is one of :data:`FIELD_VALIDATIONS`."""
+    if value in FIELD_VALIDATIONS:
+        return []
+    return [errors.Cause("FieldValueNotSupported", f"Unsupported value: {gofmt.go_quote(value)}: supported values: "
+                         + ", ".join(gofmt.go_quote(v) for v in FIELD_VALIDATIONS), "fieldValidation")]
+
+
+def invalid_options(verb: str, causes: list[errors.Cause]) -> errors.StatusError:
+    """The 422 a write's handler answers when its options do not validate: ``CreateOptions.meta.k8s.io "" is
+    invalid: dryRun: ...`` (UpdateOptions, PatchOptions, DeleteOptions by ``verb``; errors.NewInvalid of
+    GroupKind meta.k8s.io/<Kind>Options, no name; handlers/create.go, update.go, patch.go, delete.go)."""
+    return errors.invalid(_OPTIONS_KINDS.get(verb, "CreateOptions"), "", causes, "meta.k8s.io")
 
 
 # The anonymous struct kube's JSON serializer first decodes a body into (SimpleMetaFactory.Interpret), as Go's

@@ -194,8 +194,6 @@ def test_messages_use_go_formatting_not_python_reprs(stack: Stack, namespace: st
          'strconv.ParseInt: parsing "abc": invalid syntax'),
         ("GET", f"{base}/configmaps?watch=1&timeoutSeconds=abc", None, "application/json",
          'strconv.ParseInt: parsing "abc": invalid syntax'),
-        ("POST", f"{base}/configmaps?fieldValidation=Bogus", {"metadata": {"name": "k"}}, "application/json",
-         'fieldValidation must be one of "Ignore", "Warn", or "Strict", got "Bogus"'),
         ("GET", f"{base}/configmaps?limit=1&continue=garbage", None, "application/json",
          "invalid continue token: continue key is not valid: invalid character '\\u0081' looking for beginning "
          "of value"),
@@ -204,3 +202,15 @@ def test_messages_use_go_formatting_not_python_reprs(stack: Stack, namespace: st
         status, reply = _request(stack, method, path, json.dumps(body) if body is not None else None, content_type)
         assert status == 400, (path, reply)
         assert reply["message"] == message, (path, reply["message"])
+    # a write's options are ValidateCreateOptions' (UpdateOptions') 422 before the body is decoded (create.go)
+    for method, path, kind in (("POST", f"{base}/configmaps", "CreateOptions"),
+                               ("PUT", f"{base}/configmaps/k", "UpdateOptions")):
+        for query, field, value in (("fieldValidation=Bogus", "fieldValidation",
+                                     '"Bogus": supported values: "", "Ignore", "Strict", "Warn"'),
+                                    ("dryRun=Some", "dryRun", '[]string{"Some"}: supported values: "All"')):
+            status, reply = _request(stack, method, f"{path}?{query}", json.dumps({"metadata": {"name": "k"}}),
+                                     "application/json")
+            assert (status, reply["reason"]) == (422, "Invalid"), (path, reply)
+            assert reply["message"] == f'{kind}.meta.k8s.io "" is invalid: {field}: Unsupported value: {value}', reply
+            assert reply["details"] == {"group": "meta.k8s.io", "kind": kind, "causes": [{
+                "reason": "FieldValueNotSupported", "message": f"Unsupported value: {value}", "field": field}]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from services.gateway import fieldmanager
 from services.gateway.registry import store
 from services.gateway.scope import RequestScope, check_duplicates, decode_request
 
@@ -15,6 +16,7 @@ async def create(scope: RequestScope) -> web.Response:
     for a missing namespace, 422 Invalid, 403 from admission or a hook.
     """
     body = await scope.request.read()
+    fieldmanager.check_write_options(scope)  # the options first, as kube's handler (422 <Verb>Options)
     obj = decode_request(scope, body, name_from_url=False)
     check_duplicates(scope, body, obj)
     return scope.respond(await store.create(scope, obj), 201)

@@ -17,8 +17,8 @@ from kapi.resources import REGISTRY, Resource
 from services.gateway import fieldmanager, negotiation, smptypes
 from services.gateway import patch as patching
 from services.gateway.handlers.apply import server_side_apply
-from services.gateway.registry import deletion, store
-from services.gateway.scope import RequestScope
+from services.gateway.registry import store
+from services.gateway.scope import RequestScope, dry_run_causes, field_validation_causes, invalid_options
 
 
 def apply(content_type: str, current: dict[str, Any], patch: Any, scope: RequestScope,
@@ -87,9 +87,6 @@ async def read_patch(scope: RequestScope) -> bytes:
 
 
 # ValidateFieldValidation's choices, as sets.NewString(...).List() sorts them.
-_FIELD_VALIDATION = ("", "Ignore", "Strict", "Warn")
-
-
 def validate_patch_options(scope: RequestScope, content_type: str) -> None:
     """ValidatePatchOptions on the query's PatchOptions, as PatchResource runs it once the body is read and
     before the patch is decoded; 422 ``PatchOptions.meta.k8s.io "" is invalid: ...`` with, in kube's order:
@@ -98,7 +95,7 @@ def validate_patch_options(scope: RequestScope, content_type: str) -> None:
       Forbidden: may not be specified for non-apply patch``;
     - an apply without ``fieldManager``: ``fieldManager: Required value: is required for apply patch``;
     - ValidateFieldManager (:func:`fieldmanager.field_manager_causes`), ValidateDryRun
-      (:func:`deletion.dry_run_causes`), ValidateFieldValidation (``fieldValidation: Unsupported value: "x":
+      (:func:`scope.dry_run_causes`), ValidateFieldValidation (``fieldValidation: Unsupported value: "x":
       supported values: "", "Ignore", "Strict", "Warn"``).
 
     Source: ``apimachinery/pkg/apis/meta/v1/validation/validation.go``, ``apiserver/.../handlers/patch.go``."""
@@ -111,13 +108,10 @@ def validate_patch_options(scope: RequestScope, content_type: str) -> None:
     elif not name:
         causes.append(fieldmanager.APPLY_MANAGER_REQUIRED)
     causes += fieldmanager.field_manager_causes(name)
-    causes += deletion.dry_run_causes(scope.query.getall("dryRun", []))
-    directive = scope.param("fieldValidation")
-    if directive not in _FIELD_VALIDATION:
-        causes.append(errors.Cause("FieldValueNotSupported", f"Unsupported value: {gofmt.go_quote(directive)}: "
-                                   'supported values: "", "Ignore", "Strict", "Warn"', "fieldValidation"))
+    causes += dry_run_causes(scope.query.getall("dryRun", []))
+    causes += field_validation_causes(scope.param("fieldValidation"))
     if causes:
-        raise errors.invalid("PatchOptions", "", causes, "meta.k8s.io")
+        raise invalid_options("patch", causes)
 
 
 def check_identity(scope: RequestScope, result: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
+from services.gateway import fieldmanager
 from services.gateway.registry import store
 from services.gateway.scope import (
     RequestScope,
@@ -24,6 +25,7 @@ async def update(scope: RequestScope) -> web.Response:
     retried on races (store.guaranteed_update). 404 if the object does not exist.
     """
     body = await scope.request.read()
+    fieldmanager.check_write_options(scope)  # the options first, as kube's handler (422 <Verb>Options)
     obj = decode_request(scope, body, name_from_url=True)
     check_duplicates(scope, body, obj)
     parse_resource_version(resource_version_of(scope, obj))  # 400 for a malformed one before anything is read

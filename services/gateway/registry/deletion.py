@@ -42,7 +42,7 @@ from typing import Any
 
 from kapi import crd, errors, gofmt, grpcutil, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway.scope import RequestScope
+from services.gateway.scope import RequestScope, dry_run_causes
 
 FOREGROUND, ORPHAN = "foregroundDeletion", "orphan"
 
@@ -54,20 +54,6 @@ def _now() -> str:
 POLICIES = ("Foreground", "Background", "Orphan")
 
 
-def _go_strings(values: list[Any]) -> str:
-    """Go's ``%#v`` of a ``[]string``: ``[]string{"a", "b"}``."""
-    return "[]string{" + ", ".join(gofmt.go_quote(v) for v in values) + "}"
-
-
-def dry_run_causes(values: list[Any]) -> list[errors.Cause]:
-    """ValidateDryRun (apimachinery ``meta/v1/validation``): every ``dryRun`` value must be ``All``, else one
-    ``dryRun: Unsupported value: []string{"x"}: supported values: "All"`` cause naming the whole list."""
-    if all(v == "All" for v in values):
-        return []
-    return [errors.Cause("FieldValueNotSupported", f'Unsupported value: {_go_strings(values)}: supported values: '
-                         '"All"', "dryRun")]
-
-
 def validate_delete_options(options: dict[str, Any]) -> None:
     """ValidateDeleteOptions, as kube's delete handlers and rest.BeforeDelete run it; ``options`` a decoded
     DeleteOptions dict. 422 ``DeleteOptions.meta.k8s.io "" is invalid: ...`` (errors.NewInvalid of GroupKind
@@ -77,7 +63,7 @@ def validate_delete_options(options: dict[str, Any]) -> None:
       Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set``;
     - a ``propagationPolicy`` not Foreground/Background/Orphan: ``propagationPolicy: Unsupported value: "x":
       supported values: "Foreground", "Background", "Orphan", "nil"``;
-    - a ``dryRun`` value other than ``All`` (:func:`dry_run_causes`).
+    - a ``dryRun`` value other than ``All`` (:func:`services.gateway.scope.dry_run_causes`).
 
     Source: ``apimachinery/pkg/apis/meta/v1/validation/validation.go`` ValidateDeleteOptions."""
     causes = []

@@ -123,7 +123,7 @@ async def create(scope: RequestScope, obj: dict[str, Any]) -> bytes:
     (400/403/404/422), 422 when neither name nor generateName is set, the
     hooks' refusals (403 escalation, 422 allocation), 409 AlreadyExists.
     """
-    fieldmanager.check_field_manager(scope)  # the handlers validate their options before anything else
+    fieldmanager.check_write_options(scope)  # the handlers validate their options before anything else
     dry_run = scope.dry_run()
     admitted = fieldmanager.track_update(scope, None, await _admit(scope, CREATE, obj, b"", dry_run), obj)
     final: dict[str, Any] = jsonutil.loads(admitted)
@@ -168,7 +168,7 @@ async def guaranteed_update(scope: RequestScope, transform: Transform, *, create
     True if it was created). Errors: 404 when absent (unless
     ``create_missing``), 409, and everything admission and hooks refuse.
     """
-    fieldmanager.check_field_manager(scope)  # the handlers validate their options before the read
+    fieldmanager.check_write_options(scope)  # the handlers validate their options before the read
     for attempt in range(CONFLICT_RETRIES):
         last = attempt == CONFLICT_RETRIES - 1
         try:
