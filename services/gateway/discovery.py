@@ -209,9 +209,9 @@ def aggregated(legacy_core: bool, version: str, registry: Registry = REGISTRY,
     """APIGroupDiscoveryList for /api (``legacy_core``) or /apis, groups in kapi.apiregistration.aggregated_order.
 
     A group-version kapi does not serve (a remote APIService's) takes its
-    entry from ``remote``; without one it is left out. The core group's item
-    has ``metadata: {"creationTimestamp": null}`` (ObjectMeta's ``name`` is
-    omitempty); versions carry ``version``, ``resources``, ``freshness`` in
+    entry from ``remote``; without one it is left out. An item's metadata is
+    ``{"name": "<group>"}``, the core group's ``{}`` (ObjectMeta's ``name`` is
+    omitempty and ``creationTimestamp`` omitzero in 1.37); versions carry ``version``, ``resources``, ``freshness`` in
     apidiscovery/v2 APIVersionDiscovery's order.
     """
     if legacy_core:
@@ -228,8 +228,8 @@ def aggregated(legacy_core: bool, version: str, registry: Registry = REGISTRY,
                                  "freshness": "Current"})
             elif remote is not None and (entry := remote(name, v)) is not None:
                 entries_.append(entry)
-        if entries_:  # ObjectMeta's name is omitempty: the core group's item has no name
-            meta: dict[str, Any] = {"name": name, "creationTimestamp": None} if name else {"creationTimestamp": None}
+        if entries_:  # ObjectMeta's name is omitempty (the core group's item has none), creationTimestamp omitzero
+            meta: dict[str, Any] = {"name": name} if name else {}
             items.append({"metadata": meta, "versions": entries_})
     return {"kind": "APIGroupDiscoveryList", "apiVersion": f"apidiscovery.k8s.io/{version}",
             "metadata": {}, "items": items}
