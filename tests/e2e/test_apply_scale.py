@@ -8,38 +8,23 @@ with ``subresource: scale`` owning ``f:spec.f:replicas`` on the parent, written 
 
 from __future__ import annotations
 
-import http.client
 import json
-import ssl
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from kubernetes import client, config
 
 from kapi.local.launcher import Stack
 from tests.e2e.conftest import TOKENS, Kubectl, wait_for
+from tests.e2e.test_decode_limits import _request as raw_request
 
 APPLY = "application/apply-patch+yaml"
 
 
 def _request(stack: Stack, method: str, path: str, body: str | None = None, content_type: str = APPLY,
              token: str | None = None) -> tuple[int, dict[str, Any]]:
-    context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
-    headers = {"Content-Type": content_type, "Accept": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    else:
-        context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
-    url = urlparse(stack.url)
-    conn = http.client.HTTPSConnection(url.hostname, url.port, context=context, timeout=60)
-    try:
-        conn.request(method, path, body=body.encode() if body is not None else None, headers=headers)
-        response = conn.getresponse()
-        data = response.read()
-        return response.status, json.loads(data) if data else {}
-    finally:
-        conn.close()
+    """One request as the admin (or ``token``'s user), an apply patch unless ``content_type`` says otherwise."""
+    return raw_request(stack, method, path, body, content_type, token)
 
 
 def _scale(replicas: int, **meta: Any) -> str:
