@@ -208,8 +208,9 @@ async def test_pod_security_enforce_warn_audit() -> None:
     good["spec"]["containers"][0]["securityContext"] = {"allowPrivilegeEscalation": False,
                                                         "capabilities": {"drop": ["ALL"]}}
     req = request("CREATE", "pods", good)
-    await plugin.validate(req)
-    assert req.warnings == [] and req.audit_annotations == {}
+    await plugin.validate(req)  # kube's EvaluatePod records the enforce policy on every evaluated pod
+    assert req.warnings == [] and req.audit_annotations == {"pod-security.kubernetes.io/enforce-policy":
+                                                            "baseline:latest"}
 
 
 async def test_pod_security_bad_namespace_label_and_exemptions() -> None:

@@ -73,10 +73,11 @@ async def test_identical_warnings_collapse_and_sort() -> None:
     got = await warnings_of(plugin, relabel({ENFORCE: "baseline"}, {ENFORCE: "restricted"}))
     assert got == [
         'existing pods in namespace "demo" violate the new PodSecurity enforce level "restricted:latest"',
-        "b1 (and 2 other pods): allowPrivilegeEscalation != false, unrestricted capabilities, host namespaces, "
-        "privileged, runAsNonRoot != true, seccompProfile",
+        # kube's registry orders the baseline checks' IDs first, then the restricted ones
+        "b1 (and 2 other pods): host namespaces, privileged, allowPrivilegeEscalation != false, unrestricted "
+        "capabilities, runAsNonRoot != true, seccompProfile",
         f"p1 (and 2 other pods): {RESTRICTED_REASON}",
-        "solo: allowPrivilegeEscalation != false, unrestricted capabilities, host namespaces, runAsNonRoot != true, "
+        "solo: host namespaces, allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, "
         "seccompProfile"]
     got = await warnings_of(plugin_with(privileged_pod("x"), privileged_pod("a"), pod("w")),
                             relabel({}, {ENFORCE: "baseline"}))
@@ -239,8 +240,12 @@ async def test_invalid_warn_level_fails_open_invalid_enforce_is_restricted() -> 
     plugin = pod_security.PodSecurity(FakeNamespaces({"demo": {  # type: ignore[arg-type]
         "pod-security.kubernetes.io/warn": "bogus", "pod-security.kubernetes.io/audit": "bogus"}}))
     req = request("CREATE", "pods", pod())
-    await plugin.validate(req)
-    assert req.warnings == [] and req.audit_annotations == {}
+    await plugin.validate(req)  # no warning; the label errors are the audit annotation "error"
+    assert req.warnings == [] and req.audit_annotations == {
+        "pod-security.kubernetes.io/error": "Failed to parse policy: [metadata.labels[pod-security.kubernetes.io/"
+        'audit]: Invalid value: "bogus": must be one of privileged, baseline, restricted, metadata.labels['
+        'pod-security.kubernetes.io/warn]: Invalid value: "bogus": must be one of privileged, baseline, restricted]',
+        "pod-security.kubernetes.io/enforce-policy": "privileged:latest"}
     plugin = pod_security.PodSecurity(FakeNamespaces({"demo": {ENFORCE: "bogus"}}))  # type: ignore[arg-type]
     err = await refusal(plugin.validate(request("CREATE", "pods", pod())))
     assert err.code == 403 and 'violates PodSecurity "restricted:latest"' in err.message

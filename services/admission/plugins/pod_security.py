@@ -2,8 +2,8 @@
 
 Namespace labels ``pod-security.kubernetes.io/<mode>`` (mode enforce,
 audit, warn) name a level (privileged, baseline, restricted) and
-``...-version`` a version (``latest`` or ``v1.X``; checks here are the
-latest ones). Defaults come from the plugin configuration
+``...-version`` a version (``latest`` or ``v1.X``: each check's version of
+that release, :func:`checks_for`). Defaults come from the plugin configuration
 (PodSecurityConfiguration ``defaults``; all privileged) and
 ``exemptions`` (usernames, namespaces, runtimeClasses) skip evaluation.
 
@@ -15,7 +15,10 @@ latest ones). Defaults come from the plugin configuration
   403 ``pods "x" is forbidden: violates PodSecurity "restricted:latest":
   <check> (<detail>), ...``; warn -> a warning ``would violate PodSecurity
   "baseline:latest": ...``; audit -> the audit annotation
-  ``pod-security.kubernetes.io/audit-violations``.
+  ``pod-security.kubernetes.io/audit-violations``; every evaluated pod
+  records ``pod-security.kubernetes.io/enforce-policy`` (``<level>:<version>``),
+  an exempt request ``pod-security.kubernetes.io/exempt`` and invalid labels
+  ``pod-security.kubernetes.io/error`` (:meth:`PodSecurity.validate`).
 - Workload templates (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job,
   CronJob, ReplicationController, PodTemplate; main resource only, no
   subresource): warn and audit only, never enforced, on every CREATE and
@@ -41,6 +44,7 @@ from typing import Any, Protocol
 
 from kapi import errors
 from kapi.errors import Cause
+from kapi.gofmt import go_quote
 from kapi.objectmeta import invalid
 from services.admission.chain import CREATE, UPDATE, AdmissionRequest
 from services.admission.namespaces import NamespaceCache
@@ -52,7 +56,12 @@ LEVELS = ("privileged", "baseline", "restricted")  # least to most strict (Compa
 NAMESPACE_MAX_PODS_TO_CHECK = 3000
 NAMESPACE_POD_CHECK_TIMEOUT = 1.0  # seconds
 LIST_PODS_FAILED = "failed to list pods while checking new PodSecurity enforce level"
+# the audit annotations (api.AuditAnnotationPrefix + ExemptionReasonAnnotationKey, AuditViolationsAnnotationKey,
+# EnforcedPolicyAnnotationKey, "error"; pod-security-admission/api/constants.go, admission/admission.go)
 AUDIT_ANNOTATION = "pod-security.kubernetes.io/audit-violations"
+ENFORCE_ANNOTATION = "pod-security.kubernetes.io/enforce-policy"
+EXEMPT_ANNOTATION = "pod-security.kubernetes.io/exempt"
+ERROR_ANNOTATION = "pod-security.kubernetes.io/error"
 _VERSION = re.compile(r"^(latest|v1\.(0|[1-9]\d*))$")
 _BASELINE_CAPS = {"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE",
                   "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
@@ -62,10 +71,13 @@ _VOLUME_SOURCES = {"hostPath", "gcePersistentDisk", "awsElasticBlockStore", "git
                    "rbd", "flexVolume", "cinder", "cephfs", "flocker", "fc", "azureFile", "vsphereVolume",
                    "quobyte", "azureDisk", "portworxVolume", "photonPersistentDisk", "scaleIO", "storageos", "image",
                    *_RESTRICTED_VOLUMES}
-_SAFE_SYSCTLS = {"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
-                 "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
-                 "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
-                 "net.ipv4.tcp_keepalive_probes"}
+# sysctlsAllowedV1Dot0 / V1Dot27 / V1Dot29 (pod-security-admission/policy/check_sysctls.go)
+_SYSCTLS_1_0 = frozenset({"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_syncookies",
+                          "net.ipv4.ping_group_range", "net.ipv4.ip_unprivileged_port_start"})
+_SYSCTLS_1_27 = _SYSCTLS_1_0 | {"net.ipv4.ip_local_reserved_ports"}
+_SYSCTLS_1_29 = _SYSCTLS_1_27 | {"net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
+                                 "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes"}
+_SAFE_SYSCTLS = _SYSCTLS_1_29
 _TEMPLATES = {("apps", "deployments"), ("apps", "replicasets"), ("apps", "statefulsets"), ("apps", "daemonsets"),
               ("batch", "jobs"), ("", "replicationcontrollers"), ("", "podtemplates"), ("batch", "cronjobs")}
 
@@ -148,10 +160,17 @@ def _seccomp_baseline(meta: dict[str, Any], spec: dict[str, Any], cs: list[Conta
     return f"seccompProfile ({'; '.join(parts)})" if parts else None
 
 
-def _sysctls(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
-    bad = [s.get("name", "") for s in (spec.get("securityContext") or {}).get("sysctls") or []
-           if isinstance(s, dict) and s.get("name") not in _SAFE_SYSCTLS]
-    return f"forbidden sysctls ({', '.join(bad)})" if bad else None
+def _sysctls_of(allowed: frozenset[str]) -> Check:
+    def check(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+        bad = [s.get("name", "") for s in (spec.get("securityContext") or {}).get("sysctls") or []
+               if isinstance(s, dict) and s.get("name") not in allowed]
+        return f"forbidden sysctls ({', '.join(bad)})" if bad else None
+    return check
+
+
+_sysctls = _sysctls_of(_SYSCTLS_1_29)
+_sysctls_1_27 = _sysctls_of(_SYSCTLS_1_27)
+_sysctls_1_0 = _sysctls_of(_SYSCTLS_1_0)
 
 
 def _volume_types(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
@@ -235,21 +254,78 @@ def _capabilities_restricted(meta: dict[str, Any], spec: dict[str, Any], cs: lis
     return f"unrestricted capabilities ({'; '.join(parts)})" if parts else None
 
 
-# Ordered by kube's check IDs (allowPrivilegeEscalation, capabilities_*, hostNamespaces, hostPathVolumes, ...);
-# the restricted capabilities and seccomp checks override their baseline versions.
-BASELINE: tuple[Check, ...] = (_baseline_caps, _host_namespaces, _host_path, _host_ports, _privileged, _proc_mount,
-                               _seccomp_baseline, _sysctls)
-RESTRICTED: tuple[Check, ...] = (_privilege_escalation, _capabilities_restricted, _host_namespaces, _host_path,
-                                 _host_ports, _privileged, _proc_mount, _volume_types, _run_as_non_root,
-                                 _run_as_user, _seccomp_restricted, _sysctls)
+def _seccomp_annotations(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    """seccompProfileBaseline_1_0: the alpha seccomp annotations may only be runtime/default, docker/default or
+    localhost/*; detail ``forbidden annotation(s) <key>="<value>", ...`` (sorted)."""
+    ann = meta.get("annotations") or {}
+    keys = [SECCOMP_POD_ANNOTATION] + [SECCOMP_CONTAINER_ANNOTATION_PREFIX + n for n, _ in cs]
+    bad = sorted({f"{k}={go_quote(str(ann[k]))}" for k in keys if k in ann and not (
+        ann[k] in ("runtime/default", "docker/default") or str(ann[k]).startswith("localhost/"))})
+    if not bad:
+        return None
+    return f"seccompProfile (forbidden {'annotation' if len(bad) == 1 else 'annotations'} {', '.join(bad)})"
 
 
-def evaluate(level: str, meta: dict[str, Any], spec: dict[str, Any]) -> list[str]:
-    """Violations of ``level`` ("baseline" or "restricted"; else none) by a pod, in kube's order, with details."""
-    checks = BASELINE if level == "baseline" else RESTRICTED if level == "restricted" else ()
+def _unless_windows(check: Check) -> Check:
+    """The v1.25 versions of capabilities_restricted and seccompProfile_restricted: a pod with
+    ``spec.os.name: windows`` passes."""
+    def windows_exempt(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+        if (spec.get("os") or {}).get("name") == "windows":
+            return None
+        return check(meta, spec, cs)
+    return windows_exempt
+
+
+_capabilities_restricted_1_25 = _unless_windows(_capabilities_restricted)
+_seccomp_restricted_1_25 = _unless_windows(_seccomp_restricted)
+
+LATEST_MINOR = 37  # "latest": the apiserver's own version (1.37); a newer v1.x evaluates as it
+
+
+def _minor(version: str) -> int:
+    """The minor of a policy version (``latest`` or ``v1.x``), at most :data:`LATEST_MINOR`."""
+    if version.startswith("v1."):
+        return min(int(version[3:]), LATEST_MINOR)
+    return LATEST_MINOR
+
+
+def checks_for(level: str, version: str) -> tuple[Check, ...]:
+    """The checks of ``level`` at ``version`` (``latest`` or ``v1.x``) in kube's order (checkRegistry in
+    ``pod-security-admission/policy/registry.go``): the baseline checks by ID (a restricted check overriding
+    one replaces it), then the restricted checks by ID. Each check takes the newest of its versions whose
+    MinimumVersion is at most ``version`` and is absent below its first: allowPrivilegeEscalation v1.8,
+    capabilities_restricted v1.22 (overrides capabilities_baseline; v1.25 exempts windows pods), runAsUser
+    v1.23, seccompProfile_baseline v1.0 (the alpha annotations) and v1.19 (the fields), seccompProfile_restricted
+    v1.19 (overrides seccompProfile_baseline; v1.25 exempts windows pods), restrictedVolumes v1.0 (overrides
+    hostPathVolumes), sysctls v1.0, v1.27, v1.29 (the allowed names). ``privileged``: none."""
+    if level not in ("baseline", "restricted"):
+        return ()
+    minor = _minor(version)
+    restricted = level == "restricted"
+    caps_restricted = _capabilities_restricted_1_25 if minor >= 25 else _capabilities_restricted \
+        if minor >= 22 else None
+    seccomp_restricted = _seccomp_restricted_1_25 if minor >= 25 else _seccomp_restricted if minor >= 19 else None
+    baseline: list[Check | None] = [
+        None if restricted and caps_restricted else _baseline_caps,
+        _host_namespaces,
+        None if restricted else _host_path,
+        _host_ports, _privileged, _proc_mount,
+        None if restricted and seccomp_restricted else _seccomp_baseline if minor >= 19 else _seccomp_annotations,
+        _sysctls if minor >= 29 else _sysctls_1_27 if minor >= 27 else _sysctls_1_0,
+    ]
+    extra: list[Check | None] = [
+        _privilege_escalation if minor >= 8 else None, caps_restricted, _volume_types, _run_as_non_root,
+        _run_as_user if minor >= 23 else None, seccomp_restricted,
+    ] if restricted else []
+    return tuple(c for c in baseline + extra if c is not None)
+
+
+def evaluate(level: str, meta: dict[str, Any], spec: dict[str, Any], version: str = "latest") -> list[str]:
+    """Violations of ``level`` ("baseline" or "restricted"; else none) at ``version`` (``latest`` or ``v1.x``,
+    :func:`checks_for`) by a pod, in kube's order, each ``<reason> (<detail>)``."""
     cs = [(str(c.get("name", "")), c) for key in ("initContainers", "containers", "ephemeralContainers")
           for c in spec.get(key) or [] if isinstance(c, dict)]
-    return [msg for check in checks if (msg := check(meta, spec, cs))]
+    return [msg for check in checks_for(level, version) if (msg := check(meta, spec, cs))]
 
 
 def forbidden_reason(violations: list[str]) -> str:
@@ -262,6 +338,13 @@ def forbidden_reason(violations: list[str]) -> str:
 
 
 Policy = dict[str, tuple[str, str]]  # mode -> (level, version)
+
+
+def _aggregate(causes: list[Cause]) -> str:
+    """field.ErrorList.ToAggregate().Error(): ``<field>: <message>``, each distinct one once; more than one is
+    ``[a, b]``."""
+    parts = list(dict.fromkeys(f"{c.field}: {c.message}" for c in causes))
+    return parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
 
 
 def policy_to_evaluate(labels: dict[str, str], defaults: Policy) -> tuple[Policy, list[Cause]]:
@@ -393,49 +476,72 @@ class PodSecurity:
 
     async def validate(self, request: AdmissionRequest) -> None:
         """Enforce, warn and audit as described in the module docstring; raises 403 (a Pod) or 422 (a
-        Namespace's labels)."""
+        Namespace's labels). Audit annotations as kube's (``Validate`` in
+        ``plugin/pkg/admission/security/podsecurity/admission.go`` prefixes the library's keys with
+        ``pod-security.kubernetes.io/``): ``exempt`` (``namespace``, ``user``, ``runtimeClass``) on an exempt
+        request; on an evaluated one ``error`` (``Failed to parse policy: <label errors>``) when a label is
+        invalid, ``enforce-policy`` (``<level>:<version>``; pods only) and ``audit-violations`` when the audit
+        level is violated, a refused pod's included."""
         res = request.resource
         if res.group == "" and res.resource == "namespaces":
             await self._validate_namespace(request)
             return
         is_pod = res.group == "" and res.resource == "pods"
+        if not is_pod and (res.group, res.resource) not in _TEMPLATES:
+            return
         if request.object is None or (request.subresource in IGNORED_POD_SUBRESOURCES if is_pod
                                       else request.subresource != ""):
             return
-        pod = _pod_of(request)
-        if pod is None or request.namespace in self.exempt_namespaces:
+        if request.namespace and request.namespace in self.exempt_namespaces:
+            request.audit_annotations[EXEMPT_ANNOTATION] = "namespace"
             return
-        if request.attributes.user.username in self.exempt_users:
+        if request.attributes.user.username and request.attributes.user.username in self.exempt_users:
+            request.audit_annotations[EXEMPT_ANNOTATION] = "user"
             return
-        meta, spec = pod
-        if spec.get("runtimeClassName") in self.exempt_runtime_classes:
+        ns = await self.namespaces.get(request.namespace, request.timeout) or {}
+        labels = ((ns.get("metadata") or {}).get("labels")) or {}
+        levels, problems = policy_to_evaluate(labels, self.defaults)
+        modes = ("enforce", "warn", "audit") if is_pod else ("warn", "audit")
+        if not problems and all(levels[m][0] == "privileged" for m in modes):
             return
         # ValidatePod skips an UPDATE that is not isSignificantPodUpdate; ValidatePodController has no such
         # check: every UPDATE of a workload (its template changed or not) is evaluated, for warn and audit only
         if is_pod and request.operation == UPDATE and request.old_object is not None \
                 and not significant_pod_update(request.object, request.old_object):
             return  # nothing PodSecurity checks can have changed: allowed, no warning
-        ns = await self.namespaces.get(request.namespace, request.timeout) or {}
-        labels = ((ns.get("metadata") or {}).get("labels")) or {}
-        levels = self._levels(labels)
-        level, version = levels["enforce"]
-        if is_pod and level != "privileged":
-            violations = evaluate(level, meta, spec)
-            if violations:
-                request.audit_annotations["pod-security.kubernetes.io/enforce-policy"] = f"{level}:{version}"
-                raise errors.forbidden("pods", request.name,
-                                       f'violates PodSecurity "{level}:{version}": {", ".join(violations)}')
-        level, version = levels["warn"]
-        if level != "privileged":
-            violations = evaluate(level, meta, spec)
-            if violations:
-                request.warnings.append(f'would violate PodSecurity "{level}:{version}": {", ".join(violations)}')
-        level, version = levels["audit"]
-        if level != "privileged":
-            violations = evaluate(level, meta, spec)
-            if violations:
-                request.audit_annotations[AUDIT_ANNOTATION] = \
-                    f'would violate PodSecurity "{level}:{version}": {", ".join(violations)}'
+        pod = _pod_of(request)
+        if pod is None:
+            return  # a controller without a pod template
+        meta, spec = pod
+        if spec.get("runtimeClassName") and spec.get("runtimeClassName") in self.exempt_runtime_classes:
+            request.audit_annotations[EXEMPT_ANNOTATION] = "runtimeClass"
+            return
+        annotations: dict[str, str] = {}
+        if problems:
+            annotations[ERROR_ANNOTATION] = f"Failed to parse policy: {_aggregate(problems)}"
+        results: dict[tuple[str, str], list[str]] = {}
+
+        def result(lv: tuple[str, str]) -> list[str]:
+            if lv not in results:
+                results[lv] = evaluate(lv[0], meta, spec, lv[1])
+            return results[lv]
+
+        refusal = None
+        if is_pod:
+            level, version = levels["enforce"]
+            annotations[ENFORCE_ANNOTATION] = f"{level}:{version}"
+            if violations := result(levels["enforce"]):
+                refusal = errors.forbidden("pods", request.name,
+                                           f'violates PodSecurity "{level}:{version}": {", ".join(violations)}')
+        if violations := result(levels["audit"]):
+            level, version = levels["audit"]
+            annotations[AUDIT_ANNOTATION] = f'would violate PodSecurity "{level}:{version}": {", ".join(violations)}'
+        if refusal is None and (violations := result(levels["warn"])):
+            level, version = levels["warn"]
+            request.warnings.append(f'would violate PodSecurity "{level}:{version}": {", ".join(violations)}')
+        request.audit_annotations.update(annotations)
+        if refusal is not None:
+            raise refusal
 
     async def _validate_namespace(self, request: AdmissionRequest) -> None:
         """ValidateNamespace (``pod-security-admission/admission/admission.go``).
@@ -465,7 +571,10 @@ class PodSecurity:
             return
         if new[1] == old[1] and LEVELS.index(new[0]) <= LEVELS.index(old[0]):
             return  # relaxed (or the same level) at the same version
-        if (request.namespace or name) in self.exempt_namespaces or self.pods is None:
+        if (request.namespace or name) in self.exempt_namespaces:
+            request.audit_annotations[EXEMPT_ANNOTATION] = "namespace"  # sharedAllowedByNamespaceExemptionResponse
+            return
+        if self.pods is None:
             return
         request.warnings.extend(await self.evaluate_pods_in_namespace(name, new, request.timeout))
 
@@ -520,7 +629,7 @@ class PodSecurity:
         counts: dict[str, int] = {}
         for i, pod in enumerate(prioritized):
             meta = pod.get("metadata") or {}
-            violations = evaluate(level, meta, pod.get("spec") or {})
+            violations = evaluate(level, meta, pod.get("spec") or {}, enforce[1])
             if violations:
                 reason = forbidden_reason(violations)
                 pod_name = str(meta.get("name", ""))
