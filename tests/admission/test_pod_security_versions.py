@@ -152,3 +152,15 @@ async def test_namespace_dry_run_uses_the_new_enforce_version() -> None:
     assert await warnings("v1.23") == [
         'existing pods in namespace "demo" violate the new PodSecurity enforce level "restricted:v1.23"',
         "web: runAsUser=0"]
+
+
+async def test_windows_host_process_is_baseline_and_the_last_baseline_check() -> None:
+    p = pod(hostNetwork=True, securityContext={"windowsOptions": {"hostProcess": True}})
+    p["spec"]["containers"][0]["securityContext"] = {"windowsOptions": {"hostProcess": True}}
+    assert await enforce("baseline", "v1.0", p) == forbidden(
+        "baseline:v1.0", 'host namespaces (hostNetwork=true), hostProcess (pod and container "nginx" must not set '
+                         "securityContext.windowsOptions.hostProcess=true)")
+    del p["spec"]["securityContext"]
+    assert (await enforce("restricted", "latest", p) or "").startswith(forbidden(
+        "restricted:latest", 'host namespaces (hostNetwork=true), hostProcess (container "nginx" must not set '
+                             "securityContext.windowsOptions.hostProcess=true), allowPrivilegeEscalation != false"))

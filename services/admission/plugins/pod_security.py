@@ -254,6 +254,18 @@ def _capabilities_restricted(meta: dict[str, Any], spec: dict[str, Any], cs: lis
     return f"unrestricted capabilities ({'; '.join(parts)})" if parts else None
 
 
+def _host_process(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    """windowsHostProcess_1_0: neither the pod nor a container may set windowsOptions.hostProcess=true."""
+    setters = ["pod"] if ((spec.get("securityContext") or {}).get("windowsOptions") or {}).get("hostProcess") is True \
+        else []
+    bad = [(n, c) for n, c in cs if (_sc(c).get("windowsOptions") or {}).get("hostProcess") is True]
+    if bad:
+        setters.append(_names(bad))
+    if not setters:
+        return None
+    return f"hostProcess ({' and '.join(setters)} must not set securityContext.windowsOptions.hostProcess=true)"
+
+
 def _seccomp_annotations(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
     """seccompProfileBaseline_1_0: the alpha seccomp annotations may only be runtime/default, docker/default or
     localhost/*; detail ``forbidden annotation(s) <key>="<value>", ...`` (sorted)."""
@@ -297,7 +309,8 @@ def checks_for(level: str, version: str) -> tuple[Check, ...]:
     capabilities_restricted v1.22 (overrides capabilities_baseline; v1.25 exempts windows pods), runAsUser
     v1.23, seccompProfile_baseline v1.0 (the alpha annotations) and v1.19 (the fields), seccompProfile_restricted
     v1.19 (overrides seccompProfile_baseline; v1.25 exempts windows pods), restrictedVolumes v1.0 (overrides
-    hostPathVolumes), sysctls v1.0, v1.27, v1.29 (the allowed names). ``privileged``: none."""
+    hostPathVolumes), sysctls v1.0, v1.27, v1.29 (the allowed names), windowsHostProcess v1.0.
+    ``privileged``: none."""
     if level not in ("baseline", "restricted"):
         return ()
     minor = _minor(version)
@@ -312,6 +325,7 @@ def checks_for(level: str, version: str) -> tuple[Check, ...]:
         _host_ports, _privileged, _proc_mount,
         None if restricted and seccomp_restricted else _seccomp_baseline if minor >= 19 else _seccomp_annotations,
         _sysctls if minor >= 29 else _sysctls_1_27 if minor >= 27 else _sysctls_1_0,
+        _host_process,
     ]
     extra: list[Check | None] = [
         _privilege_escalation if minor >= 8 else None, caps_restricted, _volume_types, _run_as_non_root,
