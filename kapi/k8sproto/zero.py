@@ -41,9 +41,10 @@ written: ``spec.replicas: 0`` of a Deployment, ReplicaSet, StatefulSet
 (pkg/apis/apps/v1 ``zz_generated.conversion.go``,
 ``Convert_int32_To_Pointer_int32(&in.Replicas, ...)``) and
 ReplicationController (pkg/apis/core/v1 ``conversion.go``)
-(:data:`_CONVERTED_ZEROS`). Not modelled: a DaemonSet's conversion also
-writes the ``deprecated.daemonset.template.generation`` annotation, which
-kapi does not keep on DaemonSets at all.
+(:data:`_CONVERTED_ZEROS`). A DaemonSet's conversion also writes its
+internal ``spec.templateGeneration`` (0 in the zero object) as the
+``deprecated.daemonset.template.generation`` annotation, ``"0"``
+(``Convert_apps_DaemonSet_To_v1_DaemonSet``; :data:`_CONVERTED_ANNOTATIONS`).
 """
 
 from __future__ import annotations
@@ -73,6 +74,12 @@ _CONVERTED_ZEROS: dict[str, dict[str, Any]] = {
     "k8s.io.api.apps.v1.ReplicaSet": {"replicas": 0},
     "k8s.io.api.apps.v1.StatefulSet": {"replicas": 0},
     "k8s.io.api.core.v1.ReplicationController": {"replicas": 0},
+}
+
+#: {kind message: {annotation: value}}: annotations kube's internal-to-versioned conversion writes from an internal
+#: field of the zero object (module docstring).
+_CONVERTED_ANNOTATIONS: dict[str, dict[str, str]] = {
+    "k8s.io.api.apps.v1.DaemonSet": {"deprecated.daemonset.template.generation": "0"},
 }
 
 
@@ -192,7 +199,8 @@ def as_go_writes(obj: dict[str, Any]) -> dict[str, Any]:
 def zero_object(api_version: str, kind: str, metadata: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The zero object of the built-in kind ``api_version``/``kind`` as kube's encoding/json writes it, with
     ``metadata`` (ObjectMeta JSON, e.g. ``{"resourceVersion": "314"}``) in place of the zero ObjectMeta's
-    ``{}``, in Go's key order (``kind``, ``apiVersion``, then the struct's fields). None for a kind the protobuf
+    ``{}``, in Go's key order (``kind``, ``apiVersion``, then the struct's fields); a DaemonSet's metadata gains
+    ``deprecated.daemonset.template.generation: "0"`` among its annotations. None for a kind the protobuf
     table lacks (custom resources: :func:`unstructured_object`). Returns a new dict."""
     group, _, version = api_version.rpartition("/")
     message = decoder.schema().lookup(group, version, kind)
@@ -204,6 +212,10 @@ def zero_object(api_version: str, kind: str, metadata: dict[str, Any] | None = N
         body["spec"] = {**converted, **body["spec"]}
     if metadata is not None:
         body["metadata"] = dict(metadata)
+    annotations = _CONVERTED_ANNOTATIONS.get(message.name)
+    if annotations is not None:
+        given = body["metadata"].get("annotations")
+        body["metadata"]["annotations"] = {**(given if isinstance(given, dict) else {}), **annotations}
     return goorder.wire_order({"kind": kind, "apiVersion": api_version, **body})
 
 

@@ -18,9 +18,13 @@ rules from ``pkg/registry/apps/<kind>/strategy.go`` ``ValidateUpdate``:
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 
+from kapi import errors
+from kapi.attributes import UserInfo
 from kapi.errors import Cause
+from kapi.gofmt import go_quote
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import go_value, immutable_shown, selector_string
 from kapi.kinds.podspec import default_claim_spec, default_template, name_warnings, spec_of, validate_workload
@@ -473,6 +477,44 @@ class StatefulSetStrategy(Strategy):
         return [forbidden("spec", STATEFULSET_UPDATE_FORBIDDEN)] if rest != old_rest else []
 
 
+#: appsv1.DeprecatedTemplateGeneration: the apps/v1 form of the internal ``DaemonSetSpec.TemplateGeneration``
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+_INT64 = 1 << 63
+
+
+def template_generation(obj: Obj) -> int:
+    """The internal ``spec.templateGeneration`` of an apps/v1 DaemonSet dict: its ``deprecated.daemonset.template.
+    generation`` annotation as strconv.ParseInt(value, 10, 64) reads it, 0 when absent (kube's
+    Convert_v1_DaemonSet_To_apps_DaemonSet, pkg/apis/apps/v1/conversion.go). A value ParseInt refuses is kube's
+    decode error: StatusError 400 ``DaemonSet in version "v1" cannot be handled as a DaemonSet: strconv.ParseInt:
+    parsing "<value>": invalid syntax`` (or ``value out of range`` past int64)."""
+    value = _dict(_dict(obj.get("metadata")).get("annotations")).get(TEMPLATE_GENERATION)
+    if not isinstance(value, str):
+        return 0
+    problem = "invalid syntax" if _GO_INT.fullmatch(value) is None else ""
+    number = 0 if problem else int(value)
+    if not problem and not -_INT64 <= number < _INT64:
+        problem = "value out of range"
+    if problem:
+        raise errors.bad_request('DaemonSet in version "v1" cannot be handled as a DaemonSet: strconv.ParseInt: '
+                                 f"parsing {go_quote(value)}: {problem}")
+    return number
+
+
+def set_template_generation(obj: Obj, generation: int) -> None:
+    """Write ``generation`` as the ``deprecated.daemonset.template.generation`` annotation of ``obj``, in place,
+    creating ``metadata.annotations`` if needed: kube's Convert_apps_DaemonSet_To_v1_DaemonSet writes it
+    (strconv.FormatInt) on every apps/v1 DaemonSet it encodes, whatever the client sent."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = obj["metadata"] = {}
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, dict):
+        annotations = meta["annotations"] = {}
+    annotations[TEMPLATE_GENERATION] = str(generation)
+
+
 @register
 class DaemonSetStrategy(Strategy):
     """DaemonSet: RollingUpdate maxUnavailable 1 / maxSurge 0, history 10; selector immutable."""
@@ -499,6 +541,25 @@ class DaemonSetStrategy(Strategy):
         _rolling(_struct(spec, "updateStrategy"), "rollingUpdate", {"maxUnavailable": 1, "maxSurge": 0})
         spec.setdefault("revisionHistoryLimit", 10)
         default_template(spec, create=True)
+
+    def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
+        """daemonSetStrategy.PrepareForCreate: ``spec.templateGeneration`` (the annotation
+        ``deprecated.daemonset.template.generation``, :func:`template_generation`) is the client's when at least
+        1, else 1; written back as the annotation. Raises StatusError 400 for an annotation ParseInt refuses."""
+        set_template_generation(obj, max(template_generation(obj), 1))
+
+    def prepare_for_update(self, new: Obj, old: Obj, subresource: str = "", *, now: datetime | None = None) -> None:
+        """daemonSetStrategy.PrepareForUpdate: the client's ``spec.templateGeneration`` (annotation) is ignored for
+        the stored one, plus 1 when ``spec.template`` changed (``!apiequality.Semantic.DeepEqual`` of the old and
+        new templates); daemonSetStatusStrategy keeps the old spec, so a ``/status`` update keeps it. Written back
+        as the annotation. The client's annotation is still parsed (kube decodes it before the strategy runs):
+        StatusError 400 for a value ParseInt refuses."""
+        template_generation(new)
+        generation = template_generation(old)
+        if subresource != "status" and _dict(new.get("spec")).get("template") != \
+                _dict(old.get("spec")).get("template"):
+            generation += 1
+        set_template_generation(new, generation)
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateDaemonSetSpec: the shared workload checks (no replicas), template restartPolicy Always,
