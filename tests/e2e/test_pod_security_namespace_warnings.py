@@ -32,8 +32,8 @@ def test_enforce_label_change_warns_about_existing_pods(kubectl: Kubectl, namesp
     assert _warnings(proc.stderr) == [
         f'Warning: existing pods in namespace "{namespace}" violate the new PodSecurity enforce level '
         '"restricted:latest"',
-        "Warning: h1: allowPrivilegeEscalation != false, unrestricted capabilities, host namespaces, "
-        "runAsNonRoot != true, seccompProfile",
+        "Warning: h1: host namespaces, allowPrivilegeEscalation != false, unrestricted capabilities, "
+        "runAsNonRoot != true, seccompProfile",  # kube's registry: baseline check IDs first
         f"Warning: p2 (and 2 other pods): {RESTRICTED_REASON}"]
 
     # warn and audit labels, and a relaxed enforce level, dry-run nothing
