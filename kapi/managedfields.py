@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kapi import errors
+from kapi import errors, gofmt
 
 Path = tuple[str, ...]
 FieldSet = frozenset[Path]
@@ -718,3 +718,165 @@ def allowed_conflicts_from_last_applied(live: Mapping[str, Any], api_version: st
     same = {p for p, v in recorded.items() if p in current and (
         v is current[p] if v is _LEAF or current[p] is _LEAF else v == current[p])}
     return frozenset(field_set(last, types, reset) & same)
+
+
+def _go_v(value: Any) -> str:
+    """Go's ``%v`` of a value sigs.k8s.io/yaml decoded into ``interface{}`` (every number a float64)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return gofmt.go_float(float(value))
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go_v(v)}" for k, v in sorted(value.items())) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(_go_v(v) for v in value) + "]"
+    return gofmt.go_value(value)
+
+
+def _go_sharp_v(value: Any) -> str:
+    """Go's ``%#v`` of such a value inside ``interface{}`` (``"a"``, ``1``, ``map[string]interface {}{"a":1}``)."""
+    if value is None:
+        return "interface {}(nil)"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "map[string]interface {}{" + ", ".join(
+            f"{json.dumps(k, ensure_ascii=False)}:{_go_sharp_v(v)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, list):
+        return "[]interface {}{" + ", ".join(_go_sharp_v(v) for v in value) + "}"
+    return _go_v(value)
+
+
+def _go_type(value: Any) -> str:
+    """Go's ``%T`` of such a value."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "map[string]interface {}"
+    if isinstance(value, list):
+        return "[]interface {}"
+    return "float64"
+
+
+def _scalar_kind(schema: Schema) -> str:
+    """kube-openapi schemaconv's scalar of a primitive schema: ``numeric``, ``string``, ``boolean``, ``untyped``
+    (a string of another format, int-or-string, Quantity's oneOf) or ``""`` (not a scalar)."""
+    if schema.get("x-kubernetes-int-or-string"):
+        return "untyped"
+    raw = schema.get("type")
+    types = [t for t in (raw if isinstance(raw, list) else [raw]) if t and t != "null"]
+    if not types:
+        return "untyped" if "oneOf" in schema or "anyOf" in schema else ""
+    kind = types[0]
+    if kind in ("integer", "number"):
+        return "numeric"
+    if kind == "boolean":
+        return "boolean"
+    if kind == "string":
+        return "string" if schema.get("format", "") in ("", "byte", "date-time") else "untyped"
+    return ""
+
+
+def _shape(schema: Schema) -> str:
+    """``struct``, ``map``, ``list``, a scalar kind (:func:`_scalar_kind`) or ``""`` (untyped: anything goes)."""
+    if schema.get("x-kubernetes-preserve-unknown-fields") and not schema.get("properties"):
+        return ""
+    if schema.get("properties"):
+        return "struct"
+    raw = schema.get("type")
+    types = [t for t in (raw if isinstance(raw, list) else [raw]) if t and t != "null"]
+    if types and types[0] == "object":
+        return "map" if schema.get("additionalProperties") else ""
+    if types and types[0] == "array":
+        return "list"
+    return _scalar_kind(schema)
+
+
+def type_errors(value: Any, types: Types, schema: Schema | None = None, path: str = "") -> list[str]:
+    """structured-merge-diff's validation of an apply configuration against its type (typed.ParseableType
+    .FromUnstructured, ``typed/helpers.go`` and ``validate.go`` of structured-merge-diff v6), each error as
+    ``<path>: <message>``, in walk order (a map's keys sorted; kube walks Go's map order):
+
+    - a struct's key it does not declare: ``.spec.foo: field not declared in schema`` — and, as kube stops
+      walking that map there, its later keys are not checked;
+    - a scalar of the wrong type: ``expected numeric (int or float), got string`` (``%T``), ``expected string,
+      got &value.valueUnstructured{Value:1}`` (``%#v``), ``expected boolean, got &{yes}`` (``%v``), ``expected any
+      scalar, got &{map[]}`` (int-or-string, Quantity);
+    - ``expected map, got &{[]}`` and ``expected list, got &{map[]}`` (``%v``; every number a float64, as
+      sigs.k8s.io/yaml decodes);
+    - an associative list: ``.spec.template.spec.containers: element 1: associative list with keys has an
+      element that omits key field "name" (and doesn't have default value)`` (the rest of the list is not
+      checked), ``... may not have non-map elements``, ``duplicate entries for key [name="a"]``; a set:
+      ``element 0: associative list without keys has an element that's a map type``.
+
+    Nulls are valid everywhere; an untyped schema (no type, ``x-kubernetes-preserve-unknown-fields``) accepts
+    anything below it.
+    """
+    schema = types.resolve(types.root if schema is None and not path else schema)
+    if value is None:
+        return []
+    shape = _shape(schema)
+    here = path
+    if shape in ("struct", "map"):
+        if not isinstance(value, dict):
+            return [f"{here}: expected map, got &{{{_go_v(value)}}}"]
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        open_map = shape == "map" or schema.get("x-kubernetes-preserve-unknown-fields")
+        out: list[str] = []
+        for key in sorted(value):
+            child = f"{path}.{key}"
+            if key in props:
+                out.extend(type_errors(value[key], types, dict(props[key]), child))
+            elif isinstance(extra, dict) and extra:
+                out.extend(type_errors(value[key], types, dict(extra), child))
+            elif open_map:
+                continue
+            else:
+                out.append(f"{child}: field not declared in schema")
+                break
+        return out
+    if shape == "list":
+        if not isinstance(value, list):
+            return [f"{here}: expected list, got &{{{_go_v(value)}}}"]
+        kind, keys = types.list_kind(schema)
+        item_schema = types.items(schema)
+        defaults = types.key_defaults(item_schema, keys)
+        out = []
+        seen: set[str] = set()
+        for i, item in enumerate(value):
+            if kind == "map" and keys:
+                if item is None:
+                    return [*out, f"{here}: element {i}: associative list with keys may not have a null element"]
+                if not isinstance(item, dict):
+                    return [*out, f"{here}: element {i}: associative list with keys may not have non-map elements"]
+                missing = [k for k in keys if k not in item and k not in defaults and k != "protocol"]
+                if missing:
+                    return [*out, f"{here}: element {i}: associative list with keys has an element that omits key "
+                                  f"field {json.dumps(missing[0])} (and doesn't have default value)"]
+                element = path_string((key_element(item, keys, defaults),))
+            elif kind in ("map", "set"):
+                problem = ("associative list without keys has an element that's a map type" if isinstance(item, dict)
+                           else "not supported: associative list with lists as elements" if isinstance(item, list)
+                           else "associative list without keys has an element that's an explicit null"
+                           if item is None else "")
+                if problem:
+                    return [*out, f"{here}: element {i}: {problem}"]
+                element = path_string((value_element(item),))
+            else:
+                element = f"[{i}]"
+            if kind in ("map", "set"):
+                if element in seen:
+                    out.append(f"{here}: duplicate entries for key {element}")
+                seen.add(element)
+            out.extend(type_errors(item, types, item_schema, path + element))
+        return out
+    if shape == "numeric" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        return [f"{here}: expected numeric (int or float), got {_go_type(value)}"]
+    if shape == "string" and not isinstance(value, str):
+        return [f"{here}: expected string, got &value.valueUnstructured{{Value:{_go_sharp_v(value)}}}"]
+    if shape == "boolean" and not isinstance(value, bool):
+        return [f"{here}: expected boolean, got &{{{_go_v(value)}}}"]
+    if shape == "untyped" and isinstance(value, (dict, list)):
+        return [f"{here}: expected any scalar, got &{{{_go_v(value)}}}"]
+    return []

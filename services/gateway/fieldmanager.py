@@ -131,28 +131,40 @@ def types(scope: RequestScope) -> mf.Types:
     return mf.Types(patching.schema_for(r.group, r.version, r.kind), patching._definitions())
 
 
-def check_declared(scope: RequestScope, config: dict[str, Any], namespace: str = "") -> None:
-    """structuredmerge's ObjectToTyped of an apply configuration of a built-in kind: a field its schema does not
-    declare refuses the apply whatever ``fieldValidation`` says, with kube's message ``failed to create typed
-    patch object (<namespace>/<name>; <group>/<version>, Kind=<Kind>): .spec.foo: field not declared in
-    schema`` (several: ``errors:`` and one indented line each; ``namespace`` is the one the body sent, as kube
-    names the configuration as decoded). kube answers it as a 500 (kubernetes#139253, a fix to 400 proposed);
-    kapi answers 400 BadRequest. A custom resource is checked against its CRD version's schema
-    (:func:`crd_types`: what ``x-kubernetes-preserve-unknown-fields`` keeps is declared); one whose CRD is not
-    known here is not checked."""
+def check_declared(scope: RequestScope, config: dict[str, Any], namespace: str = "",
+                   kind: tuple[str, str, str] | None = None) -> None:
+    """structuredmerge's ObjectToTyped of an apply configuration: a configuration that does not fit its type
+    refuses the apply whatever ``fieldValidation`` says, as kube's plain error, a 500 without reason:
+    ``failed to create typed patch object (<namespace>/<name>; <group>/<version>, Kind=<Kind>): <errors>`` —
+    one error as it is (``.spec.foo: field not declared in schema``, ``.spec.replicas: expected numeric (int or
+    float), got string``: :func:`kapi.managedfields.type_errors`), several as ``errors:`` and one indented line
+    each; ``namespace`` is the one the body sent (kube names the configuration as decoded; the core group is
+    ``/v1``). Sources: ``managedfields/internal/structuredmerge.go`` (Apply), ``handlers/patch.go``
+    (applyPatcher returns the field manager's error as it is), ``responsewriters`` ErrorToAPIStatus (an error
+    that is not a Status: 500).
+
+    ``kind`` (group, version, kind): check against that built-in kind instead of the request's (an
+    ``autoscaling/v1`` Scale applied through ``/scale``: services/gateway/handlers/scale.py). A custom resource
+    is checked against its CRD version's schema (:func:`crd_types`: what ``x-kubernetes-preserve-unknown-fields``
+    keeps is declared); one whose CRD is not known here is not checked."""
     r = scope.resource
-    if not REGISTRY.is_static(r):
-        custom = scope.backends.custom_resources
-        if custom is None or custom.crd_of(r) is None:
-            return
-    missing = mf.undeclared(config, types(scope))
-    if not missing:
+    if kind is not None:
+        group, version, name = kind
+        t = mf.Types(patching.schema_for(group, version, name), patching._definitions())
+    else:
+        group, version, name = r.group, r.version, r.kind
+        if not REGISTRY.is_static(r):
+            custom = scope.backends.custom_resources
+            if custom is None or custom.crd_of(r) is None:
+                return
+        t = types(scope)
+    lines = mf.type_errors(config, t)
+    if not lines:
         return
-    lines = [f"{mf.path_string(path)}: field not declared in schema" for path in missing]
     detail = lines[0] if len(lines) == 1 else "\n".join(["errors:", *("  " + line for line in lines)])
     meta = config["metadata"] if isinstance(config.get("metadata"), dict) else {}
-    raise errors.bad_request(f"failed to create typed patch object ({namespace}/"
-                             f"{meta.get('name') or ''}; {r.group}/{r.version}, Kind={r.kind}): {detail}")
+    raise errors.StatusError(500, "", f"failed to create typed patch object ({namespace}/"
+                             f"{meta.get('name') or ''}; {group}/{version}, Kind={name}): {detail}")
 
 
 def reset_fields(scope: RequestScope) -> tuple[str, ...]:
@@ -220,11 +232,15 @@ def track_update(scope: RequestScope, old: bytes | None, new: bytes, requested: 
     return jsonutil.dumps(obj)
 
 
-def _force(scope: RequestScope) -> bool:
-    value = scope.param("force")
-    if value not in ("", "true", "false", "1", "0", "True", "False"):
-        raise errors.bad_request(f"Invalid force value: {value}")
-    return value in ("true", "1", "True")
+def force(scope: RequestScope) -> bool:
+    """PatchOptions ``force`` as kube's query conversion reads it (apimachinery ``runtime/conversion.go``
+    Convert_Slice_string_To_bool, through Convert_Slice_string_To_Pointer_bool): absent is false; otherwise the
+    first value is false when it is ``0`` or, in any case, ``false``, and true for anything else (``force=``,
+    ``force=yes``). Never an error."""
+    values = scope.query.getall("force", [])
+    if not values:
+        return False
+    return not (values[0] == "0" or values[0].lower() == "false")
 
 
 def _sync_last_applied(config: dict[str, Any], result: dict[str, Any], name: str) -> None:
@@ -258,10 +274,10 @@ def apply(scope: RequestScope, live: dict[str, Any] | None, config: dict[str, An
     the conflicts, the configuration is applied with force (those fields
     move to ``kubectl``); otherwise the 409 lists only the other conflicts.
     """
-    t, force, reset = types(scope), _force(scope), reset_fields(scope)
+    t, forced, reset = types(scope), force(scope), reset_fields(scope)
     version, sub, stamp = scope.resource.group_version, scope.info.subresource, now()
     try:
-        result = mf.apply(live, config, name, version, stamp, t, force, sub, reset)
+        result = mf.apply(live, config, name, version, stamp, t, forced, sub, reset)
     except mf.ApplyConflict as err:
         if name != KUBECTL_SSA_MANAGER or live is None:
             raise

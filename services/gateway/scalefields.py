@@ -129,22 +129,6 @@ def scale_types() -> mf.Types:
     return mf.Types(patching.schema_for("autoscaling", "v1", "Scale"), patching._definitions())
 
 
-def check_declared(config: dict[str, Any], namespace: str) -> None:
-    """structuredmerge's ObjectToTyped of a Scale apply configuration: a field autoscaling/v1 Scale does not declare
-    refuses the apply, ``failed to create typed patch object (<namespace>/<name>; autoscaling/v1, Kind=Scale):
-    .spec.foo: field not declared in schema`` (several: ``errors:`` and one indented line each). kube answers it as
-    a 500 (kubernetes#139253); kapi answers 400 BadRequest, as for every other kind
-    (services/gateway/fieldmanager.py ``check_declared``)."""
-    missing = mf.undeclared(config, scale_types())
-    if not missing:
-        return
-    lines = [f"{mf.path_string(path)}: field not declared in schema" for path in missing]
-    detail = lines[0] if len(lines) == 1 else "\n".join(["errors:", *("  " + line for line in lines)])
-    meta = config["metadata"] if isinstance(config.get("metadata"), dict) else {}
-    raise errors.bad_request(f"failed to create typed patch object ({namespace}/{meta.get('name') or ''}; "
-                             f"autoscaling/v1, Kind=Scale): {detail}")
-
-
 def refuse_custom_resource(config: dict[str, Any], namespace: str) -> None:
     """kube 1.37 cannot apply a custom resource's Scale: the CRD handler gives the scale scope a field manager
     for autoscaling/v1 Scale over the CRD's type converter (apiextensions-apiserver customresource_handler.go

@@ -66,7 +66,9 @@ async def server_side_apply(scope: RequestScope, body: bytes) -> web.Response:
     ``metadata.resourceVersion`` the object has moved past ("the object has been
     modified; ...": kube merges it into the object, so the store's precondition
     applies) or for one with a ``metadata.uid`` when the object does not exist ("uid mismatch: ..."),
-    plus everything create and update answer. An apply that changes nothing writes nothing.
+    plus everything create and update answer; a configuration that does not fit its type is kube's plain 500
+    ``failed to create typed patch object (...)`` (:func:`fieldmanager.check_declared`). An apply that changes
+    nothing writes nothing.
     """
     name = fieldmanager.manager(scope, required=True)
     subresource = scope.info.subresource

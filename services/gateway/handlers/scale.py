@@ -232,16 +232,16 @@ async def _apply(scope: RequestScope, body: bytes, paths: ScalePaths | None) -> 
     ``f:spec.f:replicas``, without ``time``). Errors, in kube's order: 400 without ``fieldManager`` or for a body
     that is no YAML object; 404 when the parent does not exist; 400 ``invalid object type: <group>/<version>,
     Kind=<kind>`` unless the body is an autoscaling/v1 Scale (versionCheckManager), ``metadata.managedFields
-    must be nil``, a field Scale does not declare (:func:`scalefields.check_declared`), a name or namespace other
-    than the URL's; 409 ``Apply failed with 1 conflict: conflict with "<manager>" using autoscaling/v1:
-    .spec.replicas`` when another manager owns a replicas value it changes (``force=true`` takes it); 422 for
-    negative replicas; 409 for a stale ``metadata.resourceVersion`` or another ``metadata.uid``; then what the
-    write path answers (authorization of ``patch`` on ``<resource>/scale`` came first, admission runs as for
+    must be nil``, a configuration that does not fit Scale (kube's 500, :func:`fieldmanager.check_declared`), a
+    name or namespace other than the URL's; 409 ``Apply failed with 1 conflict: conflict with "<manager>" using
+    autoscaling/v1: .spec.replicas`` when another manager owns a replicas value it changes (``force=true`` takes
+    it); 422 for negative replicas; 409 for a stale ``metadata.resourceVersion`` or another ``metadata.uid``; then
+    what the write path answers (authorization of ``patch`` on ``<resource>/scale`` came first, admission runs as for
     every write). A custom resource's Scale cannot be applied: kube's 500 once the body passed the checks above
     (:func:`scalefields.refuse_custom_resource`).
     """
     name = fieldmanager.manager(scope, required=True)
-    force = fieldmanager._force(scope)
+    force = fieldmanager.force(scope)
     sent = negotiation.decode_body(body, negotiation.APPLY_PATCH)
     if sent is not None and not isinstance(sent, dict):
         raise errors.bad_request("error decoding YAML: error unmarshaling JSON: json: cannot unmarshal "
@@ -262,7 +262,7 @@ async def _apply(scope: RequestScope, body: bytes, paths: ScalePaths | None) -> 
             raise errors.bad_request("metadata.managedFields must be nil")
         if paths is not None:
             scalefields.refuse_custom_resource(config, sent_namespace)
-        scalefields.check_declared(config, sent_namespace)
+        fieldmanager.check_declared(scope, config, sent_namespace, ("autoscaling", "v1", "Scale"))
         parent = mf.entries(live)
         current = scalefields.with_fields(to_scale(live), parent, mappings)
         result = mf.apply(current, config, name, scalefields.SCALE_VERSION, fieldmanager.now(),
