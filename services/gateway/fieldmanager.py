@@ -234,13 +234,13 @@ def track_update(scope: RequestScope, old: bytes | None, new: bytes, requested: 
 
 def force(scope: RequestScope) -> bool:
     """PatchOptions ``force`` as kube's query conversion reads it (apimachinery ``runtime/conversion.go``
-    Convert_Slice_string_To_bool, through Convert_Slice_string_To_Pointer_bool): absent is false; otherwise the
-    first value is false when it is ``0`` or, in any case, ``false``, and true for anything else (``force=``,
-    ``force=yes``). Never an error."""
+    Convert_Slice_string_To_Pointer_bool, as Convert_Slice_string_To_bool): absent is false; otherwise the first
+    value is false when it is ``0`` or ``false`` under Unicode case folding (strings.EqualFold), and true for
+    anything else (``force=``, ``force=yes``). Never an error."""
     values = scope.query.getall("force", [])
     if not values:
         return False
-    return not (values[0] == "0" or values[0].lower() == "false")
+    return not (values[0] == "0" or values[0].casefold() == "false")
 
 
 def _sync_last_applied(config: dict[str, Any], result: dict[str, Any], name: str) -> None:
