@@ -211,7 +211,7 @@ class Aggregator:
                 document = discovery.aggregated_document(False, aggregated, apiservices=apiservices,
                                                          remote=self.remote_version, key=key)
                 return discovery.aggregated_response(request.headers, aggregated, *document)
-            return _json(discovery.group_list(apiservices=apiservices))
+            return discovery.legacy_response(request, discovery.group_list(apiservices=apiservices))
         if not self.services:
             return None
         if clean == "/openapi/v3":
@@ -224,7 +224,8 @@ class Aggregator:
         parts = clean.strip("/").split("/")
         if len(parts) == 2 and parts[0] == "apis" and parts[1] in versions:
             remote_group = _Remote(parts[1], versions[parts[1]])
-            return _json(discovery.group(parts[1], remote_group) or {})  # type: ignore[arg-type]
+            return discovery.legacy_response(request, discovery.group(parts[1], remote_group)  # type: ignore[arg-type]
+                                             or {})
         return None
 
     # --- discovery -----------------------------------------------------------------------------------------

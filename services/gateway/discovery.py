@@ -16,7 +16,8 @@ from typing import Any
 
 from aiohttp import web
 
-from kapi import apiregistration, jsonutil
+from kapi import apiregistration, errors, goyaml, jsonutil, k8sproto
+from kapi.k8sproto.encoder import envelope
 from kapi.resources import REGISTRY, Registry, Resource
 from services.gateway import negotiation
 
@@ -146,12 +147,16 @@ def api_versions(address: str = "") -> dict[str, Any]:
 
 
 def resource_list(group: str, version: str, registry: Registry = REGISTRY) -> dict[str, Any] | None:
-    """/api/v1 or /apis/<group>/<version>: APIResourceList, or None if not served."""
+    """/api/v1 or /apis/<group>/<version>: APIResourceList, or None if not served. The core group's (and
+    extensions') has no ``apiVersion``: kube's NewAPIVersionHandler wraps their serializer in
+    stripVersionNegotiatedSerializer (discovery/unaggregated version.go, util.go keepUnversioned)."""
     rows = registry.in_group_version(group, version)
     if not rows:
         return None
     gv = f"{group}/{version}" if group else version
-    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
+    type_meta = {"kind": "APIResourceList"} if group in ("", "extensions") else {"kind": "APIResourceList",
+                                                                                 "apiVersion": "v1"}
+    return {**type_meta, "groupVersion": gv,
             "resources": [entry for r in rows for entry in (api_resource(r), *subresource_entries(r))]}
 
 
@@ -304,4 +309,56 @@ def aggregated_response(headers: Mapping[str, str], version: str, body: bytes, d
     response.headers["ETag"] = quoted
     response.headers["Vary"] = "Accept"
     response.headers["Cache-Control"] = "public"
+    return response
+
+
+# The legacy documents' serializer (the server's codecs: JSON, YAML, protobuf), as its 406 lists them.
+LEGACY_PRODUCES = negotiation.PRODUCES_PROTOBUF
+_META = "k8s.io.apimachinery.pkg.apis.meta.v1"
+
+
+def encode_legacy(doc: Mapping[str, Any], mime: str, pretty: bool = False) -> bytes:
+    """A legacy discovery document (APIVersions, APIGroupList, APIGroup, APIResourceList, as this module builds
+    them: ``kind`` and, unless kube strips it, ``apiVersion``) in ``mime``.
+
+    JSON: json.Encoder's form (compact, HTML-escaped, trailing newline), or with ``pretty`` MarshalIndent's
+    (:func:`kapi.jsonutil.dumps_go_indent`: kube's pretty JSON serializer; YAML and protobuf have none).
+    YAML: :func:`kapi.goyaml.dumps`. PROTOBUF: the ``k8s\\0`` envelope with the document's apiVersion ("" where
+    kube's stripVersionNegotiatedSerializer removes it) and kind around the meta.v1 message of that name
+    (apimachinery meta/v1 generated.proto). Raises :class:`kapi.k8sproto.EncodeError` for a kind without one.
+    """
+    if mime == negotiation.YAML:  # a copy: the documents share dicts (preferredVersion), which PyYAML would alias
+        return goyaml.dumps(jsonutil.loads(jsonutil.dumps(doc)))
+    if mime == negotiation.PROTOBUF:
+        kind = str(doc.get("kind") or "")
+        msg = k8sproto.schema().messages.get(f"{_META}.{kind}")
+        if msg is None:
+            raise k8sproto.EncodeError(f"no protobuf message for {kind}")
+        return envelope(str(doc.get("apiVersion") or ""), kind, k8sproto.default_encoder().message(msg, doc))
+    if pretty:
+        return jsonutil.dumps_go_indent(doc)
+    return jsonutil.go_escape(jsonutil.dumps(doc)) + b"\n"
+
+
+def legacy_response(request: web.Request, doc: Mapping[str, Any]) -> web.Response:
+    """The answer to a legacy discovery request, negotiated as kube's discovery handlers do.
+
+    First go-restful's route match (the routes produce JSON, YAML and protobuf): an Accept none of whose entries,
+    cut at ``;``, is one of them or ``*/*`` is its 406 ``406: Not Acceptable`` (:func:`negotiation.check_route_accept`).
+    Then WriteObjectNegotiated with DefaultEndpointRestrictions (no conversions: an entry with ``as``/``g``/``v``
+    such as the aggregated ``application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList`` is skipped;
+    :func:`negotiation.error_output` is that negotiation): nothing acceptable is 406 NotAcceptable ``only the
+    following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf``.
+    Pretty JSON per :func:`negotiation.pretty`. kube: apiserver endpoints/discovery/unaggregated (root.go,
+    legacy.go, group.go, version.go), handlers/responsewriters/writers.go WriteObjectNegotiated.
+    """
+    accept = request.headers.get("Accept", "")
+    negotiation.check_route_accept(accept, LEGACY_PRODUCES)
+    output = negotiation.error_output(accept)
+    if output is None:
+        raise errors.not_acceptable("only the following media types are accepted: " + ", ".join(LEGACY_PRODUCES))
+    pretty = output.mime == negotiation.JSON and negotiation.pretty(
+        request.rel_url.raw_query_string, request.query, request.headers.get("User-Agent", ""))
+    response = web.Response(body=encode_legacy(doc, output.mime, pretty), status=200)
+    response.headers["Content-Type"] = output.mime
     return response

@@ -120,9 +120,11 @@ def non_resource(request: web.Request, info: RequestInfo) -> web.Response:
         body = discovery.resource_list(parts[1], parts[2])
     if body is None:
         raise not_found_path()
-    response = web.Response(body=jsonutil.dumps(body) + b"\n", status=200)
-    response.headers["Content-Type"] = content_type
-    return response
+    if path == "/version":
+        response = web.Response(body=jsonutil.dumps(body) + b"\n", status=200)
+        response.headers["Content-Type"] = content_type
+        return response
+    return discovery.legacy_response(request, body)  # JSON, YAML or protobuf; 406 as kube's discovery handlers
 
 
 def _subresource_handler(resource: Resource, info: RequestInfo) -> ScopeHandler | None:

@@ -87,7 +87,8 @@ def test_if_none_match_is_compared_as_a_plain_string(value: str) -> None:
 
 @pytest.mark.parametrize(("path", "accept", "kind"), [
     ("/api", "application/json", "APIVersions"), ("/apis", "application/json", "APIGroupList"),
-    ("/api", "", "APIVersions"), ("/apis/apps", V2, "APIGroup"), ("/apis/apps/v1", V2, "APIResourceList"),
+    ("/api", "", "APIVersions"), ("/apis/apps", KUBECTL_ACCEPT, "APIGroup"),
+    ("/apis/apps/v1", KUBECTL_ACCEPT, "APIResourceList"),
     ("/api/v1", KUBECTL_ACCEPT, "APIResourceList"), ("/version", "application/json", None)])
 def test_legacy_discovery_has_no_etag(path: str, accept: str, kind: str | None) -> None:
     response = get(path, Accept=accept)
