@@ -134,14 +134,15 @@ def types(scope: RequestScope) -> mf.Types:
 def check_declared(scope: RequestScope, config: dict[str, Any], namespace: str = "",
                    kind: tuple[str, str, str] | None = None) -> None:
     """structuredmerge's ObjectToTyped of an apply configuration: a configuration that does not fit its type
-    refuses the apply whatever ``fieldValidation`` says, as kube's plain error, a 500 without reason:
+    refuses the apply whatever ``fieldValidation`` says, with kube's message:
     ``failed to create typed patch object (<namespace>/<name>; <group>/<version>, Kind=<Kind>): <errors>`` —
     one error as it is (``.spec.foo: field not declared in schema``, ``.spec.replicas: expected numeric (int or
     float), got string``: :func:`kapi.managedfields.type_errors`), several as ``errors:`` and one indented line
     each; ``namespace`` is the one the body sent (kube names the configuration as decoded; the core group is
     ``/v1``). Sources: ``managedfields/internal/structuredmerge.go`` (Apply), ``handlers/patch.go``
-    (applyPatcher returns the field manager's error as it is), ``responsewriters`` ErrorToAPIStatus (an error
-    that is not a Status: 500).
+    (applyPatcher returns the field manager's error as it is). kube writes that plain error as a 500 without
+    reason (``responsewriters`` ErrorToAPIStatus); kapi answers 400 BadRequest with the same message, as bad
+    input never gets a 500 here (docs/kube-parity.md says so on the row).
 
     ``kind`` (group, version, kind): check against that built-in kind instead of the request's (an
     ``autoscaling/v1`` Scale applied through ``/scale``: services/gateway/handlers/scale.py). A custom resource
@@ -163,8 +164,8 @@ def check_declared(scope: RequestScope, config: dict[str, Any], namespace: str =
         return
     detail = lines[0] if len(lines) == 1 else "\n".join(["errors:", *("  " + line for line in lines)])
     meta = config["metadata"] if isinstance(config.get("metadata"), dict) else {}
-    raise errors.StatusError(500, "", f"failed to create typed patch object ({namespace}/"
-                             f"{meta.get('name') or ''}; {group}/{version}, Kind={name}): {detail}")
+    raise errors.bad_request(f"failed to create typed patch object ({namespace}/{meta.get('name') or ''}; "
+                             f"{group}/{version}, Kind={name}): {detail}")
 
 
 def reset_fields(scope: RequestScope) -> tuple[str, ...]:

@@ -134,9 +134,10 @@ def refuse_custom_resource(config: dict[str, Any], namespace: str) -> None:
     for autoscaling/v1 Scale over the CRD's type converter (apiextensions-apiserver customresource_handler.go
     ``scopeWithFieldManager(typeConverter, scaleScope, nil, "scale")``), whose models hold the CRD's versions and
     the apiextensions server's static spec but not Scale, so structuredMergeManager.Apply fails typing the
-    configuration (kubernetes#116311, open). The plain error is a 500 without reason: ``failed to create typed
+    configuration (kubernetes#116311, open). kube's plain error is a 500 without reason; kapi answers it as a
+    400 BadRequest (a request kapi cannot serve is not a server failure), same message: ``failed to create typed
     patch object (<namespace>/<name>; autoscaling/v1, Kind=Scale): no corresponding type for autoscaling/v1,
     Kind=Scale`` (namespace and name as the body sent them)."""
     meta = config["metadata"] if isinstance(config.get("metadata"), dict) else {}
-    raise errors.StatusError(500, "", f"failed to create typed patch object ({namespace}/{meta.get('name') or ''}; "
+    raise errors.bad_request(f"failed to create typed patch object ({namespace}/{meta.get('name') or ''}; "
                              "autoscaling/v1, Kind=Scale): no corresponding type for autoscaling/v1, Kind=Scale")

@@ -87,7 +87,7 @@ def test_objects_just_under_the_depth_limit_are_served(stack: Stack, namespace: 
         status, reply = _request(stack, "PATCH", f"/api/v1/namespaces/{namespace}/configmaps/deepish?fieldManager=t",
                                  json.dumps(patch), content_type)
         if content_type == "application/apply-patch+yaml":  # the typed conversion stops at the undeclared field
-            assert (status, reply["message"]) == (500, "failed to create typed patch object (/deepish; /v1, "
+            assert (status, reply["message"]) == (400, "failed to create typed patch object (/deepish; /v1, "
                                                        "Kind=ConfigMap): .junk: field not declared in schema")
         else:  # the patchers prune it (Warn)
             assert status in (200, 201), (content_type, reply)

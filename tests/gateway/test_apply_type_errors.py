@@ -2,7 +2,8 @@
 
 kube's structuredMergeManager.Apply types the configuration (structured-merge-diff v6 FromUnstructured) and
 returns a plain error, which the apiserver writes as a 500 without reason:
-``failed to create typed patch object (<ns>/<name>; <group>/<version>, Kind=<Kind>): <errors>``.
+``failed to create typed patch object (<ns>/<name>; <group>/<version>, Kind=<Kind>): <errors>``; kapi answers
+the same message as 400 BadRequest (bad input never gets a 500).
 """
 
 from __future__ import annotations
@@ -85,12 +86,12 @@ def _refusal(scope: Any, config: dict[str, Any], namespace: str = "", kind: Any 
     return info.value
 
 
-def test_a_configuration_that_does_not_fit_is_kubes_plain_500() -> None:
+def test_a_configuration_that_does_not_fit_is_a_400_with_kubes_message() -> None:
     config = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"replicas": "3"}}
     err = _refusal(_scope("apps", "v1", "Deployment"), config, "ns")
-    assert (err.code, err.reason, err.message) == (500, "", "failed to create typed patch object (ns/d; apps/v1, "
-                                                   "Kind=Deployment): .spec.replicas: expected numeric (int or "
-                                                   "float), got string")
+    assert (err.code, err.reason) == (400, "BadRequest")  # kube: a 500 without reason, the same message
+    assert err.message == ("failed to create typed patch object (ns/d; apps/v1, Kind=Deployment): .spec.replicas: "
+                           "expected numeric (int or float), got string")
 
 
 def test_several_errors_are_listed_under_errors() -> None:
@@ -104,7 +105,7 @@ def test_several_errors_are_listed_under_errors() -> None:
 def test_a_scale_is_checked_as_autoscaling_v1_scale() -> None:
     config = {"metadata": {"name": "s"}, "spec": {"replicas": 2, "foo": 1}}
     err = _refusal(_scope("apps", "v1", "Deployment"), config, "ns", ("autoscaling", "v1", "Scale"))
-    assert (err.code, err.message) == (500, "failed to create typed patch object (ns/s; autoscaling/v1, "
+    assert (err.code, err.message) == (400, "failed to create typed patch object (ns/s; autoscaling/v1, "
                                        "Kind=Scale): .spec.foo: field not declared in schema")
     fieldmanager.check_declared(_scope("apps", "v1", "Deployment"), {"spec": {"replicas": 2}}, "",
                                 ("autoscaling", "v1", "Scale"))
