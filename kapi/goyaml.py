@@ -100,7 +100,12 @@ def go_key_order(keys: Any) -> list[Any]:
 
 
 class _Dumper(yaml.SafeDumper):
-    """SafeDumper with go-yaml v2's key order and string styles."""
+    """SafeDumper with go-yaml v2's key order and string styles, and no anchors or aliases: go-yaml writes a value
+    as often as it occurs (it encodes JSON, which shares nothing), where PyYAML would write ``&id001`` for a dict
+    or list the Python object happens to hold twice."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:

@@ -50,3 +50,10 @@ def test_a_configmap_as_kube_writes_it() -> None:
         "    manager: kubectl\n"
         "  name: x\n")
     assert yaml.safe_load(out) == cm
+
+
+def test_a_value_held_twice_is_written_twice_not_as_an_alias() -> None:
+    # go-yaml encodes JSON-shaped data: no anchors. PyYAML alone writes "&id001" / "*id001" for a shared dict.
+    shared = {"name": "v1", "version": "v1"}
+    assert goyaml.dumps({"a": shared, "b": [shared]}) == (
+        b"a:\n  name: v1\n  version: v1\nb:\n- name: v1\n  version: v1\n")

@@ -327,8 +327,8 @@ def encode_legacy(doc: Mapping[str, Any], mime: str, pretty: bool = False) -> by
     kube's stripVersionNegotiatedSerializer removes it) and kind around the meta.v1 message of that name
     (apimachinery meta/v1 generated.proto). Raises :class:`kapi.k8sproto.EncodeError` for a kind without one.
     """
-    if mime == negotiation.YAML:  # a copy: the documents share dicts (preferredVersion), which PyYAML would alias
-        return goyaml.dumps(jsonutil.loads(jsonutil.dumps(doc)))
+    if mime == negotiation.YAML:  # shared dicts (preferredVersion) are written out each time, never aliased
+        return goyaml.dumps(doc)
     if mime == negotiation.PROTOBUF:
         kind = str(doc.get("kind") or "")
         msg = k8sproto.schema().messages.get(f"{_META}.{kind}")
