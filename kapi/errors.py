@@ -8,7 +8,10 @@ Status unchanged with its ``code`` as the HTTP status. The warnings a request
 gathered before it was refused ride along in ``kapi-warnings-bin``
 (:attr:`StatusError.warnings`): kube-apiserver's warning recorder writes them
 to the response headers whatever the answer (k8s.io/apiserver
-``pkg/endpoints/filters/warning.go``).
+``pkg/endpoints/filters/warning.go``). Its audit annotations (PodSecurity's
+``enforce-policy`` and ``audit-violations`` of a refused pod) ride in
+``kapi-audit-annotations-bin`` (:attr:`StatusError.audit_annotations`), as
+kube's admission records them on the audit event of a refused request too.
 
 The constructors mirror k8s.io/apimachinery/pkg/api/errors (NewNotFound,
 NewAlreadyExists, NewConflict, NewInvalid, NewForbidden, ...), including
@@ -27,6 +30,7 @@ from kapi import jsonutil
 
 STATUS_METADATA_KEY = "kapi-status-bin"
 WARNINGS_METADATA_KEY = "kapi-warnings-bin"  # a JSON list of the refused request's warning texts
+AUDIT_ANNOTATIONS_METADATA_KEY = "kapi-audit-annotations-bin"  # a JSON object: its audit annotations
 
 # reason -> (HTTP code, gRPC code). The one mapping table (docs/architecture.md, "Failure policy").
 _REASONS: dict[str, tuple[int, grpc.StatusCode]] = {
@@ -102,8 +106,10 @@ class StatusError(Exception):
     PrepareForCreate's, unknown fields under ``fieldValidation=Warn``); they
     are not part of the Status, travel beside it over gRPC
     (:func:`trailing_metadata`) and are sent as ``Warning`` headers with the
-    error, as kube-apiserver's warning recorder does. ``empty_details``: encode ``"details": {}`` even when
-    nothing is in it (a Go Status whose Details pointer is set to an empty struct, as NewGenericServerResponse's).
+    error, as kube-apiserver's warning recorder does. ``audit_annotations``: the audit annotations admission
+    gathered before the refusal (key -> value; ``kapi-audit-annotations-bin``). ``empty_details``: encode
+    ``"details": {}`` even when nothing is in it (a Go Status whose Details pointer is set to an empty struct, as
+    NewGenericServerResponse's).
     """
 
     def __init__(self, code: int, reason: str, message: str, details: Mapping[str, Any] | None = None, *,
@@ -115,6 +121,7 @@ class StatusError(Exception):
         self.details: dict[str, Any] = dict(details or {})
         self.empty_details = empty_details
         self.warnings: list[str] = []
+        self.audit_annotations: dict[str, str] = {}
 
     def status(self) -> dict[str, Any]:
         """The Status object as a JSON-ready dict, in metav1.Status's field order (kind, apiVersion, metadata,
@@ -320,7 +327,8 @@ MAX_METADATA_WARNING_CHARS = 4096
 def trailing_metadata(err: StatusError) -> tuple[tuple[str, bytes], ...]:
     """The trailing metadata that carries ``err``'s Status to the caller (at most MAX_STATUS_METADATA_BYTES) and,
     when it has any, its warnings (``kapi-warnings-bin``: a JSON list of strings, at most
-    :data:`MAX_METADATA_WARNINGS` of :data:`MAX_METADATA_WARNING_CHARS` characters)."""
+    :data:`MAX_METADATA_WARNINGS` of :data:`MAX_METADATA_WARNING_CHARS` characters), and its audit annotations
+    (``kapi-audit-annotations-bin``: a JSON object of strings)."""
     body = jsonutil.dumps(err.status())
     if len(body) > MAX_STATUS_METADATA_BYTES:
         status = err.status()
@@ -332,10 +340,25 @@ def trailing_metadata(err: StatusError) -> tuple[tuple[str, bytes], ...]:
                                  ][:100]
             status["details"] = details
         body = jsonutil.dumps(status)
-    if not err.warnings:
-        return ((STATUS_METADATA_KEY, body),)
-    warnings = [w[:MAX_METADATA_WARNING_CHARS] for w in err.warnings[:MAX_METADATA_WARNINGS]]
-    return ((STATUS_METADATA_KEY, body), (WARNINGS_METADATA_KEY, jsonutil.dumps(warnings)))
+    pairs: tuple[tuple[str, bytes], ...] = ((STATUS_METADATA_KEY, body),)
+    if err.warnings:
+        warnings = [w[:MAX_METADATA_WARNING_CHARS] for w in err.warnings[:MAX_METADATA_WARNINGS]]
+        pairs += ((WARNINGS_METADATA_KEY, jsonutil.dumps(warnings)),)
+    if err.audit_annotations:
+        pairs += ((AUDIT_ANNOTATIONS_METADATA_KEY, jsonutil.dumps(err.audit_annotations)),)
+    return pairs
+
+
+def annotations_of_metadata(value: bytes) -> dict[str, str]:
+    """The audit annotations of a ``kapi-audit-annotations-bin`` value (a JSON object; anything else or
+    non-string entries: ignored)."""
+    try:
+        decoded = jsonutil.loads(value)
+    except ValueError:
+        return {}
+    if not isinstance(decoded, dict):
+        return {}
+    return {k: v for k, v in decoded.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def warnings_of_metadata(value: bytes) -> list[str]:
@@ -357,21 +380,26 @@ def from_rpc_error(exc: grpc.RpcError, service: str) -> StatusError:
     """Turn a failed RPC into a StatusError.
 
     If the server attached a Status (``kapi-status-bin``), it is returned as
-    is, with the warnings of ``kapi-warnings-bin`` as its ``warnings``.
+    is, with the warnings of ``kapi-warnings-bin`` as its ``warnings`` and the annotations of
+    ``kapi-audit-annotations-bin`` as its ``audit_annotations``.
     Otherwise the failure is the transport's: UNAVAILABLE -> 503,
     DEADLINE_EXCEEDED -> 504, anything else -> 500, naming ``service``.
     """
     metadata = exc.trailing_metadata() if hasattr(exc, "trailing_metadata") else None
-    status = warnings = None
+    status = warnings = annotations = None
     for key, value in metadata or ():
         if key == STATUS_METADATA_KEY:
             status = value
         elif key == WARNINGS_METADATA_KEY:
             warnings = value
+        elif key == AUDIT_ANNOTATIONS_METADATA_KEY:
+            annotations = value
     if status is not None:
         err = StatusError.from_status(jsonutil.loads(status))
         if warnings is not None:
             err.warnings = warnings_of_metadata(warnings)
+        if annotations is not None:
+            err.audit_annotations = annotations_of_metadata(annotations)
         return err
     code = exc.code() if hasattr(exc, "code") else None
     details = exc.details() if hasattr(exc, "details") else str(exc)

@@ -19,7 +19,8 @@ admission.proto ``AdmitCallRequests``/``AdmitCallResponses``):
   Kubernetes Status JSON of the ``kapi-status-bin`` trailer, kapi/errors.py)
   and, where the error message has it (kapi.common.v1 ``CallError``),
   ``repeated string warnings`` (the ``kapi-warnings-bin`` trailer: the
-  warnings the refused call gathered).
+  warnings the refused call gathered) and ``map<string, string>
+  audit_annotations`` (the ``kapi-audit-annotations-bin`` trailer).
 
 A call fails exactly as the unary RPC would: :class:`grpc.aio.AioRpcError`
 with the same code, details and trailing metadata, so
@@ -88,7 +89,8 @@ class Protocol:
 
     @property
     def carries_warnings(self) -> bool:
-        """True when this protocol's error message has ``warnings`` (kapi.common.v1 CallError)."""
+        """True when this protocol's error message has ``warnings`` and ``audit_annotations`` (kapi.common.v1
+        CallError)."""
         return "warnings" in self.error.DESCRIPTOR.fields_by_name
 
     def rpc_error(self, error: Any) -> grpc.aio.AioRpcError:
@@ -100,6 +102,8 @@ class Protocol:
             pairs = [(errors.STATUS_METADATA_KEY, error.status)]
             if self.carries_warnings and error.warnings:
                 pairs.append((errors.WARNINGS_METADATA_KEY, jsonutil.dumps(list(error.warnings))))
+            if self.carries_warnings and error.audit_annotations:
+                pairs.append((errors.AUDIT_ANNOTATIONS_METADATA_KEY, jsonutil.dumps(dict(error.audit_annotations))))
             trailing = grpc.aio.Metadata(*pairs)
         return grpc.aio.AioRpcError(_CODES.get(error.code, grpc.StatusCode.UNKNOWN), _NO_METADATA, trailing,
                                     details=error.message)
@@ -112,6 +116,9 @@ class Protocol:
                            status=metadata.get(errors.STATUS_METADATA_KEY, b""))
         if self.carries_warnings and errors.WARNINGS_METADATA_KEY in metadata:
             error.warnings.extend(errors.warnings_of_metadata(metadata[errors.WARNINGS_METADATA_KEY]))
+        if self.carries_warnings and errors.AUDIT_ANNOTATIONS_METADATA_KEY in metadata:
+            error.audit_annotations.update(errors.annotations_of_metadata(
+                metadata[errors.AUDIT_ANNOTATIONS_METADATA_KEY]))
         return error
 
 

@@ -122,7 +122,7 @@ class Admitter:
         PrepareForCreate's, then (validation passed) WarningsOnCreate/Update's,
         validating webhooks' and policies' (k8s.io/apiserver
         ``rest.BeforeCreate``; the webhook dispatchers add a response's
-        warnings before they look at ``allowed``).
+        warnings before they look at ``allowed``). Its ``audit_annotations`` are those added before the refusal.
         ``dry_run`` runs everything the same way. ``timeout`` (seconds)
         bounds the calls plugins make. ``patch_type`` (a PATCH's Content-Type) and ``patch_value`` (a strategic
         merge patch's Go %+v): a patched object that does not decode (a wrong type; unknown fields under Strict)
@@ -190,6 +190,9 @@ class Admitter:
             # kube's warning recorder keeps what was added before the refusal (a denying webhook's own warnings,
             # PrepareForCreate's; WarningsOnCreate/Update only once validation passed) and sends it with the error.
             err.warnings = [*request.warnings, *err.warnings]
+            # ...and kube's admission audit handler has put the annotations added so far on the audit event
+            # (PodSecurity's enforce-policy and audit-violations of the pod it refuses).
+            err.audit_annotations = {**request.audit_annotations, **err.audit_annotations}
             raise
 
         body = jsonutil.dumps(request.object) if request.object is not None and operation not in (DELETE, CONNECT) \

@@ -125,6 +125,29 @@ class _Context:
 _CONTEXT = web.RequestKey("kapi.audit.context", _Context)
 
 
+def annotate(request: web.Request, key: str, value: str) -> None:
+    """Add the audit annotation ``key: value`` to ``request``'s audit events (kube's ``audit.AddAuditAnnotation``).
+
+    The first value of a key wins (a later, different one is logged and
+    dropped, as kube's ``addAuditAnnotationLocked``); the annotations are
+    kept in key order, the order Go's JSON encoding of the Event's
+    ``annotations`` map writes them. They appear on the events emitted after
+    this call (so ResponseComplete, not RequestReceived, for the authorization
+    and admission annotations). A no-op when the request is not audited.
+    Source: k8s.io/apiserver ``pkg/audit/context.go``.
+    """
+    ctx: _Context | None = request.get(_CONTEXT)
+    if ctx is None:
+        return
+    old = ctx.annotations.get(key)
+    if old is not None:
+        if old != value:
+            log.warning("audit %s: annotation %r already set to %r, not %r", ctx.audit_id, key, old, value)
+        return
+    ctx.annotations[key] = value
+    ctx.annotations = dict(sorted(ctx.annotations.items()))
+
+
 class Auditor:
     """A policy plus backends; builds events and hands them to every backend."""
 

@@ -297,15 +297,19 @@ class AdmissionClient:
 
     async def admit(self, operation: str, attrs: Attributes, kind: str, obj: bytes, old: bytes, dry_run: bool,
                     field_validation: str, timeout: float = RPC_TIMEOUT, patch_type: str = "",
-                    patch_value: str = "", options: bytes = b"") -> tuple[bytes, list[str]]:
-        """(final object JSON, warnings); raises the refusal's StatusError, 503 if admission is unreachable, 504
+                    patch_value: str = "", options: bytes = b"") -> tuple[bytes, list[str], dict[str, str]]:
+        """(final object JSON, warnings, audit annotations); raises the refusal's StatusError (its
+        ``audit_annotations`` those gathered before the refusal), 503 if admission is unreachable, 504
         past ``timeout`` seconds. ``patch_type``/``patch_value``: AdmitRequest fields 8 and 9 (a PATCH's);
-        ``options``: field 10, the operation's options JSON (registry/store.py ``admission_options``)."""
+        ``options``: field 10, the operation's options JSON (registry/store.py ``admission_options``). The
+        annotations (AdmitResponse field 3: PodSecurity's ``pod-security.kubernetes.io/...``, webhooks'
+        ``<webhook>/<key>``, policies') go on the request's audit events (services/gateway/audit.py)."""
         reply = await grpcutil.call("admission", self._admit, admission_pb2.AdmitRequest(
             operation=operation, attributes=attrs.to_proto(), kind=kind, object=obj, old_object=old,
             dry_run=dry_run, field_validation=field_validation, patch_type=patch_type, patch_value=patch_value,
             options=options), timeout=timeout)
-        return reply.object, list(reply.warnings)  # type: ignore[attr-defined]
+        return (reply.object, list(reply.warnings),  # type: ignore[attr-defined]
+                dict(reply.audit_annotations))  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)

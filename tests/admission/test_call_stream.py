@@ -198,9 +198,10 @@ async def test_answers_warnings_and_refusals_are_the_unary_ones(env: Env) -> Non
                       "'no-forbidden-warn': no key may be called forbidden"])]:
                 request = admit_request(namespace, obj, validation)
                 want = await unary.Admit(request, timeout=10)
-                got, words = await client.admit("CREATE", Attributes.from_proto(request.attributes), "ConfigMap",
-                                                request.object, b"", False, validation, timeout=10)
+                got, words, notes = await client.admit("CREATE", Attributes.from_proto(request.attributes),
+                                                       "ConfigMap", request.object, b"", False, validation, timeout=10)
                 assert words == list(want.warnings) == warnings, obj["metadata"]["name"]
+                assert notes == dict(want.audit_annotations), obj["metadata"]["name"]
                 mine, theirs = jsonutil.loads(got), jsonutil.loads(want.object)
                 for meta in (mine["metadata"], theirs["metadata"]):
                     assert meta.pop("uid") and meta.pop("creationTimestamp")
@@ -401,8 +402,8 @@ async def test_call_refuses_an_identity_outside_allowed_callers(env: Env) -> Non
         async with grpcutil.channel(address, tls("kapi-gateway")) as channel:  # the gateway is served on the stream
             client, counting = await connected(address, channel)
             try:
-                _, warnings = await client.admit("CREATE", Attributes.from_proto(request.attributes), "ConfigMap",
-                                                 request.object, b"", False, "", timeout=10)
+                _, warnings, _ = await client.admit("CREATE", Attributes.from_proto(request.attributes), "ConfigMap",
+                                                    request.object, b"", False, "", timeout=10)
                 assert warnings == [] and counting.unary == [] and client.mux.streams[0].calls == 1
             finally:
                 await client.close()

@@ -16,9 +16,17 @@ from aiohttp import web
 
 from kapi import errors
 from kapi.attributes import Attributes, UserInfo
+from services.gateway import audit
 from services.gateway.backends import Backends
 from services.gateway.context import Handler, context
 from services.gateway.requestinfo import RequestInfo
+
+# The audit annotations of every authorized request (k8s.io/apiserver pkg/endpoints/filters/authorization.go).
+DECISION_ANNOTATION = "authorization.k8s.io/decision"
+REASON_ANNOTATION = "authorization.k8s.io/reason"
+DECISION_ALLOW = "allow"
+DECISION_FORBID = "forbid"
+REASON_ERROR = "internal error"  # the authorizer failed (kapi: authz unreachable, 503)
 
 
 def attributes(info: RequestInfo, user: UserInfo, query: Any) -> Attributes:
@@ -53,12 +61,25 @@ def forbidden(attrs: Attributes, reason: str) -> errors.StatusError:
 
 
 def with_authorization(handler: Handler, backends: Backends) -> Handler:
-    """``handler`` run only when authz allows the context's Attributes; raises 403 Forbidden or 503."""
+    """``handler`` run only when authz allows the context's Attributes; raises 403 Forbidden or 503.
+
+    Annotates the request's audit events as kube's WithAuthorization:
+    ``authorization.k8s.io/decision`` ``allow``/``forbid`` and
+    ``authorization.k8s.io/reason`` the authorizer's reason (RBAC: ``RBAC:
+    allowed by ClusterRoleBinding "x" of ClusterRole "y" to Group "z"``), or
+    only the reason ``internal error`` when authz could not decide.
+    """
 
     async def authorized(request: web.Request) -> web.StreamResponse:
         attrs = context(request).attrs
         assert attrs is not None
-        allowed, reason = await backends.authz.authorize(attrs, timeout=context(request).timeout)
+        try:
+            allowed, reason = await backends.authz.authorize(attrs, timeout=context(request).timeout)
+        except errors.StatusError:
+            audit.annotate(request, REASON_ANNOTATION, REASON_ERROR)
+            raise
+        audit.annotate(request, DECISION_ANNOTATION, DECISION_ALLOW if allowed else DECISION_FORBID)
+        audit.annotate(request, REASON_ANNOTATION, reason)
         if not allowed:
             raise forbidden(attrs, reason)
         return await handler(request)

@@ -37,7 +37,7 @@ from typing import Any
 from kapi import errors, grpcutil, jsonutil, limits
 from kapi.k8sproto import goorder
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import fieldmanager
+from services.gateway import audit, fieldmanager
 from services.gateway.apifilters import authorization
 
 # The hook modules register themselves on import; importing them here ties the hooks to the write path.
@@ -84,15 +84,23 @@ async def _admit(scope: RequestScope, operation: str, obj: dict[str, Any], old: 
     if len(body) > limits.MAX_BODY_BYTES:  # what a patch or apply produced may not outgrow a request body
         raise errors.too_large()
     try:
-        admitted, warnings = await scope.backends.admission.admit(
+        admitted, warnings, annotations = await scope.backends.admission.admit(
             operation, scope.attrs, scope.resource.kind, body, old, dry_run, scope.field_validation(),
             timeout=scope.timeout, patch_type=scope.patch_type, patch_value=scope.patch_value,
             options=admission_options(scope, operation))
     except errors.StatusError as err:
         scope.warnings.extend(err.warnings)  # what admission gathered before refusing goes out with the refusal
+        _annotate(scope, err.audit_annotations)
         raise
     scope.warnings.extend(warnings)
+    _annotate(scope, annotations)
     return admitted
+
+
+def _annotate(scope: RequestScope, annotations: dict[str, str]) -> None:
+    """Admission's audit annotations on the request's audit events (kube's admission audit handler)."""
+    for key, value in annotations.items():
+        audit.annotate(scope.request, key, value)
 
 
 async def _run_hooks(write: Write) -> None:
@@ -313,13 +321,15 @@ async def delete(scope: RequestScope, name: str, options: dict[str, Any]) -> tup
     admitted, admit = deletion.admission_options(scope, dict(jsonutil.loads(current.object)), options)
     if admit:  # not for a Pod whose graceful deletion is pending (Store.Delete's gracefulPending)
         try:
-            _, warnings = await scope.backends.admission.admit(
+            _, warnings, annotations = await scope.backends.admission.admit(
                 DELETE, scope.attrs, scope.resource.kind, b"", current.object, dry_run, "", timeout=scope.timeout,
                 options=admission_options(scope, DELETE, admitted))
         except errors.StatusError as err:
             scope.warnings.extend(err.warnings)
+            _annotate(scope, err.audit_annotations)
             raise
         scope.warnings.extend(warnings)
+        _annotate(scope, annotations)
     if dry_run:
         preview = deletion.dry_run_mark(scope, current, options)
         return (preview, True) if preview is not None else (dict(jsonutil.loads(current.object)), False)

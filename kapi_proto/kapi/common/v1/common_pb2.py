@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bkapi/common/v1/common.proto\x12\x0ekapi.common.v1\"\x1c\n\nExtraValue\x12\x0e\n\x06values\x18\x01 \x03(\t\"\xb7\x01\n\x08UserInfo\x12\x10\n\x08username\x18\x01 \x01(\t\x12\x0b\n\x03uid\x18\x02 \x01(\t\x12\x0e\n\x06groups\x18\x03 \x03(\t\x12\x32\n\x05\x65xtra\x18\x04 \x03(\x0b\x32#.kapi.common.v1.UserInfo.ExtraEntry\x1aH\n\nExtraEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12)\n\x05value\x18\x02 \x01(\x0b\x32\x1a.kapi.common.v1.ExtraValue:\x02\x38\x01\"\xe1\x01\n\x11RequestAttributes\x12&\n\x04user\x18\x01 \x01(\x0b\x32\x18.kapi.common.v1.UserInfo\x12\x0c\n\x04verb\x18\x02 \x01(\t\x12\x18\n\x10resource_request\x18\x03 \x01(\x08\x12\x11\n\tapi_group\x18\x04 \x01(\t\x12\x13\n\x0b\x61pi_version\x18\x05 \x01(\t\x12\x10\n\x08resource\x18\x06 \x01(\t\x12\x13\n\x0bsubresource\x18\x07 \x01(\t\x12\x11\n\tnamespace\x18\x08 \x01(\t\x12\x0c\n\x04name\x18\t \x01(\t\x12\x0c\n\x04path\x18\n \x01(\t\"\x0c\n\nCallCancel\"L\n\tCallError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x0e\n\x06status\x18\x03 \x01(\x0c\x12\x10\n\x08warnings\x18\x04 \x03(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bkapi/common/v1/common.proto\x12\x0ekapi.common.v1\"\x1c\n\nExtraValue\x12\x0e\n\x06values\x18\x01 \x03(\t\"\xb7\x01\n\x08UserInfo\x12\x10\n\x08username\x18\x01 \x01(\t\x12\x0b\n\x03uid\x18\x02 \x01(\t\x12\x0e\n\x06groups\x18\x03 \x03(\t\x12\x32\n\x05\x65xtra\x18\x04 \x03(\x0b\x32#.kapi.common.v1.UserInfo.ExtraEntry\x1aH\n\nExtraEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12)\n\x05value\x18\x02 \x01(\x0b\x32\x1a.kapi.common.v1.ExtraValue:\x02\x38\x01\"\xe1\x01\n\x11RequestAttributes\x12&\n\x04user\x18\x01 \x01(\x0b\x32\x18.kapi.common.v1.UserInfo\x12\x0c\n\x04verb\x18\x02 \x01(\t\x12\x18\n\x10resource_request\x18\x03 \x01(\x08\x12\x11\n\tapi_group\x18\x04 \x01(\t\x12\x13\n\x0b\x61pi_version\x18\x05 \x01(\t\x12\x10\n\x08resource\x18\x06 \x01(\t\x12\x13\n\x0bsubresource\x18\x07 \x01(\t\x12\x11\n\tnamespace\x18\x08 \x01(\t\x12\x0c\n\x04name\x18\t \x01(\t\x12\x0c\n\x04path\x18\n \x01(\t\"\x0c\n\nCallCancel\"\xd1\x01\n\tCallError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x0e\n\x06status\x18\x03 \x01(\x0c\x12\x10\n\x08warnings\x18\x04 \x03(\t\x12J\n\x11\x61udit_annotations\x18\x05 \x03(\x0b\x32/.kapi.common.v1.CallError.AuditAnnotationsEntry\x1a\x37\n\x15\x41uditAnnotationsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,6 +33,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_USERINFO_EXTRAENTRY']._loaded_options = None
   _globals['_USERINFO_EXTRAENTRY']._serialized_options = b'8\001'
+  _globals['_CALLERROR_AUDITANNOTATIONSENTRY']._loaded_options = None
+  _globals['_CALLERROR_AUDITANNOTATIONSENTRY']._serialized_options = b'8\001'
   _globals['_EXTRAVALUE']._serialized_start=47
   _globals['_EXTRAVALUE']._serialized_end=75
   _globals['_USERINFO']._serialized_start=78
@@ -43,6 +45,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REQUESTATTRIBUTES']._serialized_end=489
   _globals['_CALLCANCEL']._serialized_start=491
   _globals['_CALLCANCEL']._serialized_end=503
-  _globals['_CALLERROR']._serialized_start=505
-  _globals['_CALLERROR']._serialized_end=581
+  _globals['_CALLERROR']._serialized_start=506
+  _globals['_CALLERROR']._serialized_end=715
+  _globals['_CALLERROR_AUDITANNOTATIONSENTRY']._serialized_start=660
+  _globals['_CALLERROR_AUDITANNOTATIONSENTRY']._serialized_end=715
 # @@protoc_insertion_point(module_scope)

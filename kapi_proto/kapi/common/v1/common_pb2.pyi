@@ -60,13 +60,22 @@ class CallCancel(_message.Message):
     def __init__(self) -> None: ...
 
 class CallError(_message.Message):
-    __slots__ = ("code", "message", "status", "warnings")
+    __slots__ = ("code", "message", "status", "warnings", "audit_annotations")
+    class AuditAnnotationsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    AUDIT_ANNOTATIONS_FIELD_NUMBER: _ClassVar[int]
     code: int
     message: str
     status: bytes
     warnings: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., status: _Optional[bytes] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
+    audit_annotations: _containers.ScalarMap[str, str]
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., status: _Optional[bytes] = ..., warnings: _Optional[_Iterable[str]] = ..., audit_annotations: _Optional[_Mapping[str, str]] = ...) -> None: ...
