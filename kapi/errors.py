@@ -122,12 +122,16 @@ class StatusError(Exception):
         self.empty_details = empty_details
         self.warnings: list[str] = []
         self.audit_annotations: dict[str, str] = {}
+        # the Status's metadata (ListMeta): a list's new continue token when its own expired
+        # (etcd3 errors.go handleCompactedErrorForPaging); empty for every other error
+        self.list_meta: dict[str, Any] = {}
 
     def status(self) -> dict[str, Any]:
         """The Status object as a JSON-ready dict, in metav1.Status's field order (kind, apiVersion, metadata,
         status, message, reason, details, code; details: name, group, kind, uid, causes, retryAfterSeconds),
         with empty ``message``/``reason``/``details`` omitted as Go's ``omitempty`` does."""
-        body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+        body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": dict(self.list_meta),
+                                "status": "Failure"}
         if self.message:
             body["message"] = self.message
         if self.reason:
@@ -160,7 +164,11 @@ class StatusError(Exception):
         reason = str(status.get("reason") or ("" if status.get("code") else "InternalError"))
         code = int(status.get("code") or _REASONS.get(reason, (500,))[0])
         details = status.get("details")
-        return cls(code, reason, str(status.get("message", "")), details, empty_details=details == {})
+        err = cls(code, reason, str(status.get("message", "")), details, empty_details=details == {})
+        meta = status.get("metadata")
+        if isinstance(meta, dict):
+            err.list_meta = dict(meta)
+        return err
 
     def __repr__(self) -> str:
         return f"StatusError({self.code}, {self.reason!r}, {self.message!r})"

@@ -42,9 +42,9 @@ from services.storage.watchcache import FRESH_TIMEOUT, KeyRange, WatchCache, Wat
 log = logging.getLogger(__name__)
 
 MODIFIED_MESSAGE = "the object has been modified; please apply your changes to the latest version and try again"
-INCONSISTENT_CONTINUE = (
+INCONSISTENT_CONTINUE = (  # etcd3 errors.go inconsistentContinue: the 410 carries a token at revision -1
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
-    "without the continue parameter, or use the continue value from the response to retrieve the remainder of the "
+    "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
     "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
     "modified, or deleted between the time the first chunk was returned and now may show up in the list.")
 EXPIRED_LIST = "The resourceVersion for the provided list is too old."  # etcd3 errors.go, a list at a compacted rv
@@ -347,14 +347,17 @@ class Store:
                 # before 3.5.13 cannot order RequestProgress with events, so kube reads etcd then too.
                 return self._list_cached(cache, prefix, matches, limit)
         page = limit
+        continue_start = start  # the token's key (the loop's start moves on over filtered pages)
         items: list[Object] = []
         more, last_key, remaining = False, b"", None
         while True:
             try:
                 response = await self._range(start, end, revision=revision, limit=page, serializable=serializable)
             except CompactedError:
-                if options.continue_:
-                    raise errors.expired(INCONSISTENT_CONTINUE) from None
+                if options.continue_:  # handleCompactedErrorForPaging: resume from the token's key, at the latest
+                    expired = errors.expired(INCONSISTENT_CONTINUE)
+                    expired.list_meta = {"continue": encode_continue(continue_start, prefix, -1)}
+                    raise expired from None
                 raise errors.expired(EXPIRED_LIST) from None
             except FutureRevisionError:
                 raise too_large_resource_version(revision, await self._current_revision(prefix)) from None

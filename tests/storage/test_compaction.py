@@ -21,6 +21,7 @@ from kapi.duration import parse_duration
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
 from services.storage.compactor import COMPACT_REV_KEY, Compactor
 from services.storage.etcd import CompactedError
+from services.storage.keys import ObjectKey, decode_continue
 from services.storage.server import StorageService
 from tests.conftest import Etcd  # the session fixture's etcd launcher
 
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.timeout(60)
 
 INCONSISTENT = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
-    "without the continue parameter, or use the continue value from the response to retrieve the remainder of the "
+    "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
     "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
     "modified, or deleted between the time the first chunk was returned and now may show up in the list.")
 
@@ -69,6 +70,14 @@ async def test_compacted_continue_token_is_expired(compacting: Any) -> None:
     setattr(request, "continue", getattr(first, "continue"))  # noqa: B010
     err = await status_of(stub.List(request, timeout=10))
     assert (err.code, err.reason, err.message) == (410, "Expired", INCONSISTENT)
+    # the Status carries a token from the same key at revision -1 (handleCompactedErrorForPaging): it resumes the
+    # list at the latest revision, inconsistently
+    token = err.status()["metadata"]["continue"]
+    assert decode_continue(token, service.store.keys.collection(ObjectKey("", "configmaps", ns)))[1] == -1
+    resumed = storage_pb2.ListRequest(key=key(ns), limit=10)
+    setattr(resumed, "continue", token)  # noqa: B010
+    rest = await stub.List(resumed, timeout=10)
+    assert [jsonutil.loads(i)["metadata"]["name"] for i in rest.items] == ["cm1", "cm2", "later"]
 
 
 async def test_exact_list_at_compacted_revision_is_expired(compacting: Any) -> None:
