@@ -46,7 +46,7 @@ from kapi import crd, errors, grpcutil, jsonutil
 from kapi import managedfields as mf
 from kapi.resources import REGISTRY, Registry, Resource
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import openapi, patch, printers
+from services.gateway import openapi, patch, printers, printers_more
 from services.gateway.columns import Column, Printer, age
 
 log = logging.getLogger(__name__)
@@ -191,11 +191,25 @@ def _cell(column: dict[str, Any], obj: dict[str, Any]) -> Any:
     return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
 
 
+def _column_description(column: dict[str, Any], defaulted: bool) -> str:
+    if column.get("description"):
+        return str(column["description"])
+    if defaulted:
+        return f"{printers_more.SWAGGER}io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta#creationTimestamp"
+    return f"Custom resource definition column (in JSONPath format): {column.get('jsonPath')}"
+
+
 def printer(definition: dict[str, Any], version: str) -> Printer:
-    """The Table printer of one version: its additionalPrinterColumns (default: Age), priority as given."""
+    """The Table printer of one version: its additionalPrinterColumns (default: Age), priority as given.
+
+    A column without a description gets "Custom resource definition column (in JSONPath format): <jsonPath>"
+    (apiextensions-apiserver tableconvertor.New); the default Age column the ObjectMeta creationTimestamp
+    doc (serveDefaultColumnsIfEmpty)."""
     columns = crd.printer_columns(definition, version)
+    defaulted = columns == [crd.AGE_COLUMN] and not (crd.version(definition, version) or {}).get(
+        "additionalPrinterColumns")
     cols = tuple(Column(str(c["name"]), str(c.get("type") or "string"), int(c.get("priority") or 0),
-                        str(c.get("format") or ""), str(c.get("description") or c["name"]))
+                        str(c.get("format") or ""), _column_description(c, defaulted))
                  for c in columns)
     return Printer(cols, lambda obj: [_cell(c, obj) for c in columns], with_age=False)
 
@@ -208,7 +222,7 @@ class CustomResourceRegistry:
         self.registry = registry
         self.crds: dict[str, dict[str, Any]] = {}
         self._by_gvr: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self._printed: set[tuple[str, str]] = set()
+        self._printed: set[tuple[str, str, str]] = set()
         self._watcher = Watcher(storage, crd.GROUP, crd.RESOURCE, self._changed)
         self._reconciling: dict[str, asyncio.Task[None]] = {}
         self._deleting_since: dict[str, float] = {}  # CRD name -> loop time of its first instance delete
@@ -309,11 +323,12 @@ class CustomResourceRegistry:
             extra.update(defs)
             first = next(iter(defs))
             definitions[(row.group, row.version, row.kind)] = (first, defs[first])
-        served = {(r.group, r.resource): r for r in reversed(rows)}  # the preferred (first) version's columns
+        # one printer per served version, as apiextensions-apiserver's table convertor per version
+        served = {(r.group, r.version, r.resource): r for r in rows}
         for key in self._printed - set(served):
-            printers.PRINTERS.pop(key, None)
+            printers.VERSIONED.pop(key, None)
         for key, row in served.items():
-            printers.PRINTERS[key] = printer(by_gvr[(row.group, row.version, row.resource)], row.version)
+            printers.VERSIONED[key] = printer(by_gvr[key], row.version)
         self._printed = set(served)
         gone = [gvr for gvr, definition in self._by_gvr.items() if
                 (by_gvr.get(gvr) or {}).get("metadata", {}).get("uid") != definition.get("metadata", {}).get("uid")]

@@ -15,7 +15,7 @@ from typing import Any
 from kapi import certificates
 from kapi.kinds import autoscaling
 from services.gateway.columns import Column, Obj, Printer, age, get, human_duration
-from services.gateway.printers_more import MORE_PRINTERS
+from services.gateway.printers_more import MORE_PRINTERS, doc
 
 
 def _none(value: Any) -> Any:
@@ -323,27 +323,50 @@ def _component_status(obj: Obj) -> list[Any]:
     return ["Unknown", "", ""]
 
 
+_CONTAINERS = "Names of each container in the template."
+_IMAGES = "Images referenced by each container in the template."
+
 PRINTERS: dict[tuple[str, str], Printer] = {
     # kube's componentStatusColumnDefinitions (pkg/printers/internalversion/printers.go): no Age column
     ("", "componentstatuses"): Printer((Column("Status", description="Status of the component conditions"),
                                         Column("Message", description="Message of the component conditions"),
                                         Column("Error", description="Error of the component conditions")),
                                        _component_status, with_age=False),
-    ("", "pods"): Printer((Column("Ready"), Column("Status"), Column("Restarts", "string"),
-                           Column("IP", priority=1), Column("Node", priority=1),
-                           Column("Nominated Node", priority=1), Column("Readiness Gates", priority=1)), _pod),
-    ("", "services"): Printer((Column("Type"), Column("Cluster-IP"), Column("External-IP"), Column("Port(s)"),
-                               Column("Selector", priority=1)), _service),
+    # kube's podColumnDefinitions, serviceColumnDefinitions (pkg/printers/internalversion/printers.go)
+    ("", "pods"): Printer((
+        Column("Ready", description="The aggregate readiness state of this pod for accepting traffic."),
+        Column("Status", description="The aggregate status of the containers in this pod."),
+        Column("Restarts", "string", description="The number of times the containers in this pod have been "
+               "restarted and when the last container in this pod has restarted."),
+        Column("IP", priority=1, description=doc("core.v1.PodStatus", "podIP")),
+        Column("Node", priority=1, description=doc("core.v1.PodSpec", "nodeName")),
+        Column("Nominated Node", priority=1, description=doc("core.v1.PodStatus", "nominatedNodeName")),
+        Column("Readiness Gates", priority=1, description=doc("core.v1.PodSpec", "readinessGates"))), _pod),
+    ("", "services"): Printer((Column("Type", description=doc("core.v1.ServiceSpec", "type")),
+                               Column("Cluster-IP", description=doc("core.v1.ServiceSpec", "clusterIP")),
+                               Column("External-IP", description=doc("core.v1.ServiceSpec", "externalIPs")),
+                               Column("Port(s)", description=doc("core.v1.ServiceSpec", "ports")),
+                               Column("Selector", priority=1, description=doc("core.v1.ServiceSpec", "selector"))),
+                              _service),
     ("", "namespaces"): Printer((Column("Status"),), lambda o: [get(o, "status", "phase", default="")]),
-    ("", "configmaps"): Printer((Column("Data", "integer"),), _count("data")),
-    ("", "secrets"): Printer((Column("Type"), Column("Data", "integer")), _secret),
+    # kube's configMapColumnDefinitions and secretColumnDefinitions: Data is of type string (its cell a count)
+    ("", "configmaps"): Printer((Column("Data", description=doc("core.v1.ConfigMap", "data")),), _count("data")),
+    ("", "secrets"): Printer((Column("Type", description=doc("core.v1.Secret", "type")),
+                              Column("Data", description=doc("core.v1.Secret", "data"))), _secret),
     ("", "serviceaccounts"): Printer((Column("Secrets", "integer"),), lambda o: [len(o.get("secrets") or [])]),
     ("", "endpoints"): Printer((Column("Endpoints"),), lambda o: [_none(",".join(
         f"{a.get('ip')}:{p.get('port')}" for s in o.get("subsets") or [] for a in s.get("addresses") or []
         for p in s.get("ports") or []))]),
-    ("apps", "deployments"): Printer((Column("Ready"), Column("Up-to-date", "integer"), Column("Available", "integer"),
-                                      Column("Containers", priority=1), Column("Images", priority=1),
-                                      Column("Selector", priority=1)), _deployment),
+    # kube's deploymentColumnDefinitions: all of type string; docs of extensions/v1beta1 (Selector's as kube serves
+    # it; Up-to-date/Available apps/v1's, kapi having no extensions/v1beta1 definitions)
+    ("apps", "deployments"): Printer((
+        Column("Ready", description="Number of the pod with ready state"),
+        Column("Up-to-date", description=doc("apps.v1.DeploymentStatus", "updatedReplicas")),
+        Column("Available", description=doc("apps.v1.DeploymentStatus", "availableReplicas")),
+        Column("Containers", priority=1, description=_CONTAINERS),
+        Column("Images", priority=1, description=_IMAGES),
+        Column("Selector", priority=1, description="Label selector for pods. Existing ReplicaSets whose pods are "
+               "selected by this will be the ones affected by this deployment.")), _deployment),
     ("apps", "replicasets"): Printer((Column("Desired", "integer"), Column("Current", "integer"),
                                       Column("Ready", "integer"), Column("Containers", priority=1),
                                       Column("Images", priority=1), Column("Selector", priority=1)), _replicaset),
@@ -407,6 +430,11 @@ PRINTERS: dict[tuple[str, str], Printer] = {
 PRINTERS.update(MORE_PRINTERS)
 
 
-def printer_for(group: str, resource: str) -> Printer | None:
-    """The printer of a resource, or None for kube's default (Name, Created At)."""
-    return PRINTERS.get((group, resource))
+# custom resources' printers, one per served version: (group, version, resource) -> Printer (dynamic.py)
+VERSIONED: dict[tuple[str, str, str], Printer] = {}
+
+
+def printer_for(group: str, resource: str, version: str = "") -> Printer | None:
+    """The printer of a resource (a custom resource's of ``version``: apiextensions-apiserver's table convertor
+    per served version), or None for kube's default (Name, Created At)."""
+    return VERSIONED.get((group, version, resource)) or PRINTERS.get((group, resource))

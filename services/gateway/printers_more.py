@@ -17,6 +17,14 @@ from typing import Any
 
 from services.gateway.columns import Column, Obj, Printer, age, get
 
+SWAGGER = "swagger:"  # a Column description resolved from the OpenAPI definitions (table.describe)
+
+
+def doc(definition: str, field: str) -> str:
+    """A Column description standing for ``<definition>{}.SwaggerDoc()[field]`` in kube's printers.go, e.g.
+    ``doc("core.v1.ConfigMap", "data")``; ``definition`` is short for ``io.k8s.api.<definition>``."""
+    return f"{SWAGGER}io.k8s.api.{definition}#{field}"
+
 # helper.GetAccessModesAsString: fixed order, each mode once.
 _ACCESS_MODES = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"),
                  ("ReadWriteOncePod", "RWOP"))
@@ -307,9 +315,17 @@ MORE_PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "resourcequotas"): Printer((Column("Request"), Column("Limit")), _quota),
     ("", "podtemplates"): Printer((Column("Containers"), Column("Images"), Column("Pod Labels")), _pod_template,
                                   with_age=False),
-    ("", "nodes"): Printer((Column("Status"), Column("Roles"), Column("Version"), Column("Internal-IP", priority=1),
-                            Column("External-IP", priority=1), Column("OS-Image", priority=1),
-                            Column("Kernel-Version", priority=1), Column("Container-Runtime", priority=1)),
+    # kube's nodeColumnDefinitions (pkg/printers/internalversion/printers.go)
+    ("", "nodes"): Printer((Column("Status", description="The status of the node"),
+                            Column("Roles", description="The roles of the node"),
+                            Column("Version", description=doc("core.v1.NodeSystemInfo", "kubeletVersion")),
+                            Column("Internal-IP", priority=1, description=doc("core.v1.NodeStatus", "addresses")),
+                            Column("External-IP", priority=1, description=doc("core.v1.NodeStatus", "addresses")),
+                            Column("OS-Image", priority=1, description=doc("core.v1.NodeSystemInfo", "osImage")),
+                            Column("Kernel-Version", priority=1,
+                                   description=doc("core.v1.NodeSystemInfo", "kernelVersion")),
+                            Column("Container-Runtime", priority=1,
+                                   description=doc("core.v1.NodeSystemInfo", "containerRuntimeVersion"))),
                            node_cells, age_index=2),
     ("batch", "cronjobs"): Printer((Column("Schedule"), Column("Timezone"), Column("Suspend", "boolean"),
                                     Column("Active", "integer"), Column("Last Schedule"))

@@ -141,7 +141,7 @@ async def test_table_is_kube_s_printer(client: TestClient, ports: tuple[int, int
     body = await response.json()
     assert body["metadata"] == {}
     assert [(c["name"], c["description"]) for c in body["columnDefinitions"]] == [
-        ("Name", table._NAME_COLUMN["description"]), ("Status", "Status of the component conditions"),
+        ("Name", table.name_column()["description"]), ("Status", "Status of the component conditions"),
         ("Message", "Message of the component conditions"), ("Error", "Error of the component conditions")]
     assert [r["cells"] for r in body["rows"]] == [
         ["controller-manager", "Unhealthy", refused(ports[0]), ""],
