@@ -348,13 +348,17 @@ PRINTERS: dict[tuple[str, str], Printer] = {
                                Column("Port(s)", description=doc("core.v1.ServiceSpec", "ports")),
                                Column("Selector", priority=1, description=doc("core.v1.ServiceSpec", "selector"))),
                               _service),
-    ("", "namespaces"): Printer((Column("Status"),), lambda o: [get(o, "status", "phase", default="")]),
+    ("", "namespaces"): Printer((Column("Status", description="The status of the namespace"),),
+                                lambda o: [get(o, "status", "phase", default="")]),
     # kube's configMapColumnDefinitions and secretColumnDefinitions: Data is of type string (its cell a count)
     ("", "configmaps"): Printer((Column("Data", description=doc("core.v1.ConfigMap", "data")),), _count("data")),
     ("", "secrets"): Printer((Column("Type", description=doc("core.v1.Secret", "type")),
                               Column("Data", description=doc("core.v1.Secret", "data"))), _secret),
-    ("", "serviceaccounts"): Printer((Column("Secrets", "integer"),), lambda o: [len(o.get("secrets") or [])]),
-    ("", "endpoints"): Printer((Column("Endpoints"),), lambda o: [_none(",".join(
+    # kube's serviceAccountColumnDefinitions (Secrets of type string) and endpointColumnDefinitions
+    ("", "serviceaccounts"): Printer((Column("Secrets", description=doc("core.v1.ServiceAccount", "secrets")),),
+                                     lambda o: [len(o.get("secrets") or [])]),
+    ("", "endpoints"): Printer((Column("Endpoints", description=doc("core.v1.Endpoints", "subsets")),),
+                               lambda o: [_none(",".join(
         f"{a.get('ip')}:{p.get('port')}" for s in o.get("subsets") or [] for a in s.get("addresses") or []
         for p in s.get("ports") or []))]),
     # kube's deploymentColumnDefinitions: all of type string; docs of extensions/v1beta1 (Selector's as kube serves
@@ -370,8 +374,9 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("apps", "replicasets"): Printer((Column("Desired", "integer"), Column("Current", "integer"),
                                       Column("Ready", "integer"), Column("Containers", priority=1),
                                       Column("Images", priority=1), Column("Selector", priority=1)), _replicaset),
-    ("apps", "statefulsets"): Printer((Column("Ready"), Column("Containers", priority=1),
-                                       Column("Images", priority=1)), _statefulset),
+    ("apps", "statefulsets"): Printer((Column("Ready", description="Number of the pod with ready state"),
+                                       Column("Containers", priority=1, description=_CONTAINERS),
+                                       Column("Images", priority=1, description=_IMAGES)), _statefulset),
     ("apps", "daemonsets"): Printer((Column("Desired", "integer"), Column("Current", "integer"),
                                      Column("Ready", "integer"), Column("Up-to-date", "integer"),
                                      Column("Available", "integer"), Column("Node Selector"),

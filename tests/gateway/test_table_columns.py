@@ -136,3 +136,16 @@ def test_builtin_columns_types_and_descriptions_as_printers_go() -> None:
                                                       ("Roles", "The roles of the node")]
     assert node[4][:2] == ("Version", "string") and node[4][2] == "Kubelet Version reported by the node."
     assert node[5][2].startswith("List of addresses reachable to the node.")
+
+
+def test_more_builtin_columns_as_printers_go() -> None:
+    assert _builtin("", "namespaces")[1][:3] == ("Status", "string", "The status of the namespace")
+    secrets = _builtin("", "serviceaccounts")[1]
+    assert secrets[:2] == ("Secrets", "string")
+    assert secrets[2].startswith("Secrets is a list of the secrets in the same namespace that pods running using "
+                                 "this ServiceAccount are allowed to use.")
+    assert _builtin("", "endpoints")[1][2].startswith("The set of all endpoints is the union of all subsets.")
+    assert [(n, d) for n, _t, d, _p in _builtin("apps", "statefulsets")] == [
+        ("Name", NAME_DOC), ("Ready", "Number of the pod with ready state"), ("Age", AGE_DOC),
+        ("Containers", "Names of each container in the template."),
+        ("Images", "Images referenced by each container in the template.")]
