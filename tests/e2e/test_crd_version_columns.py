@@ -15,6 +15,7 @@ import yaml
 from kapi.local.launcher import Stack
 from tests.e2e.conftest import Kubectl, wait_for
 from tests.e2e.test_protobuf_responses import send
+from tests.gateway.test_table_columns import AGE_DOC, NAME_DOC  # the swagger texts kube's printers use
 
 GROUP = "vcolumns.issue17.example.com"
 SCHEMA = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
@@ -32,15 +33,6 @@ CRD = {
                       {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}]},
 }
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
-NAME_DOC = ("Name must be unique within a namespace. Is required when creating resources, although some resources "
-            "may allow a client to request the generation of an appropriate name automatically. Name is primarily "
-            "intended for creation idempotence and configuration definition. Cannot be updated. More info: "
-            "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names")
-AGE_DOC = ("CreationTimestamp is a timestamp representing the server time when this object was created. It is not "
-           "guaranteed to be set in happens-before order across separate operations. Clients may not set this "
-           "value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for "
-           "lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
-           "#metadata")
 
 
 def _lines(out: str) -> list[str]:
