@@ -15,22 +15,15 @@ import yaml
 from kapi.local.launcher import Stack
 from tests.e2e.conftest import Kubectl, wait_for
 from tests.e2e.test_protobuf_responses import send
-from tests.gateway.test_table_columns import AGE_DOC, NAME_DOC  # the swagger texts kube's printers use
+from tests.gateway.test_table_columns import AGE_DOC, NAME_DOC, VERSIONS  # kube's printers' swagger texts
 
 GROUP = "vcolumns.issue17.example.com"
-SCHEMA = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
 CRD = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
     "metadata": {"name": f"widgets.{GROUP}"},
     "spec": {"group": GROUP, "scope": "Namespaced",
              "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-             "versions": [
-                 {"name": "v2", "served": True, "storage": True, "schema": SCHEMA},
-                 {"name": "v1", "served": True, "storage": False, "schema": SCHEMA,
-                  "additionalPrinterColumns": [
-                      {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
-                      {"name": "Color", "type": "string", "jsonPath": ".spec.color", "description": "the colour"},
-                      {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}]},
+             "versions": VERSIONS},
 }
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 

@@ -30,18 +30,20 @@ CM_DATA_DOC = ("Data contains the configuration data. Each key must consist of a
                "must not overlap with the keys in the BinaryData field, this is enforced during validation process.")
 
 SCHEMA = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+# v2 preferred without columns, v1 with its own (the e2e test serves the same versions)
+VERSIONS: list[dict[str, Any]] = [
+    {"name": "v2", "served": True, "storage": True, "schema": SCHEMA},
+    {"name": "v1", "served": True, "storage": False, "schema": SCHEMA,
+     "additionalPrinterColumns": [
+         {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+         {"name": "Color", "type": "string", "jsonPath": ".spec.color", "description": "the colour"},
+         {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}]
 CRD: dict[str, Any] = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
     "metadata": {"name": "widgets.ex.com", "uid": "u1"},
     "spec": {"group": "ex.com", "scope": "Namespaced",
              "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-             "versions": [
-                 {"name": "v2", "served": True, "storage": True, "schema": SCHEMA},
-                 {"name": "v1", "served": True, "storage": False, "schema": SCHEMA,
-                  "additionalPrinterColumns": [
-                      {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
-                      {"name": "Color", "type": "string", "jsonPath": ".spec.color", "description": "the colour"},
-                      {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}]},
+             "versions": VERSIONS},
     "status": {"acceptedNames": {"plural": "widgets", "singular": "widget", "kind": "Widget",
                                  "listKind": "WidgetList"},
                "conditions": [{"type": "Established", "status": "True"},
