@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 from kapi.k8sproto import decoder, goorder, gotypes
@@ -83,17 +84,24 @@ _CONVERTED_ANNOTATIONS: dict[str, dict[str, str]] = {
 }
 
 
-def _fields(message: decoder.Message, out: dict[str, Any]) -> None:
-    """Add to ``out`` every field the zero Go struct of ``message`` writes (inline members' fields in place)."""
+def _go_fields(message: decoder.Message) -> Iterator[tuple[str, Any, str, Any, str]]:
+    """(name, type, mode, map value type, Go flags) of every JSON field of ``message``'s Go struct, inline members'
+    fields in place; fields Go never writes (no Go facts, omitzero) are skipped."""
     facts = gotypes.table().get(message.name, {})
-    for name, ftype, mode, _vtype in message.fields.values():
+    for name, ftype, mode, vtype in message.fields.values():
         flags = facts.get(name, "?")
         if flags == "?" or (message.name, name) in _OMITZERO:
             continue
         if mode == "i":
             if isinstance(ftype, decoder.Message):
-                _fields(ftype, out)
+                yield from _go_fields(ftype)
             continue
+        yield name, ftype, mode, vtype, flags
+
+
+def _fields(message: decoder.Message, out: dict[str, Any]) -> None:
+    """Add to ``out`` every field the zero Go struct of ``message`` writes (inline members' fields in place)."""
+    for name, ftype, mode, _vtype, flags in _go_fields(message):
         _zero_field(out, name, ftype, mode, flags)
 
 
@@ -132,15 +140,7 @@ def _is_go_zero(value: Any, ftype: Any) -> bool:
 
 def _written(obj: dict[str, Any], message: decoder.Message) -> dict[str, Any]:
     out = dict(obj)
-    facts = gotypes.table().get(message.name, {})
-    for name, ftype, mode, vtype in message.fields.values():
-        flags = facts.get(name, "?")
-        if flags == "?" or (message.name, name) in _OMITZERO:
-            continue
-        if mode == "i":
-            if isinstance(ftype, decoder.Message):
-                out = _written(out, ftype)
-            continue
+    for name, ftype, mode, vtype, flags in _go_fields(message):
         omitempty, pointer = "o" in flags, "p" in flags
         if name not in out:
             _zero_field(out, name, ftype, mode, flags)
