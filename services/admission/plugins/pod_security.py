@@ -45,6 +45,7 @@ from typing import Any, Protocol
 from kapi import errors
 from kapi.errors import Cause
 from kapi.gofmt import go_quote
+from kapi.kinds.apparmor import APPARMOR_CONTAINER_PREFIX
 from kapi.objectmeta import invalid
 from services.admission.chain import CREATE, UPDATE, AdmissionRequest
 from services.admission.namespaces import NamespaceCache
@@ -95,6 +96,109 @@ def _sc(c: dict[str, Any]) -> dict[str, Any]:
     return sc if isinstance(sc, dict) else {}
 
 
+def _join_quote(items: list[str]) -> str:
+    """kube's joinQuote: each item in double quotes (no escaping), ``", "`` between."""
+    return ", ".join(f'"{x}"' for x in items)
+
+
+def _app_armor(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    """appArmorProfile_1_0 (``check_appArmorProfile.go``): the pod's and each container's
+    ``securityContext.appArmorProfile.type`` must be RuntimeDefault or Localhost, and the deprecated
+    ``container.apparmor.security.beta.kubernetes.io/*`` annotations empty, ``runtime/default`` or ``localhost/*``.
+    Detail ``<pod and container(s) "a" and annotation(s)> must not set AppArmor profile type to "<values>"``:
+    the sorted bad types, then the sorted ``<key>="<value>"`` annotations."""
+    setters: list[str] = []
+    types: set[str] = set()
+    pod_profile = (spec.get("securityContext") or {}).get("appArmorProfile")
+    if isinstance(pod_profile, dict) and pod_profile.get("type") not in ("RuntimeDefault", "Localhost"):
+        setters.append("pod")
+        types.add(str(pod_profile.get("type") or ""))
+    bad = []
+    for n, c in cs:
+        profile = _sc(c).get("appArmorProfile")
+        if isinstance(profile, dict) and profile.get("type") not in ("RuntimeDefault", "Localhost"):
+            bad.append((n, c))
+            types.add(str(profile.get("type") or ""))
+    if bad:
+        setters.append(_names(bad))
+    annotations = sorted(f"{k}={go_quote(str(v))}" for k, v in (meta.get("annotations") or {}).items()
+                         if str(k).startswith(APPARMOR_CONTAINER_PREFIX) and str(v or "")
+                         and v != "runtime/default" and not str(v).startswith("localhost/"))
+    if annotations:
+        setters.append("annotation" if len(annotations) == 1 else "annotations")
+    if not setters:
+        return None
+    values = sorted(types) + annotations
+    reason = "forbidden AppArmor profile" if len(values) == 1 else "forbidden AppArmor profiles"
+    return f"{reason} ({' and '.join(setters)} must not set AppArmor profile type to {_join_quote(values)})"
+
+
+_SELINUX_TYPES = frozenset({"", "container_t", "container_init_t", "container_kvm_t"})  # selinux_allowed_types_1_0
+
+
+def _se_linux(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    """seLinuxOptions_1_0 (``check_seLinuxOptions.go``): the pod's and each container's
+    ``securityContext.seLinuxOptions`` may set ``type`` only to container_t, container_init_t or container_kvm_t
+    and never ``user`` or ``role``. Detail ``<pod and container(s) "a"> set forbidden
+    securityContext.seLinuxOptions: type(s) "<sorted>"; user may not be set; role may not be set``."""
+    bad_types: set[str] = set()
+    user = role = False
+
+    def valid(options: Any) -> bool:
+        nonlocal user, role
+        if not isinstance(options, dict):
+            return True
+        kind = str(options.get("type") or "")
+        if kind not in _SELINUX_TYPES:
+            bad_types.add(kind)
+        user = user or bool(options.get("user"))
+        role = role or bool(options.get("role"))
+        return kind in _SELINUX_TYPES and not options.get("user") and not options.get("role")
+
+    setters = []
+    if not valid((spec.get("securityContext") or {}).get("seLinuxOptions")):
+        setters.append("pod")
+    bad = [(n, c) for n, c in cs if not valid(_sc(c).get("seLinuxOptions"))]
+    if bad:
+        setters.append(_names(bad))
+    if not setters:
+        return None
+    data = [f"{'type' if len(bad_types) == 1 else 'types'} {_join_quote(sorted(bad_types))}"] if bad_types else []
+    data += ["user may not be set"] if user else []
+    data += ["role may not be set"] if role else []
+    return f"seLinuxOptions ({' and '.join(setters)} set forbidden securityContext.seLinuxOptions: {'; '.join(data)})"
+
+
+def _probe_hosts(handler: Any) -> list[str]:
+    """The non-empty ``httpGet.host`` and ``tcpSocket.host`` of a probe or lifecycle handler."""
+    if not isinstance(handler, dict):
+        return []
+    return [str(h) for key in ("httpGet", "tcpSocket")
+            if isinstance(handler.get(key), dict) and (h := handler[key].get("host"))]
+
+
+def _host_probes(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    """hostProbesAndHostLifecycle v1.34 (``check_hostProbesAndhostLifecycle.go``): no container's liveness,
+    readiness or startup probe nor postStart/preStop handler sets ``httpGet.host`` or ``tcpSocket.host``. Detail
+    ``container(s) "<sorted names>" use(s) probe or lifecycle host(s) "<sorted hosts>"``."""
+    names: set[str] = set()
+    hosts: set[str] = set()
+    for n, c in cs:
+        lifecycle = c.get("lifecycle") if isinstance(c.get("lifecycle"), dict) else {}
+        found = [h for handler in (c.get("livenessProbe"), c.get("readinessProbe"), c.get("startupProbe"),
+                                   lifecycle.get("postStart"), lifecycle.get("preStop"))
+                 for h in _probe_hosts(handler)]
+        if found:
+            names.add(n)
+            hosts.update(found)
+    if not names:
+        return None
+    one = len(names) == 1
+    return (f"probe or lifecycle host ({'container' if one else 'containers'} {_join_quote(sorted(names))} "
+            f"{'uses' if one else 'use'} {'probe or lifecycle host' if len(hosts) == 1 else 'probe or lifecycle hosts'}"
+            f" {_join_quote(sorted(hosts))})")
+
+
 def _host_namespaces(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
     bad = [f"{k}=true" for k in ("hostNetwork", "hostPID", "hostIPC") if spec.get(k) is True]
     return f"host namespaces ({', '.join(bad)})" if bad else None
@@ -130,34 +234,67 @@ def _host_path(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) 
 
 
 def _host_ports(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
-    bad, ports = [], []
+    """hostPorts_1_0: detail ``container(s) "a" use(s) hostPort(s) <unique ports, sorted as strings>``."""
+    bad, ports = [], set()
     for n, c in cs:
         hp = [p.get("hostPort") for p in c.get("ports") or [] if isinstance(p, dict) and p.get("hostPort")]
         if hp:
             bad.append((n, c))
-            ports += [str(p) for p in hp]
+            ports.update(str(p) for p in hp)
     if not bad:
         return None
     return f"hostPort ({_names(bad)} {'uses' if len(bad) == 1 else 'use'} hostPort{'s' if len(ports) > 1 else ''} " \
-           f"{', '.join(ports)})"
+           f"{', '.join(sorted(ports))})"
+
+
+def _user_namespace(spec: dict[str, Any]) -> bool:
+    """relaxPolicyForUserNamespacePod from policy v1.35 (the UserNamespacesPodSecurityStandards gate gone):
+    a pod with ``hostUsers: false`` runs in a user namespace."""
+    return spec.get("hostUsers") is False
 
 
 def _proc_mount(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    """procMount_1_0: detail ``container(s) "a" must not set securityContext.procMount to "<sorted values>"``."""
     bad = [(n, c) for n, c in cs if _sc(c).get("procMount") not in (None, "Default")]
     if not bad:
         return None
-    return f'procMount ({_names(bad)} must not set securityContext.procMount to "Unmasked")'
+    values = _join_quote(sorted({str(_sc(c).get("procMount")) for _, c in bad}))
+    return f"procMount ({_names(bad)} must not set securityContext.procMount to {values})"
+
+
+def _proc_mount_1_35(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    """procMount_1_35_baseline: any procMount in a user namespace (``hostUsers: false``), else procMount_1_0."""
+    return None if _user_namespace(spec) else _proc_mount(meta, spec, cs)
+
+
+def _bad_seccomp_setters(spec: dict[str, Any], cs: list[Container]) -> tuple[list[str], set[str]]:
+    """The pod and containers whose ``securityContext.seccompProfile.type`` is set to neither RuntimeDefault nor
+    Localhost (``pod``, ``container(s) "a"``), and those types."""
+    setters: list[str] = []
+    values: set[str] = set()
+    pod = (spec.get("securityContext") or {}).get("seccompProfile")
+    if isinstance(pod, dict) and pod.get("type") not in ("RuntimeDefault", "Localhost"):
+        setters.append("pod")
+        values.add(str(pod.get("type") or ""))
+    bad = []
+    for n, c in cs:
+        profile = _sc(c).get("seccompProfile")
+        if isinstance(profile, dict) and profile.get("type") not in ("RuntimeDefault", "Localhost"):
+            bad.append((n, c))
+            values.add(str(profile.get("type") or ""))
+    if bad:
+        setters.append(_names(bad))
+    return setters, values
 
 
 def _seccomp_baseline(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
-    pod = ((spec.get("securityContext") or {}).get("seccompProfile") or {}).get("type")
-    bad = [(n, c) for n, c in cs if (_sc(c).get("seccompProfile") or {}).get("type") == "Unconfined"]
-    parts = []
-    if pod == "Unconfined":
-        parts.append('pod must not set securityContext.seccompProfile.type to "Unconfined"')
-    if bad:
-        parts.append(f'{_names(bad)} must not set securityContext.seccompProfile.type to "Unconfined"')
-    return f"seccompProfile ({'; '.join(parts)})" if parts else None
+    """seccompProfileBaseline_1_19: detail ``pod and container(s) "a" must not set
+    securityContext.seccompProfile.type to "<sorted types>"``."""
+    setters, values = _bad_seccomp_setters(spec, cs)
+    if not setters:
+        return None
+    return f"seccompProfile ({' and '.join(setters)} must not set securityContext.seccompProfile.type to " \
+           f"{_join_quote(sorted(values))})"
 
 
 def _sysctls_of(allowed: frozenset[str]) -> Check:
@@ -197,44 +334,58 @@ def _privilege_escalation(meta: dict[str, Any], spec: dict[str, Any], cs: list[C
 
 
 def _run_as_non_root(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+    """runAsNonRoot_1_0: ``pod and container(s) "a" must not set securityContext.runAsNonRoot=false`` (explicit
+    false), else ``pod or container(s) "b" must set securityContext.runAsNonRoot=true`` (containers without the
+    field when the pod does not set it true)."""
     pod = (spec.get("securityContext") or {}).get("runAsNonRoot")
-    if pod is False:
-        return "runAsNonRoot != true (pod must not set securityContext.runAsNonRoot=false)"
-    explicit_false = [(n, c) for n, c in cs if _sc(c).get("runAsNonRoot") is False]
-    if explicit_false:
-        return f"runAsNonRoot != true ({_names(explicit_false)} must not set securityContext.runAsNonRoot=false)"
-    if pod is True:
-        return None
-    unset = [(n, c) for n, c in cs if _sc(c).get("runAsNonRoot") is not True]
-    if not unset:
-        return None
-    if len(unset) == len(cs):
-        return f"runAsNonRoot != true (pod or {_names(unset)} must set securityContext.runAsNonRoot=true)"
-    return f"runAsNonRoot != true ({_names(unset)} must set securityContext.runAsNonRoot=true)"
+    setters = ["pod"] if pod is False else []
+    explicit = [(n, c) for n, c in cs if _sc(c).get("runAsNonRoot") is False]
+    if explicit:
+        setters.append(_names(explicit))
+    if setters:
+        return f"runAsNonRoot != true ({' and '.join(setters)} must not set securityContext.runAsNonRoot=false)"
+    implicit = [(n, c) for n, c in cs if _sc(c).get("runAsNonRoot") is None and pod is not True]
+    if implicit:
+        return f"runAsNonRoot != true (pod or {_names(implicit)} must set securityContext.runAsNonRoot=true)"
+    return None
 
 
 def _run_as_user(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
-    parts = []
-    if (spec.get("securityContext") or {}).get("runAsUser") == 0:
-        parts.append("pod must not set runAsUser=0")
+    """runAsUser_1_23: detail ``pod and container(s) "a" must not set runAsUser=0``."""
+    setters = ["pod"] if (spec.get("securityContext") or {}).get("runAsUser") == 0 else []
     bad = [(n, c) for n, c in cs if _sc(c).get("runAsUser") == 0]
     if bad:
-        parts.append(f"{_names(bad)} must not set runAsUser=0")
-    return f"runAsUser=0 ({'; '.join(parts)})" if parts else None
+        setters.append(_names(bad))
+    return f"runAsUser=0 ({' and '.join(setters)} must not set runAsUser=0)" if setters else None
+
+
+def _in_host_users_only(check: Check) -> Check:
+    """The v1.35 versions of runAsNonRoot and runAsUser: a pod in a user namespace (``hostUsers: false``)
+    passes."""
+    def relaxed(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
+        return None if _user_namespace(spec) else check(meta, spec, cs)
+    return relaxed
+
+
+_run_as_non_root_1_35 = _in_host_users_only(_run_as_non_root)
+_run_as_user_1_35 = _in_host_users_only(_run_as_user)
 
 
 def _seccomp_restricted(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
-    ok = ("RuntimeDefault", "Localhost")
-    pod = ((spec.get("securityContext") or {}).get("seccompProfile") or {}).get("type")
-    unset = [(n, c) for n, c in cs if (_sc(c).get("seccompProfile") or {}).get("type") not in ok
-             and not (pod in ok and not _sc(c).get("seccompProfile"))]
-    if not unset:
+    """seccompProfileRestricted_1_19: a bad type set by the pod or a container is ``pod and container(s) "a" must
+    not set securityContext.seccompProfile.type to "<types>"``; else containers without a profile when the pod
+    has no valid one: ``pod or container(s) "b" must set securityContext.seccompProfile.type to "RuntimeDefault"
+    or "Localhost"``."""
+    setters, values = _bad_seccomp_setters(spec, cs)
+    if setters:
+        return f"seccompProfile ({' and '.join(setters)} must not set securityContext.seccompProfile.type to " \
+               f"{_join_quote(sorted(values))})"
+    pod_set = isinstance((spec.get("securityContext") or {}).get("seccompProfile"), dict)
+    implicit = [(n, c) for n, c in cs if not isinstance(_sc(c).get("seccompProfile"), dict) and not pod_set]
+    if not implicit:
         return None
-    if pod not in ok and len(unset) == len(cs):
-        return f'seccompProfile (pod or {_names(unset)} must set securityContext.seccompProfile.type to ' \
-               '"RuntimeDefault" or "Localhost")'
-    return f'seccompProfile ({_names(unset)} must set securityContext.seccompProfile.type to "RuntimeDefault" or ' \
-           '"Localhost")'
+    return f'seccompProfile (pod or {_names(implicit)} must set securityContext.seccompProfile.type to ' \
+           '"RuntimeDefault" or "Localhost")'
 
 
 def _capabilities_restricted(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
@@ -306,6 +457,10 @@ def checks_for(level: str, version: str) -> tuple[Check, ...]:
     ``pod-security-admission/policy/registry.go``): the baseline checks by ID (a restricted check overriding
     one replaces it), then the restricted checks by ID. Each check takes the newest of its versions whose
     MinimumVersion is at most ``version`` and is absent below its first: allowPrivilegeEscalation v1.8,
+    appArmorProfile v1.0, hostProbesAndHostLifecycle v1.34, seLinuxOptions v1.0, procMount_baseline v1.0 and
+    v1.35 (any value with ``hostUsers: false``), procMount_restricted v1.35 (the strict v1.0 check, overriding
+    procMount_baseline), runAsNonRoot v1.0 and v1.35 and runAsUser v1.23 and v1.35 (v1.35: a ``hostUsers: false``
+    pod passes; before, kube's UserNamespacesPodSecurityStandards gate, off by default, decided),
     capabilities_restricted v1.22 (overrides capabilities_baseline; v1.25 exempts windows pods), runAsUser
     v1.23, seccompProfile_baseline v1.0 (the alpha annotations) and v1.19 (the fields), seccompProfile_restricted
     v1.19 (overrides seccompProfile_baseline; v1.25 exempts windows pods), restrictedVolumes v1.0 (overrides
@@ -319,17 +474,20 @@ def checks_for(level: str, version: str) -> tuple[Check, ...]:
         if minor >= 22 else None
     seccomp_restricted = _seccomp_restricted_1_25 if minor >= 25 else _seccomp_restricted if minor >= 19 else None
     baseline: list[Check | None] = [
+        _app_armor,
         None if restricted and caps_restricted else _baseline_caps,
         _host_namespaces,
         None if restricted else _host_path,
-        _host_ports, _privileged, _proc_mount,
+        _host_ports, _host_probes if minor >= 34 else None, _privileged,
+        None if restricted and minor >= 35 else _proc_mount_1_35 if minor >= 35 else _proc_mount, _se_linux,
         None if restricted and seccomp_restricted else _seccomp_baseline if minor >= 19 else _seccomp_annotations,
         _sysctls if minor >= 29 else _sysctls_1_27 if minor >= 27 else _sysctls_1_0,
         _host_process,
     ]
     extra: list[Check | None] = [
-        _privilege_escalation if minor >= 8 else None, caps_restricted, _volume_types, _run_as_non_root,
-        _run_as_user if minor >= 23 else None, seccomp_restricted,
+        _privilege_escalation if minor >= 8 else None, caps_restricted, _proc_mount if minor >= 35 else None,
+        _volume_types, _run_as_non_root_1_35 if minor >= 35 else _run_as_non_root,
+        _run_as_user_1_35 if minor >= 35 else _run_as_user if minor >= 23 else None, seccomp_restricted,
     ] if restricted else []
     return tuple(c for c in baseline + extra if c is not None)
 
