@@ -129,7 +129,8 @@ async def create(scope: RequestScope, obj: dict[str, Any]) -> bytes:
     With ``dryRun=All`` everything runs but the write, and the answer is
     the object that would have been stored. Errors: admission's refusals
     (400/403/404/422), 422 when neither name nor generateName is set, the
-    hooks' refusals (403 escalation, 422 allocation), 409 AlreadyExists.
+    hooks' refusals (403 escalation, 422 allocation), 409 AlreadyExists
+    (dry runs too: kube's dry-run storage reads the key it would write).
     """
     fieldmanager.check_write_options(scope)  # the handlers validate their options before anything else
     dry_run = scope.dry_run()
@@ -143,6 +144,7 @@ async def create(scope: RequestScope, obj: dict[str, Any]) -> bytes:
     write = Write(scope, CREATE, final, dry_run=dry_run)
     await _run_hooks(write)
     if dry_run:  # what storage would write, in the order it writes it (kapi.k8sproto.goorder)
+        await _refuse_existing(scope, write, name)
         return jsonutil.dumps(goorder.wire_order(write.obj))
     try:
         reply: Any = await grpcutil.call("storage", scope.backends.storage.Create, storage_pb2.CreateRequest(
@@ -152,6 +154,24 @@ async def create(scope: RequestScope, obj: dict[str, Any]) -> bytes:
         raise
     await _done(write)
     return bytes(reply.object)
+
+
+async def _refuse_existing(scope: RequestScope, write: Write, name: str) -> None:
+    """A dry-run create of a name already stored: 409 AlreadyExists, as the real create would answer.
+
+    kube's ``DryRunnableStorage.Create`` reads the key instead of writing it and answers KeyExists when it is
+    there (``registry/generic/registry/dryrun.go``), after admission and validation ran; the hooks' dry-run
+    work is undone as after a failed write.
+    """
+    try:
+        await grpcutil.call("storage", scope.backends.storage.Get, storage_pb2.GetRequest(key=scope.key(name=name)),
+                            timeout=scope.timeout)
+    except errors.StatusError as err:
+        if err.reason == "NotFound":
+            return
+        raise
+    await _undo(write)
+    raise errors.already_exists(scope.resource.resource, name, scope.resource.group)
 
 
 def stale(scope: RequestScope) -> errors.StatusError:
