@@ -100,9 +100,12 @@ def validate_replica_status(new: Obj, old: Obj, counts: tuple[str, ...], at_most
     return out
 
 
+# terminatingReplicas (DeploymentReplicaSetTerminatingReplicas, on by default since 1.35): >= 0 when set, after the
+# other counts and before collisionCount, as ValidateDeploymentStatus / ValidateReplicaSetStatus check it
 DEPLOYMENT_COUNTS = ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
-                     "unavailableReplicas")
-REPLICASET_COUNTS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration")
+                     "unavailableReplicas", "terminatingReplicas")
+REPLICASET_COUNTS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration",
+                     "terminatingReplicas")
 STATEFULSET_COUNTS = ("replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas",
                       "observedGeneration")
 DAEMONSET_COUNTS = ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",

@@ -23,6 +23,7 @@ from typing import Any
 
 from kapi.attributes import UserInfo
 from kapi.errors import Cause
+from kapi.k8sproto.goorder import wire_order
 from kapi.kinds.base import Strategy, register
 from kapi.kinds.fields import not_supported
 from kapi.kinds.hpaconversion import (  # noqa: F401  (the conversion's names, served here with the kind)
@@ -106,14 +107,16 @@ def apply_defaults(obj: Obj) -> None:
 
 def convert(obj: Obj, desired: str) -> Obj:
     """``obj`` (either version) as ``desired`` (V1 or V2); already there -> unchanged. To v2 applies v2 defaults,
-    as kube's decoding of the stored object does."""
+    as kube's decoding of the stored object does. The result is in the encoder's key order
+    (:func:`kapi.k8sproto.goorder.wire_order`): the round-trip annotations a v1 answer gains sit before
+    ``managedFields``, where ObjectMeta's Go struct has them."""
     if obj.get("apiVersion") == desired:
         return obj
     if desired == V1:
-        return to_v1(obj)
+        return wire_order(to_v1(obj))
     out = to_v2(obj)
     default_v2(out)
-    return out
+    return wire_order(out)
 
 
 # ------------------------------------------------------------ validation (v2 form)
