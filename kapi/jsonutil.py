@@ -6,6 +6,7 @@ service encodes and decodes them through these two functions.
 
 from __future__ import annotations
 
+import decimal
 import re
 from typing import Any
 
@@ -13,8 +14,56 @@ import orjson
 
 
 def dumps(obj: Any) -> bytes:
-    """Encode ``obj`` as compact UTF-8 JSON bytes; raises TypeError for non-JSON values."""
-    return orjson.dumps(obj)
+    """Encode ``obj`` as compact UTF-8 JSON bytes, floats as Go writes them (:func:`go_float`); raises TypeError
+    for non-JSON values."""
+    return _encode(obj, None)
+
+
+def go_float(value: float) -> bytes:
+    """A finite float64 as Go's encoding/json writes it (``floatEncoder``): the shortest digits that read back,
+    in ``%f`` form unless the magnitude is below 1e-6 or from 1e21 up, then ``%e`` with the exponent's leading
+    zero dropped (``1e-7``, ``1.5e+21``); no ``.0`` on a whole value (``1``, ``-0``, ``100000000000000000000``).
+    orjson differs on whole values (``1.0``), on [1e-6, 1e-5) (``5e-6``, Go ``0.000005``) and on [1e16, 1e21)
+    (``1e+20``). Source: encoding/json encode.go ``floatEncoder.encode``."""
+    text = repr(value)
+    magnitude = abs(value)
+    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
+        mantissa, _, exponent = text.partition("e")
+        power = int(exponent)
+        return f"{mantissa}e{'-' if power < 0 else '+'}{abs(power):02d}".replace("e-0", "e-").encode()
+    plain = format(decimal.Decimal(text), "f")
+    if "." in plain:
+        plain = plain.rstrip("0").rstrip(".")
+    return plain.encode()
+
+
+# orjson's float forms that are not Go's: a whole value (``1.0``), an exponent of -6 or +16..+20; a number
+# starts after ``:``, ``,`` or ``[`` in compact and indented output (`` `` before it when indented)
+_WHOLE_ENDS = (b".0,", b".0}", b".0]", b".0\n")
+_ODD_FLOAT = re.compile(rb"[:,\[ ]-?[0-9]+(?:\.0[,}\]\n]|(?:\.[0-9]+)?e(?:-6|\+1[6-9]|\+20)(?![0-9]))")
+
+
+def _go_floats(value: Any) -> Any:
+    """``value`` with every float whose orjson text is not Go's replaced by a raw fragment of Go's text (a copy
+    of the containers holding one; the rest shared)."""
+    if isinstance(value, float):
+        return orjson.Fragment(go_float(value)) if value == value and abs(value) != float("inf") else value
+    if isinstance(value, dict):
+        return {k: _go_floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_go_floats(v) for v in value]
+    return value
+
+
+def _encode(obj: Any, option: int | None) -> bytes:
+    """orjson's encoding of ``obj``, floats as Go writes them: the object is walked again only when the bytes
+    hold a float form Go writes otherwise."""
+    out = orjson.dumps(obj, option=option)
+    # ``+`` is rare in object JSON (a memchr); the other needles cost a scan each, about orjson's own time
+    if ((b"+" in out and b"e+" in out) or b"e-6" in out or (b".0" in out and any(e in out for e in _WHOLE_ENDS))) \
+            and _ODD_FLOAT.search(out):
+        out = orjson.dumps(_go_floats(obj), option=option)
+    return out
 
 
 def loads(data: bytes | str) -> Any:
@@ -81,14 +130,14 @@ def dumps_go_encoder(obj: Any) -> str:
     """``obj`` as Go's ``json.NewEncoder(w).Encode`` writes a map (kube's unstructured JSON encoder): keys sorted,
     compact, ``<``, ``>``, ``&``, U+2028 and U+2029 escaped as ``\\u003c``... (:func:`go_escape`), and a trailing
     newline."""
-    return go_escape(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)).decode() + "\n"
+    return go_escape(_encode(obj, orjson.OPT_SORT_KEYS)).decode() + "\n"
 
 
 def dumps_go_indent(obj: Any) -> bytes:
     """``obj`` as Go's ``json.MarshalIndent(obj, "", "  ")`` writes it: two-space indent, ``"key": value``, ``{}`` and
     ``[]`` for empty ones, HTML-escaped (:func:`go_escape`), no trailing newline: the ``pretty=true`` form (kube's
     JSON serializer with Pretty writes MarshalIndent's bytes alone) and kube's WriteRawJSON."""
-    return go_escape(orjson.dumps(obj, option=orjson.OPT_INDENT_2))
+    return go_escape(_encode(obj, orjson.OPT_INDENT_2))
 
 
 # orjson's message -> what Go's encoding/json says after "invalid character 'c' "
