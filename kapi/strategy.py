@@ -20,6 +20,7 @@ from typing import Any
 
 from kapi import errors, kinds, schema
 from kapi.attributes import UserInfo
+from kapi.k8sproto.zero import as_go_writes
 from kapi.kinds.base import Strategy
 from kapi.resources import Resource
 
@@ -125,15 +126,21 @@ def prepare_for_create(obj: dict[str, Any], resource: Resource, namespace: str, 
     if strategy.status_zero is not None and not strategy.keeps_status_on_create:
         out["status"] = copy.deepcopy(dict(strategy.status_zero))
     strategy.prepare_for_create(out, user=user)
-    fill_status(out, strategy)
+    fill_status(out, strategy, resource)
     return out
 
 
-def fill_status(obj: dict[str, Any], kind: Strategy) -> None:
+def fill_status(obj: dict[str, Any], kind: Strategy, resource: Resource | None = None) -> None:
     """Give ``obj`` the ``status`` kube's typed encoding writes, in place: the kind's
     :attr:`~kapi.kinds.base.Strategy.status_zero` when ``status`` is absent or null, else its fields
     without ``omitempty`` that ``status`` lacks (nested structs alike). Kinds without a status struct are
-    untouched; a non-object status is left to the schema to refuse."""
+    untouched; a non-object status is left to the schema to refuse.
+
+    With the built-in ``resource`` it is written too as encoding/json writes the decoded Go struct
+    (:func:`kapi.k8sproto.zero.as_go_writes`), list items alike: a condition's zero ``metav1.Time``
+    (``lastProbeTime``, ``lastTransitionTime``) is ``null`` when a client left it out, as kube's
+    decode-and-encode stores a Pod condition applied through ``/status`` (``kubectl apply --server-side
+    --subresource=status``). A kind the protobuf table lacks (custom resources) is unchanged."""
     if kind.status_zero is None:
         return
     status = obj.get("status")
@@ -141,6 +148,10 @@ def fill_status(obj: dict[str, Any], kind: Strategy) -> None:
         obj["status"] = copy.deepcopy(dict(kind.status_zero))
     elif isinstance(status, dict):
         _fill_zero(status, kind.status_zero)
+    if resource is not None and isinstance(obj.get("status"), dict):
+        api_version = f"{resource.group}/{resource.version}" if resource.group else resource.version
+        written = as_go_writes({"apiVersion": api_version, "kind": resource.kind, "status": obj["status"]})
+        obj["status"] = written.get("status", obj["status"])
 
 
 def _fill_zero(target: dict[str, Any], zero: Any) -> None:
@@ -216,7 +227,7 @@ def prepare_for_update(new: dict[str, Any], old: dict[str, Any], resource: Resou
         else:
             out.pop("status", None)
     strategy.prepare_for_update(out, old, subresource, now=now)
-    fill_status(out, strategy)
+    fill_status(out, strategy, resource)
 
     if tracks_generation(resource):
         old_generation = old_meta.get("generation")
