@@ -21,7 +21,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from kapi import errors
+from kapi import errors, jsonutil
 from kapi.attributes import UserInfo
 from kapi.errors import Cause
 from kapi.gofmt import go_quote
@@ -582,3 +582,45 @@ class DaemonSetStrategy(Strategy):
         if subresource == "status":
             return validate_replica_status(new, old, DAEMONSET_COUNTS, ready_name=None)
         return selector_immutable(new, old, subresource)
+
+
+def raw_unknown(value: Any) -> str:
+    """A ControllerRevision's ``data`` as field.Invalid prints it: the internal type holds a ``*runtime.Unknown``
+    (Convert_runtime_RawExtension_To_runtime_Object: ``Raw`` the JSON bytes, ContentType ``application/json``),
+    which field.ErrorBody dereferences and, having no value-receiver String(), prints with ``%#v`` (the bytes as
+    ``[]uint8{0x7b, ...}``). kapi's compact JSON of the parsed value stands for the request's bytes."""
+    raw = ", ".join(f"0x{byte:x}" for byte in jsonutil.dumps(value))
+    return ('runtime.Unknown{TypeMeta:runtime.TypeMeta{APIVersion:"", Kind:""}, '
+            f'Raw:[]uint8{{{raw}}}, ContentEncoding:"", ContentType:"application/json"}}')
+
+
+@register
+class ControllerRevisionStrategy(Strategy):
+    """ControllerRevision (``pkg/registry/apps/controllerrevision/strategy.go``): ValidateControllerRevision and
+    ValidateControllerRevisionUpdate."""
+
+    group, kind = GROUP, "ControllerRevision"
+    validates_required = True  # "data is mandatory" is the only missing field kube names (revision is 0)
+    revalidates_first = True  # the update validates the new object, then data's immutability
+
+    def default(self, obj: Obj) -> None:
+        """``revision`` 0 when absent: ``Revision int64 `json:"revision"``` has no omitempty, so kube's decoded
+        object always writes it."""
+        if obj.get("revision") is None:
+            obj["revision"] = 0
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """``data`` set (a RawExtension: absent or ``null`` is nil: ``data: Required value: data is mandatory``),
+        ``revision`` >= 0."""
+        out = [required("data", "data is mandatory")] if obj.get("data") is None else []
+        revision = _int(obj.get("revision"))
+        if revision is not None and revision < 0:
+            out.append(invalid("revision", revision, NEGATIVE))
+        return out
+
+    def validate_update(self, new: Obj, old: Obj, subresource: str = "") -> list[Cause]:
+        """ValidateImmutableField of ``data`` (compared as parsed JSON; kube's Semantic.DeepEqual compares the raw
+        bytes)."""
+        if new.get("data") is None or new.get("data") == old.get("data"):
+            return []
+        return [immutable_shown("data", raw_unknown(new["data"]))]
