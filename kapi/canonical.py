@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kapi import gotime, quantity, schema
+from kapi.k8sproto import zero
 
 QUANTITY, RESOURCE_LIST, TIME, MICRO_TIME = "quantity", "resourcelist", "time", "microtime"
 ANY = "*"  # the tree key for every element of a list or every value of a map
@@ -175,8 +176,10 @@ def _visit(container: Any, key: Any, sub: Any) -> None:
 
 def canonicalize(obj: dict[str, Any], group: str, version: str, kind: str) -> None:
     """Rewrite, in place, every quantity and time of ``obj`` (a decoded built-in object of ``group/version,
-    Kind=kind``) in kube's canonical wire form (module docstring). Never raises for bad input: a value that does
-    not parse is kept."""
+    Kind=kind``) in kube's canonical wire form (module docstring), and leave out what the Go struct does not
+    keep (an ``omitempty`` empty slice or map, or zero scalar: :func:`kapi.k8sproto.zero.omit_empty`). Never
+    raises for bad input: a value that does not parse is kept."""
+    zero.omit_empty(obj, group, version, kind)
     tree = paths(group, version, kind)
     if tree is not None:
         _walk(obj, tree)

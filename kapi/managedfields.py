@@ -405,9 +405,13 @@ def force_apply_fields(live: Mapping[str, Any] | None, fields: FieldSet, manager
 def incoming_entries(live: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[Entry]:
     """The entries an update starts from: the request's managedFields if it sets any, else the live ones.
 
-    As kube: an absent or empty list keeps the live entries; ``[{}]`` clears them.
+    As kube's isResetManagedFields: an empty list (``[]``, not an absent field) or ``[{}]`` clears them;
+    absent keeps the live entries (apiserver ``fieldmanager/internal/fieldmanager.go``; the integration test
+    TestClearManagedFieldsWithUpdateEmptyList).
     """
     raw = (new.get("metadata") or {}).get("managedFields")
+    if raw == []:
+        return []
     if isinstance(raw, list) and raw:
         if all(isinstance(r, dict) and not r for r in raw):
             return []

@@ -138,24 +138,29 @@ def _is_go_zero(value: Any, ftype: Any) -> bool:
     return type(value) in (int, float) and value == 0
 
 
-def _written(obj: dict[str, Any], message: decoder.Message) -> dict[str, Any]:
+def _written(obj: dict[str, Any], message: decoder.Message, fill: bool = True) -> dict[str, Any]:
+    """``obj`` as encoding/json writes its decoded ``message`` struct: ``omitempty`` zeros left out and, with
+    ``fill``, the always-written fields added and nulls read as Go does; without ``fill`` only the leaving out."""
     out = dict(obj)
     for name, ftype, mode, vtype, flags in _go_fields(message):
         omitempty, pointer = "o" in flags, "p" in flags
         if name not in out:
-            _zero_field(out, name, ftype, mode, flags)
+            if fill:
+                _zero_field(out, name, ftype, mode, flags)
             continue
         value = out[name]
         struct = ftype if isinstance(ftype, decoder.Message) and ftype.special is None and not ftype.is_list \
             else None
         if mode in ("r", "m") or (isinstance(ftype, decoder.Message) and ftype.is_list):
-            if omitempty and (value is None or value == [] or value == {}):
+            if omitempty and ((fill and value is None) or value == [] or value == {}):
                 del out[name]
             elif struct is not None and mode == "r" and isinstance(value, list):
-                out[name] = [_written(i, struct) if isinstance(i, dict) else i for i in value]
+                out[name] = [_written(i, struct, fill) if isinstance(i, dict) else i for i in value]
             elif mode == "m" and isinstance(value, dict) and isinstance(vtype, decoder.Message) \
                     and vtype.special is None and not vtype.is_list:
-                out[name] = {k: _written(v, vtype) if isinstance(v, dict) else v for k, v in value.items()}
+                out[name] = {k: _written(v, vtype, fill) if isinstance(v, dict) else v for k, v in value.items()}
+            continue
+        if value is None and not fill:
             continue
         if value is None:
             if pointer and omitempty:
@@ -164,7 +169,7 @@ def _written(obj: dict[str, Any], message: decoder.Message) -> dict[str, Any]:
                 out[name] = copy.deepcopy(_zero_struct(struct.name))
             continue
         if struct is not None and isinstance(value, dict):
-            out[name] = _written(value, struct)
+            out[name] = _written(value, struct, fill)
         elif not isinstance(ftype, decoder.Message) and omitempty and not pointer and _is_go_zero(value, ftype):
             del out[name]
     return out
@@ -179,6 +184,29 @@ def fill_go_fields(obj: dict[str, Any], api_version: str, kind: str) -> None:
     obj.clear()
     obj.update({k: v for k, v in written.items() if k not in ("apiVersion", "kind")})
     obj.update(had_type)
+
+
+def omit_empty(obj: dict[str, Any], group: str, version: str, kind: str) -> None:
+    """Leave out of ``obj`` (a decoded request body of the built-in kind ``group/version, Kind=kind``), in place
+    and at any depth, what kube's Go struct does not keep: an ``omitempty`` field's empty slice or map
+    (``labels: {}``, ``finalizers: []``, ``ports: []``) and a non-pointer ``omitempty`` scalar's zero
+    (``hostNetwork: false``, ``hostPort: 0``, ``name: ""``). kube stores the struct as protobuf, where an
+    empty map or slice and a zero scalar leave no trace, and encoding/json writes none of them, so neither
+    the stored object nor any answer has them (k8s.io/api ``types.go`` json tags, ``generated.pb.go``).
+    ``metadata.managedFields: []`` stays: the field manager reads an empty list as "reset the managed
+    fields" before the object is stored (apiserver ``fieldmanager/internal/fieldmanager.go``
+    isResetManagedFields). Nothing is added (cf. :func:`as_go_writes`); nulls are left to
+    :func:`kapi.schema.nulls_to_zero`. A kind the protobuf table lacks is left as it is."""
+    message = decoder.schema().lookup(group, version, kind)
+    if message is None:
+        return
+    meta = obj.get("metadata")
+    reset = isinstance(meta, dict) and meta.get("managedFields") == []
+    written = _written(obj, message, fill=False)
+    if reset and isinstance(written.get("metadata"), dict):
+        written["metadata"]["managedFields"] = []
+    obj.clear()
+    obj.update(written)
 
 
 def as_go_writes(obj: dict[str, Any]) -> dict[str, Any]:

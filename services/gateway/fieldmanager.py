@@ -18,7 +18,7 @@ from typing import Any
 
 from kapi import crd, errors, gofmt, jsonutil, kinds
 from kapi import managedfields as mf
-from kapi.k8sproto import goshape
+from kapi.k8sproto import goshape, zero
 from kapi.resources import REGISTRY
 from services.gateway import patch as patching
 from services.gateway.scope import RequestScope, dry_run_causes, field_validation_causes, invalid_options
@@ -191,6 +191,7 @@ def _requested_paths(scope: RequestScope, requested: dict[str, Any] | None, t: m
         return None
     defaulted = copy.deepcopy(requested)
     try:
+        zero.omit_empty(defaulted, r.group, r.version, r.kind)  # the decoded struct keeps no empty omitempty field
         kinds.strategy_for(r.group, r.kind).default(defaulted)
     except Exception:  # noqa: BLE001 - malformed input: fall back to tracking the admitted object
         return None
