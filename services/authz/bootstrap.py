@@ -310,6 +310,17 @@ CONTROLLER_ROLES: dict[str, ClusterRoleSpec] = {
         rule(["get", "list", "update", "watch"], ["storage.k8s.io"], ["volumeattributesclasses"]),
         rule(EVENTS, ["", "events.k8s.io"], ["events"]),
     ], {}, ""),
+    "system:controller:disruption-controller": ([  # loops/disruption.py
+        rule(READ, ["extensions", "apps"], ["deployments"]),
+        rule(READ, ["apps", "extensions"], ["replicasets"]),
+        rule(READ, [""], ["replicationcontrollers"]),
+        rule(READ, ["policy"], ["poddisruptionbudgets"]),
+        rule(READ, ["apps"], ["statefulsets"]),
+        rule(["update"], ["policy"], ["poddisruptionbudgets/status"]),
+        rule(["patch", "update"], [""], ["pods/status"]),
+        rule(["get"], ["*"], ["*/scale"]),
+        rule(EVENTS, ["", "events.k8s.io"], ["events"]),
+    ], {}, ""),
     "system:controller:pod-garbage-collector": ([  # loops/podgc.py
         rule(["delete", "list", "watch"], [""], ["pods"]),
         rule(["get", "list"], [""], ["nodes"]),

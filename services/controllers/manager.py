@@ -53,6 +53,7 @@ def loops() -> dict[str, Loop]:
     from services.controllers.loops import (
         apiservices,
         csrsigning,
+        disruption,
         garbagecollector,
         namespace,
         podgc,
@@ -83,6 +84,7 @@ def loops() -> dict[str, Loop]:
         Loop("pv-protection", "persistentvolume-protection-controller", True, storageprotection.PVProtectionController),
         Loop("service-cidr-controller", "service-cidr-controller", True, servicecidrs.ServiceCIDRController),
         Loop("podgc", "pod-garbage-collector-controller", True, podgc.PodGCController),
+        Loop("disruption", "disruption-controller", True, disruption.DisruptionController),
     ]
     return {loop.name: loop for loop in table}
 

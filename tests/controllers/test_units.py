@@ -13,7 +13,7 @@ from services.controllers.loops import garbagecollector, namespace, tenantquota,
 
 ALL_DEFAULT = ["namespace", "serviceaccount", "root-ca-cert-publisher", "garbagecollector", "resourcequota",
                "tenant-rbac", "tenant-quota", "autoregister", "csrsigning", "pvc-protection", "pv-protection",
-               "service-cidr-controller", "podgc"]
+               "service-cidr-controller", "podgc", "disruption"]
 
 
 @pytest.mark.parametrize(("spec", "expected"), [
@@ -21,10 +21,10 @@ ALL_DEFAULT = ["namespace", "serviceaccount", "root-ca-cert-publisher", "garbage
     ("", ALL_DEFAULT),
     ("*,tokencleaner", ["namespace", "serviceaccount", "root-ca-cert-publisher", "tokencleaner", "garbagecollector",
                         "resourcequota", "tenant-rbac", "tenant-quota", "autoregister", "csrsigning",
-                        "pvc-protection", "pv-protection", "service-cidr-controller", "podgc"]),
+                        "pvc-protection", "pv-protection", "service-cidr-controller", "podgc", "disruption"]),
     ("*,-garbagecollector,-tenant-quota", ["namespace", "serviceaccount", "root-ca-cert-publisher", "resourcequota",
                                           "tenant-rbac", "autoregister", "csrsigning", "pvc-protection",
-                                          "pv-protection", "service-cidr-controller", "podgc"]),
+                                          "pv-protection", "service-cidr-controller", "podgc", "disruption"]),
     ("namespace,tokencleaner", ["namespace", "tokencleaner"]),
     ("garbage-collector-controller", ["garbagecollector"]),  # kube's newer names are aliases
     ("*,-namespace-controller", [n for n in ALL_DEFAULT if n != "namespace"]),

@@ -87,14 +87,17 @@ def stack_dir() -> Iterator[Path]:
 @pytest.fixture(scope="session")
 def e2e_cluster(kapi_cluster_factory: Callable[[Sequence[str]], Cluster], stack_dir: Path) -> Cluster:
     """The shared cluster, from the kapi pytest plugin (kapi/testing): a static token file for alice and bob, and
-    two gateways behind Envoy (the plugin's default is one) so the suite runs Envoy's balancing too.
+    two gateways behind Envoy (the plugin's default is one) so the suite runs Envoy's balancing too. It runs
+    ``kapi up``'s loops but the disruption loop: the eviction tests write PodDisruptionBudget status themselves
+    (``tests/e2e/test_tcauth_disruption.py`` runs the loop on a stack of its own).
 
     The plugin stops it at the end of the session (also after Ctrl-C) and keeps its state directory, with every
     process's log, when a test failed and ``--kapi-keep-state`` was given.
     """
     tokens = stack_dir / "tokens.csv"
     tokens.write_text("".join(f'{token},{user},uid-{user},"dev,{user}-group"\n' for user, token in TOKENS.items()))
-    return kapi_cluster_factory([f"--token-auth-file={tokens}", "--gateways=2"])
+    return kapi_cluster_factory([f"--token-auth-file={tokens}", "--gateways=2",
+                                 "--controllers=*,tokencleaner,-disruption"])
 
 
 @pytest.fixture(scope="session")
