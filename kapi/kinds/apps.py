@@ -585,13 +585,14 @@ class DaemonSetStrategy(Strategy):
 
 
 def raw_unknown(value: Any) -> str:
-    """A ControllerRevision's ``data`` as field.Invalid prints it: the internal type holds a ``*runtime.Unknown``
-    (Convert_runtime_RawExtension_To_runtime_Object: ``Raw`` the JSON bytes, ContentType ``application/json``),
-    which field.ErrorBody dereferences and, having no value-receiver String(), prints with ``%#v`` (the bytes as
-    ``[]uint8{0x7b, ...}``). kapi's compact JSON of the parsed value stands for the request's bytes."""
-    raw = ", ".join(f"0x{byte:x}" for byte in jsonutil.dumps(value))
-    return ('runtime.Unknown{TypeMeta:runtime.TypeMeta{APIVersion:"", Kind:""}, '
-            f'Raw:[]uint8{{{raw}}}, ContentEncoding:"", ContentType:"application/json"}}')
+    """A ControllerRevision's ``data`` as field.Invalid prints it. The internal type holds a ``*runtime.Unknown``
+    (Convert_runtime_RawExtension_To_runtime_Object: ``Raw`` the JSON bytes, ContentType ``application/json``);
+    field.ErrorBody keeps a pointer that implements fmt.Stringer and prints its generated String()
+    (apimachinery ``pkg/runtime/generated.pb.go``: ``Raw:*[123 34 ...]``, the bytes in decimal). kapi's compact
+    JSON of the parsed value stands for the request's bytes."""
+    raw = " ".join(str(byte) for byte in jsonutil.dumps(value))
+    return (f"&Unknown{{TypeMeta:TypeMeta{{APIVersion:,Kind:,}},Raw:*[{raw}],ContentEncoding:,"
+            "ContentType:application/json,}")
 
 
 @register
