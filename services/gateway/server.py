@@ -184,12 +184,15 @@ async def ensure_system_priority_classes(storage: Any, stop: asyncio.Event) -> N
 
 
 async def ensure_kubernetes_service(backends: Backends, port: int, stop: asyncio.Event) -> None:
-    """Create the ``kubernetes`` Service in ``default`` with the range's first IP, and its Endpoints.
+    """Create the ``kubernetes`` Service in ``default`` with the range's first IP, its Endpoints and EndpointSlice.
 
     As kube's bootstrap controller: ClusterIP Service ``kubernetes`` (port
     443 "https" -> the serving port), label ``component=apiserver``,
     ``provider=kubernetes``; the first clusterIP is reserved in the shared
-    allocation so no other Service gets it. Existing objects are kept.
+    allocation so no other Service gets it. The endpoint reconciler's Endpoints (label
+    ``endpointslice.kubernetes.io/skip-mirror``) and EndpointSlice ``kubernetes`` (label
+    ``kubernetes.io/service-name``, one ready IPv4 endpoint, port ``https``) name the serving port.
+    Existing objects are kept.
     """
     assert backends.services is not None
     ips = backends.services.ips
@@ -208,12 +211,22 @@ async def ensure_kubernetes_service(backends: Backends, port: int, stop: asyncio
                               "creationTimestamp": now, "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
                  "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
                               "ports": [{"name": "https", "port": port or 6443, "protocol": "TCP"}]}]}
+    # the reconciler's EndpointSlice (pkg/controlplane/reconcilers/endpointsadapter.go updateEndpointSlice)
+    endpoint_slice = {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                      "metadata": {"name": "kubernetes", "namespace": "default", "uid": str(uuid.uuid4()),
+                                   "generation": 1, "creationTimestamp": now,
+                                   "labels": {"kubernetes.io/service-name": "kubernetes"}},
+                      "addressType": "IPv4",
+                      "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": True}}],
+                      "ports": [{"name": "https", "protocol": "TCP", "port": port or 6443}]}
+
     async def reserve_first_ip() -> None:
         with contextlib.suppress(ValueError):  # already reserved (another gateway, or a restart)
             await ips.allocate(first, timeout=5)
 
-    for resource, obj, before in (("services", svc, reserve_first_ip), ("endpoints", endpoints, None)):
-        key = storage_pb2.ResourceKey(resource=resource, namespace="default", name="kubernetes")
+    for group, resource, obj, before in (("", "services", svc, reserve_first_ip), ("", "endpoints", endpoints, None),
+                                         (DISCOVERY_GROUP, "endpointslices", endpoint_slice, None)):
+        key = storage_pb2.ResourceKey(group=group, resource=resource, namespace="default", name="kubernetes")
         if not await _create_absent(backends.storage, key, jsonutil.dumps(obj), f"the kubernetes {resource}", stop,
                                     before):
             return
@@ -232,20 +245,25 @@ async def ensure_default_service_cidr(storage: Any, cidr: str, stop: asyncio.Eve
                          "the default ServiceCIDR", stop)
 
 
+DISCOVERY_GROUP = "discovery.k8s.io"  # the kubernetes Service's EndpointSlice
+
 DEFAULTS_INTERVAL = 10.0  # seconds; kube's default ServiceCIDR controller and kubernetes Service reconcile period
 
 
 async def keep_defaults(backends: Backends, port: int, stop: asyncio.Event,
                         interval: float = DEFAULTS_INTERVAL) -> None:
     """Every ``interval`` seconds until ``stop``: re-create the default ServiceCIDR ``kubernetes`` and the
-    ``kubernetes`` Service (with its Endpoints and IPAddress) when they were deleted, as kube-apiserver's
-    default ServiceCIDR controller (``sync`` every 10 s) and its bootstrap controller's RunKubernetesService loop
-    do. Existing objects are left as they are but for the default ServiceCIDR's status
-    (:func:`ipaddresses.sync_default_service_cidr`); a storage error waits for the next round."""
+    ``kubernetes`` Service (with its Endpoints and IPAddress) when they were deleted, and its EndpointSlice when
+    that was, as kube-apiserver's default ServiceCIDR controller (``sync`` every 10 s), its bootstrap controller's
+    RunKubernetesService loop and its endpoint reconciler do. Existing objects are left as they are but for the
+    default ServiceCIDR's status (:func:`ipaddresses.sync_default_service_cidr`); a storage error waits for the
+    next round."""
     assert backends.services is not None
     cidr_key = storage_pb2.ResourceKey(group=networking.GROUP, resource="servicecidrs",
                                        name=ipaddresses.DEFAULT_SERVICE_CIDR)
     service_key = storage_pb2.ResourceKey(resource="services", namespace="default", name="kubernetes")
+    slice_key = storage_pb2.ResourceKey(group=DISCOVERY_GROUP, resource="endpointslices", namespace="default",
+                                        name="kubernetes")
     cidr = backends.services.ips.range.text
     reported: set[str] = set()  # what the default ServiceCIDR's status sync reported (once each)
     while not stop.is_set():
@@ -255,7 +273,8 @@ async def keep_defaults(backends: Backends, port: int, stop: asyncio.Event,
         if stop.is_set():
             return
         for key, ensure in ((cidr_key, lambda: ensure_default_service_cidr(backends.storage, cidr, stop)),
-                            (service_key, lambda: ensure_kubernetes_service(backends, port, stop))):
+                            (service_key, lambda: ensure_kubernetes_service(backends, port, stop)),
+                            (slice_key, lambda: ensure_kubernetes_service(backends, port, stop))):
             try:
                 await grpcutil.call("storage", backends.storage.Get, storage_pb2.GetRequest(key=key), timeout=5)
             except errors.StatusError as err:
