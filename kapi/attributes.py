@@ -8,6 +8,7 @@ re-parse URLs: they read these.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 
 from kapi_proto.kapi.common.v1 import common_pb2
@@ -17,6 +18,7 @@ ANONYMOUS = "system:anonymous"
 ALL_AUTHENTICATED = "system:authenticated"
 ALL_UNAUTHENTICATED = "system:unauthenticated"
 SYSTEM_PRIVILEGED_GROUP = "system:masters"
+APISERVER_USER = "system:apiserver"
 
 MUTATING_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
@@ -54,6 +56,12 @@ class UserInfo:
         """Decode from ``kapi.common.v1.UserInfo``."""
         extra = tuple(sorted((k, tuple(v.values)) for k, v in msg.extra.items()))
         return cls(msg.username, msg.uid, tuple(msg.groups), extra)
+
+
+# The user of kube-apiserver's loopback client, which its registry calls itself through (pods/eviction's
+# PodDisruptionBudget UpdateStatus): k8s.io/apiserver server/config.go AuthorizeClientBearerToken maps the loopback
+# token to system:apiserver, a uid made once per server process, groups system:authenticated and system:masters.
+LOOPBACK_USER = UserInfo(APISERVER_USER, str(uuid.uuid4()), (ALL_AUTHENTICATED, SYSTEM_PRIVILEGED_GROUP))
 
 
 @dataclass(frozen=True)

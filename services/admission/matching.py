@@ -101,16 +101,27 @@ def evaluate_cel(expression: str, variables: dict[str, Any]) -> Any:
     return compile_cel(expression).execute(cel.Context(variables, functions=_FUNCTIONS))
 
 
+# Subresources whose admitted body is a kind of another group: (subresource, kind) -> its group and version, as
+# kube's REST storage names it (GroupVersionKindProvider: EvictionREST's policy/v1 Eviction).
+SUBRESOURCE_KINDS: dict[tuple[str, str], tuple[str, str]] = {
+    ("eviction", "Eviction"): ("policy", "v1"),
+}
+
+
 def request_variable(request: AdmissionRequest, uid: str = "") -> dict[str, Any]:
     """The ``request`` CEL variable / AdmissionReview request fields shared by webhooks and policies, with Go's
-    ``omitempty`` applied to userInfo (as kube converts the AdmissionRequest to CEL's map)."""
+    ``omitempty`` applied to userInfo (as kube converts the AdmissionRequest to CEL's map). ``kind`` is the
+    admitted object's, in its own group for a subresource of another kind (:data:`SUBRESOURCE_KINDS`:
+    pods/eviction's ``policy/v1`` Eviction)."""
     res = request.resource
     user = request.attributes.user
+    group, version = SUBRESOURCE_KINDS.get((request.subresource, request.kind), (res.group, res.version))
+    kind = {"group": group, "version": version, "kind": request.kind}
     out: dict[str, Any] = {
         "uid": uid,
-        "kind": {"group": res.group, "version": res.version, "kind": request.kind},
+        "kind": kind,
         "resource": {"group": res.group, "version": res.version, "resource": res.resource},
-        "requestKind": {"group": res.group, "version": res.version, "kind": request.kind},
+        "requestKind": dict(kind),
         "requestResource": {"group": res.group, "version": res.version, "resource": res.resource},
         "name": request.review_name,
         "namespace": request.namespace,

@@ -110,7 +110,7 @@ class Admitter:
 
     async def admit(self, operation: str, attributes: Attributes, kind: str, obj: bytes, old_obj: bytes = b"", *,
                     dry_run: bool = False, field_validation: str = "", timeout: float = 10.0, patch_type: str = "",
-                    patch_value: str = "", options: bytes = b"") -> AdmitResult:
+                    patch_value: str = "", options: bytes = b"", skip_plugins: bool = False) -> AdmitResult:
         """Admit one write; returns the object to store or raises the refusal's StatusError.
 
         ``obj``/``old_obj`` are JSON (empty when absent). Raises 400 for a
@@ -128,7 +128,10 @@ class Admitter:
         merge patch's Go %+v): a patched object that does not decode (a wrong type; unknown fields under Strict)
         is kube's patchers' 422 ``"" is invalid: patch: Invalid value: "<patch or patched JSON>": <error>``.
         ``options``: the operation's options JSON (CreateOptions, UpdateOptions, DeleteOptions) webhooks and
-        policies see as ``request.options``; empty: built from ``dry_run`` alone.
+        policies see as ``request.options``; empty: built from ``dry_run`` alone. ``skip_plugins``: a write kube's
+        registry makes through its own store with ``rest.ValidateAllObjectFunc`` / ``ValidateAllObjectUpdateFunc``
+        (pods/eviction's DisruptionTarget condition): decoding, defaulting, the strategy and validation run, no
+        mutating or validating plugin, webhook or policy.
         """
         if operation not in OPERATIONS:
             raise errors.bad_request(f"unknown admission operation {operation!r}")
@@ -177,7 +180,8 @@ class Admitter:
                 request.warnings.extend(_field_validation(request, decoded_unknown, field_validation, patch))
             if request.object is not None and not patch_type:  # POST and PUT: before mutating admission too
                 self._dedup_owner_references(request, after_mutating_admission=False)
-            await self.chain.admit(request)
+            if not skip_plugins:
+                await self.chain.admit(request)
             if request.object is not None:
                 self._dedup_owner_references(request, after_mutating_admission=True)
             if request.object is not None and kind == resource.kind and definition is not None:
@@ -185,7 +189,8 @@ class Admitter:
                                                 _options_kind(attributes, operation), self.now())
             elif request.object is not None and kind == resource.kind:
                 self._prepare_and_validate(request, field_validation, decoded_unknown)
-            await self.chain.validate(request)
+            if not skip_plugins:
+                await self.chain.validate(request)
         except errors.StatusError as err:
             # kube's warning recorder keeps what was added before the refusal (a denying webhook's own warnings,
             # PrepareForCreate's; WarningsOnCreate/Update only once validation passed) and sends it with the error.

@@ -44,7 +44,7 @@ class AdmissionServicer(admission_pb2_grpc.AdmissionServicer):
                 request.operation, attributes.decode(request.attributes), request.kind, request.object,
                 request.old_object, dry_run=request.dry_run, field_validation=request.field_validation,
                 timeout=timeout, patch_type=request.patch_type, patch_value=request.patch_value,
-                options=request.options)
+                options=request.options, skip_plugins=request.skip_plugins)
         except errors.StatusError:
             raise
         except Exception as exc:  # never a crash: a 500 with the cause logged

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import dataclasses
 import hashlib
 import logging
@@ -273,6 +274,18 @@ class AdmissionClient:
                  owned: Sequence[grpc.aio.Channel] = ()):
         self._stub = admission_pb2_grpc.AdmissionStub(channel)
         self.mux = grpcmux.Client(grpcmux.ADMISSION, streams, owned)
+        self.skip_plugins = False  # AdmitRequest.skip_plugins of every call (:meth:`without_plugins`)
+
+    def without_plugins(self) -> AdmissionClient:
+        """This client for the writes kube's registry makes through its own store with
+        ``rest.ValidateAllObjectFunc`` / ``ValidateAllObjectUpdateFunc`` (pods/eviction's DisruptionTarget
+        condition, ``pkg/registry/core/pod/storage/eviction.go`` addConditionAndDeletePod): each Admit sets
+        ``skip_plugins`` (AdmitRequest field 11), so decoding, defaulting, the strategy and validation run and no
+        admission plugin, webhook or policy does. Shares this client's channel and streams (start and close
+        this one)."""
+        twin = copy.copy(self)
+        twin.skip_plugins = True
+        return twin
 
     @classmethod
     def open(cls, channel: grpc.aio.Channel, addresses: str, tls: grpcutil.TLSFiles | None,
@@ -307,7 +320,7 @@ class AdmissionClient:
         reply = await grpcutil.call("admission", self._admit, admission_pb2.AdmitRequest(
             operation=operation, attributes=attrs.to_proto(), kind=kind, object=obj, old_object=old,
             dry_run=dry_run, field_validation=field_validation, patch_type=patch_type, patch_value=patch_value,
-            options=options), timeout=timeout)
+            options=options, skip_plugins=self.skip_plugins), timeout=timeout)
         return (reply.object, list(reply.warnings),  # type: ignore[attr-defined]
                 dict(reply.audit_annotations))  # type: ignore[attr-defined]
 

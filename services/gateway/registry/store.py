@@ -79,7 +79,13 @@ def admission_options(scope: RequestScope, operation: str, delete_options: dict[
     return jsonutil.dumps(out)
 
 
-async def _admit(scope: RequestScope, operation: str, obj: dict[str, Any], old: bytes, dry_run: bool) -> bytes:
+async def admit(scope: RequestScope, operation: str, obj: dict[str, Any], old: bytes, dry_run: bool) -> bytes:
+    """Admission of one CREATE or UPDATE of ``obj`` (``old``: the stored object's JSON, b"" for a create) as
+    ``scope.resource.kind``, with the operation's options (:func:`admission_options`); returns the admitted
+    object's JSON. Its warnings and audit annotations go on the request, also with a refusal (raised as
+    admission's StatusError); 413 when ``obj`` outgrew a request body. Also for a subresource create whose body
+    is no object of the resource (pods/eviction's Eviction: kube's createHandler admits it before the REST
+    Create runs)."""
     body = jsonutil.dumps(obj)
     if len(body) > limits.MAX_BODY_BYTES:  # what a patch or apply produced may not outgrow a request body
         raise errors.too_large()
@@ -134,7 +140,7 @@ async def create(scope: RequestScope, obj: dict[str, Any]) -> bytes:
     """
     fieldmanager.check_write_options(scope)  # the handlers validate their options before anything else
     dry_run = scope.dry_run()
-    admitted = fieldmanager.track_update(scope, None, await _admit(scope, CREATE, obj, b"", dry_run), obj)
+    admitted = fieldmanager.track_update(scope, None, await admit(scope, CREATE, obj, b"", dry_run), obj)
     final: dict[str, Any] = jsonutil.loads(admitted)
     name = (final.get("metadata") or {}).get("name") or ""
     if not name:
@@ -276,7 +282,7 @@ class _Retry(Exception):
 async def _update(scope: RequestScope, obj: dict[str, Any], current: Any) -> bytes:
     dry_run = scope.dry_run()
     old_raw = bytes(current.object)
-    admitted = fieldmanager.track_update(scope, old_raw, await _admit(scope, UPDATE, obj, old_raw, dry_run), obj)
+    admitted = fieldmanager.track_update(scope, old_raw, await admit(scope, UPDATE, obj, old_raw, dry_run), obj)
     write = Write(scope, UPDATE, jsonutil.loads(admitted), jsonutil.loads(old_raw), old_raw, dry_run)
     await _run_hooks(write)
     if dry_run:  # what storage would write, in the order it writes it (kapi.k8sproto.goorder)

@@ -25,12 +25,14 @@ from aiohttp import web
 from multidict import MultiDict, MultiDictProxy
 
 from kapi import errors, gofmt, grpcutil, jsonutil
+from kapi.attributes import LOOPBACK_USER
 from kapi.resources import REGISTRY
 from kapi.selectors import SelectorError, label_selector_matches
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation
 from services.gateway.handlers.delete import check_options
 from services.gateway.registry import store
+from services.gateway.registry.hooks import CREATE
 from services.gateway.reviews import review, subresource
 from services.gateway.scope import RequestScope
 
@@ -185,10 +187,15 @@ def _same_name(body: Any, scope: RequestScope, kind: str) -> None:
 def _other(scope: RequestScope, group: str, resource: str, name: str, subresource: str, verb: str,
            manager: str = "") -> RequestScope:
     """A scope for an internal write on another object of the request's namespace: ``group``/``resource`` (v1),
-    ``name``, ``subresource``, without the original request's query options (dryRun, fieldManager). With a
-    ``manager`` (kube's loopback client, whose User-Agent names ``kube-apiserver``) the write's managedFields
-    name it; without, none are recorded (kube's registry writing through its own store runs no field manager).
-    The warnings list is shared."""
+    ``name``, ``subresource``, without the original request's query options (dryRun, fieldManager).
+
+    With a ``manager``, a request of kube's loopback client (whose User-Agent names ``kube-apiserver``): the
+    write's managedFields name it, and admission (plugins, webhooks, policies, quota) sees the loopback user
+    (:data:`kapi.attributes.LOOPBACK_USER`, ``system:apiserver``), not the requester; its warnings go to that
+    client, not into the answer. Without: kube's registry writing through its own store with
+    ``rest.ValidateAllObjectFunc`` / ``ValidateAllObjectUpdateFunc``: no field manager, and admission runs the
+    strategy and validation only, no plugin, webhook or policy (:meth:`AdmissionClient.without_plugins`); the
+    warnings list is shared."""
     found = REGISTRY.get(group, "v1", resource)
     assert found is not None
     info = dataclasses.replace(scope.info, api_group=group, api_version="v1", resource=resource,
@@ -196,7 +203,36 @@ def _other(scope: RequestScope, group: str, resource: str, name: str, subresourc
     attrs = dataclasses.replace(scope.attrs, api_group=group, api_version="v1", resource=resource,
                                 subresource=subresource, name=name, verb=verb)
     query = MultiDictProxy(MultiDict({"fieldManager": manager} if manager else {}))
-    return dataclasses.replace(scope, resource=found, info=info, attrs=attrs, query=query, applying=not manager)
+    if manager:
+        return dataclasses.replace(scope, resource=found, info=info, attrs=dataclasses.replace(
+            attrs, user=LOOPBACK_USER), query=query, applying=False, warnings=[])
+    return dataclasses.replace(_own_store(scope), resource=found, info=info, attrs=attrs, query=query,
+                               applying=True)
+
+
+def _own_store(scope: RequestScope) -> RequestScope:
+    """``scope`` for a write of the registry through its own store with ``rest.ValidateAllObjectFunc``: admission
+    runs no plugin, webhook or policy (:meth:`AdmissionClient.without_plugins`), only the strategy and
+    validation (none for a DELETE)."""
+    backends = dataclasses.replace(scope.backends, admission=scope.backends.admission.without_plugins())
+    return dataclasses.replace(scope, backends=backends)
+
+
+async def _admit_eviction(scope: RequestScope, eviction: dict[str, Any]) -> dict[str, Any]:
+    """kube's createHandler on the Eviction before EvictionREST.Create acts: its ``metadata.namespace`` set to
+    the request's when empty (another: 400 ``the namespace of the provided object does not match the namespace
+    sent on the request``, EnsureObjectNamespaceMatchesRequestNamespace), then admission CREATE of
+    ``pods/eviction`` with the Eviction (kind ``policy/v1`` Eviction), the requester's user and the request's
+    CreateOptions: mutating and validating plugins, webhooks and policies. Returns the admitted Eviction."""
+    meta = eviction["metadata"]  # a mapping with the URL's name (_same_name)
+    given = meta.get("namespace") or ""
+    if given and given != scope.info.namespace:
+        raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the "
+                                 "request")
+    meta["namespace"] = scope.info.namespace
+    row = dataclasses.replace(scope.resource, kind="Eviction")
+    admitted = await store.admit(dataclasses.replace(scope, resource=row), CREATE, eviction, b"", scope.dry_run())
+    return dict(jsonutil.loads(admitted))
 
 
 def _now() -> str:
@@ -411,7 +447,7 @@ async def _condition_and_delete(scope: RequestScope, options: dict[str, Any]) ->
         if not _rv_unset(options):
             rv = (jsonutil.loads(updated).get("metadata") or {}).get("resourceVersion", "")
             options = _with_resource_version(options, rv)
-    await store.delete(scope, name, options)
+    await store.delete(_own_store(scope), name, options)  # r.store.Delete with rest.ValidateAllObjectFunc
 
 
 @subresource("", "pods", "eviction")
@@ -437,6 +473,14 @@ async def eviction(scope: RequestScope) -> web.StreamResponse:
     options = dict(options) if isinstance(options, dict) else {}
     check_options(options)
     options = _propagate_dry_run(scope, options)
+    # propagateDryRun writes into the Eviction's own deleteOptions only (createValidation sees them so)
+    admitted = await _admit_eviction(scope, {**eviction, "deleteOptions": options}
+                                     if isinstance(eviction.get("deleteOptions"), dict) else dict(eviction))
+    _same_name(admitted, scope, "Eviction")  # what mutating admission made of it
+    mutated = admitted.get("deleteOptions")
+    if isinstance(mutated, dict) and mutated != options:
+        check_options(mutated)
+        options = _propagate_dry_run(scope, dict(mutated))
     retry = _rv_unset(options)  # a client's resourceVersion precondition is not retried
     pod: dict[str, Any] = {}
     for attempt in range(EVICTION_RETRIES):

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from kapi_proto.kapi.common.v1 import common_pb2 as kapi_dot_common_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!kapi/admission/v1/admission.proto\x12\x11kapi.admission.v1\x1a\x1bkapi/common/v1/common.proto\"\xef\x01\n\x0c\x41\x64mitRequest\x12\x11\n\toperation\x18\x01 \x01(\t\x12\x35\n\nattributes\x18\x02 \x01(\x0b\x32!.kapi.common.v1.RequestAttributes\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12\x0e\n\x06object\x18\x04 \x01(\x0c\x12\x12\n\nold_object\x18\x05 \x01(\x0c\x12\x0f\n\x07\x64ry_run\x18\x06 \x01(\x08\x12\x18\n\x10\x66ield_validation\x18\x07 \x01(\t\x12\x12\n\npatch_type\x18\x08 \x01(\t\x12\x13\n\x0bpatch_value\x18\t \x01(\t\x12\x0f\n\x07options\x18\n \x01(\x0c\"\xbd\x01\n\rAdmitResponse\x12\x0e\n\x06object\x18\x01 \x01(\x0c\x12\x10\n\x08warnings\x18\x02 \x03(\t\x12Q\n\x11\x61udit_annotations\x18\x03 \x03(\x0b\x32\x36.kapi.admission.v1.AdmitResponse.AuditAnnotationsEntry\x1a\x37\n\x15\x41uditAnnotationsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"J\n\x11\x41\x64mitCallRequests\x12\x35\n\x08requests\x18\x01 \x03(\x0b\x32#.kapi.admission.v1.AdmitCallRequest\"\x9f\x01\n\x10\x41\x64mitCallRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x30\n\x05\x61\x64mit\x18\x02 \x01(\x0b\x32\x1f.kapi.admission.v1.AdmitRequestH\x00\x12,\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x1a.kapi.common.v1.CallCancelH\x00\x12\x17\n\x0ftimeout_seconds\x18\x04 \x01(\x01\x42\x06\n\x04\x63\x61ll\"M\n\x12\x41\x64mitCallResponses\x12\x37\n\tresponses\x18\x01 \x03(\x0b\x32$.kapi.admission.v1.AdmitCallResponse\"\x88\x01\n\x11\x41\x64mitCallResponse\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x31\n\x05\x61\x64mit\x18\x02 \x01(\x0b\x32 .kapi.admission.v1.AdmitResponseH\x00\x12*\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x19.kapi.common.v1.CallErrorH\x00\x42\x08\n\x06result2\xb0\x01\n\tAdmission\x12J\n\x05\x41\x64mit\x12\x1f.kapi.admission.v1.AdmitRequest\x1a .kapi.admission.v1.AdmitResponse\x12W\n\x04\x43\x61ll\x12$.kapi.admission.v1.AdmitCallRequests\x1a%.kapi.admission.v1.AdmitCallResponses(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!kapi/admission/v1/admission.proto\x12\x11kapi.admission.v1\x1a\x1bkapi/common/v1/common.proto\"\x85\x02\n\x0c\x41\x64mitRequest\x12\x11\n\toperation\x18\x01 \x01(\t\x12\x35\n\nattributes\x18\x02 \x01(\x0b\x32!.kapi.common.v1.RequestAttributes\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12\x0e\n\x06object\x18\x04 \x01(\x0c\x12\x12\n\nold_object\x18\x05 \x01(\x0c\x12\x0f\n\x07\x64ry_run\x18\x06 \x01(\x08\x12\x18\n\x10\x66ield_validation\x18\x07 \x01(\t\x12\x12\n\npatch_type\x18\x08 \x01(\t\x12\x13\n\x0bpatch_value\x18\t \x01(\t\x12\x0f\n\x07options\x18\n \x01(\x0c\x12\x14\n\x0cskip_plugins\x18\x0b \x01(\x08\"\xbd\x01\n\rAdmitResponse\x12\x0e\n\x06object\x18\x01 \x01(\x0c\x12\x10\n\x08warnings\x18\x02 \x03(\t\x12Q\n\x11\x61udit_annotations\x18\x03 \x03(\x0b\x32\x36.kapi.admission.v1.AdmitResponse.AuditAnnotationsEntry\x1a\x37\n\x15\x41uditAnnotationsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"J\n\x11\x41\x64mitCallRequests\x12\x35\n\x08requests\x18\x01 \x03(\x0b\x32#.kapi.admission.v1.AdmitCallRequest\"\x9f\x01\n\x10\x41\x64mitCallRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x30\n\x05\x61\x64mit\x18\x02 \x01(\x0b\x32\x1f.kapi.admission.v1.AdmitRequestH\x00\x12,\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x1a.kapi.common.v1.CallCancelH\x00\x12\x17\n\x0ftimeout_seconds\x18\x04 \x01(\x01\x42\x06\n\x04\x63\x61ll\"M\n\x12\x41\x64mitCallResponses\x12\x37\n\tresponses\x18\x01 \x03(\x0b\x32$.kapi.admission.v1.AdmitCallResponse\"\x88\x01\n\x11\x41\x64mitCallResponse\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x31\n\x05\x61\x64mit\x18\x02 \x01(\x0b\x32 .kapi.admission.v1.AdmitResponseH\x00\x12*\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x19.kapi.common.v1.CallErrorH\x00\x42\x08\n\x06result2\xb0\x01\n\tAdmission\x12J\n\x05\x41\x64mit\x12\x1f.kapi.admission.v1.AdmitRequest\x1a .kapi.admission.v1.AdmitResponse\x12W\n\x04\x43\x61ll\x12$.kapi.admission.v1.AdmitCallRequests\x1a%.kapi.admission.v1.AdmitCallResponses(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,19 +35,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ADMITRESPONSE_AUDITANNOTATIONSENTRY']._loaded_options = None
   _globals['_ADMITRESPONSE_AUDITANNOTATIONSENTRY']._serialized_options = b'8\001'
   _globals['_ADMITREQUEST']._serialized_start=86
-  _globals['_ADMITREQUEST']._serialized_end=325
-  _globals['_ADMITRESPONSE']._serialized_start=328
-  _globals['_ADMITRESPONSE']._serialized_end=517
-  _globals['_ADMITRESPONSE_AUDITANNOTATIONSENTRY']._serialized_start=462
-  _globals['_ADMITRESPONSE_AUDITANNOTATIONSENTRY']._serialized_end=517
-  _globals['_ADMITCALLREQUESTS']._serialized_start=519
-  _globals['_ADMITCALLREQUESTS']._serialized_end=593
-  _globals['_ADMITCALLREQUEST']._serialized_start=596
-  _globals['_ADMITCALLREQUEST']._serialized_end=755
-  _globals['_ADMITCALLRESPONSES']._serialized_start=757
-  _globals['_ADMITCALLRESPONSES']._serialized_end=834
-  _globals['_ADMITCALLRESPONSE']._serialized_start=837
-  _globals['_ADMITCALLRESPONSE']._serialized_end=973
-  _globals['_ADMISSION']._serialized_start=976
-  _globals['_ADMISSION']._serialized_end=1152
+  _globals['_ADMITREQUEST']._serialized_end=347
+  _globals['_ADMITRESPONSE']._serialized_start=350
+  _globals['_ADMITRESPONSE']._serialized_end=539
+  _globals['_ADMITRESPONSE_AUDITANNOTATIONSENTRY']._serialized_start=484
+  _globals['_ADMITRESPONSE_AUDITANNOTATIONSENTRY']._serialized_end=539
+  _globals['_ADMITCALLREQUESTS']._serialized_start=541
+  _globals['_ADMITCALLREQUESTS']._serialized_end=615
+  _globals['_ADMITCALLREQUEST']._serialized_start=618
+  _globals['_ADMITCALLREQUEST']._serialized_end=777
+  _globals['_ADMITCALLRESPONSES']._serialized_start=779
+  _globals['_ADMITCALLRESPONSES']._serialized_end=856
+  _globals['_ADMITCALLRESPONSE']._serialized_start=859
+  _globals['_ADMITCALLRESPONSE']._serialized_end=995
+  _globals['_ADMISSION']._serialized_start=998
+  _globals['_ADMISSION']._serialized_end=1174
 # @@protoc_insertion_point(module_scope)

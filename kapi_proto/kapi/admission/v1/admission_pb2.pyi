@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class AdmitRequest(_message.Message):
-    __slots__ = ("operation", "attributes", "kind", "object", "old_object", "dry_run", "field_validation", "patch_type", "patch_value", "options")
+    __slots__ = ("operation", "attributes", "kind", "object", "old_object", "dry_run", "field_validation", "patch_type", "patch_value", "options", "skip_plugins")
     OPERATION_FIELD_NUMBER: _ClassVar[int]
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -19,6 +19,7 @@ class AdmitRequest(_message.Message):
     PATCH_TYPE_FIELD_NUMBER: _ClassVar[int]
     PATCH_VALUE_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SKIP_PLUGINS_FIELD_NUMBER: _ClassVar[int]
     operation: str
     attributes: _common_pb2.RequestAttributes
     kind: str
@@ -29,7 +30,8 @@ class AdmitRequest(_message.Message):
     patch_type: str
     patch_value: str
     options: bytes
-    def __init__(self, operation: _Optional[str] = ..., attributes: _Optional[_Union[_common_pb2.RequestAttributes, _Mapping]] = ..., kind: _Optional[str] = ..., object: _Optional[bytes] = ..., old_object: _Optional[bytes] = ..., dry_run: _Optional[bool] = ..., field_validation: _Optional[str] = ..., patch_type: _Optional[str] = ..., patch_value: _Optional[str] = ..., options: _Optional[bytes] = ...) -> None: ...
+    skip_plugins: bool
+    def __init__(self, operation: _Optional[str] = ..., attributes: _Optional[_Union[_common_pb2.RequestAttributes, _Mapping]] = ..., kind: _Optional[str] = ..., object: _Optional[bytes] = ..., old_object: _Optional[bytes] = ..., dry_run: _Optional[bool] = ..., field_validation: _Optional[str] = ..., patch_type: _Optional[str] = ..., patch_value: _Optional[str] = ..., options: _Optional[bytes] = ..., skip_plugins: _Optional[bool] = ...) -> None: ...
 
 class AdmitResponse(_message.Message):
     __slots__ = ("object", "warnings", "audit_annotations")
