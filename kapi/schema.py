@@ -96,6 +96,7 @@ _INERT = frozenset({"description", "format"})
 FORMAT_KEYWORD = "kapiFormat"
 _DECODED_FORMATS = frozenset({"byte", "int32", "int64"})
 QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+RAW_EXTENSION_DEF = "io.k8s.apimachinery.pkg.runtime.RawExtension"
 _MAPS_OF_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
 _VALUES = frozenset({"enum", "const", "default", "examples"})  # instance values, not schemas
 
@@ -234,6 +235,9 @@ def _definitions() -> dict[str, Any]:
     quantity = definitions.get("$defs", {}).get(QUANTITY_DEF)
     if isinstance(quantity, dict):
         quantity[FORMAT_KEYWORD] = ["quantity", "Quantity"]
+    raw = definitions.get("$defs", {}).get(RAW_EXTENSION_DEF)
+    if isinstance(raw, dict):  # runtime.RawExtension.UnmarshalJSON keeps the bytes of any JSON value: no type
+        raw.pop("type", None)  # to decode against (a ControllerRevision's data may be a string; kinds check theirs)
     return definitions
 
 

@@ -174,3 +174,21 @@ def test_controller_revisions_are_validated(kubectl: Kubectl, namespace: str) ->
                                        "must be greater than or equal to 0")
     kubectl.run("-n", namespace, "patch", "controllerrevision", "r1", "--type=merge", "-p", '{"revision":7}')
     assert _get(kubectl, namespace, "controllerrevision/r1", "{{.revision}} {{.data.a}}") == "7 1"
+
+
+def test_raw_extension_fields_take_any_json(kubectl: Kubectl, namespace: str) -> None:
+    """runtime.RawExtension.UnmarshalJSON keeps the bytes of any JSON value: a ControllerRevision's ``data`` may be
+    a string, number or list and reads back as sent; a ResourceClaim's opaque ``parameters`` string is decoded too
+    and refused by validateRawExtension (422 ``must be a valid JSON object``). kapi answered both 400 ``json:
+    cannot unmarshal string into Go struct field ... of type map``."""
+    for name, data in (("s", "str"), ("n", 5), ("l", [1, "a"])):
+        kubectl.run("-n", namespace, "create", "-f", "-", input=_revision(f"raw-{name}", data=data))
+        raw = json.loads(kubectl.run("get", "--raw",
+                                     f"/apis/apps/v1/namespaces/{namespace}/controllerrevisions/raw-{name}").stdout)
+        assert raw["data"] == data
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "rc"},
+             "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "c"}}],
+                                  "config": [{"opaque": {"driver": "d.example.com", "parameters": "str"}}]}}}
+    refused = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(claim), check=False)
+    assert refused.stderr.strip() == ('The ResourceClaim "rc" is invalid: spec.devices.config[0].opaque.parameters: '
+                                      'Invalid value: "<value omitted>": must be a valid JSON object')
