@@ -18,15 +18,17 @@ So a user allowed only ``create`` on ``pods/eviction`` evicts a pod under a budg
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import ssl
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
 
 from kapi.local.launcher import Stack
 from tests.e2e.conftest import TOKENS, Kubectl
-from tests.e2e.test_admission import bound_policy, until
+from tests.e2e.test_admission import apply, bound_policy, until
 from tests.e2e.test_eviction_pdb import SUCCESS, _budget, _get, _pod
 from tests.e2e.test_kube_parity_defaults import _raw
 
@@ -45,16 +47,47 @@ LOOPBACK_ONLY = [{
 
 def _as_alice(stack: Stack, method: str, path: str, body: Any) -> tuple[int, dict[str, Any]]:
     """(status, decoded body) of one request of the token user alice through Envoy."""
+    code, out, _ = _send(stack, method, path, body)
+    return code, out
+
+
+def _send(stack: Stack, method: str, path: str, body: Any, *, admin: bool = False
+          ) -> tuple[int, dict[str, Any], list[str]]:
+    """(status, decoded body, Warning header values) of one request through Envoy, of alice (bearer token) or
+    of the admin (client certificate)."""
     context = ssl.create_default_context(cafile=str(stack.pki.ca_cert))
+    headers = {"Content-Type": "application/json"}
+    if admin:
+        context.load_cert_chain(str(stack.pki.admin_cert), str(stack.pki.admin_key))
+    else:
+        headers["Authorization"] = f"Bearer {TOKENS['alice']}"
     url = urlparse(stack.url)
     conn = http.client.HTTPSConnection(url.hostname or "", url.port, context=context, timeout=60)
     try:
-        conn.request(method, path, body=json.dumps(body).encode(), headers={
-            "Content-Type": "application/json", "Authorization": f"Bearer {TOKENS['alice']}"})
+        conn.request(method, path, body=json.dumps(body).encode(), headers=headers)
         response = conn.getresponse()
-        return response.status, json.loads(response.read())
+        return response.status, json.loads(response.read()), response.headers.get_all("Warning") or []
     finally:
         conn.close()
+
+
+@contextlib.contextmanager
+def _warning_policy(kubectl: Kubectl, namespace: str, name: str, rules: list[dict[str, Any]], message: str
+                    ) -> Iterator[str]:
+    """A ValidatingAdmissionPolicy failing every request of ``rules`` in ``namespace``, bound with action Warn."""
+    apply(kubectl, "", {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                        "metadata": {"name": name}, "spec": {"failurePolicy": "Fail", "matchConstraints": {
+                            "resourceRules": rules}, "validations": [{"expression": "false", "message": message}]}})
+    apply(kubectl, "", {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+                        "metadata": {"name": name + "-b"}, "spec": {"policyName": name, "validationActions": ["Warn"],
+                                                                    "matchResources": {"namespaceSelector": {
+                                                                        "matchLabels": {"kubernetes.io/metadata.name":
+                                                                                        namespace}}}}})
+    try:
+        yield f"299 - \"Validation failed for ValidatingAdmissionPolicy '{name}' with binding '{name}-b': {message}\""
+    finally:
+        kubectl.run("delete", "validatingadmissionpolicybinding", name + "-b")
+        kubectl.run("delete", "validatingadmissionpolicy", name)
 
 
 def _evictor(kubectl: Kubectl, namespace: str) -> None:
@@ -165,3 +198,28 @@ def test_the_eviction_is_admitted_and_the_pod_delete_is_not(stack: Stack, kubect
                                                 "namespace sent on the request")
         assert _evict(stack, namespace, "go") == (201, SUCCESS)
         assert _get(stack, f"/api/v1/namespaces/{namespace}/pods/go")[0] == 404
+
+
+def test_the_loopback_write_s_warnings_stay_with_the_loopback_client(stack: Stack, kubectl: Kubectl,
+                                                                     namespace: str) -> None:
+    """Warn-bound policies on the Eviction and on the budget's status: alice's answer carries the Eviction's
+    warning (her request's admission), not the budget write's (the loopback client's own request)."""
+    _pod(stack, namespace, "w1", {"app": "warn"})
+    _budget(stack, namespace, "budget", {"matchLabels": {"app": "warn"}},
+            {"disruptionsAllowed": 1, "currentHealthy": 1, "desiredHealthy": 0, "expectedPods": 1},
+            spec={"minAvailable": 0})
+    _evictor(kubectl, namespace)
+    evictions = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods/eviction"]}]
+    status_path = f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets/budget/status"
+    eviction_path = f"/api/v1/namespaces/{namespace}/pods/w1/eviction"
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "w1"}}
+    with _warning_policy(kubectl, namespace, f"wev-{namespace}", evictions, "eviction noted") as on_eviction, \
+            _warning_policy(kubectl, namespace, f"wpdb-{namespace}", PDB_RULES, "budget noted") as on_budget:
+        # both policies in force: a dry-run eviction (no budget write) and the admin's own status write warn
+        assert until(lambda: on_eviction in _send(stack, "POST", f"{eviction_path}?dryRun=All", eviction)[2], 20)
+        assert until(lambda: on_budget in _send(stack, "PUT", status_path, _get(stack, status_path)[1],
+                                                admin=True)[2], 20)
+        code, out, warnings = _send(stack, "POST", eviction_path, eviction)
+        assert (code, out, warnings) == (201, SUCCESS, [on_eviction])
+        _, stored = _get(stack, status_path)
+        assert list(stored["status"]["disruptedPods"]) == ["w1"]  # the loopback write ran, with its warning
