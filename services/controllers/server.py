@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import socket
 import uuid
 from collections.abc import Sequence
@@ -28,6 +27,12 @@ from services.controllers.leaderelection import LeaderElector
 
 log = logging.getLogger(__name__)
 
+#: kube-controller-manager's client User-Agent (client-go DefaultKubernetesUserAgent plus the controller's name, as
+#: SimpleControllerClientBuilder's AddUserAgent writes it): the apiserver names the field manager of every write
+#: after its first segment, so the objects the loops write show ``manager: kube-controller-manager`` as in kube
+#: (a new namespace's ``default`` ServiceAccount and ``kube-root-ca.crt``, a ResourceQuota's status).
+USER_AGENT = "kube-controller-manager/v1.37.0 (linux/amd64) kubernetes/0000000/controller-manager"
+
 
 def identity() -> str:
     """This replica's leader-election identity: ``<hostname>_<uuid>`` (kube-controller-manager's form)."""
@@ -39,7 +44,7 @@ async def serve(args: argparse.Namespace, stop: asyncio.Event) -> None:
     names = manager.enabled(args.controllers)
     config = load_kubeconfig(args.kubeconfig, args.master)
     root_ca = Path(args.root_ca_file).read_bytes() if args.root_ca_file else config.ca_pem
-    client = Client(config, user_agent=f"kapi-controllers/{os.getpid()}")
+    client = Client(config, user_agent=USER_AGENT)
     ctx = Context(client=client, args=args, root_ca=root_ca, resync=args.min_resync_period)
 
     async def lead() -> None:
