@@ -1138,6 +1138,12 @@ class NamespaceStrategy(Strategy):
     tracks_generation = False
     selectable_fields = {"status.phase": field_value("status", "phase")}
 
+    def default(self, obj: Obj) -> None:
+        """SetDefaults_Namespace: a named Namespace gets the label ``kubernetes.io/metadata.name``; as defaulting
+        runs at decoding, before the field manager, the writer owns it (``kubectl create namespace``'s managedFields:
+        ``f:metadata.f:labels.f:kubernetes.io/metadata.name``); a generateName one gets it in PrepareForCreate."""
+        _namespace_label(obj)
+
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
         """PrepareForCreate: ``spec.finalizers`` includes "kubernetes", ``status.phase`` Active, the name label."""
         spec = dict(obj["spec"]) if isinstance(obj.get("spec"), dict) else {}

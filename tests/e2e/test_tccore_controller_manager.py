@@ -1,4 +1,5 @@
-"""The field manager of what kapi's controllers write is kube's, ``kube-controller-manager``.
+"""Field managers as kube records them: kapi's controllers write as ``kube-controller-manager``; a Namespace's
+defaulted name label is its creator's.
 
 kube-controller-manager's clients send client-go's DefaultKubernetesUserAgent (``kube-controller-manager/<version>
 (<os>/<arch>) kubernetes/<commit>/<controller>``) and the apiserver names a write's field manager after the
@@ -28,3 +29,18 @@ def test_controller_writes_are_managed_by_kube_controller_manager(kubectl: Kubec
         return [m for m in _managers(kubectl, namespace, "quota", "test-quota") if m[2] == "status"]
 
     assert wait_for(status_written) == [("kube-controller-manager", "Update", "status")]
+
+
+def test_kubectl_create_namespace_owns_the_defaulted_name_label(kubectl: Kubectl, namespace: str) -> None:
+    # core.sh run_namespace_tests: kubectl create namespace my-namespace; SetDefaults_Namespace adds the label while
+    # decoding, before the field manager, so kubectl-create owns it
+    name = f"{namespace}-own"
+    kubectl.run("create", "namespace", name)
+    try:
+        obj = json.loads(kubectl.run("get", "namespace", name, "-o", "json", "--show-managed-fields").stdout)
+        assert obj["metadata"]["labels"]["kubernetes.io/metadata.name"] == name
+        assert [(m["manager"], m["operation"], m["fieldsV1"]) for m in obj["metadata"]["managedFields"]] == [
+            ("kubectl-create", "Update",
+             {"f:metadata": {"f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}}}})]
+    finally:
+        kubectl.run("delete", "namespace", name, "--wait=false")
