@@ -319,9 +319,10 @@ class HorizontalPodAutoscalerStrategy(Strategy):
 
     def prepare_for_create(self, obj: Obj, *, user: UserInfo | None = None) -> None:
         """PrepareForCreate: the status is the controller's, the zero status of the object's version (v1:
-        ``currentReplicas`` and ``desiredReplicas`` 0, neither ``omitempty``; v2: ``desiredReplicas`` 0)."""
+        ``currentReplicas`` and ``desiredReplicas`` 0, neither ``omitempty``; v2: ``desiredReplicas`` 0 and
+        ``currentMetrics`` null, a nil slice without ``omitempty``)."""
         obj["status"] = {"currentReplicas": 0, "desiredReplicas": 0} if obj.get("apiVersion") == V1 \
-            else {"desiredReplicas": 0}
+            else {"desiredReplicas": 0, "currentMetrics": None}
 
     def validate(self, obj: Obj) -> list[Cause]:
         """ValidateHorizontalPodAutoscaler (:func:`validate`)."""

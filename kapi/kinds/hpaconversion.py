@@ -361,6 +361,8 @@ def to_v2(obj: Obj) -> Obj:
         elif status.get("currentCPUUtilizationPercentage") is not None:
             v2_status["currentMetrics"] = [{"type": "Resource", "resource": {"name": "cpu", "current": {
                 "averageUtilization": status["currentCPUUtilizationPercentage"]}}}]
+        else:  # v2's CurrentMetrics has no omitempty: the nil slice is written null
+            v2_status["currentMetrics"] = None
         conditions = _json_list(annotations.get(CONDITIONS_ANNOTATION))
         if conditions:
             v2_status["conditions"] = conditions

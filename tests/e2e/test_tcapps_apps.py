@@ -192,3 +192,23 @@ def test_raw_extension_fields_take_any_json(kubectl: Kubectl, namespace: str) ->
     refused = kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(claim), check=False)
     assert refused.stderr.strip() == ('The ResourceClaim "rc" is invalid: spec.devices.config[0].opaque.parameters: '
                                       'Invalid value: "<value omitted>": must be a valid JSON object')
+
+
+def test_v2_hpa_status_writes_current_metrics_null(kubectl: Kubectl, namespace: str) -> None:
+    """apps.sh autoscale, read as autoscaling/v2: HorizontalPodAutoscalerStatus.CurrentMetrics has no omitempty,
+    so a new HPA's status is ``{"desiredReplicas": 0, "currentMetrics": null}`` however it was created (v2, v1,
+    server dry run); kapi left ``currentMetrics`` out until a status write."""
+    kubectl.run("-n", namespace, "create", "deployment", "web", "--image=x")
+    kubectl.run("-n", namespace, "autoscale", "deployment", "web", "--max=3")
+    base = f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers"
+    assert json.loads(kubectl.run("get", "--raw", f"{base}/web").stdout)["status"] == {
+        "desiredReplicas": 0, "currentMetrics": None}
+    dry = json.loads(kubectl.run("-n", namespace, "autoscale", "deployment", "web", "--max=3", "--name=dry",
+                                 "--dry-run=server", "-o", "json").stdout)
+    assert dry["status"] == {"desiredReplicas": 0, "currentMetrics": None}
+    v1 = {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "old"},
+          "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                   "maxReplicas": 3}}
+    kubectl.run("-n", namespace, "create", "-f", "-", input=json.dumps(v1))
+    assert json.loads(kubectl.run("get", "--raw", f"{base}/old").stdout)["status"] == {
+        "desiredReplicas": 0, "currentMetrics": None}
