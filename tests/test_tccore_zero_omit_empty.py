@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from kapi.k8sproto import zero
 
 
@@ -26,6 +28,16 @@ def test_pointers_fields_without_omitempty_and_managed_fields_reset_stay() -> No
     zero.omit_empty(deployment, "apps", "v1", "Deployment")
     assert deployment == {"metadata": {"name": "d"}, "spec": {"replicas": 0, "template": {
         "spec": {"terminationGracePeriodSeconds": 0, "containers": []}}}}
+
+
+def test_empty_structs_stay_whatever_their_tag() -> None:
+    # encoding/json never omits a struct (securityContext is a pointer, resources a plain struct, emptyDir a
+    # pointer to an empty struct that selects the volume source)
+    spec = {"securityContext": {}, "volumes": [{"name": "v", "emptyDir": {}}],
+            "containers": [{"name": "c", "resources": {}}]}
+    pod = {"metadata": {"name": "p"}, "spec": copy.deepcopy(spec)}
+    zero.omit_empty(pod, "", "v1", "Pod")
+    assert pod == {"metadata": {"name": "p"}, "spec": spec}
 
 
 def test_a_kind_without_go_facts_is_left_alone() -> None:
