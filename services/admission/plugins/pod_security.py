@@ -184,7 +184,8 @@ def _host_probes(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]
     names: set[str] = set()
     hosts: set[str] = set()
     for n, c in cs:
-        lifecycle = c.get("lifecycle") if isinstance(c.get("lifecycle"), dict) else {}
+        given = c.get("lifecycle")
+        lifecycle: dict[str, Any] = given if isinstance(given, dict) else {}
         found = [h for handler in (c.get("livenessProbe"), c.get("readinessProbe"), c.get("startupProbe"),
                                    lifecycle.get("postStart"), lifecycle.get("preStop"))
                  for h in _probe_hosts(handler)]
@@ -235,7 +236,8 @@ def _host_path(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) 
 
 def _host_ports(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
     """hostPorts_1_0: detail ``container(s) "a" use(s) hostPort(s) <unique ports, sorted as strings>``."""
-    bad, ports = [], set()
+    bad: list[Container] = []
+    ports: set[str] = set()
     for n, c in cs:
         hp = [p.get("hostPort") for p in c.get("ports") or [] if isinstance(p, dict) and p.get("hostPort")]
         if hp:
