@@ -169,7 +169,8 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
         options = WatchOptions(resource_version=request.resource_version, label_selector=request.label_selector,
                                field_selector=request.field_selector, allow_bookmarks=request.allow_bookmarks,
                                send_initial_events=request.send_initial_events,
-                               selectable_fields=tuple(request.selectable_fields))
+                               selectable_fields=tuple(request.selectable_fields),
+                               skip_initial_events=request.skip_initial_events)
         try:
             async with contextlib.aclosing(self._store.watch(_key(request.key), options)) as stream:
                 async for events in stream:

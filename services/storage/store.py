@@ -106,6 +106,7 @@ class WatchOptions:
     allow_bookmarks: bool = False
     send_initial_events: bool = False
     selectable_fields: tuple[str, ...] = ()  # a custom resource's selectableFields (field labels)
+    skip_initial_events: bool = False  # sendInitialEvents=false given: "" / "0" watch from now, no initial state
 
 
 class Store:
@@ -436,6 +437,12 @@ class Store:
         cache window (410 ``too old resource version: N (oldest)``); an N older than the cache itself gets an
         etcd watch of its own (caches start on first use on each replica, so a cache may begin after a list
         served elsewhere), 410 only once etcd compacted N.
+
+        ``skip_initial_events`` (sendInitialEvents=false) with "" or "0": no initial state; the changes after
+        etcd's current revision ("") or the cache's ("0": "start watching from Any resourceVersion"), as kube's
+        cacher (getWatchCacheResourceVersion, watch_cache.go getAllEventsSinceLocked). ``send_initial_events``
+        with an N the cache has not reached waits for it (FRESH_TIMEOUT) and else raises 504 Too large
+        resource version, sending nothing (cacher.go waitUntilWatchCacheFreshAndForceAllEvents).
         """
         matches = self._matcher(key, options.label_selector, options.field_selector, options.selectable_fields)
         if key.name:
@@ -446,11 +453,19 @@ class Store:
         text = options.resource_version
         wanted = parse_resource_version(text) if text not in ("", "0") else 0
         cache = await self._cache(key)
+        if not wanted and options.skip_initial_events and not options.send_initial_events:
+            any_revision = cache.revision if cache is not None and text == "0" else 0
+            wanted = any_revision or await self._current_revision(start_key)
         if cache is not None:
             initial = options.send_initial_events or not wanted
             if initial:
                 # The current state must be at least ``wanted`` (or etcd's revision for ""): else read etcd.
                 target = wanted or (await self._current_revision(start_key) if text == "" else 0)
+                usable = cache.revision >= target
+                if not usable and wanted and not await cache.wait_fresh(wanted, self.fresh_timeout):
+                    current = await self._current_revision(start_key)
+                    if wanted > current:
+                        raise too_large_resource_version(wanted, current)
                 usable = cache.revision >= target
             elif wanted < cache.oldest == cache.listed:
                 # Before the cache itself: this replica built it after the client's list (caches start on first
@@ -510,6 +525,8 @@ class Store:
             revision = 0
             async for response in self._scan(start_key, end_key, serializable=text == "0"):
                 revision = revision or response.header.revision
+                if wanted and revision < wanted:  # nothing sent from a state older than asked for
+                    raise too_large_resource_version(wanted, revision)
                 events = []
                 for kv in response.kvs:
                     obj = decode(kv.value, kv.mod_revision, kv.key)
@@ -517,8 +534,6 @@ class Store:
                         events.append(WatchEvent(ADDED, obj, kv.mod_revision))
                 for i in range(0, len(events), EVENTS_PER_MESSAGE):
                     yield events[i:i + EVENTS_PER_MESSAGE]
-            if wanted and revision < wanted:
-                raise too_large_resource_version(wanted, revision)
             if options.send_initial_events and options.allow_bookmarks:
                 yield [bookmark(revision, initial_events_end=True)]
             start = revision

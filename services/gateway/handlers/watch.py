@@ -25,6 +25,7 @@ import asyncio
 import logging
 import random
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import grpc
@@ -59,6 +60,21 @@ def _timeout(scope: RequestScope) -> float:
 
 def _flag(scope: RequestScope, name: str) -> bool:
     return query_bool(scope.query.get(name))
+
+
+def initial_events(query: Mapping[str, str]) -> tuple[bool, bool]:
+    """(send, skip): whether a (validated) watch's ``query`` sends the initial state, and whether it was told not
+    to (``sendInitialEvents=false``: with resourceVersion ""/"0", a watch from now instead of the current state).
+
+    ``sendInitialEvents`` is a ``*bool``: absent is unset, and SetListOptionsDefaults (WatchList on, ListResource,
+    meta/internalversion/defaults.go) sets it to true, with resourceVersionMatch=NotOlderThan, for a watch from
+    "" or "0" that gave neither it nor a match (so ``allowWatchBookmarks`` gets the ``k8s.io/initial-events-end``
+    bookmark). ``check_list_options`` already refused a match without ``sendInitialEvents``."""
+    value = query.get("sendInitialEvents")
+    if value is None:
+        return not query.get("resourceVersionMatch") and query.get("resourceVersion", "") in ("", "0"), False
+    send = query_bool(value)
+    return send, not send
 
 
 class _Encoder:
@@ -315,6 +331,13 @@ class _Position:
                 self.revision = max(self.revision, event.resource_version)
 
 
+def _carries_status(exc: grpc.RpcError) -> bool:
+    """True when storage ended the watch with a Status of its own (e.g. 504 Too large resource version, sent as
+    DEADLINE_EXCEEDED), not when the call's own deadline (the watch's timeoutSeconds) ran out."""
+    metadata = exc.trailing_metadata() if hasattr(exc, "trailing_metadata") else None
+    return any(key == errors.STATUS_METADATA_KEY for key, _ in metadata or ())
+
+
 def _resumable(exc: grpc.RpcError) -> bool:
     """True for the failures of the storage replica serving the watch (it died or went away), not of the watch."""
     return exc.code() == grpc.StatusCode.UNAVAILABLE if hasattr(exc, "code") else False
@@ -383,10 +406,12 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
     if scope.output.table:  # serveWatchHandler: TableOptions (400), then a stream serializer (406 for YAML)
         negotiation.include_object(scope.param("includeObject"))
     negotiation.check_watch(scope.output)
+    send_initial, skip_initial = initial_events(scope.query)
     request = storage_pb2.WatchRequest(
         key=scope.key(name=scope.info.name), resource_version=rv, label_selector=scope.param("labelSelector"),
         field_selector=scope.param("fieldSelector"), allow_bookmarks=_flag(scope, "allowWatchBookmarks"),
-        send_initial_events=_flag(scope, "sendInitialEvents"), selectable_fields=scope.selectable_fields())
+        send_initial_events=send_initial, skip_initial_events=skip_initial,
+        selectable_fields=scope.selectable_fields())
     deadline = asyncio.get_running_loop().time() + timeout
     output = scope.output
     client = None if output.table or output.partial_metadata else fanout(scope.backends).subscribe(request)
@@ -468,7 +493,7 @@ async def _stream(scope: RequestScope, request: storage_pb2.WatchRequest, call: 
             pass
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else None
-            if code not in (grpc.StatusCode.CANCELLED, grpc.StatusCode.DEADLINE_EXCEEDED):
+            if code not in (grpc.StatusCode.CANCELLED, grpc.StatusCode.DEADLINE_EXCEEDED) or _carries_status(exc):
                 await out.send([error_event(errors.from_rpc_error(exc, "storage"), encoder.protobuf)])
         return response
     except _ClientGone:  # while sending the ERROR event

@@ -97,7 +97,7 @@ class DeleteRequest(_message.Message):
     def __init__(self, key: _Optional[_Union[ResourceKey, _Mapping]] = ..., expected_resource_version: _Optional[int] = ..., expected_uid: _Optional[str] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
-    __slots__ = ("key", "resource_version", "label_selector", "field_selector", "allow_bookmarks", "send_initial_events", "selectable_fields")
+    __slots__ = ("key", "resource_version", "label_selector", "field_selector", "allow_bookmarks", "send_initial_events", "selectable_fields", "skip_initial_events")
     KEY_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_VERSION_FIELD_NUMBER: _ClassVar[int]
     LABEL_SELECTOR_FIELD_NUMBER: _ClassVar[int]
@@ -105,6 +105,7 @@ class WatchRequest(_message.Message):
     ALLOW_BOOKMARKS_FIELD_NUMBER: _ClassVar[int]
     SEND_INITIAL_EVENTS_FIELD_NUMBER: _ClassVar[int]
     SELECTABLE_FIELDS_FIELD_NUMBER: _ClassVar[int]
+    SKIP_INITIAL_EVENTS_FIELD_NUMBER: _ClassVar[int]
     key: ResourceKey
     resource_version: str
     label_selector: str
@@ -112,7 +113,8 @@ class WatchRequest(_message.Message):
     allow_bookmarks: bool
     send_initial_events: bool
     selectable_fields: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, key: _Optional[_Union[ResourceKey, _Mapping]] = ..., resource_version: _Optional[str] = ..., label_selector: _Optional[str] = ..., field_selector: _Optional[str] = ..., allow_bookmarks: _Optional[bool] = ..., send_initial_events: _Optional[bool] = ..., selectable_fields: _Optional[_Iterable[str]] = ...) -> None: ...
+    skip_initial_events: bool
+    def __init__(self, key: _Optional[_Union[ResourceKey, _Mapping]] = ..., resource_version: _Optional[str] = ..., label_selector: _Optional[str] = ..., field_selector: _Optional[str] = ..., allow_bookmarks: _Optional[bool] = ..., send_initial_events: _Optional[bool] = ..., selectable_fields: _Optional[_Iterable[str]] = ..., skip_initial_events: _Optional[bool] = ...) -> None: ...
 
 class WatchEvent(_message.Message):
     __slots__ = ("type", "object", "resource_version")
