@@ -10,8 +10,9 @@ values (:mod:`kapi.validation`); errors carry kube's messages (``unable to parse
 Field selectors (``pkg/fields/selector.go``) are a comma-separated AND of
 ``field=value``, ``field==value``, ``field!=value`` terms with ``\\``, ``,``
 and ``=`` escaped by a backslash in values. Which fields exist is the
-resource's business: :func:`parse_field_selector` takes the supported set and
-refuses the others with ``field label not supported: <field>``.
+resource's business: :func:`parse_field_selector` takes the kind's
+:class:`FieldLabels` (its field label conversion) and refuses the other fields
+with that conversion's message.
 
 Both parsers raise :class:`SelectorError` (a ValueError); the storage service
 turns it into a 400 BadRequest. Reference: "Labels and Selectors" and "Field
@@ -20,12 +21,15 @@ Selectors" in the Kubernetes documentation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 from kapi.validation import is_qualified_name, is_valid_label_value
 
 __all__ = [
+    "DEFAULT_FIELD_LABELS",
+    "FieldLabels",
     "FieldRequirement",
     "FieldSelector",
     "LabelSelector",
@@ -388,14 +392,46 @@ def _unescape(value: str) -> str:
     return "".join(out)
 
 
-def parse_field_selector(text: str, supported: frozenset[str]) -> FieldSelector:
-    """Parse a field selector (fields.ParseSelector) and check its fields against ``supported``.
+@dataclass(frozen=True)
+class FieldLabels:
+    """A kind's field label conversion (``Scheme.AddFieldLabelConversionFunc`` in kube's ``conversion.go`` files).
 
-    "" selects everything. Raises :class:`SelectorError`:
-    ``invalid selector: '<text>'; can't understand '<term>'`` for a term with
-    no operator, ``field label not supported: <field>`` for a field outside
-    ``supported`` (the per-resource field label conversion of kube-apiserver).
+    ``accepted``: the labels a field selector may name; ``aliases``: labels
+    accepted and renamed (a Pod's ``spec.host`` is ``spec.nodeName``);
+    ``refusal``: the error for any other label, a ``str.format`` template with
+    ``{label}`` (as is) and ``{quoted}`` (Go's ``%q``).
     """
+
+    accepted: frozenset[str]
+    aliases: Mapping[str, str] = dataclass_field(default_factory=dict)
+    refusal: str = "field label not supported: {label}"
+
+    def convert(self, label: str) -> str:
+        """The label the objects' field set uses for ``label``; raises :class:`SelectorError` (kube's message)."""
+        if label in self.aliases:
+            return self.aliases[label]
+        if label in self.accepted:
+            return label
+        raise SelectorError(self.refusal.format(label=label, quoted=_go_quote(label)))
+
+
+#: runtime.DefaultMetaV1FieldSelectorConversion: the conversion of every kind that registers none
+DEFAULT_FIELD_LABELS = FieldLabels(
+    frozenset({"metadata.name", "metadata.namespace"}),
+    refusal='{quoted} is not a known field selector: only "metadata.name", "metadata.namespace"')
+
+
+def parse_field_selector(text: str, supported: Collection[str] | FieldLabels) -> FieldSelector:
+    """Parse a field selector (fields.ParseSelector) and convert its fields with ``supported``.
+
+    ``supported``: the kind's :class:`FieldLabels`, or a set of labels (converted as
+    ``field label not supported: <field>`` refuses the others). "" selects
+    everything. Raises :class:`SelectorError`: ``invalid selector: '<text>';
+    can't understand '<term>'`` for a term with no operator, the conversion's
+    refusal for a field it does not accept (kube's ListResource turns it into a
+    400 BadRequest). Requirements name the converted labels.
+    """
+    labels = supported if isinstance(supported, FieldLabels) else FieldLabels(frozenset(supported))
     terms = sorted(_split_terms(text))
     requirements: list[FieldRequirement] = []
     for term in terms:
@@ -406,9 +442,7 @@ def parse_field_selector(text: str, supported: frozenset[str]) -> FieldSelector:
             raise SelectorError(f"invalid selector: '{text}'; can't understand '{term}'")
         field, op, raw = split
         value = _unescape(raw)
-        if field not in supported:
-            raise SelectorError(f"field label not supported: {field}")
-        requirements.append(FieldRequirement(field, "!=" if op == "!=" else "=", value))
+        requirements.append(FieldRequirement(labels.convert(field), "!=" if op == "!=" else "=", value))
     return FieldSelector(tuple(requirements))
 
 

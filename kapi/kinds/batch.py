@@ -35,7 +35,6 @@ from kapi.attributes import UserInfo
 from kapi.errors import Cause
 from kapi.kinds.base import Obj, Strategy, register
 from kapi.kinds.fields import (
-    field_value,
     go_value,
     immutable_shown,
     not_supported,
@@ -63,6 +62,13 @@ CRONJOB_NAME_MAX = 63 - 11  # DNS1035LabelMaxLength minus the controller's "-<ti
 # field.Invalid prints the internal core.PodTemplateSpec with %#v, pointer addresses included: kube's text
 # cannot be reproduced byte for byte, so the value is elided (path, type, prefix and detail are kube's).
 TEMPLATE_VALUE = "core.PodTemplateSpec{...}"
+
+
+def _succeeded(job: Obj) -> str:
+    """A Job's ``status.successful`` field label: ``status.succeeded`` as a decimal ("0" when unset)."""
+    status = job.get("status")
+    value = status.get("succeeded") if isinstance(status, dict) else None
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else "0"
 
 
 def _manual(spec: Obj) -> bool:
@@ -340,7 +346,8 @@ class JobStrategy(Strategy):
     status_reset_metadata = ()
     revalidates_first = True  # the strategy: ValidateJob, then ValidateJobUpdate (spec, then immutability)
     status_zero: dict[str, Any] = {}  # JobStatus: every field omitempty
-    selectable_fields = {"status.successful": field_value("status", "successful")}
+    #: JobToSelectableFields: status.successful is strconv.Itoa(Status.Succeeded), "0" when unset
+    selectable_fields = {"status.successful": _succeeded}
 
     def default(self, obj: Obj) -> None:
         """SetDefaults_Job (spec part, see :func:`default_job_spec`)."""

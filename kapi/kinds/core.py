@@ -576,6 +576,8 @@ class ServiceStrategy(Strategy):
 
     group, kind = "", "Service"
     status_zero = {"loadBalancer": {}}  # ServiceStatus.LoadBalancer: a struct
+    #: service.SelectableFields (pkg/registry/core/service/strategy.go)
+    selectable_fields = {"spec.clusterIP": field_value("spec", "clusterIP"), "spec.type": field_value("spec", "type")}
     tracks_generation = False
     #: serviceStatusStrategy.PrepareForUpdate resets only spec: /status may change labels, annotations and
     #: finalizers (removing the last one deletes the Service, kubernetes issue 120536)

@@ -29,7 +29,7 @@ from typing import Any
 
 from kapi.errors import Cause
 from kapi.kinds.base import RESET_OBJECT_META_FOR_STATUS, Obj, Strategy, register
-from kapi.kinds.fields import duplicate, immutable, not_supported
+from kapi.kinds.fields import duplicate, field_value, immutable, not_supported
 from kapi.objectmeta import forbidden, invalid, required
 from kapi.validation import is_dns1123_subdomain, is_qualified_name
 from kapi.values import as_dict as _dict
@@ -247,6 +247,10 @@ class VolumeAttachmentStrategy(Strategy):
     validates_required = True  # kube names the missing fields itself (above), never the schema
     status_zero = {"attached": False}  # VolumeAttachmentStatus.Attached has no omitempty; v1 resets it on create
     tracks_generation = False  # the strategy never sets it ("we don't allow updates to spec")
+    #: the fields of AddFieldLabelConversionsForVolumeAttachment (pkg/apis/storage/v1/conversion.go)
+    selectable_fields = {"spec.nodeName": field_value("spec", "nodeName"),
+                         "spec.attacher": field_value("spec", "attacher"),
+                         "spec.persistentVolumeName": field_value("spec", "source", "persistentVolumeName")}
 
     def validate(self, obj: Obj) -> list[Cause]:
         """:func:`validate_volume_attachment`."""

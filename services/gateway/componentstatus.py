@@ -36,7 +36,7 @@ import aiohttp
 from aiohttp import web
 
 from kapi import errors, listoptions
-from kapi.selectors import SelectorError, parse_field_selector, parse_label_selector
+from kapi.selectors import DEFAULT_FIELD_LABELS, SelectorError, parse_field_selector, parse_label_selector
 from services.gateway import negotiation, table
 from services.gateway.scope import RequestScope
 
@@ -49,7 +49,6 @@ SCHEDULER_PORT = 10259  # kubeschedulerconfig.DefaultKubeSchedulerPort
 PROBE_TIMEOUT = 20.0  # seconds, validator.go probeTimeOut
 MAX_BODY = 10 * 1024  # bytes of a probe's answer kept as the message (pkg/probe/http maxRespBodyLength)
 ETCD_ERROR = "error getting data from etcd: context deadline exceeded"
-_FIELDS = frozenset({"metadata.name", "metadata.namespace"})  # DefaultMetaV1FieldSelectorConversion
 
 
 @dataclass(frozen=True)
@@ -166,7 +165,7 @@ async def list_(scope: RequestScope) -> web.Response:
     listoptions.check_list_options(scope.query, watch=False)
     try:
         labels = parse_label_selector(scope.param("labelSelector"))
-        fields = parse_field_selector(scope.param("fieldSelector"), _FIELDS)
+        fields = parse_field_selector(scope.param("fieldSelector"), DEFAULT_FIELD_LABELS)
     except SelectorError as exc:
         raise errors.bad_request(str(exc)) from None
     checks = servers(scope)

@@ -260,7 +260,7 @@ async def test_field_selector_on_resource_specific_field(stub: Stub) -> None:
     ("a b", "", "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt"),
     ("a=b c", "", "found 'c', expected: ',' or 'end of string'"),
     ("-x=y", "", "unable to parse requirement: <nil>: Invalid value: \"-x\""),
-    ("", "spec.foo=bar", "field label not supported: spec.foo"),
+    ("", "spec.foo=bar", "\"spec.foo\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""),
     ("", "metadata.name", "invalid selector: 'metadata.name'; can't understand 'metadata.name'"),
 ])
 async def test_bad_selectors_are_bad_request(stub: Stub, label_selector: str, field_selector: str,
