@@ -262,6 +262,9 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
                                    "custom_settings_parameters": [{"identifier": SETTINGS_MAX_HEADER_LIST_SIZE,
                                                                    "value": MAX_HEADER_LIST_SIZE}]},
         "local_reply_config": local_reply_config(),
+        # Go's net/http sends no Server header: Envoy adds none of its own ("server: envoy"), to its local replies
+        # either, and passes the gateways' (they send none: services/gateway/filters/serverheader.py).
+        "server_header_transformation": "PASS_THROUGH",
         # Go's http.Server reads up to 1 MiB of request headers (DefaultMaxHeaderBytes): long OIDC tokens fit.
         "max_request_headers_kb": MAX_HEADER_BYTES // 1024,
         "forward_client_cert_details": "SANITIZE_SET",
@@ -311,7 +314,9 @@ def render(*, gateways: Sequence[str], tls: TlsFiles, bind_address: str = "127.0
                 ],
             }],
         },
-        "http_filters": [{"name": "envoy.filters.http.router", "typed_config": {"@type": ROUTER}}],
+        # No x-envoy-* response headers (x-envoy-upstream-service-time): kube-apiserver sends none.
+        "http_filters": [{"name": "envoy.filters.http.router",
+                          "typed_config": {"@type": ROUTER, "suppress_envoy_headers": True}}],
     }
     listener = {
         "name": "https",

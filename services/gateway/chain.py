@@ -30,7 +30,7 @@ from services.gateway.apifilters.impersonation import with_impersonation
 from services.gateway.apifilters.requestinfo import with_request_info
 from services.gateway.backends import Backends
 from services.gateway.context import Handler
-from services.gateway.filters import cachecontrol, servertiming, tracing
+from services.gateway.filters import cachecontrol, serverheader, servertiming, tracing
 from services.gateway.filters.health import with_health
 from services.gateway.filters.priority import with_priority_and_fairness
 from services.gateway.filters.recovery import expect_continue, with_panic_recovery
@@ -64,6 +64,7 @@ def install(app: web.Application, backends: Backends) -> Handler:
     app.on_response_prepare.append(debug.on_response_prepare)  # PF headers on streams; watch seats end here
     app.on_response_prepare.append(servertiming.on_response_prepare)  # Server-Timing
     app.on_response_prepare.append(cachecontrol.on_response_prepare)  # Cache-Control: no-cache, private
+    app.on_response_prepare.append(serverheader.on_response_prepare)  # no Server header (Go's net/http sends none)
     app.on_cleanup.append(audit.cleanup(backends.audit))
     # Any path, control characters included (``.`` alone stops at a newline: aiohttp's text 404 for ``%0a``).
     handler = build_handler_chain(backends)
