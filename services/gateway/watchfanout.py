@@ -44,6 +44,7 @@ from typing import Any
 import grpc
 
 from kapi import errors
+from kapi.watchbookmarks import next_bookmark_time
 from kapi_proto.kapi.storage.v1 import storage_pb2
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,26 @@ class Client:
         self.after = after
         self.bookmarks = bookmarks
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._timer: asyncio.TimerHandle | None = None  # the next periodic / pre-timeout bookmark
+
+    def schedule_bookmarks(self, deadline: float) -> None:
+        """Give this (bookmarking) client kube's periodic bookmarks: about every minute and 2 s before its
+        ``deadline`` (loop time), each at the upstream's position when that is past ``after``, the resourceVersion
+        the watch started from (:func:`kapi.watchbookmarks.next_bookmark_time`; the upstream, shared and without
+        a deadline, cannot time them). One timer per client, nothing per event."""
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            position = self.upstream.position
+            if position > self.after and self._queue.qsize() < CLIENT_QUEUE:
+                self._queue.put_nowait([storage_pb2.WatchEvent(type="BOOKMARK", resource_version=position)])
+            arm()
+
+        def arm() -> None:
+            at = next_bookmark_time(loop.time(), deadline)
+            self._timer = None if at is None else loop.call_at(at, fire)
+
+        arm()
 
     def offer(self, events: list[Any], plain: bool = False) -> bool:
         """Queue the events of ``events`` (in revision order) this client gets; False when it is too far behind
@@ -116,6 +137,8 @@ class Client:
 
     def close(self) -> None:
         """Leave the upstream (the client's request ended); the last client to leave stops it."""
+        if self._timer is not None:
+            self._timer.cancel()
         self.upstream.leave(self)
 
 

@@ -170,7 +170,7 @@ class StorageServicer(storage_pb2_grpc.StorageServicer):
                                field_selector=request.field_selector, allow_bookmarks=request.allow_bookmarks,
                                send_initial_events=request.send_initial_events,
                                selectable_fields=tuple(request.selectable_fields),
-                               skip_initial_events=request.skip_initial_events)
+                               skip_initial_events=request.skip_initial_events, timeout=context.time_remaining())
         try:
             async with contextlib.aclosing(self._store.watch(_key(request.key), options)) as stream:
                 async for events in stream:

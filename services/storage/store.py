@@ -21,6 +21,7 @@ while the cache does not follow etcd) reads etcd.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 import logging
@@ -107,6 +108,7 @@ class WatchOptions:
     send_initial_events: bool = False
     selectable_fields: tuple[str, ...] = ()  # a custom resource's selectableFields (field labels)
     skip_initial_events: bool = False  # sendInitialEvents=false given: "" / "0" watch from now, no initial state
+    timeout: float | None = None  # seconds left until the watch's deadline (None: none), for its bookmarks
 
 
 class Store:
@@ -503,6 +505,9 @@ class Store:
             events = [e for e in (ev.to_watch_event(matches) for ev in since if ev.key in keys) if e is not None]
             watcher = cache.add_watcher(keys, matches, options.allow_bookmarks, max(cache.applied, wanted),
                                         events[-1].resource_version if events else wanted)
+        if options.allow_bookmarks:  # kube's periodic and pre-timeout bookmarks (kapi.watchbookmarks)
+            deadline = None if options.timeout is None else asyncio.get_running_loop().time() + options.timeout
+            watcher.schedule_bookmarks(revision if initial else wanted, deadline)
         try:
             for i in range(0, len(events), EVENTS_PER_MESSAGE):
                 yield events[i:i + EVENTS_PER_MESSAGE]

@@ -50,6 +50,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kapi import errors, jsonutil
+from kapi.watchbookmarks import next_bookmark_time
 from services.storage.etcd import CompactedError, EtcdClient, prefix_end
 from services.storage.etcd_watch import WatchBatch, WatchMux, WatchOverflow
 from services.storage.events import ADDED, DELETED, MODIFIED, Matcher, WatchEvent, bookmark
@@ -184,6 +185,27 @@ class CacheWatcher:
         self._pending: deque[list[WatchEvent] | BaseException] = deque()
         self._wakeup = asyncio.Event()
         self.closed = False
+        self._timer: asyncio.TimerHandle | None = None  # the next periodic / pre-timeout bookmark
+
+    def schedule_bookmarks(self, start: int, deadline: float | None) -> None:
+        """Send this (bookmarking) watcher kube's periodic bookmarks: about every minute and 2 s before
+        ``deadline`` (loop time; None: no deadline), each at the cache's revision when that is past ``start``, the
+        resourceVersion the watch started from (:func:`kapi.watchbookmarks.next_bookmark_time`). One timer per
+        watcher, nothing per event."""
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            revision = self._cache.revision
+            if revision > start and not self.closed:
+                self.sent = max(self.sent, revision)
+                self._push([bookmark(revision)])
+            arm()
+
+        def arm() -> None:
+            at = next_bookmark_time(loop.time(), deadline)
+            self._timer = None if at is None or self.closed else loop.call_at(at, fire)
+
+        arm()
 
     def _push(self, item: list[WatchEvent] | BaseException) -> None:
         if self.closed:
@@ -240,6 +262,8 @@ class CacheWatcher:
         if not self.closed:
             self.closed = True
             self._cache._watchers.discard(self)
+            if self._timer is not None:
+                self._timer.cancel()
 
 
 class WatchCache:

@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 from kapi.local.launcher import Stack
 from tests.e2e.test_grpc_api import configmap, rest
@@ -64,3 +66,56 @@ def test_wlist_defaulted_end_bookmark(stack: Stack, namespace: str) -> None:
         assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
         status, body = rest(stack, "GET", f"{base}?{ONE}&watch=1{rv}&timeoutSeconds=1")  # no bookmarks asked for
         assert status == 200 and [json.loads(line)["type"] for line in body.splitlines()] == ["ADDED"], rv
+
+
+def _watch_while_creating(stack: Stack, base: str, query: str) -> tuple[list[dict], int]:
+    """Watch ``base?query`` (5 s) while a second ConfigMap is created after 0.5 s; (events, its resourceVersion)."""
+    created: list[int] = []
+
+    def create() -> None:
+        status, body = rest(stack, "POST", base, json.loads(configmap(base.split("/")[4], "two", {"a": "b"})))
+        assert status == 201
+        created.append(int(json.loads(body)["metadata"]["resourceVersion"]))
+
+    timer = threading.Timer(0.5, create)
+    timer.start()
+    started = time.monotonic()
+    status, body = rest(stack, "GET", f"{base}?watch=1&allowWatchBookmarks=true&timeoutSeconds=5&{query}")
+    elapsed = time.monotonic() - started
+    timer.join()
+    assert status == 200 and elapsed >= 4.5
+    return [json.loads(line) for line in body.splitlines()], created[0]
+
+
+def test_wlist_pre_timeout_bookmark_shared(stack: Stack, namespace: str) -> None:
+    """A watch from a resourceVersion (shared upstream) gets a bookmark 2 s before its deadline, at least at
+    the change it saw (cache_watcher.go nextBookmarkTime), long before any periodic one."""
+    base = _base(stack, namespace)
+    rv = json.loads(rest(stack, "GET", base)[1])["metadata"]["resourceVersion"]
+    events, two = _watch_while_creating(stack, base, f"resourceVersion={rv}")
+    events = [e for e in events if e["object"]["metadata"].get("name") != "kube-root-ca.crt"]
+    assert [e["type"] for e in events] == ["ADDED", "BOOKMARK"]
+    assert int(events[1]["object"]["metadata"]["resourceVersion"]) >= two
+
+
+def test_wlist_pre_timeout_bookmark_own(stack: Stack, namespace: str) -> None:
+    """The same for a watch with initial events (a storage watch of its own): after the initial-events-end
+    bookmark and the change, the pre-timeout bookmark."""
+    base = _base(stack, namespace)
+    events, two = _watch_while_creating(stack, base, "sendInitialEvents=true&resourceVersionMatch=NotOlderThan")
+    names = [(e["type"], e["object"]["metadata"].get("name")) for e in events if e["type"] != "BOOKMARK"]
+    assert [n for _, n in names if n != "kube-root-ca.crt"] == ["one", "two"]
+    assert [e["type"] for e in events][-1] == "BOOKMARK"
+    last = events[-1]["object"]["metadata"]
+    assert int(last["resourceVersion"]) >= two and "annotations" not in last
+
+
+def test_wlist_negative_timeout_ends_at_once(stack: Stack, namespace: str) -> None:
+    """timeoutSeconds=-1: ListResource's context deadline is already past and serveWatch's timer fires at once:
+    an empty 200, not a watch that never ends."""
+    base = _base(stack, namespace)
+    started = time.monotonic()
+    status, body = rest(stack, "GET", f"{base}?watch=1&resourceVersion=0&timeoutSeconds=-1")
+    elapsed = time.monotonic() - started
+    assert (status, body) == (200, b"")
+    assert elapsed < 5

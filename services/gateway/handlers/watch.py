@@ -49,12 +49,19 @@ RESUME_BACKOFF_SECONDS = 0.05  # first wait between resume attempts while no rep
 
 
 def _timeout(scope: RequestScope) -> float:
+    """The watch's length in seconds, as ListResource computes it (handlers/get.go): ``timeoutSeconds`` (an int64:
+    Go's parse, 400 past it; capped where the event loop's clock still holds it), 0 or absent: a random
+    --min-request-timeout to twice it; a negative one is a deadline already past: 0 (the watch ends at once)."""
     text = scope.param("timeoutSeconds")
     if text:
-        try:  # an int64 (Go's parse: 400 past it); capped where the event loop's clock still holds it
-            return min(max(float(gofmt.parse_int64(text)), 0.0), MAX_WATCH_TIMEOUT) or MIN_REQUEST_TIMEOUT
+        try:
+            seconds = float(gofmt.parse_int64(text))
         except ValueError as exc:
             raise errors.bad_request(str(exc)) from None
+        if seconds < 0:
+            return 0.0
+        if seconds:
+            return min(seconds, MAX_WATCH_TIMEOUT)
     return MIN_REQUEST_TIMEOUT * (1 + random.random())
 
 
@@ -194,9 +201,13 @@ class _HttpOut:
         return await awaitable
 
     async def send(self, frames: list[bytes]) -> int:
-        """Write encoded events (each as :class:`_Encoder` makes it); the number of bytes written."""
+        """Write encoded events (each as :class:`_Encoder` makes it); the number of bytes written. Raises
+        :class:`_ClientGone` when the client hung up (the watch ends quietly, no traceback logged)."""
         data = b"".join(frames)
-        await self.response.write(data)
+        try:
+            await self.response.write(data)
+        except ConnectionResetError:  # aiohttp's ClientConnectionResetError: "Cannot write to closing transport"
+            raise _ClientGone from None
         return len(data)
 
     async def finish(self) -> None:
@@ -406,6 +417,11 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
     if scope.output.table:  # serveWatchHandler: TableOptions (400), then a stream serializer (406 for YAML)
         negotiation.include_object(scope.param("includeObject"))
     negotiation.check_watch(scope.output)
+    if not timeout:  # a negative timeoutSeconds: the deadline passed already; serveWatch's timer fires at once
+        out = _output(scope, _Encoder(scope))
+        if await out.start():
+            await out.finish()
+        return out.response
     send_initial, skip_initial = initial_events(scope.query)
     request = storage_pb2.WatchRequest(
         key=scope.key(name=scope.info.name), resource_version=rv, label_selector=scope.param("labelSelector"),
@@ -527,6 +543,8 @@ async def _shared(scope: RequestScope, client: Client, deadline: float) -> web.S
     """
     encoder = _Encoder(scope)
     ending = asyncio.get_running_loop().call_at(deadline, client.end)  # one timer, not one per batch
+    if client.bookmarks:
+        client.schedule_bookmarks(deadline)
     pending: asyncio.Future[Any] = asyncio.ensure_future(client.next())
     try:
         await asyncio.wait({pending}, timeout=0.5)
