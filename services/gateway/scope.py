@@ -177,7 +177,8 @@ def invalid_options(verb: str, causes: list[errors.Cause]) -> errors.StatusError
 
 # The anonymous struct kube's JSON serializer first decodes a body into (SimpleMetaFactory.Interpret), as Go's
 # reflect names it in an unmarshal error.
-_TYPE_META_STRUCT = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+#: the struct the JSON serializer's SimpleMetaFactory.Interpret unmarshals into, as Go's %v prints its type
+TYPE_META_STRUCT = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
                      'Kind string "json:\\"kind,omitempty\\"" }')
 
 
@@ -205,7 +206,7 @@ def decode_request(scope: RequestScope, body: bytes, name_from_url: bool) -> dic
         raise unrecognized(scope, err.message, body) from None
     if mime != negotiation.PROTOBUF and data is not None and not isinstance(data, dict):
         raise unrecognized(scope, "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                           f"{_go_json_type(data)} into Go value of type {_TYPE_META_STRUCT}", body)
+                           f"{go_json_type(data)} into Go value of type {TYPE_META_STRUCT}", body)
     return decode_object(data, scope, name_from_url=name_from_url, body=body)
 
 
@@ -240,7 +241,7 @@ def decode_object(data: Any, scope: RequestScope, name_from_url: bool, body: byt
         if data.get(key) is not None and not isinstance(data[key], str):
             raise errors.bad_request(f"the object provided is unrecognized (must be of type {resource.kind}): "
                                      "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                                     f"{_go_json_type(data[key])} into Go struct field .{key} of type string "
+                                     f"{go_json_type(data[key])} into Go struct field .{key} of type string "
                                      f"({_summarize(_raw_body(data, body))})")
     api_version = data.get("apiVersion") or ""
     kind = data.get("kind") or ""
@@ -280,12 +281,25 @@ def check_identity(scope: RequestScope, meta: Mapping[str, Any], *, namespaced: 
                                      "the request")
     if name_from_url:
         body_name = meta.get("name") or ""
-        if body_name != scope.info.name and not (empty_name_ok and not body_name):
-            raise errors.bad_request(f"the name of the object ({body_name}) does not match the name on the URL "
-                                     f"({scope.info.name})")
+        if not (empty_name_ok and not body_name):
+            check_name(scope, body_name)
 
 
-def _go_json_type(value: Any) -> str:
+def check_name(scope: RequestScope, name: str) -> None:
+    """kube's checkName (handlers/rest.go) of an update's or patch's object name ``name`` ("" when unset) against
+    the URL's: 400 ``the name of the object (<url> based on URL) was undeterminable: name must be provided`` for
+    none (ContextBasedNaming.ObjectName's errEmptyName, namer.go), ``the name of the object (<name>) does not
+    match the name on the URL (<url>)`` for another."""
+    if not name:
+        raise errors.bad_request(f"the name of the object ({scope.info.name} based on URL) was undeterminable: "
+                                 "name must be provided")
+    if name != scope.info.name:
+        raise errors.bad_request(f"the name of the object ({name}) does not match the name on the URL "
+                                 f"({scope.info.name})")
+
+
+def go_json_type(value: Any) -> str:
+    """The JSON type name encoding/json's UnmarshalTypeError gives a decoded value (``array``, ``number`` ...)."""
     return {bool: "bool", int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
         type(value), "value")
 
@@ -350,7 +364,7 @@ def resource_version_of(scope: RequestScope, obj: dict[str, Any]) -> str:
         return value or ""
     kind, version = scope.resource.kind, scope.resource.version
     raise errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: json: cannot unmarshal '
-                             f"{_go_json_type(value)} into Go struct field ObjectMeta.metadata.resourceVersion of "
+                             f"{go_json_type(value)} into Go struct field ObjectMeta.metadata.resourceVersion of "
                              "type string")
 
 

@@ -149,13 +149,13 @@ def test_apply_field_manager_required_in_the_field_manager_too() -> None:
 
 
 def test_patched_name_must_match_the_url() -> None:
-    for name in ("p9", ""):
+    for name, message in (("p9", "the name of the object (p9) does not match the name on the URL (p4)"),
+                          ("", "the name of the object (p4 based on URL) was undeterminable: name must be provided")):
         with pytest.raises(errors.StatusError) as info:
             patch_handler.check_identity(_scope(), {"metadata": {"name": name, "namespace": "ns"}})
         assert _status(info.value) == {
             "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": f"the name of the object ({name}) does not match the name on the URL (p4)",
-            "reason": "BadRequest", "code": 400}
+            "message": message, "reason": "BadRequest", "code": 400}
 
 
 def test_patched_namespace() -> None:

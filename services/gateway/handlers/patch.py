@@ -8,6 +8,7 @@ path's guaranteed update, so a Conflict re-reads and re-applies the patch;
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiohttp import web
@@ -18,7 +19,15 @@ from services.gateway import fieldmanager, negotiation, smptypes
 from services.gateway import patch as patching
 from services.gateway.handlers.apply import server_side_apply
 from services.gateway.registry import store
-from services.gateway.scope import RequestScope, dry_run_causes, field_validation_causes, invalid_options
+from services.gateway.scope import (
+    TYPE_META_STRUCT,
+    RequestScope,
+    check_name,
+    dry_run_causes,
+    field_validation_causes,
+    go_json_type,
+    invalid_options,
+)
 
 
 def apply(content_type: str, current: dict[str, Any], patch: Any, scope: RequestScope,
@@ -36,6 +45,8 @@ def apply(content_type: str, current: dict[str, Any], patch: Any, scope: Request
     (custom resources, the Scale view).
     """
     if content_type == negotiation.MERGE_PATCH:
+        if patch is None or not isinstance(patch, (dict, list)):
+            raise errors.bad_request("Invalid JSON Patch")  # json-patch's MergePatch: ErrBadJSONPatch
         result = patching.merge_patch(current, patch)
     elif content_type == negotiation.JSON_PATCH:
         result = patching.json_patch(current, patch)
@@ -49,7 +60,10 @@ def apply(content_type: str, current: dict[str, Any], patch: Any, scope: Request
         raise errors.StatusError(415, "UnsupportedMediaType", f"the server does not support the patch type "
                                  f"{content_type!r} for {r.resource if (r := scope.resource) else ''}")
     if not isinstance(result, dict):
-        raise errors.bad_request("the patch did not produce an object")
+        # the patched JSON then fails to decode (the serializer's Interpret): jsonPatcher's 422 `patch: Invalid value`
+        value = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
+        raise errors.invalid_patch(value, "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                                   f"{go_json_type(result)} into Go value of type {TYPE_META_STRUCT}")
     return result
 
 
@@ -122,8 +136,9 @@ def check_identity(scope: RequestScope, result: dict[str, Any]) -> None:
       resource and for Namespaces themselves, ExpectedNamespaceForResource): the same is kept, none becomes the
       request's, a cluster-scoped object's is dropped, another is 400 ``the namespace of the provided object
       does not match the namespace sent on the request``;
-    - checkName: 400 ``the name of the object (p9) does not match the name on the URL (p4)`` (an emptied name
-      too: ``()``).
+    - checkName (:func:`services.gateway.scope.check_name`): 400 ``the name of the object (p9) does not match
+      the name on the URL (p4)``, an emptied or removed name ``the name of the object (p4 based on URL) was
+      undeterminable: name must be provided``.
 
     Sources: ``apiserver/pkg/endpoints/handlers/patch.go`` applyPatch, ``handlers/rest.go`` checkName,
     ``apiserver/pkg/registry/rest/create.go`` EnsureObjectNamespaceMatchesRequestNamespace."""
@@ -139,10 +154,7 @@ def check_identity(scope: RequestScope, result: dict[str, Any]) -> None:
         else:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
                                      "the request")
-    name = meta.get("name") or ""
-    if name != scope.info.name:
-        raise errors.bad_request(f"the name of the object ({name}) does not match the name on the URL "
-                                 f"({scope.info.name})")
+    check_name(scope, meta.get("name") or "")
 
 
 async def patch(scope: RequestScope) -> web.Response:
@@ -163,6 +175,8 @@ async def patch(scope: RequestScope) -> web.Response:
     async def patched(live: dict[str, Any] | None) -> dict[str, Any]:
         assert live is not None
         result = apply(content_type, live, patch_doc, scope)
+        if result.get("metadata") is None:  # removed or null: an object without a name (checkName's 400)
+            result["metadata"] = {}
         if not isinstance(result.get("metadata"), dict):
             raise errors.bad_request("metadata must be an object")
         check_identity(scope, result)
