@@ -10,7 +10,10 @@ system:volume-scheduler, system:monitoring, system:auth-delegator,
 system:node-bootstrapper, system:kube-dns, system:service-account-issuer-discovery,
 system:heapster) and their ClusterRoleBindings; in kube-system the Role
 extension-apiserver-authentication-reader and its RoleBinding
-system::extension-apiserver-authentication-reader. Every object carries the
+system::extension-apiserver-authentication-reader. kube's other objects (the
+``system:controller:*`` roles bound to their ServiceAccounts, the leader-locking
+and bootstrap-signer Roles, ...) come from ``bootstrap_kube.py``, merged in
+below. Every object carries the
 label ``kubernetes.io/bootstrapping: rbac-defaults`` and the annotation
 ``rbac.authorization.kubernetes.io/autoupdate: "true"``.
 
@@ -36,6 +39,7 @@ import grpc
 
 from kapi import errors, jsonutil
 from kapi_proto.kapi.storage.v1 import storage_pb2, storage_pb2_grpc
+from services.authz import bootstrap_kube
 from services.authz.rbac import GROUP, PolicyRule
 from services.authz.rules import covers
 
@@ -374,6 +378,10 @@ NAMESPACED_ROLE_BINDINGS: dict[tuple[str, str], tuple[str, tuple[Subject, ...]]]
         "extension-apiserver-authentication-reader",
         (("User", "system:kube-controller-manager", ""), ("User", "system:kube-scheduler", ""))),
 }
+# kube's remaining bootstrap objects (controller roles bound to their ServiceAccounts, leader-locking Roles, ...);
+# kube's rules replace the system:controller:* entries above, which remain the list of roles kapi's loops use.
+bootstrap_kube.merge(CLUSTER_ROLES, CLUSTER_ROLE_BINDINGS, NAMESPACED_ROLES, NAMESPACED_ROLE_BINDINGS,
+                     [name for name in CONTROLLER_ROLES if name.startswith("system:controller:")])
 
 
 def _subject(kind: str, name: str, namespace: str) -> dict[str, Any]:

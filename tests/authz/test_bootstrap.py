@@ -146,7 +146,8 @@ def test_dra_and_volume_attributes_class_controller_roles_are_kubes() -> None:
         {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims", "resourceclaims/status"],
          "verbs": ["patch", "update"]},
         {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch", "update"]},
-        events]
+        events,
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims/binding"], "verbs": ["patch", "update"]}]
     assert roles["system:controller:volumeattributesclass-protection-controller"]["rules"] == [
         {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": [""], "resources": ["persistentvolumes"], "verbs": ["get", "list", "watch"]},
@@ -157,6 +158,8 @@ def test_dra_and_volume_attributes_class_controller_roles_are_kubes() -> None:
     for name in ("system:controller:resource-claim-controller",
                  "system:controller:volumeattributesclass-protection-controller"):
         assert bindings[name]["roleRef"]["name"] == name
+        # kapi runs the loops as system:kube-controller-manager: a kapi-only binding grants it the role
+        assert bindings[name.replace("system:controller:", "kapi:controller-manager:")]["roleRef"]["name"] == name
 
 
 CONTROLLER_MANAGER = UserInfo("system:kube-controller-manager", "", ("system:authenticated",))

@@ -187,7 +187,8 @@ def test_dra_and_volume_attributes_class_controller_roles(kubectl: Kubectl) -> N
         (["resource.k8s.io"], ["resourceclaims"], ["create", "delete", "get", "list", "watch"]),
         (["resource.k8s.io"], ["resourceclaims", "resourceclaims/status"], ["patch", "update"]),
         ([""], ["pods/status"], ["patch", "update"]),
-        events]
+        events,
+        (["resource.k8s.io"], ["resourceclaims/binding"], ["patch", "update"])]
     assert rules("system:controller:volumeattributesclass-protection-controller") == [
         ([""], ["persistentvolumeclaims"], ["get", "list", "watch"]),
         ([""], ["persistentvolumes"], ["get", "list", "watch"]),
