@@ -359,8 +359,10 @@ class Entry:
         return text
 
     def to_json(self) -> dict[str, Any]:
-        """The ManagedFieldsEntry JSON."""
-        out: dict[str, Any] = {"manager": self.manager, "operation": self.operation, "apiVersion": self.api_version}
+        """The ManagedFieldsEntry JSON, as Go writes it (every field ``omitempty``: an empty manager, a request
+        without fieldManager or User-Agent, has no ``manager`` key)."""
+        out: dict[str, Any] = {"manager": self.manager} if self.manager else {}
+        out.update(operation=self.operation, apiVersion=self.api_version)
         if self.time:
             out["time"] = self.time
         out["fieldsType"] = "FieldsV1"

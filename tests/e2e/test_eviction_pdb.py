@@ -82,8 +82,8 @@ def test_eviction_takes_one_disruption_per_pod(stack: Stack, namespace: str) -> 
     assert pdb["status"]["disruptionsAllowed"] == 0
     assert list(pdb["status"]["disruptedPods"]) == ["a1"]
     # the loopback client's UpdateStatus: its field manager is kube-apiserver's
-    assert [(e["manager"], e["operation"], e.get("subresource")) for e in pdb["metadata"]["managedFields"]
-            if e["manager"] == "kube-apiserver"] == [("kube-apiserver", "Update", "status")]
+    assert [(e.get("manager"), e["operation"], e.get("subresource")) for e in pdb["metadata"]["managedFields"]
+            if e.get("manager") == "kube-apiserver"] == [("kube-apiserver", "Update", "status")]
     condition = pdb["status"]["conditions"][0]
     assert {k: condition[k] for k in ("type", "status", "reason", "message", "observedGeneration")} == {
         "type": "DisruptionAllowed", "status": "False", "reason": "InsufficientPods", "message": "",
