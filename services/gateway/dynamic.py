@@ -145,29 +145,16 @@ def _definition_name(group: str, version: str, kind: str) -> str:
     return ".".join([*reversed(group.split(".")), version, kind])
 
 
-def _meta_descriptions() -> dict[str, str]:
-    """The descriptions kube gives a custom kind's meta fields, keyed ``apiVersion``, ``kind``, ``metadata`` (the
-    object's) and ``listMetadata`` (its list's).
-
-    apiextensions-apiserver's openapi builder copies TypeMeta's apiVersion and kind and the PartialObjectMetadata(List)
-    SwaggerDoc of metadata; built-in kinds carry the same texts, so they are read from the core/v1 Pod and PodList
-    definitions of the wheel (services/gateway/patch.py) rather than kept here.
-    Source: apiextensions-apiserver pkg/controller/openapi/builder (addTypeMetaProperties, buildListSchema)."""
-    defs = patch._definitions()
-    pod, pod_list = defs["io.k8s.api.core.v1.Pod"]["properties"], defs["io.k8s.api.core.v1.PodList"]["properties"]
-    return {"apiVersion": str(pod["apiVersion"]["description"]), "kind": str(pod["kind"]["description"]),
-            "metadata": str(pod["metadata"]["description"]), "listMetadata": str(pod_list["metadata"]["description"])}
-
-
 def openapi_definitions(definition: dict[str, Any], version: str) -> dict[str, dict[str, Any]]:
     """OpenAPI v3 component schemas of one served version: the kind and its list, keyed by definition name.
 
     As apiextensions-apiserver's builder: apiVersion, kind and metadata with kube's descriptions
-    (:func:`_meta_descriptions`); the list's ``items`` "List of <plural>. More info: <api-conventions>"."""
+    (:func:`services.gateway.openapi.meta_descriptions`); the list's ``items`` "List of <plural>. More info:
+    <api-conventions>". The documents add the meta fields of embedded resources (openapi.with_embedded_meta)."""
     n = crd.names(definition)
     grp, kind, list_kind = crd.group(definition), str(n.get("kind")), str(n.get("listKind"))
     name = _definition_name(grp, version, kind)
-    docs = _meta_descriptions()
+    docs = openapi.meta_descriptions()
     schema = copy.deepcopy(crd.schema(definition, version) or {"type": "object",
                                                                "x-kubernetes-preserve-unknown-fields": True})
     props = schema.setdefault("properties", {})
@@ -176,8 +163,7 @@ def openapi_definitions(definition: dict[str, Any], version: str) -> dict[str, d
     props["metadata"] = {"$ref": f"#/components/schemas/{_OBJECT_META}", "description": docs["metadata"]}
     schema["type"] = "object"
     schema["x-kubernetes-group-version-kind"] = [{"group": grp, "kind": kind, "version": version}]
-    items_doc = (f"List of {n.get('plural')}. More info: "
-                 "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md")
+    items_doc = f"List of {n.get('plural')}. More info: {openapi.API_CONVENTIONS}"
     list_schema = {
         "type": "object", "description": f"{list_kind} is a list of {kind}", "required": ["items"],
         "properties": {"apiVersion": props["apiVersion"], "kind": props["kind"],

@@ -151,6 +151,57 @@ def _definition(name: str, ref_prefix: str, v2: bool) -> dict[str, Any]:
     return dict(openapi_schema(raw, ref_prefix, v2))
 
 
+API_CONVENTIONS = "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
+_OBJECT_META_REF = "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+# apiextensions' addEmbeddedProperties: its own texts for an embedded resource's apiVersion and kind
+_EMBEDDED_API_VERSION = ("apiVersion defines the versioned schema of this representation of an object. More info: "
+                         f"{API_CONVENTIONS}#resources")
+_EMBEDDED_KIND = f"kind is a string value representing the type of this object. In CamelCase. More info: " \
+                 f"{API_CONVENTIONS}#types-kinds"
+
+
+@functools.cache
+def meta_descriptions() -> dict[str, str]:
+    """The descriptions kube gives a custom kind's meta fields, keyed ``apiVersion``, ``kind``, ``metadata`` (the
+    object's) and ``listMetadata`` (its list's).
+
+    apiextensions-apiserver's OpenAPI builder copies TypeMeta's apiVersion and kind and the
+    PartialObjectMetadata(List) SwaggerDoc of metadata; built-in kinds carry the same texts, so they are read from
+    the wheel's core/v1 Pod and PodList definitions rather than kept here.
+    Source: apiextensions-apiserver pkg/controller/openapi/builder (addTypeMetaProperties, buildListSchema)."""
+    defs = patching._definitions()
+    pod, pod_list = defs["io.k8s.api.core.v1.Pod"]["properties"], defs["io.k8s.api.core.v1.PodList"]["properties"]
+    return {"apiVersion": str(pod["apiVersion"]["description"]), "kind": str(pod["kind"]["description"]),
+            "metadata": str(pod["metadata"]["description"]), "listMetadata": str(pod_list["metadata"]["description"])}
+
+
+def with_embedded_meta(schema: Any, v2: bool) -> Any:
+    """A custom resource schema (v3, or v2 after ToStructuralOpenAPIV2) with every ``x-kubernetes-embedded-resource``
+    object given ``apiVersion``, ``kind`` (kube's embedded texts) and ``metadata`` (ObjectMeta, a
+    ``#/components/schemas/`` reference) and ``kind``, ``apiVersion`` added to its ``required``; a new value.
+
+    In v2 an embedded object that preserves unknown fields gets nothing (kubectl's v2 validation would refuse
+    its unknown fields). Source: apiextensions-apiserver pkg/controller/openapi/builder addEmbeddedProperties."""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: with_embedded_meta(v, v2) for k, v in out["properties"].items()}
+    for key in ("items", "additionalProperties"):
+        if isinstance(out.get(key), dict):
+            out[key] = with_embedded_meta(out[key], v2)
+    if out.get("x-kubernetes-embedded-resource") is not True or (
+            v2 and out.get("x-kubernetes-preserve-unknown-fields") is True):
+        return out
+    out["properties"] = {**(out.get("properties") or {}),
+                         "apiVersion": {"type": "string", "description": _EMBEDDED_API_VERSION},
+                         "kind": {"type": "string", "description": _EMBEDDED_KIND},
+                         "metadata": {"$ref": _OBJECT_META_REF, "description": meta_descriptions()["metadata"]}}
+    required = list(out.get("required") or [])
+    out["required"] = required + [r for r in ("kind", "apiVersion") if r not in required]
+    return out
+
+
 def _closure(names: list[str], ref_prefix: str = "#/components/schemas/", v2: bool = False) -> dict[str, Any]:
     """The definitions ``names`` reference, transitively, as OpenAPI schemas keyed by definition name."""
     defs = patching._definitions()
@@ -162,7 +213,8 @@ def _closure(names: list[str], ref_prefix: str = "#/components/schemas/", v2: bo
             continue
         if name in _CUSTOM_DEFINITIONS:
             custom = _CUSTOM_DEFINITIONS[name]
-            out[name] = openapi_schema(openapi_v2pb.crd_schema_v2(custom) if v2 else custom, ref_prefix, v2)
+            custom = with_embedded_meta(openapi_v2pb.crd_schema_v2(custom) if v2 else custom, v2)
+            out[name] = openapi_schema(custom, ref_prefix, v2)
         else:
             out[name] = _definition(name, ref_prefix, v2)
         text = jsonutil.dumps(out[name]).decode()

@@ -1,8 +1,9 @@
 """``kubectl explain`` and ``/openapi/v3`` of a custom resource: apiVersion, kind and metadata as kube documents them.
 
 apiextensions-apiserver's OpenAPI builder (pkg/controller/openapi/builder: addTypeMetaProperties, buildKubeNative,
-buildListSchema) gives a CRD's kind TypeMeta's apiVersion and kind descriptions and PartialObjectMetadata's
-metadata one, and its list ``items`` "List of <plural>. ..." and ListMeta's "Standard list metadata. ...".
+buildListSchema, addEmbeddedProperties) gives a CRD's kind TypeMeta's apiVersion and kind descriptions and
+PartialObjectMetadata's metadata one, its list ``items`` "List of <plural>. ..." and ListMeta's "Standard list
+metadata. ...", and each ``x-kubernetes-embedded-resource`` object apiVersion, kind (required) and metadata.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ KIND = ("Kind is a string value representing the REST resource this object repre
         f"{CONVENTIONS}#types-kinds")
 METADATA = f"Standard object's metadata. More info: {CONVENTIONS}#metadata"
 LIST_METADATA = f"Standard list metadata. More info: {CONVENTIONS}#types-kinds"
+EMBEDDED_API_VERSION = ("apiVersion defines the versioned schema of this representation of an object. More info: "
+                        f"{CONVENTIONS}#resources")
+EMBEDDED_KIND = f"kind is a string value representing the type of this object. In CamelCase. More info: " \
+                f"{CONVENTIONS}#types-kinds"
 
 CRD = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -29,8 +34,12 @@ CRD = {
              "names": {"plural": "crdoapigadgets", "singular": "crdoapigadget", "kind": "CrdoapiGadget",
                        "listKind": "CrdoapiGadgetList"},
              "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
-                 "type": "object", "properties": {"spec": {"type": "object",
-                                                           "properties": {"size": {"type": "integer"}}}}}}}]},
+                 "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                     "size": {"type": "integer"},
+                     "template": {"type": "object", "x-kubernetes-embedded-resource": True,
+                                  "properties": {"spec": {"type": "object"}}},
+                     "loose": {"type": "object", "x-kubernetes-embedded-resource": True,
+                               "x-kubernetes-preserve-unknown-fields": True}}}}}}}]},
 }
 
 
@@ -76,10 +85,28 @@ def test_explain_and_openapi_of_a_custom_resource(kubectl: Kubectl) -> None:
         assert listed["properties"]["apiVersion"]["description"] == API_VERSION
         assert listed["properties"]["kind"]["description"] == KIND
 
+        # an embedded resource: apiVersion and kind required, with apiextensions' own texts
+        template = kubectl.run("explain", "crdoapigadgets.spec.template").stdout
+        assert "  apiVersion\t<string> -required-\n" in template and "  kind\t<string> -required-\n" in template
+        assert "  metadata\t<ObjectMeta>\n" in template, template
+        assert _description(kubectl.run("explain", "crdoapigadgets.spec.template.kind").stdout) == EMBEDDED_KIND
+        embedded = schemas["com.example.crdoapi.v1.CrdoapiGadget"]["properties"]["spec"]["properties"]
+        assert embedded["template"]["required"] == ["kind", "apiVersion"]
+        assert embedded["template"]["properties"]["apiVersion"] == {"type": "string",
+                                                                    "description": EMBEDDED_API_VERSION}
+        assert embedded["template"]["properties"]["metadata"] == {"description": METADATA, "allOf": [
+            {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]}
+        assert set(embedded["loose"]["properties"]) == {"apiVersion", "kind", "metadata"}  # v3: preserved too
+
         v2doc = json.loads(kubectl.run("get", "--raw", "/openapi/v2").stdout)["definitions"]
         v2list = v2doc["com.example.crdoapi.v1.CrdoapiGadgetList"]["properties"]
         assert v2list["metadata"] == {"$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
                                       "description": LIST_METADATA}
         assert v2list["items"]["description"] == f"List of crdoapigadgets. More info: {CONVENTIONS}"
+        v2spec = v2doc["com.example.crdoapi.v1.CrdoapiGadget"]["properties"]["spec"]["properties"]
+        assert v2spec["template"]["properties"]["metadata"] == {
+            "$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "description": METADATA}
+        # v2: an embedded object that preserves unknown fields gets no properties (kubectl's v2 validation)
+        assert "properties" not in v2spec["loose"] and "required" not in v2spec["loose"], v2spec["loose"]
     finally:
         kubectl.run("delete", "crd", f"crdoapigadgets.{GROUP}", "--wait=false", check=False)
