@@ -13,10 +13,12 @@ import yaml
 from kapi.attributes import Attributes, UserInfo
 from services.authz.authorizer import Decision
 from services.authz.bootstrap import default_objects, namespaced_objects
+from services.authz.node import NodeAuthorizer
 from services.authz.policy import PolicyIndex
 from services.authz.rbac import RBACAuthorizer
 
 from .test_bootstrap import aggregated_defaults
+from .test_node import graph_with
 
 GOLDEN = yaml.safe_load((pathlib.Path(__file__).parent / "rbacboot_kube_policy.yaml").read_text())
 LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
@@ -168,3 +170,25 @@ KCM_USER = UserInfo("system:kube-controller-manager", "", ("system:authenticated
 async def test_kube_grants(attributes: Attributes, allowed: bool) -> None:
     result = await RBACAuthorizer(_index()).authorize(attributes)
     assert (result.decision == Decision.ALLOW) is allowed, result
+
+
+def test_system_node_is_kubes_plus_the_dra_claim_read() -> None:
+    """policy.go NodeRules(): core events only (no events.k8s.io), get/list/watch secrets and configmaps (the
+    Node authorizer narrows them to its pods' objects), get/patch/update persistentvolumeclaims/status."""
+    rules = _norm(_get("clusterroles", "system:node")["rules"])
+    assert rules == [*_rules(GOLDEN["system_node"]),
+                     {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get"]}]
+
+
+NODE = UserInfo("system:node:n1", "", ("system:nodes", "system:authenticated"))
+
+
+async def test_node_static_rules_grant_no_events_k8s_io_and_no_secret_listing() -> None:
+    """The Node authorizer's static rules are system:node's: events.k8s.io Events are not a node's (kube's
+    NodeRules use the core group only); listing secrets stays refused by the graph check."""
+    authorizer = NodeAuthorizer(graph_with())
+    denied = [_res(NODE, "create", "events", "events.k8s.io"), _res(NODE, "list", "secrets"),
+              _res(NODE, "watch", "configmaps", ns="")]
+    for attributes in denied:
+        assert (await authorizer.authorize(attributes)).decision != Decision.ALLOW, attributes
+    assert (await authorizer.authorize(_res(NODE, "create", "events"))).decision == Decision.ALLOW
