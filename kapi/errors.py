@@ -280,6 +280,15 @@ def method_not_allowed(resource: str, verb: str, group: str = "") -> StatusError
     return StatusError(405, "MethodNotAllowed", message, _details("", group, resource))
 
 
+def no_route() -> StatusError:
+    """405 for a method no route serves at the path (the storage does not implement the verb, so kube's API
+    installer registers no route for it): go-restful's ServiceError through kube's serviceErrorHandler
+    (apiserver pkg/server/handler.go) as NewGenericServerResponse(405): reason MethodNotAllowed, ``the server
+    does not allow this method on the requested resource``, ``details: {}``, no Allow header."""
+    return StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource",
+                       empty_details=True)
+
+
 def not_acceptable(message: str) -> StatusError:
     """406 NotAcceptable for an Accept header no serializer matches."""
     return StatusError(406, "NotAcceptable", message)

@@ -179,12 +179,16 @@ async def resource_request(request: web.Request, info: RequestInfo, attrs: Attri
     elif (resource.group, resource.resource) == ("", "componentstatuses"):
         handler = componentstatus.HANDLERS.get(info.verb)  # probed at each request (componentstatus.py)
     elif not resource.stored:
+        if info.name:
+            raise not_found_path()  # a review (a Creater only) has just its collection's POST route
         handler = review
     else:
         handler = VERB_HANDLERS.get(info.verb) if info.verb in resource.verbs else None
     if handler is None:
-        name = f"{resource.resource}/{info.subresource}" if info.subresource else resource.resource
-        raise errors.method_not_allowed(name, info.verb or request.method, resource.group)
+        if info.verb == "watch" and not info.subresource and "list" in (resource.verbs or ()):
+            # the list route serves ?watch: ListResource refuses a Lister that is no Watcher (MethodNotSupported)
+            raise errors.method_not_allowed(resource.resource, "watch", resource.group)
+        raise errors.no_route()  # kube registers no route for a verb the storage does not implement
     static = REGISTRY.is_static(resource)
     if static:  # kube's go-restful router matches the route's media types first (custom resources have none)
         check_route_media(request, resource, info)

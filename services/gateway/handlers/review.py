@@ -23,7 +23,7 @@ async def review(scope: RequestScope) -> web.Response:
     if handler is None:
         raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
     if scope.info.verb != "create":
-        raise errors.method_not_allowed(resource.resource, scope.info.verb, resource.group)
+        raise errors.no_route()
     body = await scope.request.read()
     obj = decode_request(scope, body, name_from_url=False)
     if schema.has_schema(resource.group, resource.version, resource.kind):

@@ -167,7 +167,7 @@ async def scale(scope: RequestScope) -> web.Response:
                                            storage_pb2.GetRequest(key=scope.key()), timeout=scope.timeout)
         return _respond(scope, current.object, paths)
     if verb not in ("update", "patch"):
-        raise errors.method_not_allowed(f"{scope.resource.resource}/scale", verb, scope.resource.group)
+        raise errors.no_route()
     body = await (read_patch(scope) if verb == "patch" else scope.request.read())
     if verb == "patch" and scope.content_type == negotiation.APPLY_PATCH:
         return await _apply(scope, body, paths)

@@ -226,7 +226,7 @@ async def token_request(scope: RequestScope) -> web.StreamResponse:
     than create. The answer echoes the request with audiences defaulted and the expiration possibly shortened.
     """
     if scope.info.verb != "create":
-        raise errors.method_not_allowed("serviceaccounts/token", scope.info.verb)
+        raise errors.no_route()
     data = _decode_token_request(scope, await scope.request.read())
     spec = _spec(data, "TokenRequest")
     audiences = _strings(spec.get("audiences"), "spec.audiences", "TokenRequest")

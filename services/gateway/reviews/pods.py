@@ -124,7 +124,7 @@ async def log(scope: RequestScope) -> web.StreamResponse:
     """GET pods/<name>/log: option checks (422), container checks (400), then 204 No Content for an unscheduled
     pod (LogLocation gives no location, so the LocationStreamer has no stream), else 503."""
     if scope.info.verb != "get":
-        raise errors.method_not_allowed("pods/log", scope.info.verb)
+        raise errors.no_route()
     _log_options(scope)
     pod = await _pod(scope)
     _container(pod, scope.param("container"))
@@ -465,7 +465,7 @@ async def eviction(scope: RequestScope) -> web.StreamResponse:
     error). A dry run (query or ``deleteOptions.dryRun``) writes neither budget nor pod. Answers 201 Success.
     """
     if scope.info.verb != "create":
-        raise errors.method_not_allowed("pods/eviction", scope.info.verb)
+        raise errors.no_route()
     body = await scope.request.read()
     eviction = negotiation.decode_body(body, scope.content_type) if body.strip() else {}
     _same_name(eviction, scope, "Eviction")
@@ -548,7 +548,7 @@ async def _decrement(scope: RequestScope, pod: dict[str, Any], pdb: dict[str, An
 async def binding(scope: RequestScope) -> web.StreamResponse:
     """POST pods/<name>/binding (core/v1 Binding, as a scheduler sends): :func:`_bind`; 201 Status Success."""
     if scope.info.verb != "create":
-        raise errors.method_not_allowed("pods/binding", scope.info.verb)
+        raise errors.no_route()
     body = negotiation.decode_body(await scope.request.read(), scope.content_type)
     _same_name(body, scope, "Binding")
     await _bind(scope, body)
