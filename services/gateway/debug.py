@@ -67,18 +67,21 @@ def list_limit(query: Any) -> int:
         return 0
 
 
-def set_pf_headers(request: web.Request, response: web.StreamResponse) -> None:
-    """Add the PF UID headers (when flow control classified the request) to a response not yet sent."""
+def set_pf_headers(request: web.Request, response: web.StreamResponse, *, preparing: bool = False) -> None:
+    """Add the PF UID headers (when flow control classified the request) to a response not yet sent
+    (``preparing``: called from the prepare hook, where aiohttp already counts the response as prepared but has
+    not written its headers)."""
     seat = request.get(SEAT_KEY)
-    if seat is None or response.prepared or not seat.flow_schema_uid:
+    if seat is None or (response.prepared and not preparing) or not seat.flow_schema_uid:
         return
     response.headers[FLOW_SCHEMA_UID] = seat.flow_schema_uid
     response.headers[PRIORITY_LEVEL_UID] = seat.priority_level_uid
 
 
 async def on_response_prepare(request: web.Request, response: web.StreamResponse) -> None:
-    """aiohttp ``on_response_prepare``: PF headers on streamed responses; a watch gives its seat back now."""
-    set_pf_headers(request, response)
+    """aiohttp ``on_response_prepare``: PF headers on streamed responses (a watch: kube's WithPriorityAndFairness
+    sets them on every classified request); a watch gives its seat back now."""
+    set_pf_headers(request, response, preparing=True)
     seat = request.get(SEAT_KEY)
     if seat is not None and seat.long_running:
         seat.release()

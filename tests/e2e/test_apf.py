@@ -90,6 +90,11 @@ def test_pf_headers_name_the_classification(stack: Stack, kubectl: Kubectl) -> N
     code, headers, _ = request(stack, "/api/v1/namespaces/default/configmaps")
     assert code == 200
     assert headers["X-Kubernetes-PF-FlowSchema-UID"] == uid(kubectl, "flowschema", "exempt")
+    # a watch is classified too, and its streamed answer carries the headers (set while it is prepared)
+    code, headers, _ = request(stack, "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1")
+    assert code == 200
+    assert headers["X-Kubernetes-PF-FlowSchema-UID"] == uid(kubectl, "flowschema", "exempt")
+    assert headers["X-Kubernetes-PF-PriorityLevel-UID"] == uid(kubectl, "prioritylevelconfiguration", "exempt")
 
 
 def _cells(text: str) -> list[list[str]]:
