@@ -69,8 +69,9 @@ def rule(verbs: Sequence[str], groups: Sequence[str] = (), resources: Sequence[s
 _VIEW_RULES = [
     rule(READ, [""], ["configmaps", "endpoints", "persistentvolumeclaims", "persistentvolumeclaims/status", "pods",
                       "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts", "services",
-                      "services/status", "bindings", "events", "limitranges", "namespaces/status", "pods/log",
-                      "pods/status", "replicationcontrollers/status", "resourcequotas", "resourcequotas/status"]),
+                      "services/status"]),
+    rule(READ, [""], ["bindings", "events", "limitranges", "namespaces/status", "pods/log", "pods/status",
+                      "replicationcontrollers/status", "resourcequotas", "resourcequotas/status"]),
     rule(READ, [""], ["namespaces"]),
     rule(READ, ["discovery.k8s.io"], ["endpointslices"]),
     rule(READ, ["apps"], ["controllerrevisions", "daemonsets", "daemonsets/status", "deployments",
@@ -104,14 +105,13 @@ _EDIT_ONLY_RULES = [
                                  "replicationcontrollers/scale"]),
     rule(WRITE, ["policy"], ["poddisruptionbudgets"]),
     rule(WRITE, ["networking.k8s.io"], ["ingresses", "networkpolicies"]),
-    rule(READ, ["coordination.k8s.io"], ["leases"]),
-    rule(WRITE, ["coordination.k8s.io"], ["leases"]),
+    rule(sorted([*READ, *WRITE]), ["coordination.k8s.io"], ["leases"]),  # one rule, as kube's ReadWrite
     rule(WRITE, ["resource.k8s.io"], ["resourceclaims", "resourceclaimtemplates"]),
 ]
 
 _ADMIN_ONLY_RULES = [
     rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews"]),
-    rule([*READ, *WRITE], [GROUP], ["rolebindings", "roles"]),
+    rule(sorted([*READ, *WRITE]), [GROUP], ["rolebindings", "roles"]),
 ]
 
 AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"

@@ -192,3 +192,22 @@ async def test_node_static_rules_grant_no_events_k8s_io_and_no_secret_listing() 
     for attributes in denied:
         assert (await authorizer.authorize(attributes)).decision != Decision.ALLOW, attributes
     assert (await authorizer.authorize(_res(NODE, "create", "events"))).decision == Decision.ALLOW
+
+
+DRA_EXTRA = {
+    "system:aggregate-to-admin": [],
+    "system:aggregate-to-edit": [{"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims",
+                                                                                  "resourceclaimtemplates"],
+                                  "verbs": ["create", "delete", "deletecollection", "patch", "update"]}],
+    "system:aggregate-to-view": [{"apiGroups": ["resource.k8s.io"], "resources": [
+        "resourceclaims", "resourceclaims/status", "resourceclaimtemplates"], "verbs": ["get", "list", "watch"]}],
+}
+
+
+@pytest.mark.parametrize("name", sorted(DRA_EXTRA))
+def test_aggregated_from_roles_are_kubes_plus_dra(name: str) -> None:
+    """policy.go: each rule as kube's (edit's leases one ReadWrite rule, was two), in kube's order."""
+    role = _get("clusterroles", name)
+    assert _norm(role["rules"]) == [*_rules(GOLDEN["aggregate_roles"][name]), *DRA_EXTRA[name]]
+    assert role["metadata"]["labels"] == {**LABELS, "rbac.authorization.k8s.io/aggregate-to-"
+                                          + name.removeprefix("system:aggregate-to-"): "true"}
