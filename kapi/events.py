@@ -21,6 +21,15 @@ from typing import Any
 
 from kapi.k8sproto.goorder import wire_order
 from kapi.k8sproto.zero import as_go_writes
+from kapi.selectors import FieldLabels
+
+#: events.k8s.io/v1's field label conversion (pkg/apis/events/v1/conversion.go AddFieldLabelConversionsForEvent):
+#: its own field names, renamed to the core Event's field set (the core ``involvedObject.*`` are refused)
+FIELD_LABELS = FieldLabels(
+    frozenset({"reason", "source", "type", "metadata.namespace", "metadata.name"}),
+    aliases={**{f"regarding.{f}": f"involvedObject.{f}"
+                for f in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
+             "reportingController": "reportingComponent"})
 
 CORE = "v1"
 EVENTS = "events.k8s.io/v1"

@@ -334,6 +334,12 @@ class FieldSelector:
         """True when the selector selects everything (fields.Selector.Empty)."""
         return not self.requirements
 
+    def text(self) -> str:
+        """The selector as a fieldSelector string again (fields.Selector.String: values escaped by EscapeValue)."""
+        def escape(value: str) -> str:
+            return value.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
+        return ",".join(f"{r.field}{'!=' if r.operator == '!=' else '='}{escape(r.value)}" for r in self.requirements)
+
     def matches(self, fields: Mapping[str, str]) -> bool:
         """Whether an object whose selectable fields are ``fields`` is selected."""
         return all(r.matches(fields) for r in self.requirements)

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from multidict import MultiMapping
 
-from kapi import errors, gofmt, jsonutil, schema
+from kapi import errors, events, gofmt, jsonutil, schema
 from kapi.attributes import Attributes
 from kapi.k8sproto import goorder
 from kapi.resources import REGISTRY, Resource
 from kapi.revisions import as_revision
+from kapi.selectors import SelectorError, parse_field_selector
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation, table
 from services.gateway.requestinfo import RequestInfo
@@ -62,6 +63,18 @@ class RequestScope:
         return storage_pb2.ResourceKey(group=group, resource=self.resource.resource,
                                        namespace=ns if self.resource.namespaced else "",
                                        name=self.info.name if name is None else name)
+
+    def field_selector(self) -> str:
+        """The fieldSelector for storage: an events.k8s.io one converted to the core Event's labels (400 for a
+        label its conversion refuses, :data:`kapi.events.FIELD_LABELS`), any other as given (storage converts
+        those with the kind's conversion)."""
+        text = self.param("fieldSelector")
+        if (self.resource.group, self.resource.resource) != ("events.k8s.io", "events") or not text:
+            return text
+        try:
+            return parse_field_selector(text, events.FIELD_LABELS).text()
+        except SelectorError as exc:
+            raise errors.bad_request(str(exc)) from None
 
     @property
     def content_type(self) -> str:

@@ -92,3 +92,24 @@ def test_job_status_successful_counts_succeeded(stack: Stack) -> None:
     path = f"/apis/batch/v1/namespaces/{ns}/jobs"
     assert names(stack, path, "status.successful=0") == ["j"]
     assert names(stack, path, "status.successful=1") == []
+
+
+def test_events_k8s_io_has_its_own_labels(stack: Stack) -> None:
+    # pkg/apis/events/v1/conversion.go: regarding.* and reportingController, renamed to the core Event's fields
+    ns = "reqmsg-events"
+    rest(stack, "POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    for name, kind in (("e-pod", "Pod"), ("e-node", "Node")):
+        event = {"metadata": {"name": name}, "eventTime": "2026-01-01T00:00:00.000000Z", "action": "A",
+                 "reason": "R", "type": "Normal", "reportingController": "ctl", "reportingInstance": "i",
+                 "regarding": {"kind": kind, "name": "x", "namespace": ns}}
+        status, body = rest(stack, "POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events", event)
+        assert status == 201, body
+    path = f"/apis/events.k8s.io/v1/namespaces/{ns}/events"
+    assert names(stack, path, "regarding.kind=Pod") == ["e-pod"]
+    assert names(stack, path, "reportingController=ctl,regarding.kind!=Pod") == ["e-node"]
+    assert refusal(stack, path, "involvedObject.kind=Pod") == (
+        400, "BadRequest", "field label not supported: involvedObject.kind")
+    # the core API keeps its own names
+    assert names(stack, f"/api/v1/namespaces/{ns}/events", "involvedObject.kind=Node") == ["e-node"]
+    assert refusal(stack, f"/api/v1/namespaces/{ns}/events", "regarding.kind=Pod") == (
+        400, "BadRequest", "field label not supported: regarding.kind")

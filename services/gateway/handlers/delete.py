@@ -135,7 +135,7 @@ async def delete_collection(scope: RequestScope) -> web.Response:
     listoptions.check_list_options(scope.query, watch=query_bool(scope.query.get("watch")))
     options = await _options(scope)
     request = storage_pb2.ListRequest(key=scope.key(name=""), label_selector=scope.param("labelSelector"),
-                                      field_selector=scope.param("fieldSelector"))
+                                      field_selector=scope.field_selector())
     listed: Any = await grpcutil.call("storage", scope.backends.storage.List, request, timeout=scope.timeout)
     items = []
     for raw in listed.items:

@@ -39,7 +39,7 @@ async def list_(scope: RequestScope) -> web.Response:
     rv = scope.param("resourceVersion")  # parsed by storage, after the continue token (ValidateListOptions)
     request = storage_pb2.ListRequest(
         key=scope.key(name=""), label_selector=scope.param("labelSelector"),
-        field_selector=scope.param("fieldSelector"), limit=limit,
+        field_selector=scope.field_selector(), limit=limit,
         resource_version=rv, resource_version_match=scope.param("resourceVersionMatch"),
         selectable_fields=scope.selectable_fields())
     setattr(request, "continue", scope.param("continue"))

@@ -425,7 +425,7 @@ async def watch(scope: RequestScope) -> web.StreamResponse:
     send_initial, skip_initial = initial_events(scope.query)
     request = storage_pb2.WatchRequest(
         key=scope.key(name=scope.info.name), resource_version=rv, label_selector=scope.param("labelSelector"),
-        field_selector=scope.param("fieldSelector"), allow_bookmarks=_flag(scope, "allowWatchBookmarks"),
+        field_selector=scope.field_selector(), allow_bookmarks=_flag(scope, "allowWatchBookmarks"),
         send_initial_events=send_initial, skip_initial_events=skip_initial,
         selectable_fields=scope.selectable_fields())
     deadline = asyncio.get_running_loop().time() + timeout
