@@ -20,7 +20,7 @@ from kapi.attributes import Attributes
 from kapi.k8sproto import goorder
 from kapi.resources import REGISTRY, Resource
 from kapi.revisions import as_revision
-from kapi.selectors import SelectorError, parse_field_selector
+from kapi.selectors import FieldLabels, SelectorError, parse_field_selector
 from kapi_proto.kapi.storage.v1 import storage_pb2
 from services.gateway import negotiation, table
 from services.gateway.requestinfo import RequestInfo
@@ -66,13 +66,22 @@ class RequestScope:
 
     def field_selector(self) -> str:
         """The fieldSelector for storage: an events.k8s.io one converted to the core Event's labels (400 for a
-        label its conversion refuses, :data:`kapi.events.FIELD_LABELS`), any other as given (storage converts
-        those with the kind's conversion)."""
+        label its conversion refuses, :data:`kapi.events.FIELD_LABELS`); a cluster-scoped custom resource's
+        checked by the apiextensions crConverter's rule (``field label not supported: metadata.namespace``:
+        only namespaced ones have it); any other as given (storage converts those with the kind's conversion)."""
         text = self.param("fieldSelector")
-        if (self.resource.group, self.resource.resource) != ("events.k8s.io", "events") or not text:
+        resource = self.resource
+        if not text:
+            return text
+        labels: FieldLabels | None = None
+        if (resource.group, resource.resource) == ("events.k8s.io", "events"):
+            labels = events.FIELD_LABELS
+        elif not resource.namespaced and not REGISTRY.is_static(resource):
+            labels = FieldLabels(frozenset({"metadata.name", *self.selectable_fields()}))
+        if labels is None:
             return text
         try:
-            return parse_field_selector(text, events.FIELD_LABELS).text()
+            return parse_field_selector(text, labels).text()
         except SelectorError as exc:
             raise errors.bad_request(str(exc)) from None
 

@@ -14,6 +14,7 @@ from urllib.parse import quote
 import pytest
 
 from kapi.local.launcher import Stack
+from tests.e2e.conftest import wait_for
 from tests.e2e.test_grpc_api import rest
 
 DEFAULT = '"{0}" is not a known field selector: only "metadata.name", "metadata.namespace"'
@@ -113,3 +114,30 @@ def test_events_k8s_io_has_its_own_labels(stack: Stack) -> None:
     assert names(stack, f"/api/v1/namespaces/{ns}/events", "involvedObject.kind=Node") == ["e-node"]
     assert refusal(stack, f"/api/v1/namespaces/{ns}/events", "regarding.kind=Pod") == (
         400, "BadRequest", "field label not supported: regarding.kind")
+
+
+def test_cluster_scoped_custom_resources_have_no_metadata_namespace(stack: Stack) -> None:
+    # apiextensions crConverter.ConvertFieldLabel: metadata.namespace only for a namespaced CRD
+    group = "reqmsg.example.com"
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"color": {"type": "string"}}}}}}
+    for plural, scope in (("cgadgets", "Cluster"), ("ngadgets", "Namespaced")):
+        crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": f"{plural}.{group}"},
+               "spec": {"group": group, "scope": scope,
+                        "names": {"plural": plural, "singular": plural[:-1], "kind": plural[:-1].capitalize()},
+                        "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema,
+                                      "selectableFields": [{"jsonPath": ".spec.color"}]}]}}
+        status, body = rest(stack, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        assert status in (201, 409), body
+
+    def established() -> bool:
+        return all(rest(stack, "GET", f"/apis/{group}/v1/{p}")[0] == 200 for p in ("cgadgets", "ngadgets"))
+
+    wait_for(established)
+    cluster = f"/apis/{group}/v1/cgadgets"
+    assert refusal(stack, cluster, "metadata.namespace=x") == (
+        400, "BadRequest", "field label not supported: metadata.namespace")
+    assert refusal(stack, cluster, "spec.size=1") == (400, "BadRequest", "field label not supported: spec.size")
+    assert names(stack, cluster, "spec.color=red,metadata.name=a") == []
+    assert names(stack, f"/apis/{group}/v1/ngadgets", "metadata.namespace=x") == []
