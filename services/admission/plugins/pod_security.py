@@ -107,20 +107,7 @@ def _app_armor(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) 
     ``container.apparmor.security.beta.kubernetes.io/*`` annotations empty, ``runtime/default`` or ``localhost/*``.
     Detail ``<pod and container(s) "a" and annotation(s)> must not set AppArmor profile type to "<values>"``:
     the sorted bad types, then the sorted ``<key>="<value>"`` annotations."""
-    setters: list[str] = []
-    types: set[str] = set()
-    pod_profile = (spec.get("securityContext") or {}).get("appArmorProfile")
-    if isinstance(pod_profile, dict) and pod_profile.get("type") not in ("RuntimeDefault", "Localhost"):
-        setters.append("pod")
-        types.add(str(pod_profile.get("type") or ""))
-    bad = []
-    for n, c in cs:
-        profile = _sc(c).get("appArmorProfile")
-        if isinstance(profile, dict) and profile.get("type") not in ("RuntimeDefault", "Localhost"):
-            bad.append((n, c))
-            types.add(str(profile.get("type") or ""))
-    if bad:
-        setters.append(_names(bad))
+    setters, types = _bad_profile_setters("appArmorProfile", spec, cs)
     annotations = sorted(f"{k}={go_quote(str(v))}" for k, v in (meta.get("annotations") or {}).items()
                          if str(k).startswith(APPARMOR_CONTAINER_PREFIX) and str(v or "")
                          and v != "runtime/default" and not str(v).startswith("localhost/"))
@@ -269,18 +256,18 @@ def _proc_mount_1_35(meta: dict[str, Any], spec: dict[str, Any], cs: list[Contai
     return None if _user_namespace(spec) else _proc_mount(meta, spec, cs)
 
 
-def _bad_seccomp_setters(spec: dict[str, Any], cs: list[Container]) -> tuple[list[str], set[str]]:
-    """The pod and containers whose ``securityContext.seccompProfile.type`` is set to neither RuntimeDefault nor
-    Localhost (``pod``, ``container(s) "a"``), and those types."""
+def _bad_profile_setters(field: str, spec: dict[str, Any], cs: list[Container]) -> tuple[list[str], set[str]]:
+    """The pod and containers whose ``securityContext.<field>.type`` (seccompProfile, appArmorProfile) is set to
+    neither RuntimeDefault nor Localhost (``pod``, ``container(s) "a"``), and those types."""
     setters: list[str] = []
     values: set[str] = set()
-    pod = (spec.get("securityContext") or {}).get("seccompProfile")
+    pod = (spec.get("securityContext") or {}).get(field)
     if isinstance(pod, dict) and pod.get("type") not in ("RuntimeDefault", "Localhost"):
         setters.append("pod")
         values.add(str(pod.get("type") or ""))
     bad = []
     for n, c in cs:
-        profile = _sc(c).get("seccompProfile")
+        profile = _sc(c).get(field)
         if isinstance(profile, dict) and profile.get("type") not in ("RuntimeDefault", "Localhost"):
             bad.append((n, c))
             values.add(str(profile.get("type") or ""))
@@ -292,7 +279,7 @@ def _bad_seccomp_setters(spec: dict[str, Any], cs: list[Container]) -> tuple[lis
 def _seccomp_baseline(meta: dict[str, Any], spec: dict[str, Any], cs: list[Container]) -> str | None:
     """seccompProfileBaseline_1_19: detail ``pod and container(s) "a" must not set
     securityContext.seccompProfile.type to "<sorted types>"``."""
-    setters, values = _bad_seccomp_setters(spec, cs)
+    setters, values = _bad_profile_setters("seccompProfile", spec, cs)
     if not setters:
         return None
     return f"seccompProfile ({' and '.join(setters)} must not set securityContext.seccompProfile.type to " \
@@ -378,7 +365,7 @@ def _seccomp_restricted(meta: dict[str, Any], spec: dict[str, Any], cs: list[Con
     not set securityContext.seccompProfile.type to "<types>"``; else containers without a profile when the pod
     has no valid one: ``pod or container(s) "b" must set securityContext.seccompProfile.type to "RuntimeDefault"
     or "Localhost"``."""
-    setters, values = _bad_seccomp_setters(spec, cs)
+    setters, values = _bad_profile_setters("seccompProfile", spec, cs)
     if setters:
         return f"seccompProfile ({' and '.join(setters)} must not set securityContext.seccompProfile.type to " \
                f"{_join_quote(sorted(values))})"
