@@ -11,20 +11,17 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 from aiohttp import web
 
-from kapi.local import binaries, envoy
+from kapi.local import envoy
 from kapi.local.pki import Pki, ensure_pki
 from services.gateway.filters import serverheader
-from services.gateway.server import PARSER_LIMITS
-from tests.local.test_envoy_wire import _healthy, _listener_port
+from tests.local.envoyfront import envoy_front, standin_gateway
 
 
 @dataclass
@@ -38,8 +35,6 @@ class Front:
 def _gateway(pki: Pki) -> tuple[int, threading.Event]:
     """The stand-in gateway: ``/readyz`` and ``/version`` answer 200, ``/missing`` 404, ``/stream`` a chunked
     stream, ``/reset`` closes the connection before any header (Envoy answers 503)."""
-    started, stop = threading.Event(), threading.Event()
-    box: dict[str, int] = {}
 
     async def ok(request: web.Request) -> web.Response:
         return web.json_response({"major": "1", "minor": "37"})
@@ -59,27 +54,8 @@ def _gateway(pki: Pki) -> tuple[int, threading.Event]:
         request.transport.abort()
         raise asyncio.CancelledError
 
-    async def serve() -> None:
-        app = web.Application()
-        app.on_response_prepare.append(serverheader.on_response_prepare)
-        for path, handler in (("/readyz", ok), ("/version", ok), ("/missing", missing), ("/stream", stream),
-                              ("/reset", reset)):
-            app.router.add_get(path, handler)
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(str(pki.gateway_cert), str(pki.gateway_key))
-        runner = web.AppRunner(app, access_log=None, **PARSER_LIMITS)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
-        await site.start()
-        box["port"] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        started.set()
-        while not stop.is_set():
-            await asyncio.sleep(0.1)
-        await runner.cleanup()
-
-    threading.Thread(target=asyncio.run, args=(serve(),), daemon=True).start()
-    assert started.wait(10), "the stand-in gateway did not start"
-    return box["port"], stop
+    return standin_gateway(pki, [("/readyz", ok), ("/version", ok), ("/missing", missing), ("/stream", stream),
+                                 ("/reset", reset)], [serverheader.on_response_prepare])
 
 
 @pytest.fixture(scope="module")
@@ -87,29 +63,10 @@ def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Front]:
     state = tmp_path_factory.mktemp("crdoapi-envoy")
     pki = ensure_pki(state, port=None)
     gateway_port, stop = _gateway(pki)
-    tls = envoy.TlsFiles(ca=str(pki.ca_cert), serving_cert=str(pki.apiserver_cert), serving_key=str(pki.apiserver_key),
-                         client_cert=str(pki.front_proxy_cert), client_key=str(pki.front_proxy_key))
-    config = state / "envoy.yaml"
-    config.write_text(envoy.dump(envoy.render(gateways=[f"127.0.0.1:{gateway_port}"], tls=tls, port=0)))
-    admin_file = state / "admin.address"
-    log = (state / "envoy.log").open("w")
-    proc = subprocess.Popen([str(binaries.envoy()), *envoy.args(str(config), log_level="warning",
-                                                               admin_address_path=str(admin_file))],
-                            stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
-        port = None
-        while time.monotonic() < deadline and proc.poll() is None:
-            admin = admin_file.read_text().strip() if admin_file.exists() else ""
-            if admin and (port := _listener_port(admin)) and _healthy(admin):
-                break
-            time.sleep(0.1)
-        assert port and proc.poll() is None, (state / "envoy.log").read_text()[-2000:]
-        yield Front(port=port, pki=pki)
+        with envoy_front(state, pki, gateway_port) as (port, _):
+            yield Front(port=port, pki=pki)
     finally:
-        proc.terminate()
-        proc.wait(10)
-        log.close()
         stop.set()
 
 

@@ -9,7 +9,6 @@ PARSER_LIMITS), so these tests need no etcd or services.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import ssl
@@ -29,10 +28,10 @@ from aiohttp import web
 from hpack.huffman import HuffmanEncoder
 from hpack.huffman_constants import REQUEST_CODES, REQUEST_CODES_LENGTH
 
-from kapi.local import binaries, envoy, launcher
+from kapi.local import envoy
 from kapi.local.pki import Pki, ensure_pki
-from services.gateway.server import PARSER_LIMITS
 from tests import h2util
+from tests.local.envoyfront import envoy_front, standin_gateway
 
 VERSION = {"major": "1", "minor": "37"}
 
@@ -52,10 +51,6 @@ def _gateway(pki: Pki, seen: list[str]) -> tuple[int, threading.Event]:
 
     ``GET /headers`` answers ``{"count": <fields named x-h-*>, "big": <length of x-big>}`` as the gateway read them.
     """
-    started = threading.Event()
-    stop = threading.Event()
-    box: dict[str, int] = {}
-
     async def version(request: web.Request) -> web.Response:
         seen.append(request.headers.get("Host", ""))
         return web.json_response(VERSION)
@@ -67,39 +62,7 @@ def _gateway(pki: Pki, seen: list[str]) -> tuple[int, threading.Event]:
         return web.json_response({"count": sum(1 for name in request.headers if name.lower().startswith("x-h-")),
                                   "big": len(request.headers.get("x-big", ""))})
 
-    async def serve() -> None:
-        app = web.Application()
-        app.router.add_get("/version", version)
-        app.router.add_get("/readyz", readyz)
-        app.router.add_get("/headers", headers)
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(str(pki.gateway_cert), str(pki.gateway_key))
-        runner = web.AppRunner(app, access_log=None, **PARSER_LIMITS)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
-        await site.start()
-        box["port"] = runner.addresses[0][1]
-        started.set()
-        while not stop.is_set():
-            await asyncio.sleep(0.1)
-        await runner.cleanup()
-
-    threading.Thread(target=asyncio.run, args=(serve(),), daemon=True).start()
-    assert started.wait(10), "the stand-in gateway did not start"
-    return box["port"], stop
-
-
-def _listener_port(admin: str) -> int | None:
-    address = launcher._envoy_listener(admin)  # the launcher's own reading of the admin API
-    return int(address.rsplit(":", 1)[1]) if address else None
-
-
-def _healthy(admin: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://{admin}/clusters", timeout=1) as reply:
-            return "health_flags::healthy" in reply.read().decode()
-    except OSError:
-        return False
+    return standin_gateway(pki, [("/version", version), ("/readyz", readyz), ("/headers", headers)])
 
 
 @pytest.fixture(scope="module")
@@ -108,29 +71,10 @@ def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Front]:
     pki = ensure_pki(state, port=None)
     seen: list[str] = []
     gateway_port, stop = _gateway(pki, seen)
-    tls = envoy.TlsFiles(ca=str(pki.ca_cert), serving_cert=str(pki.apiserver_cert), serving_key=str(pki.apiserver_key),
-                         client_cert=str(pki.front_proxy_cert), client_key=str(pki.front_proxy_key))
-    config = state / "envoy.yaml"
-    config.write_text(envoy.dump(envoy.render(gateways=[f"127.0.0.1:{gateway_port}"], tls=tls, port=0)))
-    admin_file = state / "admin.address"
-    log = (state / "envoy.log").open("w")
-    proc = subprocess.Popen([str(binaries.envoy()), *envoy.args(str(config), log_level="warning",
-                                                               admin_address_path=str(admin_file))],
-                            stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
-        port = None
-        while time.monotonic() < deadline and proc.poll() is None:
-            admin = admin_file.read_text().strip() if admin_file.exists() else ""
-            if admin and (port := _listener_port(admin)) and _healthy(admin):
-                break
-            time.sleep(0.1)
-        assert port and proc.poll() is None, (state / "envoy.log").read_text()[-2000:]
-        yield Front(port=port, pki=pki, seen=seen, admin=admin)
+        with envoy_front(state, pki, gateway_port) as (port, admin):
+            yield Front(port=port, pki=pki, seen=seen, admin=admin)
     finally:
-        proc.terminate()
-        proc.wait(10)
-        log.close()
         stop.set()
 
 
