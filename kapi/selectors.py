@@ -412,6 +412,10 @@ class FieldLabels:
     aliases: Mapping[str, str] = dataclass_field(default_factory=dict)
     refusal: str = "field label not supported: {label}"
 
+    def __contains__(self, label: object) -> bool:
+        """Whether a field selector may name ``label`` (accepted as is or through an alias)."""
+        return label in self.accepted or label in self.aliases
+
     def convert(self, label: str) -> str:
         """The label the objects' field set uses for ``label``; raises :class:`SelectorError` (kube's message)."""
         if label in self.aliases:
