@@ -204,11 +204,29 @@ TYPE_META_STRUCT = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\"
                      'Kind string "json:\\"kind,omitempty\\"" }')
 
 
-def unrecognized(scope: RequestScope, message: str, body: bytes) -> errors.StatusError:
+def unrecognized(scope: RequestScope, message: str, body: bytes, kind: str = "") -> errors.StatusError:
     """kube's transformDecodeError for a body its decoder found no kind in (handlers/rest.go): 400 ``the object
-    provided is unrecognized (must be of type <Kind>): <decoder error> (<summarizeData(body, 30)>)``."""
-    return errors.bad_request(f"the object provided is unrecognized (must be of type {scope.resource.kind}): "
-                              f"{message} ({_summarize(body)})")
+    provided is unrecognized (must be of type <Kind>): <decoder error> (<summarizeData(body, 30)>)``; ``kind``:
+    the type the handler decodes into (default: the resource's kind)."""
+    return errors.bad_request(f"the object provided is unrecognized (must be of type {kind or scope.resource.kind}"
+                              f"): {message} ({_summarize(body)})")
+
+
+def _decode_any(scope: RequestScope, body: bytes, kind: str = "") -> Any:
+    """A create's or update's body decoded by its Content-Type; a body the decoder cannot read or that is not an
+    object is :func:`unrecognized` (see :func:`decode_request`)."""
+    header = scope.request.headers.get("Content-Type", "")
+    mime = negotiation.negotiate_input(header)  # 415 for a media type no serializer has, parameters checked too
+    try:
+        data = negotiation.decode_body(body, mime)
+    except errors.StatusError as err:
+        if err.code != 400 or mime == negotiation.PROTOBUF:
+            raise
+        raise unrecognized(scope, err.message, body, kind) from None
+    if mime != negotiation.PROTOBUF and data is not None and not isinstance(data, dict):
+        raise unrecognized(scope, "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                           f"{go_json_type(data)} into Go value of type {TYPE_META_STRUCT}", body, kind)
+    return data
 
 
 def decode_request(scope: RequestScope, body: bytes, name_from_url: bool) -> dict[str, Any]:
@@ -218,18 +236,33 @@ def decode_request(scope: RequestScope, body: bytes, name_from_url: bool) -> dic
     not an object, is kube's transformDecodeError (:func:`unrecognized`): ``couldn't get version/kind; json
     parse error: ...`` / ``error converting YAML to JSON: ...`` with the body's summary; 413 and 415 pass
     through, as do protobuf errors."""
-    header = scope.request.headers.get("Content-Type", "")
-    mime = negotiation.negotiate_input(header)  # 415 for a media type no serializer has, parameters checked too
-    try:
-        data = negotiation.decode_body(body, mime)
-    except errors.StatusError as err:
-        if err.code != 400 or mime == negotiation.PROTOBUF:
-            raise
-        raise unrecognized(scope, err.message, body) from None
-    if mime != negotiation.PROTOBUF and data is not None and not isinstance(data, dict):
-        raise unrecognized(scope, "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                           f"{go_json_type(data)} into Go value of type {TYPE_META_STRUCT}", body)
-    return decode_object(data, scope, name_from_url=name_from_url, body=body)
+    return decode_object(_decode_any(scope, body), scope, name_from_url=name_from_url, body=body)
+
+
+def decode_typed_body(scope: RequestScope, body: bytes, group: str, versions: tuple[str, ...], kind: str
+                      ) -> dict[str, Any]:
+    """The body of a subresource create whose storage decodes into a type other than the resource's (pods/eviction:
+    policy Eviction, pods/binding: core Binding): ``group``/``kind`` in one of ``versions`` (a missing
+    ``apiVersion`` or ``kind`` is the first version's). Raises kube's 400s (:func:`decode_request`'s for an
+    unreadable or non-object body, ``<kind> in version "<v>" cannot be handled as a <Kind>: converting
+    (<v>.<kind>) to (<package>.<Kind>): unknown conversion`` or ``... no kind ... is registered`` for a body of
+    another kind), so nothing is written from a body of the wrong type."""
+    data = _decode_any(scope, body, kind)
+    if data is None:
+        data = {}
+    for key in ("apiVersion", "kind"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise unrecognized(scope, "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                               f"{go_json_type(data[key])} into Go struct field .{key} of type string", body, kind)
+    default_version = f"{group}/{versions[0]}" if group else versions[0]
+    api_version = data.get("apiVersion") or default_version
+    body_group, _, body_version = api_version.rpartition("/")
+    body_kind = data.get("kind") or kind
+    if (body_group, body_kind) != (group, kind) or body_version not in versions:
+        check_typed_kind(group, versions[0], kind, api_version, body_kind)
+        raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API "
+                                 f"version ({default_version})")
+    return data
 
 
 def decode_object(data: Any, scope: RequestScope, name_from_url: bool, body: bytes | None = None) -> dict[str, Any]:
@@ -268,7 +301,8 @@ def decode_object(data: Any, scope: RequestScope, name_from_url: bool, body: byt
     api_version = data.get("apiVersion") or ""
     kind = data.get("kind") or ""
     if REGISTRY.is_static(resource) and resource.group not in _OWN_SCHEMES:
-        _check_typed_kind(resource, api_version or resource.group_version, kind or resource.kind)
+        check_typed_kind(resource.group, resource.version, resource.kind, api_version or resource.group_version,
+                         kind or resource.kind)
     if api_version and api_version != resource.group_version:
         raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API "
                                  f"version ({resource.group_version})")
@@ -346,19 +380,20 @@ def go_type(resource: Resource, list_: bool = False) -> str:
     return f"*{package}.{resource.kind}{'List' if list_ else ''}"
 
 
-def _check_typed_kind(resource: Resource, api_version: str, kind: str) -> None:
-    """kube's typed decode of a body of ``api_version``/``kind`` into ``resource``'s internal type: raises
-    its 400 when the body's kind is not registered or does not convert (see :func:`decode_object`)."""
+def check_typed_kind(target_group: str, target_version: str, target_kind: str, api_version: str, kind: str) -> None:
+    """kube's typed decode of a body of ``api_version``/``kind`` into the internal type of ``target_group``
+    ``target_kind`` (served at ``target_version``): raises its 400 when the body's kind is not registered or does
+    not convert (see :func:`decode_object`)."""
     group, _, version = api_version.rpartition("/")
-    if (group, kind) == (resource.group, resource.kind) and version == resource.version:
+    if (group, kind) == (target_group, target_kind) and version == target_version:
         return
-    prefix = f"{kind} in version {gofmt.go_quote(version)} cannot be handled as a {resource.kind}: "
+    prefix = f"{kind} in version {gofmt.go_quote(version)} cannot be handled as a {target_kind}: "
     if REGISTRY.by_kind(group, version, kind) is None:
         raise errors.bad_request(f"{prefix}no kind {gofmt.go_quote(kind)} is registered for version "
                                  f"{gofmt.go_quote(api_version)} in scheme {gofmt.go_quote(LEGACY_SCHEME)}")
-    if (_internal_package(group), kind) != (_internal_package(resource.group), resource.kind):
+    if (_internal_package(group), kind) != (_internal_package(target_group), target_kind):
         raise errors.bad_request(f"{prefix}converting ({version}.{kind}) to "
-                                 f"({_internal_package(resource.group)}.{resource.kind}): unknown conversion")
+                                 f"({_internal_package(target_group)}.{target_kind}): unknown conversion")
 
 
 def _raw_body(data: dict[str, Any], body: bytes | None) -> bytes:

@@ -213,3 +213,45 @@ def test_binding(stack: Stack, namespace: str) -> None:
     code, body = _bind(stack, namespace, "gated", {"name": "n1"})
     assert code == 409 and body["message"] == ('Operation cannot be fulfilled on pods/binding "gated": pod gated has '
                                                "non-empty .spec.schedulingGates")
+
+
+def test_a_body_of_another_kind_evicts_or_binds_nothing(stack: Stack, namespace: str) -> None:
+    """EvictionREST and BindingREST decode the body into policy Eviction / core Binding: another kind is the
+    decoder's 400 (converting ... unknown conversion; an options kind too), a non-object body transformDecodeError's,
+    and the pod stays as it was (was: a ConfigMap POSTed to pods/x/eviction deleted the pod)."""
+    _pod(stack, namespace, "keep", {}, ready=None)
+    code, body = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/pods/keep/eviction",
+                      {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "keep"}, "data": {"a": "b"}})
+    assert (code, json.loads(body)["message"]) == (400, 'ConfigMap in version "v1" cannot be handled as a Eviction: '
+                                                        "converting (v1.ConfigMap) to (policy.Eviction): unknown "
+                                                        "conversion")
+    code, body = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/pods/keep/eviction",
+                      {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "keep"}})
+    assert (code, json.loads(body)["message"]) == (400, 'PodDisruptionBudget in version "v1" cannot be handled as '
+                                                        "a Eviction: converting (v1.PodDisruptionBudget) to "
+                                                        "(policy.Eviction): unknown conversion")
+    code, body = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/pods/keep/eviction", b"[1,2]")
+    assert (code, json.loads(body)["message"]) == (
+        400, 'the object provided is unrecognized (must be of type Eviction): couldn\'t get version/kind; json parse '
+             'error: json: cannot unmarshal array into Go value of type struct { APIVersion string '
+             '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" } (5b312c325d)')
+    code, body = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/pods/keep/binding",
+                      {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "keep"},
+                       "target": {"kind": "Node", "name": "n1"}})
+    assert (code, json.loads(body)["message"]) == (400, 'ConfigMap in version "v1" cannot be handled as a Binding: '
+                                                        "converting (v1.ConfigMap) to (core.Binding): unknown "
+                                                        "conversion")
+    code, pod = _get(stack, f"/api/v1/namespaces/{namespace}/pods/keep")
+    assert code == 200 and "nodeName" not in pod["spec"] and "deletionTimestamp" not in pod["metadata"]
+    code, body = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/pods/keep/eviction",
+                      {"apiVersion": "policy/v1beta1", "kind": "Eviction", "metadata": {"name": "keep"}})
+    assert code == 201, body  # the older version still decodes
+
+
+def test_a_token_request_of_another_kind_is_the_decoders_400(stack: Stack, namespace: str) -> None:
+    """TokenREST decodes into authentication TokenRequest: a ConfigMap body is kube's conversion 400."""
+    code, body = _raw(stack, "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/default/token",
+                      {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+    assert (code, json.loads(body)["message"]) == (400, 'ConfigMap in version "v1" cannot be handled as a '
+                                                        "TokenRequest: converting (v1.ConfigMap) to "
+                                                        "(authentication.TokenRequest): unknown conversion")

@@ -27,9 +27,8 @@ from kapi.attributes import UserInfo
 from kapi.gofmt import go_quote
 from kapi_proto.kapi.authn.v1 import authn_pb2
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import negotiation
 from services.gateway.reviews import review, subresource
-from services.gateway.scope import RequestScope
+from services.gateway.scope import RequestScope, decode_typed_body
 
 GROUP = "authentication.k8s.io"
 API_VERSION = f"{GROUP}/v1"
@@ -203,16 +202,9 @@ def _validate_expiration(seconds: int) -> None:
 
 
 def _decode_token_request(scope: RequestScope, body: bytes) -> dict[str, Any]:
-    data = negotiation.decode_body(body, scope.content_type) if body else {}
-    if not isinstance(data, dict):
-        raise errors.bad_request("the body of the request must be a JSON or YAML object")
-    api_version, kind = data.get("apiVersion"), data.get("kind")
-    if api_version and api_version != API_VERSION:
-        raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API "
-                                 f"version ({API_VERSION})")
-    if kind and kind != "TokenRequest":
-        raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind (TokenRequest)")
-    return data
+    """The body decoded into an authentication/v1 TokenRequest (TokenREST.New), or kube's decode 400s
+    (``decode_typed_body``); an empty body is an empty TokenRequest."""
+    return decode_typed_body(scope, body, GROUP, ("v1",), "TokenRequest") if body else {}
 
 
 @subresource("", "serviceaccounts", "token")

@@ -29,12 +29,11 @@ from kapi.attributes import LOOPBACK_USER
 from kapi.resources import REGISTRY
 from kapi.selectors import SelectorError, label_selector_matches
 from kapi_proto.kapi.storage.v1 import storage_pb2
-from services.gateway import negotiation
 from services.gateway.handlers.delete import check_options
 from services.gateway.registry import store
 from services.gateway.registry.hooks import CREATE
 from services.gateway.reviews import review, subresource
-from services.gateway.scope import RequestScope
+from services.gateway.scope import RequestScope, decode_typed_body
 
 STREAMING = ("exec", "attach", "portforward", "proxy")
 
@@ -467,7 +466,8 @@ async def eviction(scope: RequestScope) -> web.StreamResponse:
     if scope.info.verb != "create":
         raise errors.no_route()
     body = await scope.request.read()
-    eviction = negotiation.decode_body(body, scope.content_type) if body.strip() else {}
+    # EvictionREST.New is a policy Eviction: the body decodes into it (policy/v1 or v1beta1) or is kube's 400
+    eviction = decode_typed_body(scope, body, "policy", ("v1", "v1beta1"), "Eviction") if body.strip() else {}
     _same_name(eviction, scope, "Eviction")
     options = eviction.get("deleteOptions") if isinstance(eviction, dict) else None
     options = dict(options) if isinstance(options, dict) else {}
@@ -549,7 +549,7 @@ async def binding(scope: RequestScope) -> web.StreamResponse:
     """POST pods/<name>/binding (core/v1 Binding, as a scheduler sends): :func:`_bind`; 201 Status Success."""
     if scope.info.verb != "create":
         raise errors.no_route()
-    body = negotiation.decode_body(await scope.request.read(), scope.content_type)
+    body = decode_typed_body(scope, await scope.request.read(), "", ("v1",), "Binding")  # BindingREST.New
     _same_name(body, scope, "Binding")
     await _bind(scope, body)
     return _created(scope)
