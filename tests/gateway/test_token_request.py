@@ -51,7 +51,8 @@ def scope(body: dict[str, Any], backends: Backends) -> Any:
         return json.dumps(body).encode()
 
     return SimpleNamespace(info=SimpleNamespace(verb="create", name="builder", namespace="ns"),
-                           request=SimpleNamespace(read=read, headers={"Content-Type": "application/json"}), content_type="application/json", backends=backends,
+                           request=SimpleNamespace(read=read, headers={"Content-Type": "application/json"}),
+                           content_type="application/json", backends=backends,
                            timeout=5.0, warnings=[], respond=lambda answer, code, composed=False: (answer, code))
 
 

@@ -130,7 +130,8 @@ def test_field_labels_and_generation_live_with_the_kind() -> None:
     from services.storage import fields
 
     assert "spec.nodeName" in fields.supported_fields("", "pods")
-    assert fields.supported_fields("batch", "jobs").accepted == {"metadata.name", "metadata.namespace", "status.successful"}
+    assert fields.supported_fields("batch", "jobs").accepted == {"metadata.name", "metadata.namespace",
+                                                                 "status.successful"}
     node = fields.object_fields("", "nodes", {"metadata": {"name": "n1"}, "spec": {}})
     assert node == {"metadata.name": "n1", "metadata.namespace": "", "spec.unschedulable": "false"}
     pod = {"metadata": {"name": "p"}, "spec": {"hostNetwork": True},
