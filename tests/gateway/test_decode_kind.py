@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kapi import errors
@@ -24,12 +26,13 @@ DEPLOYMENTS = REGISTRY.get("apps", "v1", "deployments")
     # events.k8s.io/v1 Event and v1 Event share kube's internal type: it decodes (the API version check refuses)
     (EVENTS, "events.k8s.io/v1", "Event", None),
 ])
-def test_typed_kind(resource: object, api_version: str, kind: str, message: str | None) -> None:
+def test_typed_kind(resource: Any, api_version: str, kind: str, message: str | None) -> None:
+    target = (resource.group, resource.version, resource.kind)
     if message is None:
-        scope._check_typed_kind(resource, api_version, kind)  # type: ignore[arg-type]
+        scope.check_typed_kind(*target, api_version, kind)
         return
     with pytest.raises(errors.StatusError) as err:
-        scope._check_typed_kind(resource, api_version, kind)  # type: ignore[arg-type]
+        scope.check_typed_kind(*target, api_version, kind)
     assert (err.value.code, err.value.message) == (400, message)
 
 
